@@ -1,0 +1,1 @@
+"""gitwatch: the sole owner of git facts and git worktree mutations (seed 01 §5)."""
