@@ -1,0 +1,119 @@
+"""Bounded per-session scrollback addressed by a monotonic byte offset.
+
+Every byte a session ever output (after OSC 9999 stripping) has an offset: the first
+byte is offset 0 and offsets never repeat or go back, even across trims. A client that
+holds offset ``k`` asks for everything since ``k``; if ``k`` was already trimmed away it
+gets a :class:`Gap` and must resync from :meth:`Scrollback.snapshot` (which a live
+stream event carrying its start offset makes detectable: ``event.offset != k``).
+
+Trimming keeps the buffer under ``capacity`` bytes and cuts only at a *safe boundary*,
+so a replay never starts inside an escape sequence or a UTF-8 character:
+
+1. preferably just after a newline (a terminal line start);
+2. if no newline lies within ``_NEWLINE_SEARCH`` bytes after the required cut (a
+   full-screen program that never prints one), at a point that is outside the escape
+   sequence containing the cut (if any) and not on a UTF-8 continuation byte.
+
+Trims remove at least ``capacity // 8`` extra bytes (hysteresis), so a busy session
+trims once per ~1/8 capacity of output instead of on every append; ``bytearray``
+deletes from the front without moving the rest, so a trim is cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from actors.ptyd.escapes import end_of_escape_containing
+
+# Default 1 MiB per session: several thousand lines of agent output, and 100 sessions
+# stay around 100 MB (issue 6 RSS goal: scrollback bound x 100 + 30 MB).
+DEFAULT_CAPACITY = 1024 * 1024
+# How far past the required cut we look for a newline before falling back to an
+# escape-sequence-aware cut; one long line of a TUI redraw is usually shorter.
+_NEWLINE_SEARCH = 16 * 1024
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Data starting at ``offset``; ``end`` is the offset just after it."""
+
+    offset: int
+    data: bytes
+
+    @property
+    def end(self) -> int:
+        return self.offset + len(self.data)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The requested offset was trimmed: resync from a snapshot starting at ``start``."""
+
+    requested: int
+    start: int
+
+
+class OffsetInFuture(ValueError):
+    """The caller asked for an offset the session has not produced (caller's fault)."""
+
+
+class Scrollback:
+    """Bounded bytes with monotonic offsets; the pure core of a session's history."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        if capacity < 64:
+            raise ValueError("scrollback capacity must be at least 64 bytes")
+        self.capacity = capacity
+        self._buf = bytearray()
+        self._start = 0  # offset of _buf[0]
+
+    @property
+    def start(self) -> int:
+        """Offset of the oldest byte still held."""
+        return self._start
+
+    @property
+    def end(self) -> int:
+        """Offset just after the newest byte; the total ever appended."""
+        return self._start + len(self._buf)
+
+    def __len__(self) -> int:
+        return len(self._buf)
+
+    def append(self, data: bytes) -> Chunk:
+        """Record ``data``; returns it as a chunk with its offset. Trims when over capacity."""
+        chunk = Chunk(self.end, bytes(data))
+        self._buf += data
+        if len(self._buf) > self.capacity:
+            self._trim(len(self._buf) - self.capacity + self.capacity // 8)
+        return chunk
+
+    def snapshot(self) -> Chunk:
+        """Everything held, starting at a safe boundary."""
+        return Chunk(self._start, bytes(self._buf))
+
+    def read_since(self, offset: int, limit: int | None = None) -> Chunk | Gap:
+        """Data from ``offset`` (at most ``limit`` bytes), or a :class:`Gap` if trimmed."""
+        if offset > self.end:
+            raise OffsetInFuture(f"offset {offset} is beyond the end {self.end}")
+        if offset < self._start:
+            return Gap(offset, self._start)
+        lo = offset - self._start
+        hi = len(self._buf) if limit is None else min(len(self._buf), lo + limit)
+        return Chunk(offset, bytes(self._buf[lo:hi]))
+
+    def _trim(self, minimum: int) -> None:
+        cut = self._safe_cut(minimum)
+        del self._buf[:cut]
+        self._start += cut
+
+    def _safe_cut(self, minimum: int) -> int:
+        buf = self._buf
+        minimum = min(minimum, len(buf))
+        newline = buf.find(b"\n", minimum, minimum + _NEWLINE_SEARCH)
+        if newline != -1:
+            return newline + 1
+        cut = end_of_escape_containing(buf, minimum)
+        while cut < len(buf) and 0x80 <= buf[cut] <= 0xBF:
+            cut += 1  # UTF-8 continuation byte: move to the next character start
+        return cut
