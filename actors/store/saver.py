@@ -1,0 +1,92 @@
+"""The trio shell around ``SaveScheduler`` + ``DurableFile``.
+
+One task (``run``) sleeps until the scheduler's deadline, then encodes the current state
+and hands the bytes to a worker thread (fsync must not block the event loop). ``flush``
+saves at once; ``close`` fences the scheduler first so nothing is written after it.
+
+Invariant: saves are serialized by ``_save_lock`` and each one snapshots the state
+*inside* the lock, so a save that starts later always carries newer content; the
+generation check in ``DurableFile`` backs this up should a save ever race another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import trio
+
+from actors.store.durable_file import DurableFile, SaveFailed, SaveOutcome
+from actors.store.save_scheduler import SaveScheduler
+
+# The state's encoded bytes and its revision (used as the save generation).
+Snapshot = Callable[[], tuple[bytes, int]]
+
+
+class Saver:
+    def __init__(
+        self,
+        durable: DurableFile,
+        snapshot: Snapshot,
+        *,
+        scheduler: SaveScheduler | None = None,
+        on_outcome: Callable[[SaveOutcome], None] | None = None,
+    ) -> None:
+        self._durable = durable
+        self._snapshot = snapshot
+        self._scheduler = scheduler if scheduler is not None else SaveScheduler()
+        self._on_outcome = on_outcome
+        self._save_lock = trio.Lock()
+        self._wakeup = trio.Event()
+        self.last_outcome: SaveOutcome | None = None
+
+    @property
+    def scheduler(self) -> SaveScheduler:
+        return self._scheduler
+
+    def mark_dirty(self) -> None:
+        """A mutation happened: schedule a debounced save."""
+        self._scheduler.mark_dirty(trio.current_time())
+        self._wakeup.set()
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Save whenever the scheduler says a debounced save is due; never returns."""
+        task_status.started()
+        while True:
+            # No checkpoint between replacing the event and reading the deadline, so a
+            # mark_dirty cannot slip between them unnoticed.
+            self._wakeup = trio.Event()
+            deadline = self._scheduler.deadline()
+            if deadline is None:
+                await self._wakeup.wait()
+                continue
+            with trio.move_on_at(deadline):
+                await self._wakeup.wait()
+            async with self._save_lock:
+                if self._scheduler.begin_save(trio.current_time()):
+                    await self._save_locked()
+
+    async def flush(self) -> SaveOutcome | None:
+        """Save now if anything is unsaved; returns the outcome (None when clean)."""
+        async with self._save_lock:
+            if not self._scheduler.begin_flush():
+                return None
+            return await self._save_locked()
+
+    async def close(self) -> SaveOutcome | None:
+        """Fence debounced saves, then flush: the last write of this process."""
+        self._scheduler.fence()
+        self._wakeup.set()
+        return await self.flush()
+
+    async def _save_locked(self) -> SaveOutcome:
+        data, generation = self._snapshot()
+        outcome = await trio.to_thread.run_sync(self._durable.save, data, generation)
+        if isinstance(outcome, SaveFailed):
+            self._scheduler.save_failed(trio.current_time())
+            self._wakeup.set()
+        else:
+            self._scheduler.save_succeeded()
+        self.last_outcome = outcome
+        if self._on_outcome is not None:
+            self._on_outcome(outcome)
+        return outcome
