@@ -21,11 +21,21 @@ from orca.model.agent_status import (
 NOW = 1_800_000_000_000
 
 
-def _row(state: str = "working", *, pane: str = "tab1:leaf-a", wt: str = "repo::/w/a",
-         age_ms: int = 0, **extra: object) -> AgentStatusRow:
+def _row(
+    state: str = "working",
+    *,
+    pane: str = "tab1:leaf-a",
+    wt: str = "repo::/w/a",
+    age_ms: int = 0,
+    **extra: object,
+) -> AgentStatusRow:
     return AgentStatusRow(
-        pane_key=pane, worktree_id=wt, state=state,  # type: ignore[arg-type]
-        source="hook", updated_at_ms=NOW - age_ms, state_since_ms=NOW - age_ms,
+        pane_key=pane,
+        worktree_id=wt,
+        state=state,  # type: ignore[arg-type]
+        source="hook",
+        updated_at_ms=NOW - age_ms,
+        state_since_ms=NOW - age_ms,
         **extra,  # type: ignore[arg-type]
     )
 
@@ -69,7 +79,9 @@ def test_summary_prefers_the_most_urgent_fresh_state() -> None:
 def test_structured_states_map_once() -> None:
     """working/attention/idle map to working/blocked/done (seed 03, 状态词汇表)."""
     assert [map_structured_state(s) for s in ("working", "attention", "idle")] == [
-        "working", "blocked", "done",
+        "working",
+        "blocked",
+        "done",
     ]
 
 
@@ -82,7 +94,8 @@ def test_summarize_all_groups_by_worktree_in_order() -> None:
     """Every worktree gets one summary, ordered by id."""
     rows = [_row(pane="t:1", wt="b"), _row("blocked", pane="t:2", wt="a")]
     assert [(s.worktree_id, s.state) for s in summarize_all(rows, NOW)] == [
-        ("a", "blocked"), ("b", "working"),
+        ("a", "blocked"),
+        ("b", "working"),
     ]
 
 

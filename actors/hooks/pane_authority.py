@@ -1,0 +1,168 @@
+"""Pane authority: who may write status for a pane key (seed 03 "该存储已经存在").
+
+Only the ``hooks`` actor holds these facts, and they gate every write:
+
+* **launch-token commitments** - the SHA-256 of the token an agent was launched with
+  (``ORCA_AGENT_LAUNCH_TOKEN``). The raw token never reaches this module: the
+  boundary hashes it. The first hook write for a pane commits its hash unless a live
+  restart registered one first; later hook writes must present the same token.
+* **retired-pane fences** - a closed pane's key stays fenced so late evidence (a hook
+  still in flight, a relay replay) cannot resurrect its row. Lifted only by a live
+  restart event. Bounded LRU: seed 02 §9 prefers a bounded fence to permanent
+  tombstones; an evicted fence belongs to a pane closed thousands of closes ago.
+* **pane-key aliases** - legacy numeric leaves mapped to their stable owner
+  (seed 02 §8); HTTP writes need a stable key or a registered alias.
+* **per-connection watermarks** - a producer connection numbers its events; a number
+  at or below the watermark is a replay and is dropped.
+
+Pane keys are ``${tabId}:${leafUUID}`` (architecture §4). Until the shared parser in
+``orca.model`` lands, :func:`parse_pane_key` validates the shape minimally here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+# Fences outlive any realistic burst of closes (a user closing a 50-pane session
+# several times) while bounding memory; seed 02 §9 "更有界".
+RETIRED_FENCE_CAPACITY = 4096
+# Aliases exist only for legacy layouts migrated at load; a few per pane at most.
+ALIAS_CAPACITY = 4096
+# One watermark per producer connection (ptyd, relays); reconnects mint new ids, so
+# old ones age out of the LRU.
+WATERMARK_CAPACITY = 1024
+MAX_PANE_KEY_LEN = 256
+
+_PANE_KEY_PART = re.compile(r"[A-Za-z0-9._~\-]+")
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class PaneKey:
+    tab_id: str
+    leaf: str
+
+    @property
+    def is_legacy_numeric(self) -> bool:
+        """A pre-migration numeric leaf: unstable across reorders (seed 02 §8)."""
+        return self.leaf.isdigit()
+
+
+def parse_pane_key(text: str) -> PaneKey | None:
+    """Split ``tabId:leaf``; ``None`` when the shape is wrong (caller's fault)."""
+    if len(text) > MAX_PANE_KEY_LEN:
+        return None
+    tab_id, sep, leaf = text.rpartition(":")
+    if not sep or not _PANE_KEY_PART.fullmatch(leaf):
+        return None
+    if not tab_id or any(c.isspace() or not c.isprintable() for c in tab_id):
+        return None
+    return PaneKey(tab_id=tab_id, leaf=leaf)
+
+
+def is_sha256_hex(text: str) -> bool:
+    return _SHA256_HEX.fullmatch(text) is not None
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _BoundedLru(Generic[K, V]):
+    """An insertion/refresh-ordered map that forgets its oldest entry past capacity."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self._capacity:
+            self._items.popitem(last=False)
+
+    def get(self, key: K) -> V | None:
+        return self._items.get(key)
+
+    def pop(self, key: K) -> V | None:
+        return self._items.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def items(self) -> list[tuple[K, V]]:
+        return list(self._items.items())
+
+
+class PaneAuthority:
+    """The four authority facts. Pure: state in memory, decisions returned."""
+
+    def __init__(self) -> None:
+        self.commitments: dict[str, str] = {}
+        self._fences: _BoundedLru[str, str] = _BoundedLru(RETIRED_FENCE_CAPACITY)
+        self._aliases: _BoundedLru[str, str] = _BoundedLru(ALIAS_CAPACITY)
+        self._watermarks: _BoundedLru[str, int] = _BoundedLru(WATERMARK_CAPACITY)
+
+    # aliases ---------------------------------------------------------------
+    def resolve(self, pane_key: str) -> str:
+        return self._aliases.get(pane_key) or pane_key
+
+    def is_alias(self, pane_key: str) -> bool:
+        return pane_key in self._aliases
+
+    def add_alias(self, alias: str, canonical: str) -> None:
+        self._aliases.put(alias, self.resolve(canonical))
+
+    def aliases_of(self, canonical: str) -> list[str]:
+        return [a for a, c in self._aliases.items() if c == canonical]
+
+    # fences ----------------------------------------------------------------
+    def is_fenced(self, pane_key: str) -> bool:
+        return pane_key in self._fences
+
+    def fence(self, pane_key: str, retire_id: str) -> list[str]:
+        """Fence the pane and every alias of it (closing one alias revokes the group)."""
+        group = [pane_key, *self.aliases_of(pane_key)]
+        for key in group:
+            self._fences.put(key, retire_id)
+            self.commitments.pop(key, None)
+        return group
+
+    def lift_fence(self, pane_key: str) -> bool:
+        """Lift on a live restart only; returns whether a fence was there."""
+        lifted = False
+        for key in [pane_key, *self.aliases_of(pane_key)]:
+            lifted = self._fences.pop(key) is not None or lifted
+        return lifted
+
+    def fence_count(self) -> int:
+        return len(self._fences)
+
+    # launch tokens ---------------------------------------------------------
+    def check_launch_token(self, pane_key: str, token_sha256: str | None) -> str | None:
+        """``None`` when the write may proceed, else the rejection reason.
+
+        Side effect on success: the first presented hash is committed for the pane.
+        """
+        committed = self.commitments.get(pane_key)
+        if token_sha256 is None:
+            return "launch_token_missing" if committed is not None else None
+        if committed is None:
+            self.commitments[pane_key] = token_sha256
+            return None
+        return None if committed == token_sha256 else "launch_token_mismatch"
+
+    # watermarks ------------------------------------------------------------
+    def accept_sequence(self, connection_id: str, seq: int) -> bool:
+        """Advance the connection's watermark; ``False`` for a replay or reorder."""
+        mark = self._watermarks.get(connection_id)
+        if mark is not None and seq <= mark:
+            return False
+        self._watermarks.put(connection_id, seq)
+        return True

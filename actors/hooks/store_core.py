@@ -1,0 +1,314 @@
+"""The agent-status store: one ingest path, one close (seed 03; architecture §3.3).
+
+Every producer - HTTP hooks, OSC 9999 rows forwarded by ``ptyd``, structured
+sessions - becomes a :class:`StatusEvent` and enters
+:meth:`AgentStatusStore.apply_normalized_status`.
+Nothing else writes a row. Each call returns :class:`StoreEffects`: the events the
+shell must publish (``agentStatus.set`` / ``agentStatus.clear``) and whether the
+persisted file needs rescheduling. Pure: the clock is an argument, no I/O.
+
+Order of the gates in ``apply_normalized_status`` (each rejection names itself):
+
+1. alias resolution, then pane-key shape; a legacy numeric key is accepted only from
+   the terminal (in-process OSC) or through a registered alias (seed 03 "遗留的数字
+   pane 键");
+2. the retired-pane fence (seed 02 §9, architecture §3.2);
+3. the producer connection's watermark (replays dropped);
+4. the launch-token commitment (hook writes only: ``ptyd`` and structured hosts are
+   authenticated RPC peers);
+5. evidence age: the store clock never goes backwards, and an event whose
+   observation (``now - evidenceAgeMs``, measured on the producer's monotonic clock
+   so wall-clock steps between hosts do not matter) is older than the row's is stale;
+6. priority on write: a lower-ranked source cannot overwrite a live higher-ranked row
+   within ``PRIORITY_HOLD_MS``; a restored (unconfirmed) row yields to any live event.
+
+Invariants:
+
+* ``updated_at_ms`` of the rows and the store clock are non-decreasing per pane;
+  ``rev`` strictly increases with every applied write.
+* a row never persists a terminal handle, a raw token, a structured row or a legacy
+  numeric key (the serializer enforces it; :meth:`persistable_rows` filters).
+* removing a row (retire, clear, session end) publishes exactly one clear.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import msgspec
+from msgspec.structs import replace as replace_row
+
+from actors.hooks.pane_authority import PaneAuthority, is_sha256_hex, parse_pane_key
+from orca.model.agent_status import SOURCE_RANK, AgentState, AgentStatusRow, StatusSource
+
+# A hook-reporting agent usually also prints OSC 9999. The hook knows the turn
+# structure, so OSC may take over a hook row only once the hook has been silent this
+# long (hook script removed, agent crashed) - long enough to span one slow tool call.
+PRIORITY_HOLD_MS = 5 * 60 * 1000
+# Details are one-line labels (tool name, notification text); bound what we store.
+MAX_DETAIL_CHARS = 200
+MAX_LABEL_CHARS = 64
+
+Outcome = Literal["applied", "unchanged", "rejected"]
+EventType = Literal["agentStatus.set", "agentStatus.clear"]
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    """A normalized status observation, whatever produced it.
+
+    ``state is None`` asks to remove the pane's row (agent session ended).
+    ``launch_token_sha256`` is the hash of the launch token; raw tokens stop at the
+    boundary. ``evidence_age_ms`` is how old the observation was when sent.
+    """
+
+    pane_key: str
+    state: AgentState | None
+    source: StatusSource
+    worktree_id: str = ""
+    agent: str = "unknown"
+    tab_id: str = ""
+    detail: str = ""
+    session_id: str = ""
+    terminal_handle: str | None = None
+    structured_host: str | None = None
+    launch_token_sha256: str | None = None
+    connection_id: str | None = None
+    connection_seq: int | None = None
+    evidence_age_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Publish:
+    type: EventType
+    data: dict[str, object]
+
+
+@dataclass(frozen=True)
+class StoreEffects:
+    outcome: Outcome
+    reason: str = ""
+    publish: tuple[Publish, ...] = ()
+    persist: bool = False
+
+
+def row_to_wire(row: AgentStatusRow) -> dict[str, object]:
+    wire: dict[str, object] = msgspec.to_builtins(row)
+    return wire
+
+
+def _clear(row: AgentStatusRow, reason: str) -> Publish:
+    return Publish(
+        "agentStatus.clear",
+        {"paneKey": row.pane_key, "worktreeId": row.worktree_id, "reason": reason},
+    )
+
+
+def is_persistable(row: AgentStatusRow) -> bool:
+    """Structured rows (the journal is their truth) and legacy numeric keys never persist."""
+    if row.structured_host is not None:
+        return False
+    key = parse_pane_key(row.pane_key)
+    return key is not None and not key.is_legacy_numeric
+
+
+class AgentStatusStore:
+    """The one agent-status store of this execution host."""
+
+    def __init__(self) -> None:
+        self.authority = PaneAuthority()
+        self._rows: dict[str, AgentStatusRow] = {}
+        self._clock_ms = 0
+        self._rev = 0
+
+    # reads -----------------------------------------------------------------
+    @property
+    def rev(self) -> int:
+        return self._rev
+
+    def rows(self) -> list[AgentStatusRow]:
+        return sorted(self._rows.values(), key=lambda r: r.pane_key)
+
+    def row(self, pane_key: str) -> AgentStatusRow | None:
+        return self._rows.get(self.authority.resolve(pane_key))
+
+    def persistable_rows(self) -> list[AgentStatusRow]:
+        return [r for r in self.rows() if is_persistable(r)]
+
+    # the one ingest path ---------------------------------------------------
+    def apply_normalized_status(self, event: StatusEvent, now_ms: int) -> StoreEffects:
+        """Gate, order and apply one observation; see the module docstring."""
+        auth = self.authority
+        aliased = auth.is_alias(event.pane_key)
+        pane = auth.resolve(event.pane_key)
+        key = parse_pane_key(pane)
+        if key is None:
+            return StoreEffects("rejected", "bad_pane_key")
+        if key.is_legacy_numeric and not aliased and event.source != "terminal":
+            return StoreEffects("rejected", "legacy_numeric_pane_key")
+        if auth.is_fenced(pane):
+            return StoreEffects("rejected", "retired_pane")
+        if (
+            event.connection_id is not None
+            and event.connection_seq is not None
+            and not auth.accept_sequence(event.connection_id, event.connection_seq)
+        ):
+            return StoreEffects("rejected", "replayed")
+        if event.source == "hook":
+            token = event.launch_token_sha256
+            if token is not None and not is_sha256_hex(token):
+                return StoreEffects("rejected", "bad_launch_token_hash")
+            refused = auth.check_launch_token(pane, token)
+            if refused is not None:
+                return StoreEffects("rejected", refused)
+
+        store_now = self._tick(now_ms)
+        observed_ms = max(0, store_now - max(0, event.evidence_age_ms))
+        existing = self._rows.get(pane)
+        if (
+            existing is not None
+            and not existing.restored_unconfirmed
+            and observed_ms < existing.updated_at_ms
+        ):
+            return StoreEffects("rejected", "stale_evidence")
+        if event.state is None:
+            return self._remove(pane, "session_ended")
+        if existing is not None and self._outranks(existing, event.source, observed_ms):
+            return self._carry_handle_only(existing, event.terminal_handle)
+
+        worktree_id = event.worktree_id or (existing.worktree_id if existing else "")
+        if not worktree_id:
+            return StoreEffects("rejected", "unknown_worktree")
+        same_state = (
+            existing is not None
+            and existing.state == event.state
+            and not existing.restored_unconfirmed
+        )
+        self._rev += 1
+        row = AgentStatusRow(
+            pane_key=pane,
+            worktree_id=worktree_id,
+            state=event.state,
+            source=event.source,
+            updated_at_ms=observed_ms,
+            state_since_ms=existing.state_since_ms if existing and same_state else observed_ms,
+            agent=_label(event.agent, existing.agent if existing else "unknown"),
+            tab_id=event.tab_id or (existing.tab_id if existing else key.tab_id),
+            detail=event.detail[:MAX_DETAIL_CHARS],
+            session_id=event.session_id or (existing.session_id if existing else ""),
+            # Seed 03: carried forward when the event resolves none (only the OSC path
+            # can resolve one; an HTTP hook for the same pane must not wipe it).
+            terminal_handle=event.terminal_handle
+            or (existing.terminal_handle if existing else None),
+            structured_host=event.structured_host,
+            restored_unconfirmed=False,
+            rev=self._rev,
+        )
+        self._rows[pane] = row
+        return StoreEffects(
+            "applied",
+            publish=(Publish("agentStatus.set", {"row": row_to_wire(row)}),),
+            persist=is_persistable(row) or (existing is not None and is_persistable(existing)),
+        )
+
+    # closes and restarts ---------------------------------------------------
+    def retire_pane(self, pane_key: str, retire_id: str | None = None) -> StoreEffects:
+        """Close a pane: drop its row and fence it (and its aliases) against late writes."""
+        pane = self.authority.resolve(pane_key)
+        self.authority.fence(pane, retire_id or uuid.uuid4().hex)
+        removed = self._remove(pane, "retired")
+        return replace(removed, outcome="applied")
+
+    def restart_pane(self, pane_key: str, launch_token_sha256: str | None = None) -> bool:
+        """A live restart in the pane: lift its fence and (re)commit the launch token.
+
+        Returns whether a fence was lifted. Never called from hydration or replay.
+        """
+        pane = self.authority.resolve(pane_key)
+        lifted = self.authority.lift_fence(pane)
+        if launch_token_sha256 is not None:
+            self.authority.commitments[pane] = launch_token_sha256
+        else:
+            self.authority.commitments.pop(pane, None)
+        return lifted
+
+    def clear_pane(self, pane_key: str, reason: str) -> StoreEffects:
+        """Remove a pane's row without fencing (authenticated exit, session removal)."""
+        return self._remove(self.authority.resolve(pane_key), reason)
+
+    def alias_pane(self, alias: str, canonical: str) -> StoreEffects:
+        """Register ``alias`` for ``canonical``; a row kept under the alias moves over."""
+        self.authority.add_alias(alias, canonical)
+        old = self._rows.pop(alias, None)
+        target = self.authority.resolve(canonical)
+        if old is None or target in self._rows:
+            if old is None:
+                return StoreEffects("unchanged")
+            return StoreEffects("applied", publish=(_clear(old, "aliased"),), persist=True)
+        self._rev += 1
+        moved = replace_row(old, pane_key=target, rev=self._rev)
+        self._rows[target] = moved
+        return StoreEffects(
+            "applied",
+            publish=(
+                _clear(old, "aliased"),
+                Publish("agentStatus.set", {"row": row_to_wire(moved)}),
+            ),
+            persist=True,
+        )
+
+    # hydration ---------------------------------------------------------------
+    def hydrate(self, rows: list[AgentStatusRow], commitments: dict[str, str]) -> None:
+        """Load rows restored from disk (already marked unconfirmed by the decoder)."""
+        for row in rows:
+            if is_persistable(row):
+                self._rows[row.pane_key] = row
+                self._clock_ms = max(self._clock_ms, row.updated_at_ms)
+        for pane, digest in commitments.items():
+            if parse_pane_key(pane) is not None and is_sha256_hex(digest):
+                self.authority.commitments[pane] = digest
+
+    # internals -------------------------------------------------------------
+    def _tick(self, now_ms: int) -> int:
+        # Invariant: the store clock never goes backwards, so a wall-clock step back
+        # cannot make a newer write sort before an older one.
+        self._clock_ms = max(self._clock_ms, now_ms)
+        return self._clock_ms
+
+    @staticmethod
+    def _outranks(existing: AgentStatusRow, source: StatusSource, observed_ms: int) -> bool:
+        if existing.restored_unconfirmed:
+            return False
+        if SOURCE_RANK[existing.source] <= SOURCE_RANK[source]:
+            return False
+        if existing.structured_host is not None:
+            return True
+        return observed_ms - existing.updated_at_ms < PRIORITY_HOLD_MS
+
+    def _carry_handle_only(self, existing: AgentStatusRow, handle: str | None) -> StoreEffects:
+        if handle is None or handle == existing.terminal_handle:
+            return StoreEffects("rejected", "outranked")
+        self._rev += 1
+        row = replace_row(existing, terminal_handle=handle, rev=self._rev)
+        self._rows[row.pane_key] = row
+        return StoreEffects(
+            "applied",
+            "outranked_handle_only",
+            publish=(Publish("agentStatus.set", {"row": row_to_wire(row)}),),
+        )
+
+    def _remove(self, pane: str, reason: str) -> StoreEffects:
+        row = self._rows.pop(pane, None)
+        if row is None:
+            return StoreEffects("unchanged")
+        self._rev += 1
+        return StoreEffects(
+            "applied", reason, publish=(_clear(row, reason),), persist=is_persistable(row)
+        )
+
+
+def _label(value: str, fallback: str) -> str:
+    value = value[:MAX_LABEL_CHARS]
+    return fallback if value in ("", "unknown") else value
