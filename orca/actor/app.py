@@ -1,0 +1,154 @@
+"""``run_actor``: the life of one actor process.
+
+1. set up logging (stderr; the supervisor files it into the actor's log),
+2. create the RPC server and the event publisher, run the actor's ``setup`` (it
+   registers ops, loads state, starts background tasks),
+3. bind the endpoints (``ipc://`` in the runtime dir; ``tcp://`` too when
+   ``ORCA_TCP_HOST`` names a loopback address),
+4. only then report readiness to the supervisor (``sup.ready``) and start
+   heartbeating (``sup.heartbeat``), so "ready" always means "requests will be served",
+5. serve until SIGTERM/SIGINT, run the stop callbacks (bounded by a deadline), exit.
+
+The process asks the kernel to SIGTERM it if its supervisor dies (PR_SET_PDEATHSIG),
+so a killed ``orcad`` never leaves actors behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ipaddress
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from orca.actor.client import RpcClient
+from orca.actor.context import ActorContext
+from orca.actor.publisher import EventPublisher
+from orca.actor.rpc_server import RpcServer
+from orca.paths import OrcaPaths, resolve_paths
+from orca.wire.errors import OrcaError
+
+log = logging.getLogger(__name__)
+
+SUPERVISOR_ENV = "ORCA_SUPERVISOR"
+SUPERVISOR_PID_ENV = "ORCA_SUPERVISOR_PID"
+HEARTBEAT_ENV = "ORCA_HEARTBEAT_S"
+TCP_HOST_ENV = "ORCA_TCP_HOST"
+# Default heartbeat period when the supervisor does not say; its timeout is several
+# periods so one slow tick never gets a healthy actor killed.
+DEFAULT_HEARTBEAT_S = 1.0
+# Upper bound on stop callbacks (flushes): the supervisor's grace is longer, so an
+# actor finishes its own shutdown before it would be SIGKILLed.
+STOP_CALLBACK_DEADLINE_S = 2.5
+_PR_SET_PDEATHSIG = 1
+
+Setup = Callable[[ActorContext], Awaitable[None]]
+
+
+def configure_logging(name: str) -> None:
+    logging.basicConfig(
+        level=os.environ.get("ORCA_LOG_LEVEL", "INFO"),
+        format=f"%(asctime)s {name}[%(process)d] %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def _die_with_supervisor() -> None:
+    parent = os.environ.get(SUPERVISOR_PID_ENV)
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != int(parent):  # the supervisor died before prctl took effect
+        sys.exit(0)
+
+
+def tcp_host_from_env() -> str | None:
+    """The loopback host to also bind ``tcp://`` endpoints on, if configured.
+
+    Plaintext TCP is refused off loopback: remote hosts need CURVE (ARCHITECTURE §2).
+    """
+    host = os.environ.get(TCP_HOST_ENV)
+    if not host:
+        return None
+    if not ipaddress.ip_address(host).is_loopback:
+        raise SystemExit(f"{TCP_HOST_ENV}={host}: plaintext tcp is only allowed on loopback")
+    return host
+
+
+def bind_endpoints(paths: OrcaPaths, name: str, rpc: RpcServer, events: EventPublisher) -> None:
+    rpc.bind(paths.ipc_endpoint(name, "rpc"))
+    events.bind(paths.ipc_endpoint(name, "pub"))
+    host = tcp_host_from_env()
+    if host is not None:
+        rpc.bind(f"tcp://{host}:*")
+        events.bind(f"tcp://{host}:*")
+
+
+async def _supervisor_link(name: str, rpc: RpcServer, events: EventPublisher) -> None:
+    endpoint = os.environ.get(SUPERVISOR_ENV)
+    if not endpoint:
+        return
+    interval = float(os.environ.get(HEARTBEAT_ENV, DEFAULT_HEARTBEAT_S))
+    client = RpcClient(endpoint, timeout=interval)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(client.run)
+            ready = {
+                "name": name,
+                "pid": os.getpid(),
+                "rpc": rpc.endpoints,
+                "pub": events.endpoints,
+                "epoch": events.epoch,
+            }
+            await client.call("sup.ready", ready, retries=10)
+            while True:
+                await trio.sleep(interval)
+                try:
+                    await client.call("sup.heartbeat", {"name": name, "pid": os.getpid()})
+                except OrcaError as exc:  # the supervisor restarts or is busy: keep going
+                    log.debug("heartbeat not acknowledged: %s", exc)
+    finally:
+        client.close()
+
+
+async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
+    """Run one actor inside the current trio run until SIGTERM/SIGINT."""
+    rpc = RpcServer(name)
+    events = EventPublisher(name)
+    rpc.epoch = events.epoch
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as nursery:
+            ctx = ActorContext(name=name, paths=paths, rpc=rpc, events=events, nursery=nursery)
+            try:
+                await setup(ctx)
+                bind_endpoints(paths, name, rpc, events)
+                await nursery.start(rpc.serve)
+                nursery.start_soon(events.run_heartbeats)
+                nursery.start_soon(_supervisor_link, name, rpc, events)
+                log.info("%s ready on %s", name, ", ".join(rpc.endpoints))
+                async for signum in signals:
+                    log.info("%s stopping on %s", name, signal.Signals(signum).name)
+                    break
+                with trio.move_on_after(STOP_CALLBACK_DEADLINE_S) as scope:
+                    for callback in ctx.stop_callbacks:
+                        await callback()
+                if scope.cancelled_caught:
+                    log.error("%s: stop callbacks exceeded %ss", name, STOP_CALLBACK_DEADLINE_S)
+                nursery.cancel_scope.cancel()
+            finally:
+                ctx.close_clients()
+                rpc.close()
+                events.close()
+
+
+def run_actor(name: str, setup: Setup) -> None:
+    """Entry point of an actor process (``python -m actors.<name>``)."""
+    configure_logging(name)
+    _die_with_supervisor()
+    paths = resolve_paths().ensure()
+    trio.run(serve_actor, name, setup, paths)

@@ -1,0 +1,151 @@
+"""A mirror of one publisher's state: subscribe, snapshot, apply seq > snapshot.
+
+The zguide "Clone" pattern. The SUB socket connects *before* the snapshot is asked for,
+so no event can fall between the two; events with ``seq <= snapshot.seq`` are already
+in the snapshot and are dropped. A gap in ``seq``, a new ``epoch`` (the publisher
+restarted) or a heartbeat announcing a seq we have not seen (we lost the tail of a
+burst) all mean the same thing: our copy may be wrong, so we take a new snapshot.
+
+The snapshot op must return a map with ``epoch`` and ``seq`` (the publisher's values at
+the moment the snapshot was taken) next to whatever state it carries; ``load`` turns
+that map into the mirror's state and ``apply`` folds one event into it. Both are pure,
+which is what lets every reader share one projection.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import trio
+import zmq
+
+from orca.actor.client import RpcClient
+from orca.actor.publisher import HEARTBEAT_TYPE
+from orca.actor.zsocket import ZSocket, new_socket
+from orca.wire.envelope import Event, decode_event
+from orca.wire.errors import BadFrame, OrcaError
+
+S = TypeVar("S")
+
+# How long to wait before asking again for a snapshot the publisher could not give.
+RESNAPSHOT_BACKOFF_S = 0.1
+# Events buffered between the SUB socket and the apply loop; beyond this we drop and
+# resync, which is always correct and bounds memory when the applier falls behind.
+MAX_BUFFERED_EVENTS = 100_000
+
+
+class Mirror(Generic[S]):
+    """Hold a copy of a publisher's state that converges whatever events are lost."""
+
+    def __init__(
+        self,
+        *,
+        client: RpcClient,
+        pub_endpoint: str,
+        snapshot_op: str,
+        load: Callable[[dict[str, Any]], S],
+        apply: Callable[[S, Event], S],
+        snapshot_args: dict[str, Any] | None = None,
+        rcvhwm: int = 100_000,
+    ) -> None:
+        self._client = client
+        self._snapshot_op = snapshot_op
+        self._snapshot_args = snapshot_args or {}
+        self._load = load
+        self._apply = apply
+        sock = new_socket(zmq.SUB)
+        sock.setsockopt(zmq.RCVHWM, rcvhwm)
+        sock.setsockopt(zmq.SUBSCRIBE, b"")
+        sock.connect(pub_endpoint)
+        self._zs = ZSocket(sock, self._on_message)
+        self._inbox: deque[Event] = deque()
+        self._overflowed = False
+        self._arrived = trio.lowlevel.ParkingLot()
+        self._changed = trio.Condition()
+        self.state: S | None = None
+        self.epoch: str | None = None
+        self.seq = 0
+        self.snapshots = 0
+        self.applied = 0
+        self._retired_epochs: set[str] = set()
+
+    def _on_message(self, frames: list[bytes]) -> None:
+        if len(frames) != 2:
+            return
+        try:
+            event = decode_event(frames[1])
+        except BadFrame:
+            return
+        if len(self._inbox) >= MAX_BUFFERED_EVENTS:
+            self._overflowed = True
+            self._inbox.clear()
+        self._inbox.append(event)
+        self._arrived.unpark_all()
+
+    async def _next_event(self) -> Event:
+        while not self._inbox:
+            await self._arrived.park()
+        return self._inbox.popleft()
+
+    async def _snapshot(self) -> None:
+        while True:
+            try:
+                snap = await self._client.call(self._snapshot_op, self._snapshot_args)
+                break
+            except OrcaError:
+                await trio.sleep(RESNAPSHOT_BACKOFF_S)
+        if self.epoch is not None and snap["epoch"] != self.epoch:
+            self._retired_epochs.add(self.epoch)
+        self.state = self._load(snap)
+        self.epoch = snap["epoch"]
+        self.seq = snap["seq"]
+        self.snapshots += 1
+        self._overflowed = False
+        await self._notify()
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _needs_resync(self, event: Event) -> bool | None:
+        """True: resync; False: apply; None: drop (already reflected)."""
+        if event.epoch != self.epoch:
+            return None if event.epoch in self._retired_epochs else True
+        if event.type == HEARTBEAT_TYPE:
+            return True if event.seq > self.seq else None
+        if event.seq <= self.seq:
+            return None
+        return event.seq != self.seq + 1
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self._zs.run)
+            await self._snapshot()
+            task_status.started()
+            while True:
+                event = await self._next_event()
+                if self._overflowed:
+                    await self._snapshot()
+                    continue
+                verdict = self._needs_resync(event)
+                if verdict is None:
+                    continue
+                if verdict:
+                    await self._snapshot()
+                    continue
+                assert self.state is not None
+                self.state = self._apply(self.state, event)
+                self.seq = event.seq
+                self.applied += 1
+                await self._notify()
+
+    async def wait_until(self, predicate: Callable[[Mirror[S]], bool]) -> None:
+        """Wait until ``predicate(self)`` holds (checked after every change)."""
+        async with self._changed:
+            while not predicate(self):
+                await self._changed.wait()
+
+    def close(self) -> None:
+        self._zs.close()

@@ -1,0 +1,259 @@
+"""The RPC server: a ROUTER socket, an op registry, and a dispatcher.
+
+Requests are validated on receipt (envelope, then the op's own argument schema); any
+refusal is an error reply with a stable ``code`` and the actor keeps serving. The
+owner task never awaits a handler: it queues the request for the dispatcher, which runs
+ops one at a time in arrival order (an actor's state changes are then trivially
+ordered), except ops registered ``concurrent=True`` (long waits such as a long-poll),
+which get a task of their own. A full queue is answered at once with ``unavailable``
+so a flood costs the caller a retry, not the actor its memory.
+
+Idempotency: a request carrying ``idem`` has its reply cached (bounded LRU); a retry
+with the same key gets the cached reply instead of running the op twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import trio
+import zmq
+
+from orca import PROTOCOL_VERSION, __version__
+from orca.actor.zsocket import ZSocket, last_endpoint, new_socket
+from orca.wire.codec import typed_decoder
+from orca.wire.envelope import (
+    Request,
+    RequestError,
+    decode_request,
+    encode_error,
+    encode_ok,
+)
+from orca.wire.errors import BadRequest, Internal, OrcaError, Unavailable, UnknownOp
+
+log = logging.getLogger(__name__)
+
+# Requests waiting for the dispatcher before new ones are refused with "unavailable".
+MAX_QUEUED_REQUESTS = 4096
+# Replies remembered for idempotent retries; a retry arrives within seconds, so a few
+# thousand entries cover any realistic burst of retried mutations.
+IDEMPOTENCY_CACHE_SIZE = 4096
+
+Handler = Callable[[Any], Awaitable[Any]]
+_any_map = msgspec.msgpack.Decoder(dict[str, Any])
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    handler: Handler
+    decoder: msgspec.msgpack.Decoder[Any]
+    concurrent: bool
+
+
+@dataclass
+class ServerStats:
+    requests: int = 0
+    errors: int = 0
+    refused: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+
+
+class RpcServer:
+    """Serve registered ops on one or more ROUTER endpoints."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.stats = ServerStats()
+        self._ops: dict[str, OpSpec] = {}
+        self._sock = new_socket(zmq.ROUTER)
+        self._zs = ZSocket(self._sock, self._on_message)
+        self._send_q, self._recv_q = trio.open_memory_channel[tuple[bytes, Request, OpSpec]](
+            MAX_QUEUED_REQUESTS
+        )
+        self._idem: OrderedDict[str, tuple[bool, Any]] = OrderedDict()
+        self._idem_inflight: dict[str, trio.Event] = {}
+        self.endpoints: list[str] = []
+        self.extra_stats: Callable[[], dict[str, Any]] | None = None
+        self.hello_extra: dict[str, Any] = {}
+        self.epoch = ""
+        self._register_builtins()
+
+    # -- registry -----------------------------------------------------------------
+    def register(
+        self,
+        op: str,
+        handler: Handler,
+        args_type: type[Any] | None = None,
+        *,
+        concurrent: bool = False,
+    ) -> None:
+        """Register ``handler`` for ``op``; its args are validated as ``args_type``."""
+        if op in self._ops:
+            raise ValueError(f"op {op!r} is already registered")
+        decoder = typed_decoder(args_type) if args_type is not None else _any_map
+        self._ops[op] = OpSpec(op, handler, decoder, concurrent)
+
+    @property
+    def ops(self) -> list[str]:
+        return sorted(self._ops)
+
+    def bind(self, endpoint: str) -> str:
+        """Bind one more endpoint; returns the resolved endpoint (tcp wildcards)."""
+        self._sock.bind(endpoint)
+        actual = last_endpoint(self._sock)
+        self.endpoints.append(actual)
+        return actual
+
+    # -- receive path (owner task, must not block) -----------------------------------
+    def _reply(self, identity: bytes, body: bytes) -> None:
+        # ROUTER never blocks: a reply to a vanished peer is dropped, which is right.
+        self._zs.send_nowait((identity, body))
+
+    def _on_message(self, frames: list[bytes]) -> None:
+        if len(frames) != 2:
+            self.stats.refused += 1
+            if len(frames) >= 1:
+                self._reply(
+                    frames[0],
+                    encode_error(
+                        None, BadRequest(f"a request is exactly one frame, got {len(frames) - 1}")
+                    ),
+                )
+            return
+        identity, frame = frames
+        try:
+            req = decode_request(frame)
+        except RequestError as exc:
+            self.stats.refused += 1
+            self._reply(identity, encode_error(exc.request_id, exc.error))
+            return
+        spec = self._ops.get(req.op)
+        if spec is None:
+            self.stats.refused += 1
+            self._reply(
+                identity, encode_error(req.id, UnknownOp(f"{self.name} has no op {req.op!r}"))
+            )
+            return
+        try:
+            self._send_q.send_nowait((identity, req, spec))
+        except trio.WouldBlock:
+            self.stats.refused += 1
+            self._reply(
+                identity,
+                encode_error(
+                    req.id,
+                    Unavailable(
+                        f"{self.name} is overloaded ({MAX_QUEUED_REQUESTS} requests queued)"
+                    ),
+                ),
+            )
+
+    # -- dispatch -----------------------------------------------------------------
+    async def _execute(self, spec: OpSpec, req: Request) -> tuple[bool, Any]:
+        try:
+            args = spec.decoder.decode(req.args)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            return False, BadRequest(f"invalid args for {spec.name}: {exc}")
+        try:
+            return True, await spec.handler(args)
+        except OrcaError as exc:
+            return False, exc
+        except Exception as exc:
+            log.exception("op %s failed", spec.name)
+            return False, Internal(f"{spec.name} failed: {type(exc).__name__}: {exc}")
+
+    async def _run_one(self, identity: bytes, req: Request, spec: OpSpec) -> None:
+        self.stats.requests += 1
+        key = req.idem
+        if key is not None:
+            while key in self._idem_inflight:
+                await self._idem_inflight[key].wait()
+            cached = self._idem.get(key)
+            if cached is not None:
+                self._send_result(identity, req, *cached)
+                return
+            done = self._idem_inflight[key] = trio.Event()
+        ok, value = await self._execute(spec, req)
+        if key is not None:
+            self._idem[key] = (ok, value)
+            if len(self._idem) > IDEMPOTENCY_CACHE_SIZE:
+                self._idem.popitem(last=False)
+            del self._idem_inflight[key]
+            done.set()
+        self._send_result(identity, req, ok, value)
+
+    def _send_result(self, identity: bytes, req: Request, ok: bool, value: Any) -> None:
+        if ok:
+            try:
+                body = encode_ok(req.id, value)
+            except (TypeError, msgspec.EncodeError) as exc:
+                log.exception("op %s returned an unencodable result", req.op)
+                ok, value = False, Internal(f"{req.op} returned an unencodable result: {exc}")
+            else:
+                self._reply(identity, body)
+                return
+        self.stats.errors += 1
+        self._reply(identity, encode_error(req.id, value))
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run the socket owner and the dispatcher until cancelled."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self._zs.run)
+            task_status.started()
+            async for identity, req, spec in self._recv_q:
+                if spec.concurrent:
+                    nursery.start_soon(self._run_one, identity, req, spec)
+                else:
+                    await self._run_one(identity, req, spec)
+
+    def close(self) -> None:
+        self._zs.close()
+
+    # -- built-in ops ----------------------------------------------------------------
+    def _register_builtins(self) -> None:
+        self.register("sys.hello", self._hello)
+        self.register("sys.ping", self._ping)
+        self.register("sys.stats", self._stats)
+
+    async def _hello(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": __version__,
+            "protocol": PROTOCOL_VERSION,
+            "capabilities": self.ops,
+            "epoch": self.epoch,
+            "pid": os.getpid(),
+            "endpoints": list(self.endpoints),
+            **self.hello_extra,
+        }
+
+    async def _ping(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"pong": True, "t": time.time()}
+
+    async def _stats(self, _: dict[str, Any]) -> dict[str, Any]:
+        import psutil  # imported on demand: only sys.stats needs it
+
+        proc = psutil.Process()
+        cpu = proc.cpu_times()
+        out: dict[str, Any] = {
+            "name": self.name,
+            "pid": os.getpid(),
+            "uptime": time.monotonic() - self.stats.started_at,
+            "rss": proc.memory_info().rss,
+            "cpuUser": cpu.user,
+            "cpuSystem": cpu.system,
+            "requests": self.stats.requests,
+            "errors": self.stats.errors,
+            "refused": self.stats.refused,
+        }
+        if self.extra_stats is not None:
+            out.update(self.extra_stats())
+        return out

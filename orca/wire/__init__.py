@@ -1,0 +1,1 @@
+"""The wire: one MessagePack codec, request/reply/event envelopes, typed op schemas."""

@@ -1,0 +1,139 @@
+"""Request, reply and event envelopes (ARCHITECTURE §2).
+
+Request ``{v, id, op, args, idem?}`` → reply ``{v, id, ok: true, result}`` or
+``{v, id, ok: false, error: {code, message}}``. Event: a topic frame, then
+``{v, src, epoch, seq, type, data}``. Unknown extra fields are ignored (new optional
+fields are safe, upstream compatibility rule 1); a ``v`` we do not speak is refused.
+
+Requests are decoded in two passes: the envelope with ``args`` left as raw bytes, then
+``args`` by the op's own typed decoder, so an unknown op never pays for its arguments
+and each op validates exactly its own schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from orca import PROTOCOL_VERSION
+from orca.wire.codec import MAX_FRAME_BYTES, decode_any, encode
+from orca.wire.errors import BadFrame, BadRequest, BadVersion, OrcaError, TooLarge
+
+_EMPTY_MAP = msgspec.Raw(b"\x80")
+
+
+class Request(msgspec.Struct, frozen=True):
+    v: int
+    id: str
+    op: str
+    args: msgspec.Raw = _EMPTY_MAP
+    idem: str | None = None
+
+
+class Reply(msgspec.Struct, frozen=True, omit_defaults=True):
+    v: int
+    id: str | None
+    ok: bool
+    result: Any = None
+    error: dict[str, str] | None = None
+
+
+class Event(msgspec.Struct, frozen=True):
+    v: int
+    src: str
+    epoch: str
+    seq: int
+    type: str
+    data: Any = None
+
+
+_request_decoder = msgspec.msgpack.Decoder(Request)
+_reply_decoder = msgspec.msgpack.Decoder(Reply)
+_event_decoder = msgspec.msgpack.Decoder(Event)
+
+
+def _refusal(frame: bytes, exc: msgspec.ValidationError) -> RequestError:
+    """Explain why a decodable frame is not a valid request, with its id when it has one."""
+    try:
+        value = decode_any(frame)
+    except BadFrame as bad:
+        return RequestError(bad, None)
+    if not isinstance(value, dict):
+        return RequestError(
+            BadFrame(f"request body must be a map, got {type(value).__name__}"), None
+        )
+    rid = value.get("id")
+    return RequestError(
+        BadRequest(f"invalid request envelope: {exc}"), rid if isinstance(rid, str) else None
+    )
+
+
+class RequestError(Exception):
+    """A request frame was refused; ``error`` is what to reply with, ``request_id`` where."""
+
+    def __init__(self, error: OrcaError, request_id: str | None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.request_id = request_id
+
+
+def decode_request(frame: bytes) -> Request:
+    """Decode and validate a request envelope, or raise ``RequestError``."""
+    if len(frame) > MAX_FRAME_BYTES:
+        raise RequestError(
+            TooLarge(f"request of {len(frame)} bytes exceeds the {MAX_FRAME_BYTES}-byte limit"),
+            None,
+        )
+    try:
+        req = _request_decoder.decode(frame)
+    except msgspec.ValidationError as exc:
+        raise _refusal(frame, exc) from exc
+    except msgspec.DecodeError as exc:
+        raise RequestError(BadFrame(f"undecodable request frame: {exc}"), None) from exc
+    if req.v != PROTOCOL_VERSION:
+        raise RequestError(
+            BadVersion(
+                f"protocol version {req.v} is not supported (this actor speaks {PROTOCOL_VERSION})"
+            ),
+            req.id,
+        )
+    return req
+
+
+def encode_request(request_id: str, op: str, args: Any, idem: str | None = None) -> bytes:
+    body: dict[str, Any] = {
+        "v": PROTOCOL_VERSION,
+        "id": request_id,
+        "op": op,
+        "args": {} if args is None else args,
+    }
+    if idem is not None:
+        body["idem"] = idem
+    return encode(body)
+
+
+def encode_ok(request_id: str | None, result: Any) -> bytes:
+    return encode(Reply(PROTOCOL_VERSION, request_id, True, result))
+
+
+def encode_error(request_id: str | None, error: OrcaError) -> bytes:
+    return encode(Reply(PROTOCOL_VERSION, request_id, False, None, error.to_wire()))
+
+
+def decode_reply(frame: bytes) -> Reply:
+    try:
+        return _reply_decoder.decode(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise BadFrame(f"invalid reply frame: {exc}") from exc
+
+
+def encode_event(event: Event) -> bytes:
+    return encode(event)
+
+
+def decode_event(frame: bytes) -> Event:
+    try:
+        return _event_decoder.decode(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise BadFrame(f"invalid event frame: {exc}") from exc
