@@ -1,0 +1,77 @@
+"""WorkspaceSessionState: what a UI needs to rebuild its tabs after a restart (seed 01 §7.3, seed 02 §6).
+
+Presentation and recovery hints only; it never proves a PTY is alive (that is
+re-checked with ``ptyd``). Almost every field is optional because a session
+written by an older build must load in a newer one; fields this build does not
+know survive in ``extra``.
+
+Keys of the ``...ByWorktree`` maps may be legacy bare worktree ids or canonical
+WorkspaceKeys (``worktree:<id>`` / ``folder:<id>``; seed 01 §4.5). The read path
+prefers the unified model (``unifiedTabs`` + ``tabGroups``) and falls back to the
+legacy ``tabsByWorktree`` / ``openFilesByWorktree`` when a build that predates it
+wrote the session, which is why those two are ``None`` (absent) rather than
+empty by default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from orca.model.codec import Record
+from orca.model.tabs import (
+    PersistedOpenFile,
+    Tab,
+    TabGroup,
+    TabGroupLayoutNode,
+    TerminalLayoutSnapshot,
+    TerminalTab,
+    WorkspaceVisibleTabType,
+)
+
+__all__ = ["WorkspaceSessionState", "default_workspace_session"]
+
+
+def _empty() -> Any:
+    return msgspec.field(default_factory=dict)
+
+
+class WorkspaceSessionState(Record, frozen=True, kw_only=True):
+    """One execution host's tab/layout session."""
+
+    active_repo_id: str | None = None
+    active_workspace_key: str | None = None
+    active_workspace_execution_host_id: str | None = None
+    active_worktree_id: str | None = None
+    active_tab_id: str | None = None
+    # Legacy terminal tabs per workspace key.
+    tabs_by_worktree: dict[str, tuple[TerminalTab, ...]] = _empty()
+    terminal_layouts_by_tab_id: dict[str, TerminalLayoutSnapshot] = _empty()
+    # Worktrees with a live PTY at shutdown: eagerly re-spawned on start.
+    active_worktree_ids_on_shutdown: tuple[str, ...] = ()
+    open_files_by_worktree: dict[str, tuple[PersistedOpenFile, ...]] = _empty()
+    active_file_id_by_worktree: dict[str, str | None] = _empty()
+    # Browser records are opaque here: only their keys matter to Orca's rules.
+    browser_tabs_by_worktree: dict[str, tuple[dict[str, Any], ...]] = _empty()
+    browser_pages_by_workspace: dict[str, tuple[dict[str, Any], ...]] = _empty()
+    active_browser_tab_id_by_worktree: dict[str, str | None] = _empty()
+    active_tab_type_by_worktree: dict[str, WorkspaceVisibleTabType] = _empty()
+    active_tab_id_by_worktree: dict[str, str | None] = _empty()
+    # Unified tab model; None = written by a build without it (use the legacy fields).
+    unified_tabs: dict[str, tuple[Tab, ...]] | None = None
+    tab_groups: dict[str, tuple[TabGroup, ...]] | None = None
+    tab_group_layouts: dict[str, TabGroupLayoutNode] = _empty()
+    active_group_id_by_worktree: dict[str, str] = _empty()
+    active_connection_ids_at_shutdown: tuple[str, ...] = ()
+    remote_session_ids_by_tab_id: dict[str, str] = _empty()
+    # Keys are bare worktree ids or host-qualified ``<executionHostId>|<worktreeId>``.
+    last_visited_at_by_worktree_id: dict[str, int] = _empty()
+    default_terminal_tabs_applied_by_worktree_id: dict[str, bool] = _empty()
+    sleeping_agent_sessions_by_pane_key: dict[str, dict[str, Any]] = _empty()
+    terminal_pty_incarnations_by_pane_key: dict[str, str] = _empty()
+
+
+def default_workspace_session() -> WorkspaceSessionState:
+    """An empty session (what a fresh install and an unknown host start from)."""
+    return WorkspaceSessionState()
