@@ -1,0 +1,101 @@
+"""The ``last-status.json`` codec (seed 02 §10, seed 03 "只有它持久化"). Pure.
+
+What is written: persistable rows (no structured rows, no legacy numeric keys) without
+their terminal handle, plus the launch-token *hashes* of those panes. Never a raw token,
+never a handle (it belongs to the runtime that issued it; restoring it would tie a row
+to someone else's terminal).
+
+What is read back: rows younger than ``HYDRATE_WINDOW_MS``; every non-``done`` row is
+stamped ``restoredUnconfirmed`` so no reader takes it for live truth; a structured row
+found on disk (it should never be there) is dropped, as is anything malformed - a
+damaged status file costs stale badges, never a crash.
+
+The encoding is canonical (sorted keys, no timestamps of its own), so identical store
+content yields identical bytes and the writer can skip unchanged saves.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import msgspec
+
+from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
+from actors.hooks.store_core import is_persistable
+from orca.model.agent_status import AgentStatusRow
+
+FILE_VERSION = 1
+# Seed 02 §10: only records from the last seven days are kept across restarts.
+HYDRATE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000
+
+
+@dataclass(frozen=True)
+class LoadedStatus:
+    rows: list[AgentStatusRow]
+    commitments: dict[str, str]
+    dropped: int
+
+
+def encode_status_file(rows: list[AgentStatusRow], commitments: dict[str, str]) -> bytes:
+    """Canonical bytes for the persistable subset of ``rows``."""
+    kept = sorted((r for r in rows if is_persistable(r)), key=lambda r: r.pane_key)
+    panes = {r.pane_key for r in kept}
+    wire_rows = []
+    for row in kept:
+        wire = msgspec.to_builtins(row)
+        wire.pop("terminalHandle", None)
+        wire.pop("structuredHost", None)
+        wire_rows.append(wire)
+    document = {
+        "version": FILE_VERSION,
+        "rows": wire_rows,
+        "launchTokenSha256": {p: h for p, h in sorted(commitments.items()) if p in panes},
+    }
+    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+
+
+def decode_status_file(data: bytes, now_ms: int) -> LoadedStatus:
+    """Rows to hydrate from ``data``; anything unreadable is dropped, never raised."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return LoadedStatus([], {}, 0)
+    if not isinstance(document, dict) or document.get("version") != FILE_VERSION:
+        return LoadedStatus([], {}, 0)
+    raw_rows = document.get("rows")
+    raw_rows = raw_rows if isinstance(raw_rows, list) else []
+    rows: list[AgentStatusRow] = []
+    dropped = 0
+    for raw in raw_rows:
+        row = _decode_row(raw, now_ms)
+        if row is None:
+            dropped += 1
+        else:
+            rows.append(row)
+    panes = {r.pane_key for r in rows}
+    raw_hashes = document.get("launchTokenSha256")
+    commitments = {
+        pane: digest
+        for pane, digest in (raw_hashes.items() if isinstance(raw_hashes, dict) else ())
+        if pane in panes and isinstance(digest, str) and is_sha256_hex(digest)
+    }
+    return LoadedStatus(rows, commitments, dropped)
+
+
+def _decode_row(raw: object, now_ms: int) -> AgentStatusRow | None:
+    if not isinstance(raw, dict) or raw.get("structuredHost") is not None:
+        return None
+    try:
+        row = msgspec.convert(raw, AgentStatusRow)
+    except msgspec.ValidationError:
+        return None
+    if now_ms - row.updated_at_ms > HYDRATE_WINDOW_MS or not is_persistable(row):
+        return None
+    if parse_pane_key(row.pane_key) is None:
+        return None
+    return msgspec.structs.replace(
+        row,
+        terminal_handle=None,
+        restored_unconfirmed=row.restored_unconfirmed or row.state != "done",
+    )

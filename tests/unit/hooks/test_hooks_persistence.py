@@ -1,0 +1,170 @@
+"""last-status.json: codec, atomic private files and the debounced saver (seed 02 §10)."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import trio
+
+from actors.hooks.persistence import DebouncedSaver, write_file_atomic
+from actors.hooks.status_file import HYDRATE_WINDOW_MS, decode_status_file, encode_status_file
+from actors.hooks.store_core import AgentStatusStore, StatusEvent
+from orca.model.agent_status import AgentStatusRow, is_fresh
+
+PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
+WT = "repo1::/src/wt-a"
+T0 = 1_800_000_000_000
+SHA = "ab" * 32
+
+
+def _row(state: str, pane: str = PANE, age_ms: int = 0, **kw: object) -> AgentStatusRow:
+    return AgentStatusRow(
+        pane_key=pane,
+        worktree_id=WT,
+        state=state,  # type: ignore[arg-type]
+        source="hook",
+        updated_at_ms=T0 - age_ms,
+        state_since_ms=T0 - age_ms,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_hydrated_working_row_is_restored_unconfirmed_and_not_fresh() -> None:
+    """A working row read back is stamped restoredUnconfirmed and never fresh (seed 03)."""
+    data = encode_status_file([_row("working"), _row("done", pane="tab-1:leafdone")], {})
+    loaded = decode_status_file(data, T0 + 1)
+    by_pane = {r.pane_key: r for r in loaded.rows}
+    assert by_pane[PANE].restored_unconfirmed and not is_fresh(by_pane[PANE], T0 + 1)
+    assert not by_pane["tab-1:leafdone"].restored_unconfirmed
+
+
+def test_rows_older_than_seven_days_are_dropped_on_load() -> None:
+    """Only records from the last seven days survive a restart (seed 02 §10)."""
+    data = encode_status_file(
+        [_row("done", age_ms=HYDRATE_WINDOW_MS + 1), _row("working", pane="tab-1:young")], {}
+    )
+    loaded = decode_status_file(data, T0)
+    assert [r.pane_key for r in loaded.rows] == ["tab-1:young"]
+    assert loaded.dropped == 1
+
+
+def test_structured_row_never_reaches_disk() -> None:
+    """The serializer skips structured rows; the file has no trace of them (seed 03 PR 1a)."""
+    data = encode_status_file([_row("working", structured_host="local")], {PANE: SHA})
+    assert json.loads(data)["rows"] == []
+    assert PANE.encode() not in data
+
+
+def test_hydrated_file_with_a_structured_row_drops_it() -> None:
+    """A structured row found on disk is dropped at hydrate (seed 03 验证)."""
+    wire = {
+        "paneKey": PANE,
+        "worktreeId": WT,
+        "state": "working",
+        "source": "structured",
+        "updatedAtMs": T0,
+        "stateSinceMs": T0,
+        "structuredHost": "local",
+    }
+    data = json.dumps({"version": 1, "rows": [wire], "launchTokenSha256": {}}).encode()
+    assert decode_status_file(data, T0).rows == []
+
+
+def test_terminal_handle_and_raw_token_are_never_written() -> None:
+    """Only the token hash is persisted; the terminal handle is live-only (seed 03)."""
+    store = AgentStatusStore()
+    store.apply_normalized_status(
+        StatusEvent(
+            pane_key=PANE,
+            state="working",
+            source="hook",
+            worktree_id=WT,
+            terminal_handle="term_secret",
+            launch_token_sha256=SHA,
+        ),
+        T0,
+    )
+    data = encode_status_file(store.rows(), store.authority.commitments)
+    assert b"term_secret" not in data
+    loaded = decode_status_file(data, T0)
+    assert loaded.commitments == {PANE: SHA}
+    assert loaded.rows[0].terminal_handle is None
+
+
+def test_malformed_files_hydrate_nothing() -> None:
+    """Garbage, wrong versions and bad rows cost rows, never a crash."""
+    for data in (
+        b"",
+        b"{",
+        b"[]",
+        b'{"version": 99, "rows": []}',
+        b"[" * 100_000,
+        b'{"version": 1, "rows": [1, {"paneKey": 3}]}',
+    ):
+        assert decode_status_file(data, T0).rows == []
+
+
+def test_atomic_write_is_private(tmp_path: Path) -> None:
+    """Files are 0600 inside a 0700 directory, replaced atomically."""
+    target = tmp_path / "agent-hooks" / "last-status.json"
+    write_file_atomic(target, b"one")
+    write_file_atomic(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE(target.parent.stat().st_mode) == 0o700
+    assert [p.name for p in target.parent.iterdir()] == ["last-status.json"]
+
+
+async def test_saver_coalesces_a_burst_into_one_trailing_write(tmp_path: Path) -> None:
+    """A burst of changes is written once, a debounce after it settles (seed 02 §10)."""
+    target = tmp_path / "agent-hooks" / "last-status.json"
+    content = {"n": 0}
+    saver = DebouncedSaver(target, lambda: str(content["n"]).encode(), debounce_s=0.1)
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(saver.run)
+            for i in range(10):
+                content["n"] = i
+                saver.schedule()
+                await trio.sleep(0.01)
+            settled = trio.current_time()
+            await saver.wait_for_write()
+            assert trio.current_time() - settled >= 0.1 - 0.01
+            nursery.cancel_scope.cancel()
+    assert saver.writes == 1 and target.read_bytes() == b"9"
+
+
+async def test_saver_bounds_the_delay_under_a_continuous_stream(tmp_path: Path) -> None:
+    """A stream that never settles is still saved within the max wait."""
+    target = tmp_path / "last-status.json"
+    content = {"n": 0}
+    saver = DebouncedSaver(
+        target, lambda: str(content["n"]).encode(), debounce_s=0.1, max_wait_s=0.3
+    )
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(saver.run)
+
+            async def stream() -> None:
+                while True:
+                    content["n"] += 1
+                    saver.schedule()
+                    await trio.sleep(0.01)
+
+            nursery.start_soon(stream)
+            start = trio.current_time()
+            await saver.wait_for_write()
+            assert trio.current_time() - start < 1.0
+            nursery.cancel_scope.cancel()
+
+
+async def test_saver_skips_unchanged_content(tmp_path: Path) -> None:
+    """A save whose bytes equal the last written ones does not touch the file."""
+    target = tmp_path / "last-status.json"
+    saver = DebouncedSaver(target, lambda: b"same")
+    assert saver.flush_now() is True
+    mtime = target.stat().st_mtime_ns
+    assert saver.flush_now() is False
+    assert target.stat().st_mtime_ns == mtime and saver.writes == 1
