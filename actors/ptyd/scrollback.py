@@ -88,6 +88,18 @@ class Scrollback:
             self._trim(len(self._buf) - self.capacity + self.capacity // 8)
         return chunk
 
+    def restore(self, start: int, data: bytes) -> None:
+        """Refill an empty scrollback from durable history that begins at ``start``.
+
+        Only the newest ``capacity`` bytes are kept, cut at a safe boundary.
+        """
+        if self.end:
+            raise ValueError("restore needs an empty scrollback")
+        self._start = start
+        self._buf = bytearray(data)
+        if len(self._buf) > self.capacity:
+            self._trim(len(self._buf) - self.capacity)
+
     def snapshot(self) -> Chunk:
         """Everything held, starting at a safe boundary."""
         return Chunk(self._start, bytes(self._buf))

@@ -1,0 +1,321 @@
+"""One live PTY session: the eager reader, the input writer and the exit watch (trio).
+
+Essay: why the reader is shaped the way it is.
+
+A PTY has a small kernel buffer (a few KiB per direction on Linux, ``N_TTY`` 4 KiB
+plus the master's flip buffers). When it is full the child blocks in ``write()``.
+Reading late therefore does not just add latency, it throttles the child: a reader
+that waits for a tick or yields to other work between small reads cuts throughput by
+an order of magnitude. So the reader loops on non-blocking ``os.read`` of up to 64 KiB
+and only parks in ``wait_readable`` when the read would block; between reads it does
+just the work that must happen before the next read (OSC scan, scrollback append,
+history write, fan-out), all of it non-blocking, and one ``checkpoint`` so other
+sessions and RPCs are served.
+
+Fan-out never blocks: events go to the PUB socket (which drops for a slow subscriber)
+and to in-process subscriptions through ``send_nowait`` (a full subscription is
+marked lagged and skipped). Either kind of reader notices its gap by offset and
+catches up with :meth:`Session.read_since` (see :mod:`actors.ptyd.cursor`).
+
+Input is queued (bounded) and written by a task of its own, so an op handler never
+waits for a child that does not read its stdin.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import trio
+
+from actors.ptyd import spawn
+from actors.ptyd.history import HistoryRing
+from actors.ptyd.osc import OscScanner
+from actors.ptyd.scrollback import Chunk, Gap, Scrollback
+
+# One read takes what the kernel has, up to this much: large enough that a flood is
+# moved in few syscalls, small enough that one event stays well below ZMQ_MAXMSGSIZE.
+READ_SIZE = 64 * 1024
+# Unwritten input per session before writes are refused: a paste of a large file is
+# fine, an endless stream into a child that never reads is the caller's problem.
+MAX_INPUT_BACKLOG = 4 * 1024 * 1024
+# Chunks an in-process subscription may queue before it is marked lagged.
+SUBSCRIPTION_QUEUE = 256
+# Grace between SIGTERM/SIGHUP and SIGKILL when a session is killed.
+KILL_GRACE_S = 2.0
+
+
+class SessionListener(Protocol):
+    """Where a session reports what happened (the actor publishes; tests record)."""
+
+    def on_output(self, session: Session, chunk: Chunk) -> None: ...
+    def on_osc(self, session: Session, payload: bytes) -> None: ...
+    def on_exit(self, session: Session) -> None: ...
+
+
+class InputBacklogFull(Exception):
+    """The child is not reading its input and the backlog bound is reached."""
+
+
+class SessionEnded(Exception):
+    """The operation needs a live PTY and this session's has closed."""
+
+
+@dataclass
+class SessionInfo:
+    """The serialisable description of a session (``term.list`` row, handoff record)."""
+
+    session_id: str
+    worktree_id: str
+    pane_key: str
+    tab_id: str
+    argv: list[str]
+    cwd: str
+    pid: int
+    cols: int
+    rows: int
+    launch_token_sha256: str
+    created_at: float = field(default_factory=time.time)
+    exit_code: int | None = None  # None while running; -1 when unknown (not our child)
+    # Names the on-disk history; stays the id given at spawn when a rename re-keys.
+    history_key: str = ""
+
+    def to_wire(self, end_offset: int, attached: int) -> dict[str, object]:
+        return {
+            "sessionId": self.session_id,
+            "worktreeId": self.worktree_id,
+            "paneKey": self.pane_key,
+            "tabId": self.tab_id,
+            "argv": self.argv,
+            "cwd": self.cwd,
+            "pid": self.pid,
+            "cols": self.cols,
+            "rows": self.rows,
+            "createdAt": self.created_at,
+            "exitCode": self.exit_code,
+            "running": self.exit_code is None,
+            "endOffset": end_offset,
+            "subscribers": attached,
+        }
+
+
+class Subscription:
+    """An in-process attached reader: a bounded queue of chunks plus a lag flag."""
+
+    def __init__(self, capacity: int = SUBSCRIPTION_QUEUE) -> None:
+        self._send, self.receive = trio.open_memory_channel[Chunk](capacity)
+        self.lagged = False
+
+    def offer(self, chunk: Chunk) -> None:
+        try:
+            self._send.send_nowait(chunk)
+        except trio.WouldBlock:
+            self.lagged = True  # dropped: the reader resyncs by offset
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    def close(self) -> None:
+        self._send.close()
+
+
+class Session:
+    """A running (or exited) child on a PTY master this process reads."""
+
+    def __init__(
+        self,
+        info: SessionInfo,
+        master_fd: int,
+        listener: SessionListener,
+        *,
+        scrollback: Scrollback,
+        history: HistoryRing | None = None,
+    ) -> None:
+        self.info = info
+        self.master_fd = master_fd
+        self.scrollback = scrollback
+        self.history = history
+        self.scanner = OscScanner()
+        self._listener = listener
+        self._subscriptions: set[Subscription] = set()
+        self._input: deque[bytes] = deque()
+        self._input_bytes = 0
+        self._input_ready = trio.Event()
+        self._master_closed = False
+        self.exited = trio.Event()
+        self.output_done = trio.Event()
+
+    @property
+    def session_id(self) -> str:
+        return self.info.session_id
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._subscriptions)
+
+    # -- running -------------------------------------------------------------------
+    async def run(self) -> None:
+        """Read, write and watch the exit until the PTY is closed for good."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch_exit)
+            nursery.start_soon(self._write_input)
+            await self._read_output()
+        # Both the output ended (hang-up) and the exit is recorded: the PTY is done.
+        self._close_master()
+
+    async def _read_output(self) -> None:
+        fd = self.master_fd
+        while True:
+            try:
+                data = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(fd)
+                continue
+            except OSError as exc:
+                if exc.errno == errno.EIO:  # every slave fd closed: the PTY hung up
+                    break
+                raise
+            if not data:
+                break
+            self._ingest(data)
+            await trio.lowlevel.checkpoint()
+        tail = self.scanner.finish()
+        if tail:
+            self._publish(tail)
+        self.output_done.set()
+
+    def _ingest(self, data: bytes) -> None:
+        result = self.scanner.feed(data)
+        if result.output:
+            self._publish(result.output)
+        for payload in result.payloads:
+            self._listener.on_osc(self, payload)
+
+    def _publish(self, output: bytes) -> None:
+        if self.history is not None:
+            self.history.append(output)
+        chunk = self.scrollback.append(output)
+        self._listener.on_output(self, chunk)
+        for sub in self._subscriptions:
+            sub.offer(chunk)
+
+    async def _watch_exit(self) -> None:
+        pidfd = spawn.open_exit_watch(self.info.pid)
+        if pidfd is not None:
+            try:
+                await trio.lowlevel.wait_readable(pidfd)
+            finally:
+                trio.lowlevel.notify_closing(pidfd)
+                os.close(pidfd)
+        status = spawn.collect_exit(self.info.pid)
+        if status is None:  # pidfd said exited; waitpid disagrees only if a race reaped it
+            status = -1
+        self.deliver_exit(-1 if status == -1 else spawn.exit_code_of(status))
+
+    def deliver_exit(self, exit_code: int) -> None:
+        """Record the child's exit (from our waitpid, or from the supervisor after adoption)."""
+        if self.exited.is_set():
+            return
+        self.info.exit_code = exit_code
+        self.exited.set()
+        self._listener.on_exit(self)
+
+    async def _write_input(self) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._write_input_loop)
+            await self.output_done.wait()
+            nursery.cancel_scope.cancel()  # the PTY hung up: nothing more to write to
+
+    async def _write_input_loop(self) -> None:
+        fd = self.master_fd
+        while True:
+            while not self._input:
+                self._input_ready = trio.Event()
+                await self._input_ready.wait()
+            data = self._input[0]
+            try:
+                written = os.write(fd, data)
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(fd)
+                continue
+            except OSError as exc:
+                if exc.errno == errno.EIO:
+                    return  # the PTY hung up; pending input has nowhere to go
+                raise
+            self._input_bytes -= written
+            if written == len(data):
+                self._input.popleft()
+            else:
+                self._input[0] = data[written:]
+
+    # -- control ---------------------------------------------------------------------
+    def write_nowait(self, data: bytes) -> None:
+        """Queue input for the child; raises if the session ended or the backlog is full."""
+        if self._master_closed or self.output_done.is_set():
+            raise SessionEnded(f"session {self.session_id} has ended")
+        if self._input_bytes + len(data) > MAX_INPUT_BACKLOG:
+            raise InputBacklogFull(
+                f"session {self.session_id} is not reading input ({self._input_bytes} bytes queued)"
+            )
+        if data:
+            self._input.append(data)
+            self._input_bytes += len(data)
+            self._input_ready.set()
+
+    def resize(self, cols: int, rows: int) -> None:
+        if self._master_closed:
+            raise SessionEnded(f"session {self.session_id} has ended")
+        spawn.resize(self.master_fd, self.info.pid, cols, rows)
+        self.info.cols, self.info.rows = cols, rows
+
+    def send_signal(self, signum: int) -> bool:
+        """Signal the child's process group; False if it no longer exists."""
+        if self.exited.is_set():
+            return False
+        return spawn.signal_group(self.info.pid, signum)
+
+    async def kill(self, grace: float = KILL_GRACE_S) -> None:
+        """SIGHUP + SIGTERM the group, SIGKILL after ``grace`` unless it exited."""
+        for signum in (signal.SIGHUP, signal.SIGTERM):
+            self.send_signal(signum)
+        with trio.move_on_after(grace):
+            await self.exited.wait()
+            return
+        self.send_signal(signal.SIGKILL)
+
+    # -- reading -----------------------------------------------------------------------
+    def subscribe(self, capacity: int = SUBSCRIPTION_QUEUE) -> tuple[Chunk, Subscription]:
+        """Attach: the snapshot and a live subscription that continues exactly after it."""
+        sub = Subscription(capacity)
+        self._subscriptions.add(sub)
+        return self.scrollback.snapshot(), sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self._subscriptions.discard(sub)
+        sub.close()
+
+    def read_since(self, offset: int, limit: int | None = None) -> Chunk | Gap:
+        return self.scrollback.read_since(offset, limit)
+
+    def _close_master(self) -> None:
+        if not self._master_closed:
+            self._master_closed = True
+            trio.lowlevel.notify_closing(self.master_fd)
+            os.close(self.master_fd)
+        for sub in list(self._subscriptions):
+            self.unsubscribe(sub)
+
+
+def decode_signal(name: str | int) -> int:
+    """``"TERM"``, ``"SIGTERM"`` or ``15`` → 15; raises ValueError for anything else."""
+    if isinstance(name, int):
+        return signal.Signals(name).value
+    upper = name.upper()
+    try:
+        return signal.Signals[upper if upper.startswith("SIG") else "SIG" + upper].value
+    except KeyError:
+        raise ValueError(f"unknown signal {name!r}") from None

@@ -1,0 +1,169 @@
+"""The session table: spawn, look up (with rename aliases), re-key, forget.
+
+Sessions are keyed by their PTY session id ``<worktreeId>@@<8 hex>`` (orca.model.panes).
+A worktree rename (``git worktree move`` → store's identity migration → event
+``worktree.renamed {old, new}``) re-keys every live session of the old worktree to
+``<new>@@<same hex>`` instead of killing it (ARCHITECTURE §3.1); the old ids stay
+valid as aliases so a client holding one keeps working.
+
+The table only spawns and indexes; running a session (its reader task) is the caller's
+job, so the same table serves the actor, tests and the benchmark.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from actors.ptyd import spawn
+from actors.ptyd.history import DEFAULT_HISTORY_BYTES, HistoryRing
+from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
+from actors.ptyd.session import Session, SessionInfo, SessionListener
+from orca.model.panes import (
+    make_pane_key,
+    make_pty_session_id,
+    parse_legacy_numeric_pane_key,
+    parse_pane_key,
+    parse_pty_session_id,
+)
+
+
+class UnknownSession(KeyError):
+    """No session has this id (nor had it before a rename)."""
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    argv: Sequence[str]
+    cwd: str
+    worktree_id: str
+    cols: int = 80
+    rows: int = 24
+    env: Mapping[str, str] | None = None
+    pane_key: str | None = None
+
+
+@dataclass
+class TableConfig:
+    history_dir: Path | None
+    hook_endpoint_file: Path
+    scrollback_bytes: int = DEFAULT_CAPACITY
+    history_bytes: int = DEFAULT_HISTORY_BYTES
+    base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def pane_identity(worktree_id: str, pane_key: str | None) -> spawn.PaneIdentity:
+    """The pane identity of a new session: the given pane key, or a fresh one."""
+    if pane_key is None:
+        pane_key = make_pane_key(f"term-{uuid.uuid4().hex[:12]}", str(uuid.uuid4()))
+    parts = parse_pane_key(pane_key)
+    if parts is not None:
+        return spawn.PaneIdentity(pane_key, parts.tab_id, worktree_id)
+    legacy = parse_legacy_numeric_pane_key(pane_key)
+    if legacy is not None:
+        return spawn.PaneIdentity(pane_key, legacy.tab_id, worktree_id)
+    raise ValueError(f"not a pane key ('<tabId>:<leafUUID>'): {pane_key!r}")
+
+
+class SessionTable:
+    """Every session of this ptyd, by id; aliases remember ids from before a rename."""
+
+    def __init__(self, config: TableConfig, listener: SessionListener) -> None:
+        self.config = config
+        self._listener = listener
+        self._sessions: dict[str, Session] = {}
+        self._aliases: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def spawn(self, req: SpawnRequest) -> Session:
+        """Start the child and register its session (the caller runs ``session.run``).
+
+        Raises ValueError for a bad worktree id or pane key, spawn.SpawnFailed when
+        the child cannot start.
+        """
+        session_id = make_pty_session_id(req.worktree_id)
+        identity = pane_identity(req.worktree_id, req.pane_key)
+        token = spawn.LaunchToken.fresh()
+        env = spawn.child_environment(
+            self.config.base_env, req.env, identity, token, self.config.hook_endpoint_file
+        )
+        pid, master = spawn.spawn_on_pty(req.argv, req.cwd, env, req.cols, req.rows)
+        token_sha256 = token.sha256
+        del token, env  # the secret lives on only in the child's environment
+        info = SessionInfo(
+            session_id=session_id,
+            worktree_id=req.worktree_id,
+            pane_key=identity.pane_key,
+            tab_id=identity.tab_id,
+            argv=list(req.argv),
+            cwd=req.cwd,
+            pid=pid,
+            cols=req.cols,
+            rows=req.rows,
+            launch_token_sha256=token_sha256,
+            history_key=session_id,
+        )
+        return self.adopt(info, master)
+
+    def adopt(self, info: SessionInfo, master_fd: int, *, resume_history: bool = False) -> Session:
+        """Register a session for an existing child and master (spawn, or handoff)."""
+        history = None
+        if self.config.history_dir is not None:
+            history = HistoryRing(
+                self.config.history_dir,
+                info.history_key or info.session_id,
+                self.config.history_bytes,
+                resume=resume_history,
+            )
+        scrollback = Scrollback(self.config.scrollback_bytes)
+        if history is not None and resume_history:
+            start, data = history.read_all()
+            scrollback.restore(start, data)
+        session = Session(info, master_fd, self._listener, scrollback=scrollback, history=history)
+        self._sessions[info.session_id] = session
+        return session
+
+    def get(self, session_id: str) -> Session:
+        seen = 0
+        while session_id not in self._sessions and session_id in self._aliases:
+            session_id = self._aliases[session_id]
+            seen += 1
+            if seen > len(self._aliases):
+                break
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            raise UnknownSession(session_id) from None
+
+    def sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    def forget(self, session_id: str) -> Session:
+        """Remove a session from the table (after it is closed); returns it."""
+        session = self.get(session_id)
+        del self._sessions[session.session_id]
+        self._aliases = {a: t for a, t in self._aliases.items() if t != session.session_id}
+        return session
+
+    def rekey_worktree(self, old_worktree_id: str, new_worktree_id: str) -> list[tuple[str, str]]:
+        """Move every session of ``old`` to ``new``; returns (old id, new id) pairs."""
+        moved: list[tuple[str, str]] = []
+        for session in list(self._sessions.values()):
+            if session.info.worktree_id != old_worktree_id:
+                continue
+            parts = parse_pty_session_id(session.session_id)
+            suffix = parts.suffix if parts is not None else None
+            new_id = make_pty_session_id(new_worktree_id, suffix)
+            old_id = session.session_id
+            del self._sessions[old_id]
+            session.info.session_id = new_id
+            session.info.worktree_id = new_worktree_id
+            self._sessions[new_id] = session
+            self._aliases[old_id] = new_id
+            moved.append((old_id, new_id))
+        return moved
