@@ -20,7 +20,7 @@ import trio
 import zmq
 
 from orca import PROTOCOL_VERSION
-from orca.actor.zsocket import last_endpoint, new_socket
+from orca.actor.zsocket import ipc_identity, last_endpoint, new_socket, unlink_ipc
 from orca.wire.envelope import Event, encode_event
 
 HEARTBEAT_TYPE = "sys.heartbeat"
@@ -44,12 +44,16 @@ class EventPublisher:
         # Generous queue per subscriber; beyond it PUB drops and the subscriber resyncs.
         self._sock.setsockopt(zmq.SNDHWM, 100_000)
         self.endpoints: list[str] = []
+        self._ipc_files: list[tuple[str, int]] = []
         self.closed = False
 
     def bind(self, endpoint: str) -> str:
         self._sock.bind(endpoint)
         actual = last_endpoint(self._sock)
         self.endpoints.append(actual)
+        ipc = ipc_identity(actual)
+        if ipc is not None:
+            self._ipc_files.append(ipc)
         return actual
 
     def publish(self, type: str, data: Any = None, *, topic: str | None = None) -> int:
@@ -82,3 +86,4 @@ class EventPublisher:
         if not self.closed:
             self.closed = True
             self._sock.close(linger=0)
+            unlink_ipc(self._ipc_files)

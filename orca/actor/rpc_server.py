@@ -27,7 +27,7 @@ import trio
 import zmq
 
 from orca import PROTOCOL_VERSION, __version__
-from orca.actor.zsocket import ZSocket, last_endpoint, new_socket
+from orca.actor.zsocket import ZSocket, ipc_identity, last_endpoint, new_socket, unlink_ipc
 from orca.wire.codec import typed_decoder
 from orca.wire.envelope import (
     Request,
@@ -81,6 +81,7 @@ class RpcServer:
         self._idem: OrderedDict[str, tuple[bool, Any]] = OrderedDict()
         self._idem_inflight: dict[str, trio.Event] = {}
         self.endpoints: list[str] = []
+        self._ipc_files: list[tuple[str, int]] = []
         self.extra_stats: Callable[[], dict[str, Any]] | None = None
         self.hello_extra: dict[str, Any] = {}
         self.epoch = ""
@@ -110,6 +111,9 @@ class RpcServer:
         self._sock.bind(endpoint)
         actual = last_endpoint(self._sock)
         self.endpoints.append(actual)
+        ipc = ipc_identity(actual)
+        if ipc is not None:
+            self._ipc_files.append(ipc)
         return actual
 
     # -- receive path (owner task, must not block) -----------------------------------
@@ -216,6 +220,7 @@ class RpcServer:
 
     def close(self) -> None:
         self._zs.close()
+        unlink_ipc(self._ipc_files)
 
     # -- built-in ops ----------------------------------------------------------------
     def _register_builtins(self) -> None:

@@ -26,6 +26,7 @@ full pipe) parks the caller until the owner sees ``POLLOUT``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -158,3 +159,28 @@ def last_endpoint(sock: zmq.Socket[Any]) -> str:
     """The endpoint a bind actually chose (resolves ``tcp://host:*`` wildcards)."""
     value = sock.getsockopt(zmq.LAST_ENDPOINT)
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def ipc_identity(endpoint: str) -> tuple[str, int] | None:
+    """(path, inode) of the socket file a bind to ``endpoint`` created, for ``unlink_ipc``."""
+    if not endpoint.startswith("ipc://"):
+        return None
+    path = endpoint[len("ipc://") :]
+    try:
+        return path, os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def unlink_ipc(identities: list[tuple[str, int]]) -> None:
+    """Remove socket files we bound (libzmq leaves them), unless a successor re-bound them.
+
+    A restarted actor may already have bound the same path; its file has another inode,
+    and removing it would make the new actor unreachable.
+    """
+    for path, inode in identities:
+        try:
+            if os.stat(path).st_ino == inode:
+                os.unlink(path)
+        except OSError:
+            pass

@@ -1,0 +1,68 @@
+"""``orcad``: the supervisor process (``python -m actors.supervisor``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+
+import trio
+
+from actors.supervisor.config import ConfigError, load_config
+from actors.supervisor.lock import AlreadyRunning, InstanceLock
+from actors.supervisor.tree import Supervisor
+from orca.actor.app import configure_logging
+from orca.paths import resolve_paths
+
+log = logging.getLogger("orcad")
+
+EXIT_ALREADY_RUNNING = 3
+EXIT_BAD_CONFIG = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="orcad", description="the Orca supervisor")
+    parser.add_argument(
+        "--ready-fd",
+        type=int,
+        default=None,
+        help="write 'ready' to this fd once every actor is ready",
+    )
+    args = parser.parse_args(argv)
+    configure_logging("orcad")
+    paths = resolve_paths().ensure()
+    try:
+        spec = load_config(paths)
+    except ConfigError as exc:
+        print(f"orcad: bad configuration: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    lock = InstanceLock(paths.lock_file)
+    sup = Supervisor(paths, spec)
+    try:
+        lock.acquire(
+            {
+                "pid": os.getpid(),
+                "endpoint": sup.endpoint,
+                "home": str(paths.home) if paths.home else None,
+                "startedAt": time.time(),
+            }
+        )
+    except AlreadyRunning as exc:
+        print(
+            f"orcad: already running: pid {exc.info.get('pid')}, endpoint "
+            f"{exc.info.get('endpoint')}",
+            file=sys.stderr,
+        )
+        return EXIT_ALREADY_RUNNING
+    try:
+        trio.run(sup.run, args.ready_fd)
+    finally:
+        lock.release()
+    log.info("orcad stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

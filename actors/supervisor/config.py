@@ -1,0 +1,140 @@
+"""The supervision tree as declared in TOML: shipped defaults plus the user's overrides."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from orca.paths import OrcaPaths
+
+SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "config" / "supervisor.toml"
+CONFIG_NAME = "supervisor.toml"
+
+Restart = Literal["permanent", "transient", "temporary"]
+Strategy = Literal["one_for_one", "rest_for_one"]
+_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class ConfigError(ValueError):
+    """The supervisor configuration is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    name: str
+    module: str
+    restart: Restart = "permanent"
+    shutdown_grace_s: float | None = None  # None: the supervisor-wide grace
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SupervisorSpec:
+    children: tuple[ChildSpec, ...]
+    strategy: Strategy = "one_for_one"
+    intensity: int = 5
+    period_s: float = 60.0
+    backoff_initial_s: float = 0.25
+    backoff_max_s: float = 8.0
+    stable_after_s: float = 10.0
+    heartbeat_interval_s: float = 1.0
+    heartbeat_timeout_s: float = 5.0
+    ready_timeout_s: float = 15.0
+    shutdown_grace_s: float = 5.0
+    log_max_bytes: int = 5_000_000
+    log_backups: int = 3
+    tcp_host: str = ""
+
+    def grace_for(self, child: ChildSpec) -> float:
+        return self.shutdown_grace_s if child.shutdown_grace_s is None else child.shutdown_grace_s
+
+    def child(self, name: str) -> ChildSpec:
+        for c in self.children:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+_NUMBER_KEYS = {f.name for f in fields(SupervisorSpec)} - {"children", "strategy", "tcp_host"}
+
+
+def _parse_child(raw: Any, where: str) -> ChildSpec:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: each [[child]] must be a table")
+    name, module = raw.get("name"), raw.get("module")
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise ConfigError(f"{where}: child name {name!r} must match {_NAME_RE.pattern}")
+    if not isinstance(module, str) or not _MODULE_RE.fullmatch(module):
+        raise ConfigError(f"{where}: child {name}: module {module!r} is not a dotted module name")
+    restart = raw.get("restart", "permanent")
+    if restart not in ("permanent", "transient", "temporary"):
+        raise ConfigError(f"{where}: child {name}: restart must be permanent|transient|temporary")
+    grace = raw.get("shutdown_grace_s")
+    if grace is not None and (not isinstance(grace, int | float) or grace < 0):
+        raise ConfigError(f"{where}: child {name}: shutdown_grace_s must be a number >= 0")
+    args = raw.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigError(f"{where}: child {name}: args must be a list of strings")
+    unknown = set(raw) - {"name", "module", "restart", "shutdown_grace_s", "args"}
+    if unknown:
+        raise ConfigError(f"{where}: child {name}: unknown keys {sorted(unknown)}")
+    return ChildSpec(name, module, restart, None if grace is None else float(grace), tuple(args))
+
+
+def _apply(spec: SupervisorSpec, doc: dict[str, Any], where: str) -> SupervisorSpec:
+    sup = doc.get("supervisor", {})
+    if not isinstance(sup, dict):
+        raise ConfigError(f"{where}: [supervisor] must be a table")
+    changes: dict[str, Any] = {}
+    for key, value in sup.items():
+        if key == "strategy":
+            if value not in ("one_for_one", "rest_for_one"):
+                raise ConfigError(f"{where}: strategy must be one_for_one or rest_for_one")
+            changes[key] = value
+        elif key == "tcp_host":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: tcp_host must be a string")
+            changes[key] = value
+        elif key in _NUMBER_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"{where}: {key} must be a number >= 0, got {value!r}")
+            is_int = key in ("intensity", "log_max_bytes", "log_backups")
+            changes[key] = int(value) if is_int else float(value)
+        else:
+            raise ConfigError(f"{where}: unknown [supervisor] key {key!r}")
+    if "child" in doc:
+        raw_children = doc["child"]
+        if not isinstance(raw_children, list):
+            raise ConfigError(f"{where}: child must be an array of tables ([[child]])")
+        children = tuple(_parse_child(c, where) for c in raw_children)
+        names = [c.name for c in children]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"{where}: duplicate child names in {names}")
+        changes["children"] = children
+    unknown_top = set(doc) - {"supervisor", "child"}
+    if unknown_top:
+        raise ConfigError(f"{where}: unknown top-level keys {sorted(unknown_top)}")
+    return replace(spec, **changes)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+
+
+def load_config(paths: OrcaPaths, shipped: Path = SHIPPED_CONFIG) -> SupervisorSpec:
+    """The shipped tree with the user's ``supervisor.toml`` applied on top, validated."""
+    spec = _apply(SupervisorSpec(children=()), _read(shipped), str(shipped))
+    override = paths.config_dir / CONFIG_NAME
+    if override.exists():
+        spec = _apply(spec, _read(override), str(override))
+    if not spec.children:
+        raise ConfigError("the supervision tree has no children")
+    return spec

@@ -1,0 +1,332 @@
+"""The supervisor's decisions, with no I/O: child events in, effects out.
+
+The shell (``tree.py``) feeds this core what happened (a child was spawned, reported
+ready, heartbeated, exited; time passed; an operator asked for a restart) and carries
+out the effects it returns (spawn, terminate, kill, publish). Every ordering question —
+what happens when a child dies while its sibling is backing off, when an operator
+restart races a crash — is answered here and unit-tested without processes.
+
+Policy, per child:
+- restart type: ``permanent`` always restarts, ``transient`` only after an abnormal exit
+  (non-zero, a signal, or killed by us), ``temporary`` never;
+- exponential backoff between restarts (``backoff_initial_s`` doubling to
+  ``backoff_max_s``), reset once the child has stayed up ``stable_after_s``;
+- intensity: more than ``intensity`` restarts within ``period_s`` escalates: the child
+  is marked ``failed`` and left alone (no CPU burnt) until an operator restart clears it;
+- liveness: a child that misses heartbeats for ``heartbeat_timeout_s``, or is not ready
+  within ``ready_timeout_s``, is killed and then handled like any other crash;
+- strategy ``rest_for_one``: a crash also stops every child declared after it; they
+  start again once the crashed child is ready.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from actors.supervisor.config import ChildSpec, SupervisorSpec
+
+State = Literal["starting", "running", "backoff", "failed", "stopped"]
+
+
+@dataclass(frozen=True)
+class Spawn:
+    name: str
+
+
+@dataclass(frozen=True)
+class Terminate:
+    """SIGTERM the child's process group, SIGKILL it after ``grace`` seconds."""
+
+    name: str
+    pid: int
+    grace: float
+
+
+@dataclass(frozen=True)
+class Kill:
+    name: str
+    pid: int
+
+
+@dataclass(frozen=True)
+class Publish:
+    type: str
+    data: dict[str, Any]
+
+
+Effect = Spawn | Terminate | Kill | Publish
+
+
+@dataclass
+class ChildRecord:
+    spec: ChildSpec
+    index: int
+    backoff_s: float
+    state: State = "stopped"
+    pid: int | None = None
+    started_at: float | None = None
+    ready_at: float | None = None
+    last_heartbeat: float | None = None
+    restart_at: float | None = None
+    restarts: int = 0
+    recent_restarts: deque[float] = field(default_factory=deque)
+    last_exit: dict[str, Any] | None = None
+    kill_reason: str | None = None
+    awaiting_peer: bool = False
+    operator_restart: bool = False
+
+    def status(self, now: float) -> dict[str, Any]:
+        return {
+            "name": self.spec.name,
+            "module": self.spec.module,
+            "pid": self.pid,
+            "state": self.state,
+            "restarts": self.restarts,
+            "uptime": (now - self.ready_at) if self.state == "running" and self.ready_at else None,
+            "lastExit": self.last_exit,
+        }
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+class SupervisorCore:
+    """Restart policy for an ordered list of children."""
+
+    def __init__(self, spec: SupervisorSpec) -> None:
+        self.spec = spec
+        self.children = {
+            c.name: ChildRecord(c, i, spec.backoff_initial_s) for i, c in enumerate(spec.children)
+        }
+        self.stopping = False
+
+    # -- queries ------------------------------------------------------------------
+    def ordered(self) -> list[ChildRecord]:
+        return sorted(self.children.values(), key=lambda r: r.index)
+
+    def all_ready(self) -> bool:
+        return all(
+            r.state == "running"
+            or (r.state == "stopped" and r.spec.restart != "permanent" and r.last_exit is not None)
+            for r in self.children.values()
+        )
+
+    def any_failed(self) -> list[str]:
+        return [r.spec.name for r in self.ordered() if r.state == "failed"]
+
+    def statuses(self, now: float) -> list[dict[str, Any]]:
+        return [r.status(now) for r in self.ordered()]
+
+    def next_deadline(self) -> float | None:
+        deadlines: list[float] = []
+        for r in self.children.values():
+            if r.state == "backoff" and r.restart_at is not None and not r.awaiting_peer:
+                deadlines.append(r.restart_at)
+            elif r.kill_reason is None and r.pid is not None:
+                if r.state == "starting" and r.started_at is not None:
+                    deadlines.append(r.started_at + self.spec.ready_timeout_s)
+                elif r.state == "running" and r.last_heartbeat is not None:
+                    deadlines.append(r.last_heartbeat + self.spec.heartbeat_timeout_s)
+        return min(deadlines) if deadlines else None
+
+    # -- inputs -------------------------------------------------------------------
+    def _start(self, rec: ChildRecord, now: float) -> Spawn:
+        rec.state = "starting"
+        rec.pid = None
+        rec.started_at = now
+        rec.ready_at = None
+        rec.last_heartbeat = None
+        rec.restart_at = None
+        rec.kill_reason = None
+        rec.awaiting_peer = False
+        return Spawn(rec.spec.name)
+
+    def boot(self, now: float) -> list[Effect]:
+        """Start every child (they come up in parallel; order matters for stop/rest_for_one)."""
+        return [self._start(r, now) for r in self.ordered()]
+
+    def spawned(self, name: str, pid: int, now: float) -> list[Effect]:
+        rec = self.children[name]
+        rec.pid = pid
+        rec.started_at = now
+        if self.stopping:
+            return [Terminate(name, pid, self.spec.grace_for(rec.spec))]
+        return []
+
+    def spawn_failed(self, name: str, error: str, now: float) -> list[Effect]:
+        """The process could not even be created (bad interpreter, EMFILE...): a crash."""
+        return self._crashed(self.children[name], {"code": None, "reason": error}, now)
+
+    def ready(self, name: str, pid: int, now: float, info: dict[str, Any]) -> list[Effect]:
+        rec = self.children.get(name)
+        if rec is None or rec.pid != pid or rec.state != "starting":
+            return []
+        rec.state = "running"
+        rec.ready_at = now
+        rec.last_heartbeat = now
+        effects: list[Effect] = [
+            Publish(f"actor.{name}.started", {"name": name, "pid": pid, **info})
+        ]
+        for later in self.ordered()[rec.index + 1 :]:
+            if later.awaiting_peer and not self.stopping:
+                effects.append(self._start(later, now))
+        return effects
+
+    def heartbeat(self, name: str, pid: int, now: float) -> bool:
+        rec = self.children.get(name)
+        if rec is None or rec.pid != pid:
+            return False
+        rec.last_heartbeat = now
+        if (
+            rec.state == "running"
+            and rec.ready_at is not None
+            and now - rec.ready_at >= self.spec.stable_after_s
+        ):
+            rec.backoff_s = self.spec.backoff_initial_s
+        return True
+
+    def exited(self, name: str, pid: int, returncode: int, now: float) -> list[Effect]:
+        rec = self.children[name]
+        if rec.pid != pid:
+            return []
+        reason = rec.kill_reason or describe_exit(returncode)
+        exit_info = {"code": returncode, "reason": reason}
+        rec.pid = None
+        rec.last_exit = exit_info
+        effects: list[Effect] = [
+            Publish(f"actor.{name}.exited", {"name": name, "pid": pid, **exit_info})
+        ]
+        if self.stopping:
+            rec.state = "stopped"
+            return effects
+        if rec.operator_restart:
+            rec.operator_restart = False
+            return [*effects, self._start(rec, now)]
+        if rec.awaiting_peer:
+            rec.state = "backoff"
+            rec.restart_at = None
+            return effects
+        normal = returncode == 0 and rec.kill_reason is None
+        if rec.spec.restart == "temporary" or (rec.spec.restart == "transient" and normal):
+            rec.state = "stopped"
+            return effects
+        return effects + self._crashed(rec, exit_info, now)
+
+    def _crashed(self, rec: ChildRecord, exit_info: dict[str, Any], now: float) -> list[Effect]:
+        name = rec.spec.name
+        rec.pid = None
+        rec.last_exit = exit_info
+        window = rec.recent_restarts
+        while window and now - window[0] > self.spec.period_s:
+            window.popleft()
+        effects: list[Effect] = []
+        if len(window) >= self.spec.intensity:
+            rec.state = "failed"
+            rec.restart_at = None
+            effects.append(
+                Publish(
+                    f"actor.{name}.failed",
+                    {
+                        "name": name,
+                        "restarts": len(window) + 1,
+                        "periodS": self.spec.period_s,
+                        "lastExit": exit_info,
+                    },
+                )
+            )
+        else:
+            window.append(now)
+            rec.restarts += 1
+            if rec.ready_at is not None and now - rec.ready_at >= self.spec.stable_after_s:
+                rec.backoff_s = self.spec.backoff_initial_s
+            delay = rec.backoff_s
+            rec.backoff_s = min(delay * 2, self.spec.backoff_max_s)
+            rec.state = "backoff"
+            rec.restart_at = now + delay
+            effects.append(
+                Publish(
+                    f"actor.{name}.restarting",
+                    {
+                        "name": name,
+                        "delayS": delay,
+                        "restarts": rec.restarts,
+                        "lastExit": exit_info,
+                    },
+                )
+            )
+        if self.spec.strategy == "rest_for_one":
+            effects.extend(self._stop_dependents(rec, now))
+        return effects
+
+    def _stop_dependents(self, rec: ChildRecord, now: float) -> list[Effect]:
+        effects: list[Effect] = []
+        for later in self.ordered()[rec.index + 1 :]:
+            if later.state in ("starting", "running", "backoff"):
+                later.awaiting_peer = True
+                if later.pid is not None:
+                    later.kill_reason = f"rest_for_one: {rec.spec.name} exited"
+                    effects.append(
+                        Terminate(later.spec.name, later.pid, self.spec.grace_for(later.spec))
+                    )
+                else:
+                    later.state = "backoff"
+                    later.restart_at = None
+        return effects
+
+    def tick(self, now: float) -> list[Effect]:
+        """Act on expired deadlines: restart after backoff, kill the hung and the slow."""
+        if self.stopping:
+            return []
+        effects: list[Effect] = []
+        for rec in self.ordered():
+            if rec.state == "backoff" and not rec.awaiting_peer and rec.restart_at is not None:
+                if now >= rec.restart_at:
+                    effects.append(self._start(rec, now))
+            elif rec.pid is not None and rec.kill_reason is None:
+                if (
+                    rec.state == "starting"
+                    and rec.started_at is not None
+                    and now - rec.started_at >= self.spec.ready_timeout_s
+                ):
+                    rec.kill_reason = f"not ready within {self.spec.ready_timeout_s:g}s"
+                    effects.append(Kill(rec.spec.name, rec.pid))
+                elif (
+                    rec.state == "running"
+                    and rec.last_heartbeat is not None
+                    and now - rec.last_heartbeat >= self.spec.heartbeat_timeout_s
+                ):
+                    rec.kill_reason = f"no heartbeat for {now - rec.last_heartbeat:.1f}s (hung)"
+                    effects.append(Kill(rec.spec.name, rec.pid))
+        return effects
+
+    def restart(self, name: str, now: float) -> list[Effect]:
+        """Operator restart: clears ``failed`` and the intensity window, restarts at once."""
+        rec = self.children[name]
+        rec.recent_restarts.clear()
+        rec.backoff_s = self.spec.backoff_initial_s
+        if rec.pid is not None:
+            rec.operator_restart = True
+            rec.kill_reason = "restarted by operator"
+            return [Terminate(name, rec.pid, self.spec.grace_for(rec.spec))]
+        return [
+            Publish(
+                f"actor.{name}.restarting",
+                {"name": name, "delayS": 0.0, "restarts": rec.restarts, "operator": True},
+            ),
+            self._start(rec, now),
+        ]
+
+    def begin_stop(self) -> None:
+        self.stopping = True
+        for rec in self.children.values():
+            if rec.pid is None:
+                rec.state = "stopped"

@@ -1,0 +1,309 @@
+"""The supervisor's trio shell: processes, pipes, timers and sockets around ``core``.
+
+Everything that decides lives in ``SupervisorCore``; this module spawns what it says to
+spawn, signals what it says to signal, and reports back what the kernel tells us.
+Children run in their own session (``start_new_session``) so a process group is one
+actor and everything it forked: SIGTERM/SIGKILL go to the group, and nothing an actor
+started can outlive a stop.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import trio
+
+from actors.supervisor import api
+from actors.supervisor.config import SupervisorSpec
+from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
+from actors.supervisor.logs import RotatingLog
+from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV, TCP_HOST_ENV
+from orca.actor.publisher import EventPublisher
+from orca.actor.rpc_server import RpcServer
+from orca.paths import OrcaPaths
+from orca.wire.errors import NotFound, Timeout
+
+log = logging.getLogger(__name__)
+
+# Bytes read from an actor's output pipe at a time.
+LOG_CHUNK = 65536
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+class Supervisor:
+    def __init__(self, paths: OrcaPaths, spec: SupervisorSpec) -> None:
+        self.paths = paths
+        self.spec = spec
+        self.core = SupervisorCore(spec)
+        self.rpc = RpcServer("supervisor")
+        self.events = EventPublisher("supervisor")
+        self.rpc.epoch = self.events.epoch
+        self.started_at = time.monotonic()
+        self._wake = trio.Event()
+        self._changed = trio.Condition()
+        self._exit_events: dict[int, trio.Event] = {}
+        self._logs: dict[str, RotatingLog] = {}
+        self._stopped = trio.Event()
+        self._stop_requested = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self.endpoint = paths.ipc_endpoint("supervisor", "rpc")
+        self._register_ops()
+
+    # -- effects --------------------------------------------------------------------
+    def _do(self, effects: list[Effect]) -> None:
+        assert self._nursery is not None
+        for effect in effects:
+            if isinstance(effect, Spawn):
+                self._nursery.start_soon(self._run_child, effect.name)
+            elif isinstance(effect, Terminate):
+                self._nursery.start_soon(self._terminate, effect.pid, effect.grace)
+            elif isinstance(effect, Kill):
+                log.warning("killing %s (pid %d)", effect.name, effect.pid)
+                _signal_group(effect.pid, signal.SIGKILL)
+            elif isinstance(effect, Publish):
+                log.info("%s %s", effect.type, effect.data)
+                self.events.publish(effect.type, effect.data)
+        self._wake.set()
+        self._nursery.start_soon(self._notify)
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _child_env(self, name: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            {
+                SUPERVISOR_ENV: self.endpoint,
+                SUPERVISOR_PID_ENV: str(os.getpid()),
+                HEARTBEAT_ENV: str(self.spec.heartbeat_interval_s),
+                "ORCA_ACTOR_NAME": name,
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        if self.paths.home is not None:
+            env["ORCA_HOME"] = str(self.paths.home)
+        if self.spec.tcp_host:
+            env[TCP_HOST_ENV] = self.spec.tcp_host
+        else:
+            env.pop(TCP_HOST_ENV, None)
+        return env
+
+    def _log_for(self, name: str) -> RotatingLog:
+        if name not in self._logs:
+            self._logs[name] = RotatingLog(
+                self.paths.log_file(name), self.spec.log_max_bytes, self.spec.log_backups
+            )
+        return self._logs[name]
+
+    async def _pump_output(self, name: str, stream: trio.abc.ReceiveStream) -> None:
+        logfile = self._log_for(name)
+        async with stream:
+            while chunk := await stream.receive_some(LOG_CHUNK):
+                logfile.write(chunk)
+
+    async def _run_child(self, name: str) -> None:
+        child = self.spec.child(name)
+        argv = [sys.executable, "-m", child.module, *child.args]
+        try:
+            proc = await trio.lowlevel.open_process(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=self._child_env(name),
+            )
+        except OSError as exc:
+            log.error("cannot start %s: %s", name, exc)
+            self._do(self.core.spawn_failed(name, f"spawn failed: {exc}", time.monotonic()))
+            return
+        pid = proc.pid
+        exited = self._exit_events[pid] = trio.Event()
+        self._do(self.core.spawned(name, pid, time.monotonic()))
+        assert self._nursery is not None and proc.stdout is not None
+        self._nursery.start_soon(self._pump_output, name, proc.stdout)
+        try:
+            returncode = await proc.wait()
+        finally:
+            # Whatever the actor forked into its group goes with it.
+            _signal_group(pid, signal.SIGKILL)
+            exited.set()
+            self._exit_events.pop(pid, None)
+        self._do(self.core.exited(name, pid, returncode, time.monotonic()))
+
+    async def _terminate(self, pid: int, grace: float) -> None:
+        exited = self._exit_events.get(pid)
+        if exited is None:
+            return
+        _signal_group(pid, signal.SIGTERM)
+        with trio.move_on_after(grace):
+            await exited.wait()
+            return
+        log.warning("pid %d ignored SIGTERM for %ss: SIGKILL", pid, grace)
+        _signal_group(pid, signal.SIGKILL)
+        await exited.wait()
+
+    # -- timers ----------------------------------------------------------------------
+    async def _timer_loop(self) -> None:
+        while True:
+            deadline = self.core.next_deadline()
+            wake = self._wake
+            with trio.move_on_at(math.inf if deadline is None else self._to_trio(deadline)):
+                await wake.wait()
+            if self._wake is wake:
+                self._wake = trio.Event()
+            self._do(self.core.tick(time.monotonic()))
+
+    def _to_trio(self, monotonic_deadline: float) -> float:
+        return trio.current_time() + (monotonic_deadline - time.monotonic())
+
+    # -- ops -------------------------------------------------------------------------
+    def _register_ops(self) -> None:
+        self.rpc.register("sup.ready", self._op_ready, api.ReadyArgs)
+        self.rpc.register("sup.heartbeat", self._op_heartbeat, api.HeartbeatArgs)
+        self.rpc.register("sup.status", self._op_status, api.NoArgs)
+        self.rpc.register("sup.snapshot", self._op_snapshot, api.NoArgs)
+        self.rpc.register("sup.restart", self._op_restart, api.RestartArgs)
+        self.rpc.register("sup.wait_ready", self._op_wait_ready, api.WaitReadyArgs, concurrent=True)
+        self.rpc.register("sup.stop", self._op_stop, api.NoArgs, concurrent=True)
+
+    async def _op_ready(self, a: api.ReadyArgs) -> dict[str, Any]:
+        info = {"rpc": a.rpc, "pub": a.pub, "epoch": a.epoch}
+        self._do(self.core.ready(a.name, a.pid, time.monotonic(), info))
+        return {}
+
+    async def _op_heartbeat(self, a: api.HeartbeatArgs) -> dict[str, Any]:
+        known = self.core.heartbeat(a.name, a.pid, time.monotonic())
+        if known:
+            self._wake.set()
+        return {"known": known}
+
+    def status(self) -> dict[str, Any]:
+        import psutil
+
+        actors = self.core.statuses(time.monotonic())
+        for row in actors:
+            row["rss"] = None
+            if row["pid"] is not None:
+                try:
+                    row["rss"] = psutil.Process(row["pid"]).memory_info().rss
+                except psutil.Error:
+                    pass
+        return {
+            "actors": actors,
+            "supervisor": {
+                "pid": os.getpid(),
+                "uptime": time.monotonic() - self.started_at,
+                "home": str(self.paths.home) if self.paths.home else None,
+                "endpoint": self.endpoint,
+                "endpoints": self.rpc.endpoints,
+                "strategy": self.spec.strategy,
+                "stopping": self.core.stopping,
+            },
+        }
+
+    async def _op_status(self, _: api.NoArgs) -> dict[str, Any]:
+        return self.status()
+
+    async def _op_snapshot(self, _: api.NoArgs) -> dict[str, Any]:
+        return {"epoch": self.events.epoch, "seq": self.events.seq, **self.status()}
+
+    async def _op_restart(self, a: api.RestartArgs) -> dict[str, Any]:
+        if a.name not in self.core.children:
+            raise NotFound(f"no actor named {a.name!r} (known: {', '.join(self.core.children)})")
+        if self.core.stopping:
+            raise NotFound("orcad is stopping")
+        self._do(self.core.restart(a.name, time.monotonic()))
+        return {}
+
+    async def _op_wait_ready(self, a: api.WaitReadyArgs) -> dict[str, Any]:
+        with trio.move_on_after(a.timeout):
+            async with self._changed:
+                while not self.core.all_ready():
+                    await self._changed.wait()
+            return self.status()
+        raise Timeout(f"not every actor was ready within {a.timeout:g}s: {self.status()['actors']}")
+
+    async def _op_stop(self, _: api.NoArgs) -> dict[str, Any]:
+        self._stop_requested.set()
+        await self._stopped.wait()
+        return {}
+
+    # -- life ------------------------------------------------------------------------
+    async def stop_children(self) -> None:
+        """Stop every child in reverse start order: SIGTERM, grace, SIGKILL of the group."""
+        self.core.begin_stop()
+        for rec in reversed(self.core.ordered()):
+            if rec.pid is not None:
+                await self._terminate(rec.pid, self.spec.grace_for(rec.spec))
+
+    async def _report_ready(self, ready_fd: int | None) -> None:
+        """Tell whoever started us (``orca up``) that the whole tree is ready, once."""
+        if ready_fd is None:
+            return
+        try:
+            with trio.move_on_after(self.spec.ready_timeout_s * 2):
+                async with self._changed:
+                    while not self.core.all_ready() and not self.core.any_failed():
+                        await self._changed.wait()
+            failed = self.core.any_failed()
+            message = (
+                f"failed {' '.join(failed)}\n"
+                if failed
+                else ("ready\n" if self.core.all_ready() else "timeout\n")
+            )
+            os.write(ready_fd, message.encode())
+        except OSError:
+            pass
+        finally:
+            os.close(ready_fd)
+
+    async def run(self, ready_fd: int | None = None) -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                self.rpc.bind(self.endpoint)
+                self.events.bind(self.paths.ipc_endpoint("supervisor", "pub"))
+                if self.spec.tcp_host:
+                    self.rpc.bind(f"tcp://{self.spec.tcp_host}:*")
+                    self.events.bind(f"tcp://{self.spec.tcp_host}:*")
+                await nursery.start(self.rpc.serve)
+                nursery.start_soon(self.events.run_heartbeats)
+                nursery.start_soon(self._timer_loop)
+                self._do(self.core.boot(time.monotonic()))
+                nursery.start_soon(self._report_ready, ready_fd)
+
+                async def on_signal() -> None:
+                    async for signum in signals:
+                        log.info("orcad: %s, stopping", signal.Signals(signum).name)
+                        self._stop_requested.set()
+                        return
+
+                nursery.start_soon(on_signal)
+                await self._stop_requested.wait()
+                await self.stop_children()
+                self._stopped.set()
+                # Give the sup.stop caller its reply before the sockets close.
+                await trio.sleep(0.05)
+                nursery.cancel_scope.cancel()
+        self.rpc.close()
+        self.events.close()
+        for logfile in self._logs.values():
+            logfile.close()

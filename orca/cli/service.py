@@ -1,0 +1,246 @@
+"""``orca up | down | status | restart | logs``: the service's lifecycle."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import signal
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from orca.cli.output import (
+    EXIT_FAILED,
+    EXIT_NOT_RUNNING,
+    EXIT_OK,
+    EXIT_USAGE,
+    fail,
+    fail_from,
+    human_bytes,
+    human_duration,
+    print_json,
+    print_table,
+)
+from orca.paths import OrcaPaths, resolve_paths
+from orca.wire.errors import OrcaError
+
+# How long `orca up` waits for the tree to report ready before giving up.
+UP_TIMEOUT_S = 60.0
+# How long `orca down` waits for orcad to stop everything and exit.
+DOWN_TIMEOUT_S = 60.0
+
+
+def _running(paths: OrcaPaths) -> dict[str, Any] | None:
+    from actors.supervisor.lock import read_lock_info
+
+    return read_lock_info(paths.lock_file)
+
+
+def _tail(path: Path, lines: int) -> list[str]:
+    try:
+        with path.open("rb") as f:
+            return [b.decode(errors="replace").rstrip("\n") for b in deque(f, maxlen=lines)]
+    except FileNotFoundError:
+        return []
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    paths = resolve_paths().ensure()
+    info = _running(paths)
+    if info is not None:
+        print(
+            f"orca is already running: orcad pid {info.get('pid')}, endpoint {info.get('endpoint')}"
+            + (f", ORCA_HOME {info['home']}" if info.get("home") else "")
+        )
+        return EXIT_OK
+    if args.foreground:
+        from actors.supervisor.__main__ import main as orcad_main
+
+        return orcad_main([])
+    started = time.monotonic()
+    read_fd, write_fd = os.pipe()
+    log_path = paths.log_file("orcad")
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        # posix_spawn with setsid: the daemon leaves our session and terminal, and no
+        # Popen object is left behind to be garbage-collected while it runs.
+        pid = os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-m", "actors.supervisor", "--ready-fd", str(write_fd)],
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                (os.POSIX_SPAWN_DUP2, log_fd, 2),
+                (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(write_fd)
+        os.close(log_fd)
+    message = b""
+    try:
+        deadline = started + UP_TIMEOUT_S
+        while not message.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([read_fd], [], [], remaining)[0]:
+                message = b"timeout\n"
+                break
+            chunk = os.read(read_fd, 256)
+            if not chunk:
+                break
+            message += chunk
+    finally:
+        os.close(read_fd)
+    elapsed = time.monotonic() - started
+    verdict = message.decode(errors="replace").strip()
+    if verdict == "ready":
+        print(
+            f"orca is up: every actor ready in {elapsed:.2f}s (orcad pid {pid}, logs in {paths.log_dir})"
+        )
+        return EXIT_OK
+    reason = verdict or "orcad exited before the tree was ready"
+    print(f"orca: up failed: {reason}", file=sys.stderr)
+    for line in _tail(log_path, 15):
+        print(f"  {line}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def _sup_call(op: str, args: Any = None, timeout: float = 5.0) -> Any:
+    from orca.client.sync import call
+
+    return call("supervisor", op, args, timeout=timeout)
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    import psutil
+
+    paths = resolve_paths()
+    info = _running(paths)
+    if info is None:
+        print("orca is not running")
+        return EXIT_NOT_RUNNING
+    pid = info.get("pid")
+    try:
+        _sup_call("sup.stop", timeout=DOWN_TIMEOUT_S)
+    except OrcaError as exc:
+        print(f"orca: orderly stop failed ({exc.message}); signalling orcad", file=sys.stderr)
+        if isinstance(pid, int):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    if isinstance(pid, int):
+        try:
+            psutil.Process(pid).wait(timeout=DOWN_TIMEOUT_S)
+        except psutil.NoSuchProcess:
+            pass
+        except psutil.TimeoutExpired:
+            return fail(f"orcad (pid {pid}) did not exit within {DOWN_TIMEOUT_S:g}s")
+    print("orca stopped")
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    paths = resolve_paths()
+    try:
+        if _running(paths) is None:
+            from orca.wire.errors import Unavailable
+
+            raise Unavailable("orca is not running (start it with `orca up`)")
+        status = _sup_call("sup.status")
+    except OrcaError as exc:
+        if args.json:
+            print_json("actors", [])
+        return fail_from(exc)
+    actors = status["actors"]
+    if args.json:
+        print_json("actors", actors)
+        return EXIT_OK
+    rows = [
+        (
+            a["name"],
+            a["pid"],
+            a["state"],
+            a["restarts"],
+            human_duration(a["uptime"]),
+            human_bytes(a["rss"]),
+            (a.get("lastExit") or {}).get("reason"),
+        )
+        for a in actors
+    ]
+    sup = status["supervisor"]
+    print_table(
+        ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "LAST EXIT"),
+        rows,
+        title=f"orcad pid {sup['pid']}, up {human_duration(sup['uptime'])}",
+    )
+    return EXIT_OK
+
+
+def cmd_restart(args: argparse.Namespace) -> int:
+    try:
+        _sup_call("sup.restart", {"name": args.actor})
+    except OrcaError as exc:
+        return fail_from(exc)
+    print(f"restarting {args.actor}")
+    return EXIT_OK
+
+
+def _known_actors(paths: OrcaPaths) -> list[str]:
+    from actors.supervisor.config import ConfigError, load_config
+
+    try:
+        return ["orcad", *(c.name for c in load_config(paths).children)]
+    except ConfigError:
+        return ["orcad"]
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    paths = resolve_paths()
+    known = _known_actors(paths)
+    if args.actor not in known:
+        return fail(f"unknown actor {args.actor!r} (known: {', '.join(known)})", EXIT_USAGE)
+    path = paths.log_file(args.actor)
+    if not path.exists():
+        return fail(f"no log for {args.actor} yet ({path})")
+    for line in _tail(path, args.lines):
+        print(line)
+    if not args.follow:
+        return EXIT_OK
+    with path.open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        while True:
+            chunk = f.read()
+            if chunk:
+                sys.stdout.write(chunk.decode(errors="replace"))
+                sys.stdout.flush()
+            else:
+                time.sleep(0.25)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    up = sub.add_parser("up", help="start the service (every actor) and wait until it is ready")
+    up.add_argument("--foreground", action="store_true", help="run orcad in this terminal")
+    up.set_defaults(func=cmd_up)
+
+    down = sub.add_parser("down", help="stop every actor (reverse start order) and orcad")
+    down.set_defaults(func=cmd_down)
+
+    status = sub.add_parser("status", help="each actor's pid, state, restarts, uptime and RSS")
+    status.add_argument("--json", action="store_true", help='print {"actors": [...]}')
+    status.set_defaults(func=cmd_status)
+
+    restart = sub.add_parser("restart", help="restart one actor; clears a failed state")
+    restart.add_argument("actor")
+    restart.set_defaults(func=cmd_restart)
+
+    logs = sub.add_parser("logs", help="show an actor's log (orcad for the supervisor)")
+    logs.add_argument("actor")
+    logs.add_argument("-n", "--lines", type=int, default=50, help="lines to show (default 50)")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
+    logs.set_defaults(func=cmd_logs)
