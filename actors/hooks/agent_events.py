@@ -1,0 +1,155 @@
+"""Each agent's documented hook events mapped to row states. Pure.
+
+The hook script forwards the agent's own hook payload unchanged (the JSON the agent
+writes to the hook's stdin), so the event name and fields are the agent's:
+
+* Claude Code - ``hook_event_name`` in SessionStart, UserPromptSubmit, PreToolUse,
+  PostToolUse, PostToolUseFailure, PermissionRequest, Notification (with
+  ``notification_type``: ``permission_prompt``, ``idle_prompt``, ...), Stop,
+  StopFailure, SubagentStart, SubagentStop, PreCompact, PostCompact, SessionEnd;
+* Codex - the same PascalCase names (SessionStart, UserPromptSubmit, PreToolUse,
+  PermissionRequest, PostToolUse, SubagentStart/Stop, PreCompact/PostCompact, Stop);
+* Gemini CLI - SessionStart, SessionEnd, BeforeAgent, AfterAgent, BeforeModel,
+  AfterModel, BeforeToolSelection, BeforeTool, AfterTool, PreCompress and
+  Notification (``notification_type`` ``ToolPermission``);
+* Cursor - camelCase ``hook_event_name`` (beforeSubmitPrompt, beforeShellExecution,
+  beforeMCPExecution, beforeReadFile, afterFileEdit, stop, ...);
+* OpenCode - plugin events by ``type`` (``session.idle``, ``permission.asked``, ...);
+* Amp and the ``generic`` agent - an explicit ``{"state": ...}`` document, which every
+  agent may also send (a wrapper script that knows better than the event table).
+
+``working`` = the agent is in a turn; ``blocked`` = it stopped on a permission prompt;
+``waiting`` = it sits at its input prompt; ``done`` = the turn finished; a ``clear``
+means the agent session ended and the row goes away. Unknown events change nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from orca.model.agent_status import AGENT_STATES, AgentState
+
+KNOWN_AGENTS = ("claude", "codex", "gemini", "opencode", "cursor", "amp", "generic")
+
+Action = AgentState | Literal["clear"]
+
+_TURN_EVENTS: Mapping[str, Action] = {
+    "SessionStart": "waiting",
+    "UserPromptSubmit": "working",
+    "PreToolUse": "working",
+    "PostToolUse": "working",
+    "PostToolUseFailure": "working",
+    "PermissionRequest": "blocked",
+    "SubagentStart": "working",
+    # A subagent finishing hands control back to the main agent, still in its turn.
+    "SubagentStop": "working",
+    "PreCompact": "working",
+    "PostCompact": "working",
+    "Stop": "done",
+    "StopFailure": "done",
+    "SessionEnd": "clear",
+}
+
+_GEMINI_EVENTS: Mapping[str, Action] = {
+    "SessionStart": "waiting",
+    "BeforeAgent": "working",
+    "BeforeModel": "working",
+    "AfterModel": "working",
+    "BeforeToolSelection": "working",
+    "BeforeTool": "working",
+    "AfterTool": "working",
+    "PreCompress": "working",
+    "AfterAgent": "done",
+    "SessionEnd": "clear",
+}
+
+_CURSOR_EVENTS: Mapping[str, Action] = {
+    "sessionStart": "waiting",
+    "beforeSubmitPrompt": "working",
+    "beforeShellExecution": "working",
+    "afterShellExecution": "working",
+    "beforeMCPExecution": "working",
+    "afterMCPExecution": "working",
+    "beforeReadFile": "working",
+    "afterFileEdit": "working",
+    "afterAgentResponse": "working",
+    "afterAgentThought": "working",
+    "stop": "done",
+    "sessionEnd": "clear",
+}
+
+_OPENCODE_EVENTS: Mapping[str, Action] = {
+    "session.created": "waiting",
+    "tool.execute.before": "working",
+    "tool.execute.after": "working",
+    "permission.asked": "blocked",
+    "permission.updated": "blocked",
+    "permission.replied": "working",
+    "session.idle": "done",
+    "session.deleted": "clear",
+}
+
+_EVENT_TABLES: Mapping[str, Mapping[str, Action]] = {
+    "claude": _TURN_EVENTS,
+    "codex": _TURN_EVENTS,
+    "gemini": _GEMINI_EVENTS,
+    "cursor": _CURSOR_EVENTS,
+    "opencode": _OPENCODE_EVENTS,
+}
+
+# Notification subtypes that mean "the agent needs the user" (Claude / Gemini docs).
+_NOTIFICATION_ACTIONS: Mapping[str, Action] = {
+    "permission_prompt": "blocked",
+    "elicitation_dialog": "blocked",
+    "ToolPermission": "blocked",
+    "idle_prompt": "waiting",
+}
+MAX_DETAIL_CHARS = 200
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """What one hook payload means for the row; ``action is None`` = no change."""
+
+    action: Action | None
+    event: str
+    detail: str = ""
+    session_id: str = ""
+
+
+def _text(payload: Mapping[str, object], *keys: str) -> str:
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _explicit_action(payload: Mapping[str, object]) -> Action | None:
+    state = payload.get("state")
+    if state == "clear":
+        return "clear"
+    for candidate in AGENT_STATES:
+        if state == candidate:
+            return candidate
+    return None
+
+
+def decide(agent: str, payload: Mapping[str, object]) -> HookDecision:
+    """Map one agent hook payload to an action on the pane's row."""
+    event = _text(payload, "hook_event_name", "type", "event")
+    session_id = _text(payload, "session_id", "conversation_id", "sessionID", "sessionId")
+    explicit = _explicit_action(payload)
+    if explicit is not None:
+        detail = _text(payload, "detail", "message")
+        return HookDecision(explicit, event or "state", detail[:MAX_DETAIL_CHARS], session_id)
+    action: Action | None = None
+    detail = _text(payload, "tool_name", "tool")
+    if event == "Notification":
+        action = _NOTIFICATION_ACTIONS.get(_text(payload, "notification_type"))
+        detail = _text(payload, "message")
+    else:
+        action = _EVENT_TABLES.get(agent, {}).get(event)
+    return HookDecision(action, event, detail[:MAX_DETAIL_CHARS], session_id)
