@@ -1,0 +1,182 @@
+"""Keep every tracked repo's facts current and publish what changed (trio shell).
+
+Work flows one way: the watcher hands a debounced batch of invalidations to
+:meth:`GitwatchService.apply_batch`; each repo rescan or status refresh runs in a worker
+thread, goes through the pure ``factstate`` functions, and the events they return are
+published in order.
+
+Invariant (rename ordering, seed 01 §4.3): every rescan of a repo holds that repo's
+lock, and so does ``lifecycle.rename_worktree`` from ``git worktree move`` until the
+``worktree.renamed`` event is out. No watcher event can slip a "removed"/"added" pair
+in between the move and the identity migration.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from actors.gitwatch.errors import RepoUnavailable
+from actors.gitwatch.factstate import (
+    FactEvent,
+    RepoFacts,
+    RepoKind,
+    RepoWentUnavailable,
+    WorktreeAdded,
+    WorktreeChanged,
+    WorktreeRemoved,
+    apply_dirty,
+    apply_listing,
+    apply_unavailable,
+)
+from actors.gitwatch.gitfacts import (
+    folder_facts,
+    open_repository,
+    read_dirty_counts,
+    repo_layout,
+    scan_worktrees,
+)
+from actors.gitwatch.watcher import GitWatcher
+from actors.gitwatch.watchplan import Invalidation, RefreshStatus, RescanEverything, RescanRepo
+from actors.gitwatch.wirerows import dirty_to_wire, facts_to_wire
+from orca.model.ids import make_worktree_id
+
+log = logging.getLogger(__name__)
+
+Publish = Callable[[str, dict[str, Any]], object]
+
+
+class GitwatchService:
+    """Tracked repos, their facts, their watches and their locks."""
+
+    def __init__(self, watcher: GitWatcher, publish: Publish) -> None:
+        self.watcher = watcher
+        self._publish = publish
+        self.repos: dict[str, RepoFacts] = {}
+        self._common_dirs: dict[str, str] = {}
+        self._locks: dict[str, trio.Lock] = {}
+
+    def repo_lock(self, repo_id: str) -> trio.Lock:
+        return self._locks.setdefault(repo_id, trio.Lock())
+
+    async def track_repo(self, repo_id: str, path: str, kind: RepoKind = "git") -> None:
+        """Start tracking a repo: read it, watch it, publish its rows as added."""
+        if repo_id in self.repos:
+            return
+        self.repos[repo_id] = RepoFacts(repo_id=repo_id, path=path, kind=kind)
+        await self.rescan_repo(repo_id)
+
+    def untrack_repo(self, repo_id: str) -> None:
+        """Stop tracking (the repo left the store); its rows vanish without events."""
+        self.repos.pop(repo_id, None)
+        self._common_dirs.pop(repo_id, None)
+        self.watcher.unwatch_repo(repo_id)
+
+    async def rescan_repo(self, repo_id: str) -> None:
+        async with self.repo_lock(repo_id):
+            await self._rescan_locked(repo_id)
+
+    async def _rescan_locked(self, repo_id: str) -> None:
+        repo = self.repos.get(repo_id)
+        if repo is None:
+            return
+        try:
+            if repo.kind == "folder":
+                listing = [await trio.to_thread.run_sync(folder_facts, repo.path)]
+            else:
+                listing = await trio.to_thread.run_sync(scan_worktrees, repo.path)
+                await self._watch_repo_dirs(repo_id, repo.path)
+        except RepoUnavailable as exc:
+            self.watcher.unwatch_repo(repo_id)
+            self._common_dirs.pop(repo_id, None)
+            self._emit(apply_unavailable(repo, str(exc)))
+            return
+        update = apply_listing(repo, listing)
+        for path in update.removed:
+            self.watcher.unwatch_worktree(repo_id, path)
+        self._emit(update.events)
+        for row in update.added:
+            admin = None if row.is_main or repo.kind == "folder" else row.admin_dir
+            await self.watcher.watch_worktree(repo_id, row.path, admin, files=not row.is_bare)
+        for path in update.status_needed:
+            await self._refresh_status_locked(repo, path)
+
+    async def _watch_repo_dirs(self, repo_id: str, repo_path: str) -> None:
+        common = self._common_dirs.get(repo_id)
+        if common is None:
+            layout = await trio.to_thread.run_sync(lambda: repo_layout(open_repository(repo_path)))
+            common = self._common_dirs[repo_id] = layout.common_dir
+            self.watcher.watch_repo(repo_id, common, repo_path)
+        else:
+            self.watcher.ensure_worktrees_dir_watched(repo_id, common)
+
+    async def refresh_status(self, repo_id: str, path: str) -> None:
+        async with self.repo_lock(repo_id):
+            repo = self.repos.get(repo_id)
+            if repo is not None:
+                await self._refresh_status_locked(repo, path)
+
+    async def _refresh_status_locked(self, repo: RepoFacts, path: str) -> None:
+        row = repo.rows.get(path)
+        if row is None or row.is_bare or repo.kind == "folder":
+            return
+        try:
+            counts = await trio.to_thread.run_sync(read_dirty_counts, path)
+        except RepoUnavailable:
+            # Deleted under us: the admin-dir events that follow rescan the listing.
+            return
+        self._emit(apply_dirty(repo, path, counts))
+
+    async def apply_batch(self, batch: set[Invalidation]) -> None:
+        """Bring facts up to date for one debounced batch of invalidations."""
+        if any(isinstance(item, RescanEverything) for item in batch):
+            rescans = set(self.repos)
+            statuses = {(rid, p) for rid, repo in self.repos.items() for p in repo.rows}
+        else:
+            rescans = {item.repo_id for item in batch if isinstance(item, RescanRepo)}
+            statuses = {
+                (item.repo_id, item.worktree_path)
+                for item in batch
+                if isinstance(item, RefreshStatus)
+            }
+        for repo_id in sorted(rescans):
+            await self.rescan_repo(repo_id)
+        for repo_id, path in sorted(statuses):
+            await self.refresh_status(repo_id, path)
+
+    async def retry_unavailable(self) -> None:
+        """Re-read repos reported unavailable (their directory may be back)."""
+        for repo_id in [rid for rid, repo in self.repos.items() if repo.unavailable]:
+            await self.rescan_repo(repo_id)
+
+    def _emit(self, events: list[FactEvent]) -> None:
+        for event in events:
+            self._publish(*fact_event_to_wire(event))
+
+
+def fact_event_to_wire(event: FactEvent) -> tuple[str, dict[str, Any]]:
+    """The event type and payload published for a fact change."""
+    if isinstance(event, WorktreeAdded):
+        return "worktree.added", {
+            "repoId": event.repo_id,
+            "worktreeId": make_worktree_id(event.repo_id, event.facts.path),
+            "git": facts_to_wire(event.facts),
+        }
+    if isinstance(event, WorktreeChanged):
+        return "worktree.changed", {
+            "repoId": event.repo_id,
+            "worktreeId": make_worktree_id(event.repo_id, event.facts.path),
+            "git": facts_to_wire(event.facts),
+            "gitStatus": dirty_to_wire(event.dirty),
+        }
+    if isinstance(event, WorktreeRemoved):
+        return "worktree.removed", {
+            "repoId": event.repo_id,
+            "worktreeId": make_worktree_id(event.repo_id, event.path),
+            "path": event.path,
+        }
+    assert isinstance(event, RepoWentUnavailable)
+    return "repo.unavailable", {"repoId": event.repo_id, "path": event.path, "reason": event.reason}

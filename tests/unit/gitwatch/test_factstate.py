@@ -1,0 +1,111 @@
+"""Fact state: which readings produce which events (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from actors.gitwatch.factstate import (
+    RepoFacts,
+    RepoWentUnavailable,
+    WorktreeAdded,
+    WorktreeChanged,
+    WorktreeRemoved,
+    apply_dirty,
+    apply_listing,
+    apply_move,
+    apply_unavailable,
+)
+from actors.gitwatch.gitfacts import DirtyCounts, WorktreeFacts
+
+MAIN = WorktreeFacts(
+    path="/r", head="a" * 40, branch="refs/heads/main", is_main=True, admin_dir="/r/.git"
+)
+LINKED = WorktreeFacts(
+    path="/w", head="a" * 40, branch="refs/heads/w", is_main=False, admin_dir="/r/.git/worktrees/w"
+)
+
+
+def _repo() -> RepoFacts:
+    return RepoFacts(repo_id="r", path="/r")
+
+
+def test_first_listing_adds_every_row_and_asks_for_status() -> None:
+    """A new repo's rows are all added and all need a first status."""
+    repo = _repo()
+    update = apply_listing(repo, [MAIN, LINKED])
+    assert update.events == [WorktreeAdded("r", MAIN), WorktreeAdded("r", LINKED)]
+    assert update.status_needed == ["/r", "/w"]
+
+
+def test_identical_rescan_is_silent() -> None:
+    """Rescanning unchanged facts publishes nothing (no event storms)."""
+    repo = _repo()
+    apply_listing(repo, [MAIN, LINKED])
+    update = apply_listing(repo, [MAIN, LINKED])
+    assert update.events == [] and update.status_needed == []
+
+
+def test_moved_head_changes_row_and_needs_status() -> None:
+    """A new HEAD is published and the worktree's dirty counts are recomputed."""
+    repo = _repo()
+    apply_listing(repo, [MAIN, LINKED])
+    apply_dirty(repo, "/w", DirtyCounts(unstaged=2))
+    moved = replace(LINKED, head="b" * 40)
+    update = apply_listing(repo, [MAIN, moved])
+    assert update.events == [WorktreeChanged("r", moved, DirtyCounts(unstaged=2))]
+    assert update.status_needed == ["/w"]
+
+
+def test_lock_change_needs_no_status() -> None:
+    """Locking changes the row but not the dirty counts."""
+    repo = _repo()
+    apply_listing(repo, [MAIN, LINKED])
+    locked = replace(LINKED, is_locked=True, lock_reason="usb")
+    update = apply_listing(repo, [MAIN, locked])
+    assert [type(e) for e in update.events] == [WorktreeChanged]
+    assert update.status_needed == []
+
+
+def test_missing_row_is_removed() -> None:
+    """A worktree absent from the listing is removed with its counts."""
+    repo = _repo()
+    apply_listing(repo, [MAIN, LINKED])
+    apply_dirty(repo, "/w", DirtyCounts(untracked=1))
+    update = apply_listing(repo, [MAIN])
+    assert update.events == [WorktreeRemoved("r", "/w")] and update.removed == ["/w"]
+    assert "/w" not in repo.dirty
+
+
+def test_dirty_counts_publish_only_on_change() -> None:
+    """The same counts twice publish once; counts for an unknown path publish nothing."""
+    repo = _repo()
+    apply_listing(repo, [MAIN])
+    assert apply_dirty(repo, "/r", DirtyCounts(staged=1)) == [
+        WorktreeChanged("r", MAIN, DirtyCounts(staged=1))
+    ]
+    assert apply_dirty(repo, "/r", DirtyCounts(staged=1)) == []
+    assert apply_dirty(repo, "/nope", DirtyCounts(staged=1)) == []
+
+
+def test_unavailable_is_reported_once_and_recovery_readds() -> None:
+    """A vanished repo drops its rows and reports once; when it returns rows are added again."""
+    repo = _repo()
+    apply_listing(repo, [MAIN])
+    assert apply_unavailable(repo, "gone") == [
+        WorktreeRemoved("r", "/r"),
+        RepoWentUnavailable("r", "/r", "gone"),
+    ]
+    assert apply_unavailable(repo, "gone") == []
+    update = apply_listing(repo, [MAIN])
+    assert update.events == [WorktreeAdded("r", MAIN)] and repo.unavailable is None
+
+
+def test_move_rekeys_so_next_rescan_is_silent() -> None:
+    """After apply_move, the listing at the new path produces no add/remove (seed 01 §4.3)."""
+    repo = _repo()
+    apply_listing(repo, [MAIN, LINKED])
+    apply_dirty(repo, "/w", DirtyCounts(unstaged=1))
+    moved = apply_move(repo, "/w", "/w2")
+    assert moved == replace(LINKED, path="/w2") and repo.dirty["/w2"] == DirtyCounts(unstaged=1)
+    assert apply_listing(repo, [MAIN, replace(LINKED, path="/w2")]).events == []
+    assert apply_move(repo, "/missing", "/x") is None
