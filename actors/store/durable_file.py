@@ -167,7 +167,7 @@ class DurableFile:
         self._lock = threading.Lock()
         self._temp_counter = 0
         self._last_hash: bytes | None = None
-        self._committed_generation = 0
+        self._committed_generation = -1  # generations are >= 0; nothing committed yet
         self._last_backup_at: float | None = None
         self._writes = 0
         self._skipped_unchanged = 0

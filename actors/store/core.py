@@ -1,0 +1,61 @@
+"""The store's in-memory authority: the current PersistedState and its revision.
+
+Pure: no sockets, no files, no clock of its own. The op functions in ``entities``,
+``worktrees`` and ``sessions`` compute a ``Change``; ``commit`` installs it. The
+revision counts committed changes in this process and doubles as the save generation
+(``durable_file``), so a save always knows whether it carries newer content than what
+is already on disk.
+
+Invariant: ``state`` is only replaced by ``commit``, and a change whose state is the
+same object as the current one (a no-op) neither bumps the revision nor publishes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from actors.store.change import Change, StoreEvent
+from actors.store.load import LoadedState, decode_state
+from orca.model.codec import encode_json, to_builtins
+from orca.model.state import PersistedState
+
+
+def new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+class StoreCore:
+    def __init__(self, state: PersistedState, *, mint: Callable[[], str] = new_uuid) -> None:
+        self.state = state
+        self.revision = 0
+        self.mint = mint
+
+    def commit(self, change: Change) -> tuple[StoreEvent, ...]:
+        """Install ``change``; returns the events to publish (none for a no-op)."""
+        if change.state is self.state:
+            return ()
+        self.state = change.state
+        self.revision += 1
+        return change.events
+
+    def encode(self) -> tuple[bytes, int]:
+        """The bytes to save and their generation (``saver.Snapshot``)."""
+        return encode_json(self.state), self.revision
+
+    def export_json(self) -> bytes:
+        """Pretty JSON of the whole state (``orca state export``)."""
+        return encode_json(self.state, indent=2)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"revision": self.revision, "state": to_builtins(self.state)}
+
+
+def parser(home_dir: str, mint: Callable[[], str] = new_uuid) -> Callable[[bytes], LoadedState]:
+    """The ``parse`` function ``DurableFile.load`` needs (raises ValueError if corrupt)."""
+
+    def parse(raw: bytes) -> LoadedState:
+        return decode_state(raw, home_dir=home_dir, mint=mint)
+
+    return parse

@@ -1,0 +1,125 @@
+"""Pure ops on workspace sessions, one partition per execution host (seed 01 §7.5 ③, seed 02 §6-§9).
+
+The host id is optional on the wire and defaults to ``local``, so a client that
+predates partitions behaves exactly as before; ``local`` lives in the bare
+``workspaceSession`` field (``orca.model.state.session_for_host`` routes it).
+
+A write (``session.set`` / ``session.patch``) carries the topology revision the writer
+last saw. When it is older than the host's current revision, the write is *stale*: it
+may update metadata of terminal tabs and panes that still exist, but membership comes
+from the stored session (``session_topology.restrict_to_current_membership``). A write
+without a revision is treated as stale once the host has retired anything: a client
+that does not know revisions cannot prove it saw the retirement. Every write is then
+normalized (``session_normalize``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from actors.store.change import Change, StoreEvent, decode_record
+from actors.store.session_normalize import Mint, normalize_session_for_write
+from actors.store.session_topology import restrict_to_current_membership, retire_pane
+from orca.model.codec import to_builtins
+from orca.model.hosts import LOCAL_HOST_ID, is_execution_host_id
+from orca.model.session import WorkspaceSessionState
+from orca.model.state import (
+    PersistedState,
+    bump_topology_revision,
+    session_for_host,
+    topology_revision,
+    with_session_for_host,
+)
+from orca.wire.errors import BadRequest
+
+Applied = Literal["full", "metadata_only", "unchanged"]
+
+
+def resolve_host_id(host_id: str | None) -> str:
+    """``None``/empty → ``local``; anything else must be a valid ExecutionHostId."""
+    if not host_id:
+        return LOCAL_HOST_ID
+    if not is_execution_host_id(host_id):
+        raise BadRequest(f"not an execution host id ('local', 'ssh:…', 'runtime:…'): {host_id!r}")
+    return host_id
+
+
+def session_view(state: PersistedState, host_id: str) -> dict[str, Any]:
+    """What ``session.get`` returns and ``session.changed`` carries."""
+    return {
+        "hostId": host_id,
+        "revision": topology_revision(state, host_id),
+        "session": to_builtins(session_for_host(state, host_id)),
+    }
+
+
+def _write(
+    state: PersistedState,
+    host_id: str,
+    incoming: WorkspaceSessionState,
+    revision: int | None,
+    mint: Mint,
+) -> Change:
+    current = session_for_host(state, host_id)
+    current_revision = topology_revision(state, host_id)
+    stale = current_revision > 0 and (revision is None or revision < current_revision)
+    if stale:
+        incoming = restrict_to_current_membership(incoming, current)
+    normalized = normalize_session_for_write(incoming, current, mint).session
+    applied: Applied = "metadata_only" if stale else "full"
+    if normalized == current:
+        return Change(state, {"applied": "unchanged", "revision": current_revision})
+    new_state = with_session_for_host(state, host_id, normalized)
+    event = StoreEvent("session.changed", session_view(new_state, host_id))
+    return Change(new_state, {"applied": applied, "revision": current_revision}, (event,))
+
+
+def set_session(
+    state: PersistedState,
+    host_id: str | None,
+    raw: dict[str, Any],
+    revision: int | None,
+    mint: Mint,
+) -> Change:
+    """Replace the host's session with ``raw`` (normalized, fenced by revision)."""
+    host = resolve_host_id(host_id)
+    incoming = decode_record(WorkspaceSessionState, raw, "workspace session")
+    return _write(state, host, incoming, revision, mint)
+
+
+def patch_session(
+    state: PersistedState,
+    host_id: str | None,
+    patch: dict[str, Any],
+    revision: int | None,
+    mint: Mint,
+) -> Change:
+    """Replace the named top-level session fields only; same rules as ``set_session``."""
+    host = resolve_host_id(host_id)
+    merged = to_builtins(session_for_host(state, host))
+    merged.update(patch)
+    incoming = decode_record(WorkspaceSessionState, merged, "workspace session patch")
+    return _write(state, host, incoming, revision, mint)
+
+
+def retire_session_pane(
+    state: PersistedState, host_id: str | None, tab_id: str, leaf_id: str
+) -> Change:
+    """The host retired pane ``tab_id:leaf_id``: remove it, bump the revision, flush.
+
+    The revision goes up even when the pane was never saved: a snapshot taken before
+    the retirement must not add it later.
+    """
+    host = resolve_host_id(host_id)
+    if not tab_id or ":" in tab_id or not leaf_id:
+        raise BadRequest("tabId must be non-empty without ':' and leafId non-empty")
+    session = retire_pane(session_for_host(state, host), tab_id, leaf_id)
+    new_state, revision = bump_topology_revision(with_session_for_host(state, host, session), host)
+    events = (
+        StoreEvent(
+            "session.paneRetired",
+            {"hostId": host, "tabId": tab_id, "leafId": leaf_id, "revision": revision},
+        ),
+        StoreEvent("session.changed", session_view(new_state, host)),
+    )
+    return Change(new_state, {"revision": revision}, events, durability="flush")

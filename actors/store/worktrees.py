@@ -1,0 +1,201 @@
+"""Pure ops on worktree-keyed records: sticky notes, lineage, GC, identity (seed 01 §4, §7.5).
+
+``identity.resolve`` serves ptyd's session-GC protocol (ARCHITECTURE §3.1): a PTY session
+minted under a worktree id may only be reaped when the store calls that id unknown.
+An id is *current* when the store holds anything under it (meta, a session row in any
+host partition, or it is a repo's main checkout); an *alias* when it is listed in some
+meta's ``priorWorktreeIds`` (the folder was renamed: the session belongs to the new id);
+otherwise *unknown*.
+
+GC of ``worktreeMeta`` (seed 01 §7.5 ②) is deliberately narrow. Only entries that are
+local (their repo and the meta both on this machine: an existence check cannot see a
+remote path), absolute, not a folder-repo workspace instance (``::workspace:``; that
+record *is* the workspace), not owned by a project, and idle for 30 days are
+candidates; the shell checks the filesystem in a worker thread and ``remove_stale_meta``
+re-checks eligibility against the state of that moment.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Final
+
+import msgspec
+
+from actors.store.change import Change, StoreEvent, decode_record, patch_record
+from actors.store.entities import repo_host
+from orca.model.codec import to_builtins
+from orca.model.hosts import LOCAL_HOST_ID
+from orca.model.identity_migration import migrate_worktree_identity
+from orca.model.ids import (
+    BadWorktreeId,
+    is_folder_workspace_instance_id,
+    make_worktree_id,
+    split_worktree_id,
+)
+from orca.model.session import WORKTREE_ID_KEYED_SESSION_FIELDS, WorkspaceSessionState
+from orca.model.session_keys import parse_session_key
+from orca.model.state import PersistedState
+from orca.model.worktree import WorkspaceLineage, WorktreeLineage, WorktreeMeta
+from orca.wire.errors import BadRequest, NotFound
+
+replace = msgspec.structs.replace
+
+# Upstream found 63% of worktreeMeta entries dead on a heavy machine; a path can vanish
+# for a while (unmounted disk, branch switch scripts), so wait 30 idle days.
+WORKTREE_META_GC_GRACE_MS: Final = 30 * 24 * 3600 * 1000
+
+
+def _require_worktree_id(worktree_id: str) -> None:
+    if split_worktree_id(worktree_id) is None:
+        raise BadRequest(f"not a worktree id ('<repoId>::<path>'): {worktree_id!r}")
+
+
+def _meta_changed(state: PersistedState, worktree_id: str, meta: WorktreeMeta) -> Change:
+    if state.worktree_meta.get(worktree_id) == meta:
+        return Change(state, to_builtins(meta))
+    metas = dict(state.worktree_meta)
+    metas[worktree_id] = meta
+    data = {"worktreeId": worktree_id, "meta": to_builtins(meta)}
+    return Change(
+        replace(state, worktree_meta=metas),
+        to_builtins(meta),
+        (StoreEvent("worktreeMeta.changed", data),),
+    )
+
+
+def set_meta(state: PersistedState, worktree_id: str, raw: dict[str, Any]) -> Change:
+    _require_worktree_id(worktree_id)
+    return _meta_changed(state, worktree_id, decode_record(WorktreeMeta, raw, "worktree meta"))
+
+
+def patch_meta(state: PersistedState, worktree_id: str, patch: dict[str, Any]) -> Change:
+    """Merge ``patch`` into the meta (created from defaults when absent)."""
+    _require_worktree_id(worktree_id)
+    current = state.worktree_meta.get(worktree_id) or WorktreeMeta()
+    return _meta_changed(state, worktree_id, patch_record(current, patch, "worktree meta"))
+
+
+def _remove_metas(state: PersistedState, worktree_ids: list[str]) -> Change:
+    gone = [w for w in worktree_ids if w in state.worktree_meta]
+    if not gone:
+        return Change(state, {"removed": []})
+    metas = {k: v for k, v in state.worktree_meta.items() if k not in gone}
+    event = StoreEvent("worktreeMeta.removed", {"worktreeIds": gone})
+    return Change(replace(state, worktree_meta=metas), {"removed": gone}, (event,))
+
+
+def remove_meta(state: PersistedState, worktree_id: str) -> Change:
+    if worktree_id not in state.worktree_meta:
+        raise NotFound(f"no worktree meta for {worktree_id!r}")
+    return _remove_metas(state, [worktree_id])
+
+
+def _last_touched_ms(meta: WorktreeMeta) -> int:
+    return max(meta.last_activity_at, meta.created_at or 0, meta.orca_created_at or 0)
+
+
+def gc_candidates(state: PersistedState, now_ms: int) -> list[tuple[str, str]]:
+    """``(worktree id, path)`` of entries that GC removes if their path is gone."""
+    repos = {r.id: r for r in state.repos}
+    out: list[tuple[str, str]] = []
+    for worktree_id, meta in state.worktree_meta.items():
+        parts = split_worktree_id(worktree_id)
+        if parts is None or is_folder_workspace_instance_id(worktree_id):
+            continue
+        repo = repos.get(parts.repo_id)
+        if repo is None or repo_host(repo) != LOCAL_HOST_ID:
+            continue
+        if meta.host_id not in (None, LOCAL_HOST_ID) or meta.project_id is not None:
+            continue
+        if not os.path.isabs(parts.path) or parts.path.startswith("\\\\"):
+            continue
+        if now_ms - _last_touched_ms(meta) < WORKTREE_META_GC_GRACE_MS:
+            continue
+        out.append((worktree_id, parts.path))
+    return out
+
+
+def remove_stale_meta(state: PersistedState, gone: list[str], now_ms: int) -> Change:
+    """Remove the ``gone`` entries that are still GC candidates now."""
+    eligible = {w for w, _ in gc_candidates(state, now_ms)}
+    return _remove_metas(state, [w for w in gone if w in eligible])
+
+
+def set_lineage(state: PersistedState, worktree_id: str, raw: dict[str, Any] | None) -> Change:
+    """Set (or with ``None`` clear) who spawned ``worktree_id``."""
+    _require_worktree_id(worktree_id)
+    rows = dict(state.worktree_lineage_by_id)
+    if raw is None:
+        if rows.pop(worktree_id, None) is None:
+            return Change(state, None)
+        lineage_data: Any = None
+    else:
+        lineage = decode_record(WorktreeLineage, raw, "worktree lineage")
+        if lineage.worktree_id != worktree_id:
+            raise BadRequest("lineage.worktreeId must equal the worktree id it is stored under")
+        if rows.get(worktree_id) == lineage:
+            return Change(state, to_builtins(lineage))
+        rows[worktree_id] = lineage
+        lineage_data = to_builtins(lineage)
+    event = StoreEvent("lineage.changed", {"worktreeId": worktree_id, "lineage": lineage_data})
+    return Change(replace(state, worktree_lineage_by_id=rows), lineage_data, (event,))
+
+
+def set_workspace_lineage(state: PersistedState, child_key: str, raw: dict[str, Any] | None) -> Change:
+    """Set (or with ``None`` clear) the lineage of a WorkspaceKey (folders included)."""
+    rows = dict(state.workspace_lineage_by_child_key)
+    if raw is None:
+        if rows.pop(child_key, None) is None:
+            return Change(state, None)
+        data: Any = None
+    else:
+        lineage = decode_record(WorkspaceLineage, raw, "workspace lineage")
+        if lineage.child_workspace_key != child_key:
+            raise BadRequest("childWorkspaceKey must equal the key it is stored under")
+        if rows.get(child_key) == lineage:
+            return Change(state, to_builtins(lineage))
+        rows[child_key] = lineage
+        data = to_builtins(lineage)
+    event = StoreEvent("workspaceLineage.changed", {"childWorkspaceKey": child_key, "lineage": data})
+    return Change(replace(state, workspace_lineage_by_child_key=rows), data, (event,))
+
+
+def migrate_identity(state: PersistedState, old_id: str, new_id: str) -> Change:
+    """Re-key everything from ``old_id`` to ``new_id`` after a folder move; flushed at once."""
+    try:
+        migrated = migrate_worktree_identity(state, old_id, new_id)
+    except BadWorktreeId as exc:
+        raise BadRequest(str(exc)) from exc
+    result = {"oldId": old_id, "newId": new_id}
+    if migrated is state:
+        return Change(state, result)
+    event = StoreEvent("worktree.renamed", result)
+    return Change(migrated, result, (event,), durability="flush")
+
+
+def _session_worktree_ids(session: WorkspaceSessionState) -> set[str]:
+    ids: set[str] = set()
+    for name in WORKTREE_ID_KEYED_SESSION_FIELDS:
+        rows = getattr(session, name)
+        for key in rows or ():
+            ref = parse_session_key(key)
+            if ref is not None and ref.kind == "worktree":
+                ids.add(ref.id)
+    return ids
+
+
+def resolve_identity(state: PersistedState, worktree_id: str) -> dict[str, Any]:
+    """``{"status": "current"|"alias"|"unknown", "worktreeId": current id or None}``."""
+    if worktree_id in state.worktree_meta:
+        return {"status": "current", "worktreeId": worktree_id}
+    for repo in state.repos:
+        if make_worktree_id(repo.id, repo.path) == worktree_id:
+            return {"status": "current", "worktreeId": worktree_id}
+    sessions = [state.workspace_session, *state.workspace_sessions_by_host_id.values()]
+    if any(worktree_id in _session_worktree_ids(s) for s in sessions):
+        return {"status": "current", "worktreeId": worktree_id}
+    for current_id, meta in state.worktree_meta.items():
+        if worktree_id in meta.prior_worktree_ids:
+            return {"status": "alias", "worktreeId": current_id}
+    return {"status": "unknown", "worktreeId": None}
