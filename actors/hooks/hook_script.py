@@ -1,0 +1,95 @@
+"""The POSIX hook script agents run, and installing it under ``agent-hooks/``.
+
+Contract (issue 7):
+
+* it prints ``{}`` before anything else - every supported agent parses hook stdout
+  as JSON, and an empty object means "no decision, carry on";
+* outside Orca (no ``ORCA_PANE_KEY``) or when Orca is not running (no readable
+  endpoint file, no curl) it exits 0 silently: a hook must never break the agent;
+* it re-reads ``endpoint.env`` on every call, so an agent that outlives a restart of
+  the hooks actor reaches the new port and secret on its next event;
+* it posts the agent's own hook payload (its stdin) unchanged, with short connect and
+  total timeouts, and passes the secret and pane identity as headers through a file
+  descriptor - never on the command line, where other users' ``ps`` could read it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from actors.hooks.agent_events import KNOWN_AGENTS
+from actors.hooks.endpoint_file import ENDPOINT_FILE_NAME
+
+HOOK_SCRIPT_NAME = "orca-agent-hook.sh"
+# A local POST completes in milliseconds; these bound the agent's wait when the
+# server is wedged (connect) or slow (total). The agents' own hook timeouts are longer.
+CONNECT_TIMEOUT_S = 1
+TOTAL_TIMEOUT_S = 2
+
+_TEMPLATE = r"""#!/bin/sh
+# Orca agent-status hook, installed by `orca hooks install`. Forwards this agent
+# hook's JSON payload (stdin) to the local Orca hooks actor; does nothing outside
+# Orca. Safe to delete: `orca hooks uninstall <agent>` removes its config entries.
+printf '{}\n'
+[ -n "${ORCA_PANE_KEY:-}" ] || exit 0
+case ${1:-} in
+  @AGENTS@) agent=$1 ;;
+  *) agent=generic ;;
+esac
+endpoint_file=${ORCA_HOOK_ENDPOINT_FILE:-'@ENDPOINT_FILE@'}
+[ -r "$endpoint_file" ] || exit 0
+command -v curl >/dev/null 2>&1 || exit 0
+port=
+secret=
+while IFS='=' read -r key value; do
+  case $key in
+    ORCA_HOOK_PORT) port=$value ;;
+    ORCA_HOOK_SECRET) secret=$value ;;
+  esac
+done < "$endpoint_file"
+case $port in
+  '' | *[!0-9]*) exit 0 ;;
+esac
+[ -n "$secret" ] || exit 0
+curl --silent --output /dev/null --connect-timeout @CONNECT@ --max-time @TOTAL@ \
+  -X POST -H 'Content-Type: application/json' -H @/dev/fd/3 \
+  --data-binary @- "http://127.0.0.1:$port/hook/$agent" >/dev/null 2>&1 3<<ORCA_HEADERS
+X-Orca-Hook-Secret: $secret
+X-Orca-Pane-Key: $ORCA_PANE_KEY
+X-Orca-Tab-Id: ${ORCA_TAB_ID:-}
+X-Orca-Worktree-Id: ${ORCA_WORKTREE_ID:-}
+X-Orca-Launch-Token: ${ORCA_AGENT_LAUNCH_TOKEN:-}
+ORCA_HEADERS
+exit 0
+"""
+
+
+def render_hook_script(endpoint_file: Path) -> str:
+    """The script with the endpoint file's path baked in (the env var may override)."""
+    if "'" in str(endpoint_file):
+        raise ValueError(f"endpoint path cannot contain a single quote: {endpoint_file}")
+    return (
+        _TEMPLATE.replace("@AGENTS@", " | ".join(KNOWN_AGENTS))
+        .replace("@ENDPOINT_FILE@", str(endpoint_file))
+        .replace("@CONNECT@", str(CONNECT_TIMEOUT_S))
+        .replace("@TOTAL@", str(TOTAL_TIMEOUT_S))
+    )
+
+
+def install_hook_script(hooks_dir: Path) -> Path:
+    """Write the script (0700) into ``hooks_dir``; rewritten only when it changed."""
+    hooks_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = hooks_dir / HOOK_SCRIPT_NAME
+    text = render_hook_script(hooks_dir / ENDPOINT_FILE_NAME)
+    try:
+        if path.read_text() == text:
+            return path
+    except OSError:
+        pass
+    tmp = path.with_name(f".{HOOK_SCRIPT_NAME}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+    return path

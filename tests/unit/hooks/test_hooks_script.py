@@ -1,0 +1,117 @@
+"""The shipped POSIX hook script against a real endpoint (issue 7)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+from pathlib import Path
+
+import trio
+
+from actors.hooks.endpoint_file import write_endpoint_env
+from actors.hooks.hook_script import install_hook_script
+from actors.hooks.http import HookHttpServer
+from actors.hooks.service import HooksService
+from actors.hooks.store_core import AgentStatusStore
+
+PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
+WT = "repo1::/src/wt-a"
+PAYLOAD = json.dumps(
+    {
+        "session_id": "s1",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf build"},
+    }
+).encode()
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], **extra}
+
+
+async def _run(script: Path, env: dict[str, str], agent: str = "claude") -> tuple[int, bytes]:
+    result = await trio.run_process(
+        ["/bin/sh", str(script), agent],
+        stdin=PAYLOAD,
+        capture_stdout=True,
+        capture_stderr=True,
+        env=env,
+        check=False,
+    )
+    return result.returncode, result.stdout
+
+
+async def test_script_outside_orca_prints_empty_object_and_exits_0(tmp_path: Path) -> None:
+    """Without ORCA_PANE_KEY the script prints {} and exits 0 at once."""
+    script = install_hook_script(tmp_path / "agent-hooks")
+    with trio.fail_after(5):
+        assert await _run(script, _env()) == (0, b"{}\n")
+
+
+async def test_script_without_endpoint_file_exits_quietly(tmp_path: Path) -> None:
+    """Inside a pane but with Orca not running (no endpoint.env) it still just prints {}."""
+    script = install_hook_script(tmp_path / "agent-hooks")
+    with trio.fail_after(5):
+        assert await _run(script, _env(ORCA_PANE_KEY=PANE)) == (0, b"{}\n")
+
+
+async def test_script_with_dead_endpoint_gives_up_quickly(tmp_path: Path) -> None:
+    """A stale endpoint (server gone) costs the agent at most the short timeouts."""
+    hooks_dir = tmp_path / "agent-hooks"
+    script = install_hook_script(hooks_dir)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead_port = probe.getsockname()[1]
+    write_endpoint_env(hooks_dir, dead_port, "x" * 64)
+    with trio.fail_after(5):
+        assert await _run(script, _env(ORCA_PANE_KEY=PANE)) == (0, b"{}\n")
+
+
+async def test_script_posts_payload_with_pane_identity(tmp_path: Path) -> None:
+    """In a pane with Orca running, the payload reaches the store under the pane's identity."""
+    hooks_dir = tmp_path / "agent-hooks"
+    script = install_hook_script(hooks_dir)
+    store = AgentStatusStore()
+    published: list[str] = []
+    service = HooksService(store, lambda t, d: published.append(t), lambda: None)
+    secret = "f" * 64
+    env = _env(
+        ORCA_PANE_KEY=PANE,
+        ORCA_TAB_ID="tab-1",
+        ORCA_WORKTREE_ID=WT,
+        ORCA_AGENT_LAUNCH_TOKEN="launch-token-1",
+    )
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            # Restarted server: the script must pick up the new port and secret.
+            for _ in range(2):
+                server = HookHttpServer(secret, service.ingest_hook)
+                scope = trio.CancelScope()
+
+                async def serve(
+                    server: HookHttpServer = server,
+                    scope: trio.CancelScope = scope,
+                    *,
+                    task_status: trio.TaskStatus[int],
+                ) -> None:
+                    with scope:
+                        await server.run(task_status=task_status)
+
+                port = await nursery.start(serve)
+                write_endpoint_env(hooks_dir, port, secret)
+                assert await _run(script, env) == (0, b"{}\n")
+                scope.cancel()
+                secret = "e" * 64
+    row = store.row(PANE)
+    assert row is not None and (row.state, row.agent, row.worktree_id, row.tab_id) == (
+        "blocked",
+        "claude",
+        WT,
+        "tab-1",
+    )
+    assert published == ["agentStatus.set", "agentStatus.set"]
+    assert store.authority.commitments[PANE] == hashlib.sha256(b"launch-token-1").hexdigest()
+    assert b"launch-token-1" not in script.read_bytes()
