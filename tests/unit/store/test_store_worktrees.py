@@ -1,0 +1,128 @@
+"""Worktree notes, GC, identity migration and resolution (seed 01 §4.3, §7.5 ②)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from actors.store import sessions, worktrees
+from actors.store.worktrees import WORKTREE_META_GC_GRACE_MS
+from orca.model.state import PersistedState
+from orca.model.types_repo import Repo
+from orca.model.worktree import WorktreeMeta
+from orca.wire.errors import BadRequest
+
+NOW = 10 * WORKTREE_META_GC_GRACE_MS
+OLD = NOW - WORKTREE_META_GC_GRACE_MS - 1
+
+
+def with_repos(**metas: WorktreeMeta) -> PersistedState:
+    repos = (
+        Repo(id="loc", path="/src/loc", display_name="loc"),
+        Repo(id="rem", path="/src/rem", display_name="rem", connection_id="box"),
+    )
+    return PersistedState(repos=repos, worktree_meta=dict(metas))
+
+
+def candidates(state: PersistedState) -> set[str]:
+    return {w for w, _ in worktrees.gc_candidates(state, NOW)}
+
+
+def test_gc_takes_only_local_absolute_idle_unowned_checkouts() -> None:
+    """Every narrowing rule of seed 01 §7.5 ② excludes its case."""
+    idle = WorktreeMeta(last_activity_at=OLD)
+    state = PersistedState(
+        repos=with_repos().repos,
+        worktree_meta={
+            "loc::/w/dead": idle,
+            "loc::/w/recent": WorktreeMeta(last_activity_at=NOW - 1000),
+            "loc::/src/loc::workspace:abc": idle,
+            "rem::/w/remote": idle,
+            "loc::/w/ssh-meta": WorktreeMeta(last_activity_at=OLD, host_id="ssh:box"),
+            "loc::/w/project": WorktreeMeta(last_activity_at=OLD, project_id="p"),
+            "loc::relative/path": idle,
+            "gone::/w/no-repo": idle,
+        },
+    )
+    assert candidates(state) == {"loc::/w/dead"}
+
+
+def test_gc_removes_only_candidates_whose_path_is_gone_now() -> None:
+    """remove_stale_meta re-checks eligibility against the current state."""
+    state = with_repos(**{"loc::/w/a": WorktreeMeta(last_activity_at=OLD)})
+    touched = worktrees.patch_meta(state, "loc::/w/a", {"lastActivityAt": NOW}).state
+    assert worktrees.remove_stale_meta(touched, ["loc::/w/a"], NOW).state is touched
+    change = worktrees.remove_stale_meta(state, ["loc::/w/a"], NOW)
+    assert change.state.worktree_meta == {}
+    assert change.events[0].data == {"worktreeIds": ["loc::/w/a"]}
+
+
+def test_meta_patch_creates_and_rejects_bad_ids() -> None:
+    """Patching an unknown worktree creates its note; a malformed id is a bad request."""
+    change = worktrees.patch_meta(PersistedState(), "r::/w", {"comment": "hi"})
+    assert change.state.worktree_meta["r::/w"].comment == "hi"
+    with pytest.raises(BadRequest):
+        worktrees.patch_meta(PersistedState(), "no-separator", {})
+
+
+def session_with_tab(worktree_id: str) -> dict[str, Any]:
+    return {"unifiedTabs": {worktree_id: [{"id": "t", "entityId": "t", "groupId": "g",
+                                           "worktreeId": worktree_id, "contentType": "terminal"}]}}
+
+
+def test_rename_keeps_sessions_findable_under_the_old_id() -> None:
+    """After a folder move the old id resolves as an alias of the new one (seed 01 §4.3)."""
+    state = worktrees.patch_meta(PersistedState(), "r::/w/old", {"comment": "note"}).state
+    state = sessions.set_session(state, "ssh:box", session_with_tab("r::/w/old"), None,
+                                 lambda: "x").state
+    change = worktrees.migrate_identity(state, "r::/w/old", "r::/w/new")
+    assert change.durability == "flush"
+    assert [e.type for e in change.events] == ["worktree.renamed"]
+    new = change.state
+    assert new.worktree_meta["r::/w/new"].prior_worktree_ids == ("r::/w/old",)
+    assert new.worktree_meta["r::/w/new"].comment == "note"
+    assert worktrees.resolve_identity(new, "r::/w/old") == {
+        "status": "alias", "worktreeId": "r::/w/new"}
+    assert worktrees.resolve_identity(new, "r::/w/new")["status"] == "current"
+    assert list(new.workspace_sessions_by_host_id["ssh:box"].unified_tabs or {}) == ["r::/w/new"]
+
+
+def test_resolve_knows_repo_roots_and_session_rows_without_meta() -> None:
+    """A main checkout or a worktree with tabs but no notes is current; others unknown."""
+    state = PersistedState(repos=(Repo(id="r", path="/src/r", display_name="r"),))
+    state = sessions.set_session(state, None, session_with_tab("worktree:r::/w/x"), None,
+                                 lambda: "x").state
+    assert worktrees.resolve_identity(state, "r::/src/r")["status"] == "current"
+    assert worktrees.resolve_identity(state, "r::/w/x")["status"] == "current"
+    assert worktrees.resolve_identity(state, "r::/w/y") == {"status": "unknown", "worktreeId": None}
+
+
+def test_migrate_with_equal_ids_changes_nothing_and_bad_ids_are_refused() -> None:
+    """Renaming to the same id is a no-op; malformed ids are the caller's error."""
+    state = PersistedState()
+    assert worktrees.migrate_identity(state, "r::/a", "r::/a").state is state
+    with pytest.raises(BadRequest):
+        worktrees.migrate_identity(state, "bad", "r::/a")
+
+
+def test_lineage_must_be_stored_under_its_own_worktree_id() -> None:
+    """lineage.worktreeId must equal the key; null clears it."""
+    raw = {"worktreeId": "r::/c", "worktreeInstanceId": "i1",
+           "parentWorktreeId": "r::/p", "parentWorktreeInstanceId": "i0"}
+    state = worktrees.set_lineage(PersistedState(), "r::/c", raw).state
+    assert state.worktree_lineage_by_id["r::/c"].parent_worktree_id == "r::/p"
+    with pytest.raises(BadRequest):
+        worktrees.set_lineage(PersistedState(), "r::/other", raw)
+    cleared = worktrees.set_lineage(state, "r::/c", None)
+    assert cleared.state.worktree_lineage_by_id == {}
+    assert cleared.events[0].data == {"worktreeId": "r::/c", "lineage": None}
+
+
+def test_rename_fixes_lineage_back_references() -> None:
+    """A child's parentWorktreeId follows its parent's rename."""
+    raw = {"worktreeId": "r::/c", "worktreeInstanceId": "i1",
+           "parentWorktreeId": "r::/p", "parentWorktreeInstanceId": "i0"}
+    state = worktrees.set_lineage(PersistedState(), "r::/c", raw).state
+    state = worktrees.migrate_identity(state, "r::/p", "r::/p2").state
+    assert state.worktree_lineage_by_id["r::/c"].parent_worktree_id == "r::/p2"
