@@ -80,6 +80,9 @@ class SessionInfo:
     cols: int
     rows: int
     launch_token_sha256: str
+    # The terminal's own handle (``term_<uuid>``), distinct from the session id; hooks
+    # rows carry it to tie a status row back to this terminal (seed 03).
+    terminal_handle: str = ""
     created_at: float = field(default_factory=time.time)
     exit_code: int | None = None  # None while running; -1 when unknown (not our child)
     # Names the on-disk history; stays the id given at spawn when a rename re-keys.
@@ -91,6 +94,7 @@ class SessionInfo:
             "worktreeId": self.worktree_id,
             "paneKey": self.pane_key,
             "tabId": self.tab_id,
+            "terminalHandle": self.terminal_handle,
             "argv": self.argv,
             "cwd": self.cwd,
             "pid": self.pid,
@@ -204,6 +208,12 @@ class Session:
             sub.offer(chunk)
 
     async def _watch_exit(self) -> None:
+        if self.info.exit_code is not None:
+            # Adopted after a restart with the status the keeper reaped: the pid may
+            # already belong to someone else, so it must not be watched.
+            self.exited.set()
+            self._listener.on_exit(self)
+            return
         pidfd = spawn.open_exit_watch(self.info.pid)
         if pidfd is not None:
             try:

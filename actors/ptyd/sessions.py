@@ -107,6 +107,7 @@ class SessionTable:
             rows=req.rows,
             launch_token_sha256=token_sha256,
             history_key=session_id,
+            terminal_handle=f"term_{uuid.uuid4()}",
         )
         return self.adopt(info, master)
 

@@ -1,0 +1,14 @@
+"""``python -m actors.ptyd``: the PTY daemon (started by the supervisor)."""
+
+from __future__ import annotations
+
+from actors.ptyd.ops import setup
+from orca.actor import run_actor
+
+
+def main() -> None:
+    run_actor("ptyd", setup)
+
+
+if __name__ == "__main__":
+    main()

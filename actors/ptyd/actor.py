@@ -1,0 +1,305 @@
+"""The ``ptyd`` actor shell: ops, events, OSC forwarding, GC loop (see ``api.py``).
+
+Everything that can be pure lives elsewhere (scanner, scrollback, GC decisions); this
+module wires it to the runtime. Rules it keeps:
+
+* no handler waits on a child: input is queued, kills run in background tasks;
+* output is published as it is read, and nothing on that path waits for a peer -
+  OSC payloads go to ``hooks`` through a bounded queue drained by its own task, so a
+  down ``hooks`` costs dropped status updates (counted), never terminal output;
+* GC never reaps on its own belief (``gc.py``): only ``store``'s answers decide;
+  ``store``'s ``worktree.renamed {oldId, newId}`` re-keys at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+import zmq
+
+from actors.ptyd import api, handoff
+from actors.ptyd.gc import (
+    DEFAULT_CHECK_INTERVAL_S,
+    DEFAULT_GRACE_S,
+    Reap,
+    Rekey,
+    Resolution,
+    SessionGc,
+)
+from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk, Gap, OffsetInFuture
+from actors.ptyd.session import InputBacklogFull, Session, SessionEnded
+from actors.ptyd.sessions import SessionTable, SpawnRequest, TableConfig, UnknownSession
+from actors.ptyd.spawn import SpawnFailed
+from orca.actor import ActorContext
+from orca.actor.zsocket import ZSocket, new_socket
+from orca.model.panes import BadPtySessionId
+from orca.wire.envelope import decode_event
+from orca.wire.errors import BadFrame, BadRequest, Conflict, NotFound, OrcaError, Unavailable
+
+log = logging.getLogger(__name__)
+
+# OSC payloads waiting for hooks; beyond this they are dropped (status is a latest-
+# value signal, the next OSC supersedes a lost one).
+OSC_QUEUE = 1024
+# A hooks call that takes longer than this is abandoned; hooks answers in ms when up.
+HOOKS_TIMEOUT_S = 2.0
+# identity.resolve deadline; a slow store means "no answer", never "unknown".
+STORE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class PtydSettings:
+    """Tunables, from the environment (tests shorten the GC timings)."""
+
+    scrollback_bytes: int = DEFAULT_CAPACITY
+    gc_grace_s: float = DEFAULT_GRACE_S
+    gc_interval_s: float = DEFAULT_CHECK_INTERVAL_S
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> PtydSettings:
+        e = os.environ if env is None else env
+        return cls(
+            scrollback_bytes=int(e.get("ORCA_PTYD_SCROLLBACK_BYTES", DEFAULT_CAPACITY)),
+            gc_grace_s=float(e.get("ORCA_PTYD_GC_GRACE_S", DEFAULT_GRACE_S)),
+            gc_interval_s=float(e.get("ORCA_PTYD_GC_INTERVAL_S", DEFAULT_CHECK_INTERVAL_S)),
+        )
+
+
+@dataclass
+class OscNote:
+    pane_key: str
+    terminal_handle: str
+    payload: str
+
+
+class Ptyd:
+    """The actor's state and handlers; also the listener every session reports to."""
+
+    def __init__(self, ctx: ActorContext, settings: PtydSettings) -> None:
+        self.ctx = ctx
+        self.settings = settings
+        config = TableConfig(
+            history_dir=ctx.paths.terminal_history_dir,
+            hook_endpoint_file=ctx.paths.hooks_dir / "endpoint.env",
+            scrollback_bytes=settings.scrollback_bytes,
+        )
+        self.table = SessionTable(config, self)
+        self.gc = SessionGc(settings.gc_grace_s)
+        self._osc_send, self._osc_recv = trio.open_memory_channel[OscNote](OSC_QUEUE)
+        self.osc_dropped = 0
+        self.osc_failed = 0
+        self.keeper: handoff.KeeperLink | None = None
+
+    # -- SessionListener --------------------------------------------------------------
+    def on_output(self, session: Session, chunk: Chunk) -> None:
+        self.ctx.events.publish(
+            api.OUTPUT_EVENT,
+            {"sessionId": session.session_id, "offset": chunk.offset, "data": chunk.data},
+            topic=api.output_topic(session.session_id),
+        )
+
+    def on_osc(self, session: Session, payload: bytes) -> None:
+        note = OscNote(
+            session.info.pane_key,
+            session.info.terminal_handle,
+            payload.decode("utf-8", errors="replace"),
+        )
+        try:
+            self._osc_send.send_nowait(note)
+        except trio.WouldBlock:
+            self.osc_dropped += 1
+
+    def on_exit(self, session: Session) -> None:
+        self.ctx.nursery.start_soon(self._publish_exit_after_output, session)
+
+    async def _publish_exit_after_output(self, session: Session) -> None:
+        # The exit event follows the final output: wait for the hang-up, briefly (a
+        # grandchild holding the PTY open must not hold back the exit forever).
+        with trio.move_on_after(1.0):
+            await session.output_done.wait()
+        self.ctx.events.publish(
+            api.EXIT_EVENT,
+            {
+                "sessionId": session.session_id,
+                "exitCode": session.info.exit_code,
+                "endOffset": session.scrollback.end,
+            },
+            topic=api.exit_topic(session.session_id),
+        )
+
+    # -- background tasks -------------------------------------------------------------
+    async def forward_osc(self) -> None:
+        hooks = self.ctx.connect("hooks")
+        async for note in self._osc_recv:
+            try:
+                await hooks.call(
+                    "agentStatus.ingest_osc",
+                    {
+                        "paneKey": note.pane_key,
+                        "terminalHandle": note.terminal_handle,
+                        "payload": note.payload,
+                    },
+                    timeout=HOOKS_TIMEOUT_S,
+                )
+            except OrcaError as exc:
+                self.osc_failed += 1
+                log.warning("OSC status for %s not delivered to hooks: %s", note.pane_key, exc)
+
+    async def run_gc(self) -> None:
+        store = self.ctx.connect("store")
+        while True:
+            await trio.sleep(self.settings.gc_interval_s)
+            await self.gc_round(store)
+
+    async def gc_round(self, store: Any) -> None:
+        live = {s.info.worktree_id for s in self.table.sessions()}
+        self.gc.forget(live)
+        for wt in sorted(live):
+            try:
+                answer = await store.call(
+                    "identity.resolve", {"worktreeId": wt}, timeout=STORE_TIMEOUT_S
+                )
+                resolution = parse_resolution(wt, answer)
+            except (OrcaError, ValueError) as exc:
+                self.gc.on_store_unavailable(wt)
+                log.info("GC: no answer from store for %s (%s); nothing decided", wt, exc)
+                continue
+            decision = self.gc.on_resolution(resolution, time.monotonic())
+            if isinstance(decision, Rekey):
+                self.apply_rekey(decision.old, decision.new)
+            elif isinstance(decision, Reap):
+                for session in self.table.sessions():
+                    if session.info.worktree_id == decision.worktree_id:
+                        log.warning("GC: reaping %s (store: worktree unknown)", session.session_id)
+                        self.close_session(session)
+
+    async def follow_renames(self) -> None:
+        sock = new_socket(zmq.SUB)
+        sock.setsockopt(zmq.SUBSCRIBE, b"worktree.renamed")
+        sock.connect(self.ctx.paths.ipc_endpoint("store", "pub"))
+
+        def on_message(frames: list[bytes]) -> None:
+            try:
+                event = decode_event(frames[-1])
+                old, new = str(event.data["oldId"]), str(event.data["newId"])
+            except (BadFrame, KeyError, TypeError) as exc:
+                log.warning("ignoring a malformed worktree.renamed event: %s", exc)
+                return
+            decision = self.gc.on_renamed(old, new)
+            self.apply_rekey(decision.old, decision.new)
+
+        zs = ZSocket(sock, on_message)
+        try:
+            await zs.run()
+        finally:
+            zs.close()
+
+    # -- effects -----------------------------------------------------------------------
+    def apply_rekey(self, old: str, new: str) -> None:
+        for old_id, new_id in self.table.rekey_worktree(old, new):
+            log.info("re-keyed %s -> %s", old_id, new_id)
+            if self.keeper is not None:
+                self.keeper.update(self.table.get(new_id).info)
+            self.ctx.events.publish(api.REKEYED_EVENT, {"old": old_id, "new": new_id})
+
+    def start_session(self, session: Session) -> None:
+        self.ctx.nursery.start_soon(self._run_session, session)
+
+    async def _run_session(self, session: Session) -> None:
+        try:
+            await session.run()
+        except OSError:
+            log.exception("session %s reader failed", session.session_id)
+
+    def close_session(self, session: Session) -> None:
+        self.table.forget(session.session_id)
+        if self.keeper is not None:
+            self.keeper.withdraw(session.info.history_key)
+        self.ctx.events.publish(api.CLOSED_EVENT, {"sessionId": session.session_id})
+        self.ctx.nursery.start_soon(self._kill_then_drop_history, session)
+
+    async def _kill_then_drop_history(self, session: Session) -> None:
+        if not session.exited.is_set():
+            await session.kill()
+        await session.output_done.wait()
+        if session.history is not None:
+            session.history.remove()
+
+    def session(self, session_id: str) -> Session:
+        try:
+            return self.table.get(session_id)
+        except UnknownSession:
+            raise NotFound(f"no terminal session {session_id!r}") from None
+
+    def row(self, session: Session) -> dict[str, object]:
+        return session.info.to_wire(session.scrollback.end, session.subscribers)
+
+
+def parse_resolution(worktree_id: str, answer: Any) -> Resolution:
+    """Read store's ``identity.resolve`` reply ``{status: current|alias|unknown, worktreeId}``."""
+    status = answer.get("status") if isinstance(answer, dict) else None
+    current = answer.get("worktreeId") if isinstance(answer, dict) else None
+    if status == "unknown":
+        return Resolution(worktree_id, known=False)
+    if status in ("current", "alias") and isinstance(current, str):
+        return Resolution(worktree_id, known=True, current_id=current)
+    raise ValueError(f"unexpected identity.resolve reply: {answer!r}")
+
+
+def read_reply(session: Session, since: int | None, limit: int | None) -> dict[str, object]:
+    """The ``term.read`` reply: data since an offset, or the snapshot on a gap."""
+    limit = min(limit or api.MAX_READ_BYTES, api.MAX_READ_BYTES)
+    gap = False
+    if since is None:
+        result: Chunk | Gap = session.scrollback.snapshot()
+    else:
+        try:
+            result = session.read_since(since, limit)
+        except OffsetInFuture as exc:
+            raise BadRequest(str(exc)) from None
+    if isinstance(result, Gap):
+        gap = True
+        result = session.scrollback.snapshot()
+    return {
+        "sessionId": session.session_id,
+        "offset": result.offset,
+        "data": result.data,
+        "end": session.scrollback.end,
+        "gap": gap,
+        "running": not session.exited.is_set(),
+        "exitCode": session.info.exit_code,
+    }
+
+
+def map_session_errors(exc: Exception) -> OrcaError:
+    if isinstance(exc, InputBacklogFull):
+        return Unavailable(str(exc))
+    if isinstance(exc, SessionEnded):
+        return Conflict(str(exc))
+    return BadRequest(str(exc))
+
+
+def spawn_request(args: api.SpawnArgs) -> SpawnRequest:
+    for dim in (args.cols, args.rows):
+        if not 1 <= dim <= api.MAX_DIMENSION:
+            raise BadRequest(f"cols/rows must be within 1..{api.MAX_DIMENSION}")
+    return SpawnRequest(
+        argv=args.argv,
+        cwd=args.cwd,
+        worktree_id=args.worktree_id,
+        cols=args.cols,
+        rows=args.rows,
+        env=args.env,
+        pane_key=args.pane_key,
+    )
+
+
+def spawn_errors(exc: Exception) -> OrcaError:
+    if isinstance(exc, SpawnFailed | BadPtySessionId | ValueError):
+        return BadRequest(str(exc))
+    return map_session_errors(exc)

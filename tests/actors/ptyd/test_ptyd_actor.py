@@ -1,0 +1,136 @@
+"""The ptyd actor as a real process, over its real sockets (issue 6: ops, attach, GC)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from ptyd_harness import EventTap, start_actor_process, stop_actor_process
+
+from actors.ptyd.cursor import StreamCursor
+from orca.actor import RpcClient, open_rpc_client
+from orca.paths import resolve_paths
+from orca.wire.errors import BadRequest, NotFound
+
+WT = "repo1::/tmp/wt-known"
+
+
+class Ptyd:
+    def __init__(self, home: Path, client: RpcClient, nursery: trio.Nursery) -> None:
+        self.home = home
+        self.client = client
+        self.nursery = nursery
+        self.paths = resolve_paths({"ORCA_HOME": str(home)})
+        self.taps: list[EventTap] = []
+
+    async def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        return await self.client.call(op, args or {}, timeout=10)
+
+    async def tap(self, prefixes: list[str]) -> EventTap:
+        tap = EventTap(self.paths.ipc_endpoint("ptyd", "pub"), prefixes)
+        self.taps.append(tap)
+        await self.nursery.start(tap.run)
+        return tap
+
+
+async def running_ptyd(home: Path, env: dict[str, str]) -> AsyncIterator[Ptyd]:
+    home.mkdir(exist_ok=True)
+    proc = start_actor_process("ptyd", home, env)
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    try:
+        async with open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client:
+            async with trio.open_nursery() as nursery:
+                ptyd = Ptyd(home, client, nursery)
+                with trio.fail_after(15):
+                    await ptyd.call("term.list")  # waits for the socket to come up
+                yield ptyd
+                for row in (await ptyd.call("term.list"))["sessions"]:
+                    if row["running"]:
+                        os.kill(row["pid"], 9)
+                nursery.cancel_scope.cancel()
+            for tap in ptyd.taps:
+                tap.close()
+    finally:
+        await stop_actor_process(proc)
+
+
+@pytest.fixture
+async def ptyd(tmp_path: Path) -> AsyncIterator[Ptyd]:
+    async for p in running_ptyd(tmp_path / "home", {}):
+        yield p
+
+
+async def collect_output(
+    tap: EventTap, session_id: str, cursor: StreamCursor, ptyd: Ptyd, until: bytes
+) -> bytes:
+    """Apply live output events with gap detection until ``until`` has been seen."""
+    seen = b""
+    while until not in seen:
+        event = await tap.next_of("term.output")
+        if event.data["sessionId"] != session_id:
+            continue
+        fresh = cursor.accept(event.data["offset"], event.data["data"])
+        if fresh is None:  # gap: catch up by offset
+            reply = await ptyd.call("term.read", {"sessionId": session_id, "since": cursor.offset})
+            assert not reply["gap"]
+            fresh = cursor.accept(reply["offset"], reply["data"]) or b""
+            fresh += cursor.accept(event.data["offset"], event.data["data"]) or b""
+        seen += fresh
+    return seen
+
+
+async def test_spawn_attach_write_and_read_over_the_wire(ptyd: Ptyd, tmp_path: Path) -> None:
+    """A shell spawned by RPC echoes input as output events with contiguous offsets."""
+    with trio.fail_after(20):
+        spawned = await ptyd.call(
+            "term.spawn", {"argv": ["/bin/sh"], "cwd": str(tmp_path), "worktreeId": WT}
+        )
+        sid = spawned["sessionId"]
+        assert sid.startswith(WT + "@@") and len(spawned["launchTokenSha256"]) == 64
+        tap = await ptyd.tap([f"term.output.{sid}", f"term.exit.{sid}"])
+        attached = await ptyd.call("term.attach", {"sessionId": sid})
+        cursor = StreamCursor(attached["offset"] + len(attached["data"]))
+        await ptyd.call("term.write", {"sessionId": sid, "text": "echo wire-$((6*7))\n"})
+        assert b"wire-42" in await collect_output(tap, sid, cursor, ptyd, b"wire-42")
+        read = await ptyd.call("term.read", {"sessionId": sid, "since": 0})
+        assert b"wire-42" in read["data"] and read["end"] == cursor.offset
+        await ptyd.call("term.write", {"sessionId": sid, "text": "exit 5\n"})
+        exit_event = await tap.next_of("term.exit")
+        assert exit_event.data["exitCode"] == 5
+        rows = (await ptyd.call("term.list"))["sessions"]
+        assert [(r["sessionId"], r["running"], r["exitCode"]) for r in rows] == [(sid, False, 5)]
+
+
+async def test_bad_requests_are_refused_and_actor_keeps_serving(ptyd: Ptyd, tmp_path: Path) -> None:
+    """Unknown sessions, bad worktree ids and missing executables get clear errors."""
+    with trio.fail_after(20):
+        with pytest.raises(NotFound):
+            await ptyd.call("term.write", {"sessionId": "nope", "text": "x"})
+        with pytest.raises(BadRequest):
+            await ptyd.call("term.spawn", {"argv": ["/bin/sh"], "cwd": "/", "worktreeId": "bad"})
+        with pytest.raises(BadRequest):
+            await ptyd.call(
+                "term.spawn", {"argv": ["no-such-binary-x"], "cwd": "/", "worktreeId": WT}
+            )
+        assert (await ptyd.call("term.list")) == {"sessions": []}
+
+
+async def test_osc_is_stripped_even_with_hooks_down(ptyd: Ptyd, tmp_path: Path) -> None:
+    """With no hooks actor running, OSC 9999 output is still stripped and output flows."""
+    with trio.fail_after(20):
+        script = r"""printf 'a\033]9999;{"state":"done"}\007b\n'; read x"""
+        spawned = await ptyd.call(
+            "term.spawn", {"argv": ["/bin/sh", "-c", script], "cwd": "/", "worktreeId": WT}
+        )
+        sid = spawned["sessionId"]
+        tap = await ptyd.tap([f"term.output.{sid}"])
+        reply = await ptyd.call("term.read", {"sessionId": sid})
+        cursor = StreamCursor(reply["offset"])
+        seen = cursor.accept(reply["offset"], reply["data"]) or b""
+        if b"ab" not in seen:
+            seen += await collect_output(tap, sid, cursor, ptyd, b"ab")
+        assert b"ab\r\n" in seen and b"9999" not in seen
