@@ -14,9 +14,9 @@ import trio
 # module of this directory importable from every test file in it.
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ptyd_harness import Harness, RecordingListener  # noqa: E402
+from ptyd_harness import Harness, RecordingListener
 
-from actors.ptyd.sessions import SessionTable, TableConfig  # noqa: E402
+from actors.ptyd.sessions import SessionTable, TableConfig
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ class Ptyd:
 
 
 async def running_ptyd(home: Path, env: dict[str, str]) -> AsyncIterator[Ptyd]:
-    home.mkdir(exist_ok=True)
+    await trio.Path(home).mkdir(exist_ok=True)
     proc = start_actor_process("ptyd", home, env)
     paths = resolve_paths({"ORCA_HOME": str(home)})
     try:
