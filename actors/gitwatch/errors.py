@@ -15,6 +15,7 @@
     │   ├── WorktreeLocked
     │   └── DestinationExists
     ├── RepoUnavailable        the repo's directory is gone  → wire Unavailable
+    ├── PeerUnavailable        store did not answer          → wire Unavailable
     └── GitFailure             git itself failed             → wire Internal
         └── GitOutputMalformed
 
@@ -80,6 +81,10 @@ class DestinationExists(StateConflict):
 
 class RepoUnavailable(GitwatchError):
     """The repo's directory vanished or is no longer a repository."""
+
+
+class PeerUnavailable(GitwatchError):
+    """A peer actor (store) failed or did not answer while we needed it."""
 
 
 class GitFailure(GitwatchError):

@@ -54,7 +54,7 @@ class GitwatchService:
 
     def __init__(self, watcher: GitWatcher, publish: Publish) -> None:
         self.watcher = watcher
-        self._publish = publish
+        self.publish = publish
         self.repos: dict[str, RepoFacts] = {}
         self._common_dirs: dict[str, str] = {}
         self._locks: dict[str, trio.Lock] = {}
@@ -154,7 +154,7 @@ class GitwatchService:
 
     def _emit(self, events: list[FactEvent]) -> None:
         for event in events:
-            self._publish(*fact_event_to_wire(event))
+            self.publish(*fact_event_to_wire(event))
 
 
 def fact_event_to_wire(event: FactEvent) -> tuple[str, dict[str, Any]]:

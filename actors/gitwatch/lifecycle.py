@@ -1,0 +1,239 @@
+"""Worktree mutations: create, remove, rename (seed 01 §4.3, §5.3, §5.4).
+
+Safety rules, each enforced here before git runs:
+
+* create — the name is sanitized and the path computed by ``orca.model.naming``
+  (never taken from the caller), then checked again after resolving symlinks so a
+  symlinked parent cannot lead outside the workspace root; a branch checked out in
+  another worktree is a :class:`BranchCheckedOutElsewhere` conflict, not a git error
+  string. Creation evidence (``orcaCreatedAt``, ``orcaCreationWorkspaceLayout``...)
+  is written to the meta through ``store`` so ownership reads "orca-managed".
+* remove — a locked or dirty worktree is refused unless forced; the branch is kept
+  unless deletion is asked for (and an unmerged branch is then only deleted when forced).
+* rename — ``git worktree move`` is the point of no return; then ``store`` migrates
+  the identity; then ``worktree.renamed`` is published. The repo lock is held across
+  all three so no watcher event (a "removed" for the old path, an "added" for the new)
+  can be published in between.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from actors.gitwatch import errors
+from actors.gitwatch.factstate import apply_move
+from actors.gitwatch.gitcli import run_git
+from actors.gitwatch.gitfacts import read_dirty_counts
+from actors.gitwatch.service import GitwatchService, Publish
+from actors.gitwatch.setupscript import run_setup_script
+from actors.gitwatch.storeview import StorePort
+from orca.model import naming
+from orca.model.ids import make_worktree_id, parse_worktree_id
+from orca.model.types_repo import Repo
+from orca.wire.errors import OrcaError
+
+Progress = Callable[[str, str], None]  # (stage, text)
+_HEADS = "refs/heads/"
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRequest:
+    repo_id: str
+    name: str
+    base: str | None = None
+    run_setup: bool = True
+    source: str = "rpc"  # recorded as orcaCreationSource
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _git_repo(store: StorePort, repo_id: str) -> Repo:
+    repo = store.view().repos.get(repo_id)
+    if repo is None:
+        raise errors.RepoNotFound(f"no repo with id {repo_id!r}")
+    if repo.kind == "folder":
+        raise errors.CallerError(f"repo {repo.display_name!r} is a folder, not a git repository")
+    return repo
+
+
+def plan_worktree_path(store: StorePort, repo: Repo, name: str) -> tuple[str, str, str]:
+    """(path, branch, layout) for a new worktree, or a CallerError/StateConflict."""
+    settings = store.view().settings
+    try:
+        branch = naming.sanitize_worktree_name(name)
+        root = naming.compute_workspace_root(repo, settings)
+        path = naming.compute_worktree_path(repo, name, settings)
+        # The string check above cannot see symlinks; resolve what exists and re-check.
+        naming.ensure_path_within_workspace(os.path.realpath(root), os.path.realpath(path))
+    except naming.InvalidWorktreeName as exc:
+        raise errors.InvalidWorktreeName(str(exc)) from exc
+    except naming.PathOutsideWorkspace as exc:
+        raise errors.PathOutsideWorkspace(str(exc)) from exc
+    except naming.WorkspaceRootUnset as exc:
+        raise errors.StateConflict(f"no workspace root configured: {exc}") from exc
+    layout = "nested" if settings.nest_workspaces else "flat"
+    return path, branch, layout
+
+
+async def create_worktree(
+    service: GitwatchService, store: StorePort, request: CreateRequest, progress: Progress
+) -> dict[str, Any]:
+    repo = _git_repo(store, request.repo_id)
+    path, branch, layout = await trio.to_thread.run_sync(
+        plan_worktree_path, store, repo, request.name
+    )
+    if await trio.to_thread.run_sync(os.path.lexists, path):
+        raise errors.DestinationExists(f"{path} already exists")
+    await service.rescan_repo(repo.id)
+    for row in service.repos[repo.id].rows.values():
+        if row.branch == _HEADS + branch:
+            raise errors.BranchCheckedOutElsewhere(branch, row.path)
+    exists = await run_git(
+        repo.path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
+    )
+    base = request.base or repo.worktree_base_ref or "HEAD"
+    progress("git", f"creating {path} on branch {branch}")
+    await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
+    args = ["worktree", "add", path, branch] if exists.returncode == 0 else (
+        ["worktree", "add", "-b", branch, path, base]
+    )  # fmt: skip
+    result = await run_git(repo.path, *args, check=False)
+    if result.returncode != 0:
+        _raise_add_failure(result.stderr, branch)
+    worktree_id = make_worktree_id(repo.id, path)
+    now = _now_ms()
+    await store.patch_meta(worktree_id, {
+        "instanceId": str(uuid.uuid4()),
+        "createdAt": now,
+        "lastActivityAt": now,
+        "orcaCreatedAt": now,
+        "orcaCreationSource": request.source,
+        "orcaCreationWorkspaceLayout": layout,
+        "baseRef": None if exists.returncode == 0 else base,
+    })  # fmt: skip
+    await service.rescan_repo(repo.id)
+    setup: dict[str, Any] = {"ran": False, "exitCode": None}
+    if request.run_setup:
+        exit_code = await run_setup_script(path, repo.path, lambda line: progress("setup", line))
+        setup = {"ran": exit_code is not None, "exitCode": exit_code}
+    progress("done", path)
+    return {"worktreeId": worktree_id, "path": path, "branch": _HEADS + branch, "setup": setup}
+
+
+def _raise_add_failure(stderr: str, branch: str) -> None:
+    text = stderr.strip()
+    if "already checked out" in text or "already used by worktree" in text:
+        other = text.rsplit(" at ", 1)[-1].strip(" '\"") if " at " in text else "?"
+        raise errors.BranchCheckedOutElsewhere(branch, other)
+    if "invalid reference" in text or "not a valid" in text:
+        raise errors.CallerError(f"git worktree add: {text}")
+    raise errors.GitFailure(f"git worktree add: {text}")
+
+
+def _known_row(service: GitwatchService, worktree_id: str) -> tuple[str, str]:
+    try:
+        parts = parse_worktree_id(worktree_id)
+    except ValueError as exc:
+        raise errors.CallerError(str(exc)) from exc
+    repo = service.repos.get(parts.repo_id)
+    if repo is None or parts.path not in repo.rows:
+        raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
+    if repo.rows[parts.path].is_main:
+        raise errors.CallerError("the main worktree cannot be removed or moved")
+    return parts.repo_id, parts.path
+
+
+async def remove_worktree(
+    service: GitwatchService,
+    store: StorePort,
+    worktree_id: str,
+    *,
+    force: bool = False,
+    delete_branch: bool = False,
+) -> dict[str, Any]:
+    repo_id, path = _known_row(service, worktree_id)
+    repo = _git_repo(store, repo_id)
+    await service.rescan_repo(repo_id)
+    row = service.repos[repo_id].rows.get(path)
+    if row is None:
+        raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
+    if row.is_locked and not force:
+        raise errors.WorktreeLocked(f"{path} is locked ({row.lock_reason or 'no reason given'})")
+    if not force and not row.is_prunable:
+        counts = await trio.to_thread.run_sync(read_dirty_counts, path)
+        if counts.total:
+            raise errors.WorktreeDirty(
+                f"{path} has {counts.total} changed paths; commit them or remove with force"
+            )
+    args = [
+        "worktree",
+        "remove",
+        *(["--force"] * ((2 if row.is_locked else 1) if force else 0)),
+        path,
+    ]
+    if row.is_prunable:
+        args = ["worktree", "prune"]  # the directory is already gone; drop git's record
+    await run_git(repo.path, *args)
+    result: dict[str, Any] = {"worktreeId": worktree_id, "removed": True, "branchDeleted": False}
+    if delete_branch and row.branch and row.branch.startswith(_HEADS):
+        deleted = await run_git(
+            repo.path, "branch", "-D" if force else "-d", row.branch[len(_HEADS) :], check=False
+        )
+        result["branchDeleted"] = deleted.returncode == 0
+        if deleted.returncode != 0:
+            result["branchError"] = deleted.stderr.strip()
+    await service.rescan_repo(repo_id)
+    return result
+
+
+async def rename_worktree(
+    service: GitwatchService, store: StorePort, publish: Publish, worktree_id: str, new_name: str
+) -> dict[str, Any]:
+    """Move a worktree's folder to ``<same parent>/<sanitized new_name>`` (seed 01 §4.3)."""
+    repo_id, old_path = _known_row(service, worktree_id)
+    repo = _git_repo(store, repo_id)
+    try:
+        leaf = naming.sanitize_worktree_name(new_name)
+        new_path = naming.ensure_path_within_workspace(os.path.dirname(old_path), leaf)
+    except naming.InvalidWorktreeName as exc:
+        raise errors.InvalidWorktreeName(str(exc)) from exc
+    if new_path == old_path:
+        return {"oldWorktreeId": worktree_id, "newWorktreeId": worktree_id, "path": old_path}
+    if await trio.to_thread.run_sync(os.path.lexists, new_path):
+        raise errors.DestinationExists(f"{new_path} already exists")
+    new_id = make_worktree_id(repo_id, new_path)
+    async with service.repo_lock(repo_id):
+        facts = service.repos[repo_id]
+        row = facts.rows.get(old_path)
+        if row is None:
+            raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
+        if row.is_locked:
+            raise errors.WorktreeLocked(f"{old_path} is locked; unlock it before moving")
+        await run_git(repo.path, "worktree", "move", old_path, new_path)
+        # Point of no return passed. Nothing may run between these three steps.
+        failure: OrcaError | None = None
+        try:
+            await store.migrate_identity(worktree_id, new_id)
+        except OrcaError as exc:
+            failure = exc  # the folder moved regardless: still re-key and announce it
+        apply_move(facts, old_path, new_path)
+        publish("worktree.renamed", {
+            "repoId": repo_id, "oldWorktreeId": worktree_id, "newWorktreeId": new_id,
+            "oldPath": old_path, "newPath": new_path, "identityMigrated": failure is None,
+        })  # fmt: skip
+        service.watcher.unwatch_worktree(repo_id, old_path)
+        await service.watcher.watch_worktree(repo_id, new_path, row.admin_dir)
+    if failure is not None:
+        raise errors.PeerUnavailable(
+            f"moved {old_path} to {new_path} but store did not migrate its identity: {failure}"
+        ) from failure
+    return {"oldWorktreeId": worktree_id, "newWorktreeId": new_id, "path": new_path}

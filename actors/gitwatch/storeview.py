@@ -1,0 +1,126 @@
+"""gitwatch's read-only copy of what it needs from ``store``, and its one write seam.
+
+gitwatch never writes ``orca-data.json``: it mirrors repos, settings and worktreeMeta
+(the Clone pattern, :class:`orca.actor.Mirror` over ``state.snapshot`` + store events)
+and asks ``store`` to change meta. :func:`load_store_view` and
+:func:`apply_store_event` are the mirror's pure halves.
+
+:class:`StorePort` is the seam lifecycle code talks to (read the view, patch meta,
+migrate an identity); :class:`RpcStorePort` is the real one. Tests of lifecycle
+ordering may swap the port, never the git side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+from typing import Any, Protocol
+
+import msgspec
+
+from orca.actor.client import RpcClient
+from orca.model.codec import from_builtins
+from orca.model.state import GlobalSettings, PersistedState
+from orca.model.types_repo import Repo
+from orca.model.worktree import WorktreeMeta
+from orca.wire.envelope import Event
+
+# A store call that saves before replying (migrate_identity flushes) can take a while
+# on a slow disk; five seconds is the runtime's default for everything else.
+STORE_WRITE_TIMEOUT_S = 10.0
+MIGRATE_RETRIES = 2
+
+
+@dataclass(frozen=True, slots=True)
+class StoreView:
+    repos: Mapping[str, Repo] = field(default_factory=dict)
+    settings: GlobalSettings = field(default_factory=GlobalSettings)
+    meta: Mapping[str, WorktreeMeta] = field(default_factory=dict)
+
+
+def load_store_view(snapshot: dict[str, Any]) -> StoreView:
+    """Build the view from a ``state.snapshot`` result."""
+    state = from_builtins(PersistedState, snapshot.get("state") or {})
+    return StoreView(
+        repos={repo.id: repo for repo in state.repos},
+        settings=state.settings,
+        meta=dict(state.worktree_meta),
+    )
+
+
+def apply_store_event(view: StoreView, event: Event) -> StoreView:
+    """Fold one store event into the view (events gitwatch does not need are skipped)."""
+    data = event.data if isinstance(event.data, dict) else {}
+    kind = event.type
+    if kind in ("repo.added", "repo.updated") and isinstance(data.get("repo"), dict):
+        repo = from_builtins(Repo, data["repo"])
+        return dc_replace(view, repos={**view.repos, repo.id: repo})
+    if kind == "repo.removed":
+        repos = {k: v for k, v in view.repos.items() if k != data.get("id")}
+        return dc_replace(view, repos=repos)
+    if kind == "settings.changed" and isinstance(data.get("settings"), dict):
+        return dc_replace(view, settings=from_builtins(GlobalSettings, data["settings"]))
+    if kind == "worktreeMeta.changed" and isinstance(data.get("meta"), dict):
+        meta = from_builtins(WorktreeMeta, data["meta"])
+        return dc_replace(view, meta={**view.meta, str(data.get("worktreeId")): meta})
+    if kind == "worktreeMeta.removed":
+        gone = set(data.get("worktreeIds") or ())
+        return dc_replace(view, meta={k: v for k, v in view.meta.items() if k not in gone})
+    if kind == "worktree.renamed":
+        return _renamed(view, str(data.get("oldId")), str(data.get("newId")))
+    return view
+
+
+def _renamed(view: StoreView, old_id: str, new_id: str) -> StoreView:
+    # store moved the meta and recorded the old id in priorWorktreeIds (seed 01 §4.3).
+    meta = dict(view.meta)
+    moved = meta.pop(old_id, None)
+    if moved is not None:
+        prior = moved.prior_worktree_ids
+        if old_id not in prior:
+            moved = msgspec.structs.replace(moved, prior_worktree_ids=(*prior, old_id))
+        meta[new_id] = moved
+    return dc_replace(view, meta=meta)
+
+
+class StorePort(Protocol):
+    """What lifecycle needs from ``store``."""
+
+    def view(self) -> StoreView: ...
+
+    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None: ...
+
+    async def migrate_identity(self, old_id: str, new_id: str) -> None: ...
+
+
+class RpcStorePort:
+    """The real port: a mirror for reads, RPC for writes."""
+
+    def __init__(self, client: RpcClient, current: StoreViewSource) -> None:
+        self._client = client
+        self._current = current
+
+    def view(self) -> StoreView:
+        return self._current()
+
+    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
+        await self._client.call(
+            "worktreeMeta.patch",
+            {"worktreeId": worktree_id, "patch": patch},
+            timeout=STORE_WRITE_TIMEOUT_S,
+        )
+
+    async def migrate_identity(self, old_id: str, new_id: str) -> None:
+        await self._client.call(
+            "worktree.migrate_identity",
+            {"oldId": old_id, "newId": new_id},
+            timeout=STORE_WRITE_TIMEOUT_S,
+            # The move already happened: the migration must land. One idem key makes
+            # the resends safe (store applies it once).
+            retries=MIGRATE_RETRIES,
+        )
+
+
+class StoreViewSource(Protocol):
+    def __call__(self) -> StoreView: ...

@@ -1,0 +1,274 @@
+"""Worktree create/remove/rename on real repositories (seed 01 §4.3, §5.3, §5.4).
+
+``store`` is replaced by a recording port (the seam in ``storeview``); git, the
+filesystem and the watcher are real.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from actors.gitwatch import errors
+from actors.gitwatch.inotify import Inotify
+from actors.gitwatch.lifecycle import (
+    CreateRequest,
+    create_worktree,
+    remove_worktree,
+    rename_worktree,
+)
+from actors.gitwatch.service import GitwatchService
+from actors.gitwatch.storeview import StoreView
+from actors.gitwatch.watcher import DEBOUNCE_S, GitWatcher
+from orca.model.state import GlobalSettings
+from orca.model.types_repo import Repo
+from orca.wire.errors import Unavailable
+
+
+@dataclass
+class RecordingStore:
+    """A StorePort that keeps meta in memory and records every write, in order."""
+
+    current: StoreView
+    calls: list[tuple[str, Any, Any]] = field(default_factory=list)
+    fail_migrate: bool = False
+
+    def view(self) -> StoreView:
+        return self.current
+
+    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
+        self.calls.append(("patch_meta", worktree_id, patch))
+
+    async def migrate_identity(self, old_id: str, new_id: str) -> None:
+        self.calls.append(("migrate_identity", old_id, new_id))
+        if self.fail_migrate:
+            raise Unavailable("store is down")
+
+
+@dataclass
+class World:
+    service: GitwatchService
+    store: RecordingStore
+    events: list[tuple[str, dict[str, Any]]]
+    root: Path
+    repo: Path
+
+    def progress(self, stage: str, text: str) -> None:
+        self.events.append(("progress", {"stage": stage, "text": text}))
+
+
+@pytest.fixture
+async def world(repo: Path, tmp_path: Path) -> AsyncIterator[World]:
+    root = tmp_path / "workspaces"
+    root.mkdir()
+    view = StoreView(
+        repos={"r1": Repo(id="r1", path=str(repo), display_name="repo")},
+        settings=GlobalSettings(workspace_dir=str(root), nest_workspaces=True),
+    )
+    events: list[tuple[str, dict[str, Any]]] = []
+    with Inotify() as inotify:
+        watcher = GitWatcher(inotify)
+        service = GitwatchService(watcher, lambda kind, data: events.append((kind, data)))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watcher.run, service.apply_batch)
+            await service.track_repo("r1", str(repo))
+            yield World(service, RecordingStore(view), events, root, repo)
+            nursery.cancel_scope.cancel()
+
+
+async def _create(world: World, name: str, **kw: Any) -> dict[str, Any]:
+    request = CreateRequest(repo_id="r1", name=name, **kw)
+    return await create_worktree(world.service, world.store, request, world.progress)
+
+
+async def test_create_puts_worktree_under_root_and_records_evidence(world: World) -> None:
+    """A new worktree lands at <root>/<repo>/<name>, on a new branch, with creation evidence."""
+    with trio.fail_after(20):
+        result = await _create(world, "feature one")
+        path = world.root / "repo" / "feature-one"
+        assert result["path"] == str(path) and result["branch"] == "refs/heads/feature-one"
+        assert (path / "README").exists()
+        assert str(path) in world.service.repos["r1"].rows
+        [(op, worktree_id, patch)] = world.store.calls
+        assert (op, worktree_id) == ("patch_meta", f"r1::{path}")
+        assert patch["orcaCreatedAt"] > 0 and patch["orcaCreationWorkspaceLayout"] == "nested"
+
+
+@pytest.mark.parametrize("name", ["../../x", "/etc/evil", "a\x00b\nc\x1b[2J", "..\\..\\y"])
+async def test_traversal_and_control_names_are_sanitized_inside_root(
+    world: World, name: str
+) -> None:
+    """Names with ../, absolute paths or control characters become one safe leaf in the root."""
+    with trio.fail_after(20):
+        result = await _create(world, name)
+        path = Path(result["path"])
+        assert path.parent == world.root / "repo"
+        assert all(ch.isprintable() and ch not in "/\\" for ch in path.name)
+        assert ".." not in path.name
+
+
+@pytest.mark.parametrize("name", ["..", "../..", "/", "\x00\x01", "   "])
+async def test_names_with_nothing_usable_are_refused(world: World, name: str) -> None:
+    """A name that sanitizes to nothing is refused before git runs."""
+    with trio.fail_after(10), pytest.raises(errors.InvalidWorktreeName):
+        await _create(world, name)
+    assert world.store.calls == []
+
+
+async def test_symlinked_repo_dir_cannot_lead_outside_root(world: World, tmp_path: Path) -> None:
+    """A symlink inside the root pointing elsewhere is caught after resolving it."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, world.root / "repo")
+    with trio.fail_after(10), pytest.raises(errors.PathOutsideWorkspace):
+        await _create(world, "sneaky")
+    assert not any(outside.iterdir())
+
+
+async def test_branch_checked_out_elsewhere_is_a_clear_conflict(world: World) -> None:
+    """Creating a worktree for a branch already checked out raises BranchCheckedOutElsewhere."""
+    with trio.fail_after(10), pytest.raises(errors.BranchCheckedOutElsewhere) as caught:
+        await _create(world, "main")
+    assert caught.value.other_path == str(world.repo)
+
+
+async def test_existing_destination_is_refused(world: World) -> None:
+    """A path that already exists is never reused as a worktree."""
+    (world.root / "repo" / "taken").mkdir(parents=True)
+    with trio.fail_after(10), pytest.raises(errors.DestinationExists):
+        await _create(world, "taken")
+
+
+def _exists(path: Path | str) -> bool:
+    """Tests may block briefly; the code under test is what must not."""
+    return Path(path).exists()
+
+
+def _git_out(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _commit_setup(repo: Path, text: str) -> None:
+    (repo / "orca.yaml").write_text(text)
+    for args in (["add", "orca.yaml"], ["commit", "-q", "-m", "setup"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+async def test_setup_script_output_is_streamed_as_progress(world: World) -> None:
+    """The orca.yaml setup block runs in the new worktree; each line is a progress event."""
+    _commit_setup(world.repo, "name: x\nsetup: |\n  echo one\n  echo two >&2\n  pwd\nother: 1\n")
+    with trio.fail_after(20):
+        result = await _create(world, "with-setup")
+    lines = [d["text"] for kind, d in world.events if kind == "progress" and d["stage"] == "setup"]
+    assert lines == ["one", "two", result["path"]]
+    assert result["setup"] == {"ran": True, "exitCode": 0}
+
+
+async def test_setup_can_be_skipped_and_failure_is_reported(world: World) -> None:
+    """--setup skip never runs the script; a failing script reports its exit code."""
+    _commit_setup(world.repo, "setup: exit 3\n")
+    with trio.fail_after(20):
+        skipped = await _create(world, "skip", run_setup=False)
+        failed = await _create(world, "fail")
+    assert skipped["setup"] == {"ran": False, "exitCode": None}
+    assert failed["setup"] == {"ran": True, "exitCode": 3}
+
+
+async def test_dirty_worktree_removal_is_refused_unless_forced(world: World) -> None:
+    """Removing a worktree with changes raises WorktreeDirty; force removes it; branch stays."""
+    with trio.fail_after(20):
+        created = await _create(world, "dirty")
+        path = Path(created["path"])
+        (path / "README").write_text("unsaved work\n")
+        with pytest.raises(errors.WorktreeDirty):
+            await remove_worktree(world.service, world.store, created["worktreeId"])
+        assert _exists(path)
+        result = await remove_worktree(
+            world.service, world.store, created["worktreeId"], force=True
+        )
+        assert result["removed"] and not _exists(path)
+        branches = _git_out(world.repo, "branch", "--list", "dirty")
+        assert "dirty" in branches
+
+
+async def test_locked_worktree_removal_is_refused(world: World) -> None:
+    """A locked worktree is not removed without force."""
+    with trio.fail_after(20):
+        created = await _create(world, "locked")
+        _git_out(world.repo, "worktree", "lock", created["path"])
+        with pytest.raises(errors.WorktreeLocked):
+            await remove_worktree(world.service, world.store, created["worktreeId"])
+        await remove_worktree(world.service, world.store, created["worktreeId"], force=True)
+        assert not _exists(created["path"])
+
+
+async def test_branch_is_deleted_only_when_asked(world: World) -> None:
+    """delete_branch removes the (merged) branch along with the worktree."""
+    with trio.fail_after(20):
+        created = await _create(world, "gone")
+        result = await remove_worktree(
+            world.service, world.store, created["worktreeId"], delete_branch=True
+        )
+    assert result["branchDeleted"] is True
+    out = _git_out(world.repo, "branch")
+    assert "gone" not in out
+
+
+async def test_main_worktree_cannot_be_removed(world: World) -> None:
+    """The main worktree is never removed through gitwatch."""
+    with trio.fail_after(10), pytest.raises(errors.CallerError):
+        await remove_worktree(world.service, world.store, f"r1::{world.repo}", force=True)
+
+
+async def test_rename_moves_then_migrates_then_announces(world: World) -> None:
+    """Rename = git worktree move, then store identity migration, then worktree.renamed (§4.3)."""
+    with trio.fail_after(20):
+        created = await _create(world, "old")
+        old_path = Path(created["path"])
+        world.events.clear()
+        world.store.calls.clear()
+        result = await rename_worktree(
+            world.service, world.store, world.service.publish, created["worktreeId"], "new name"
+        )
+        new_path = old_path.parent / "new-name"
+        assert result["newWorktreeId"] == f"r1::{new_path}"
+        assert world.store.calls == [("migrate_identity", created["worktreeId"], f"r1::{new_path}")]
+        assert _exists(new_path) and not _exists(old_path)
+        await trio.sleep(DEBOUNCE_S * 3)  # let the watcher see the move
+        kinds = [kind for kind, _ in world.events]
+        assert kinds[0] == "worktree.renamed"
+        assert "worktree.removed" not in kinds and "worktree.added" not in kinds
+        assert str(new_path) in world.service.repos["r1"].rows
+
+
+async def test_rename_reports_a_failed_migration_after_the_move(world: World) -> None:
+    """If store cannot migrate, the move stands, the rename is announced and the error says so."""
+    with trio.fail_after(20):
+        created = await _create(world, "stuck")
+        world.store.fail_migrate = True
+        with pytest.raises(errors.PeerUnavailable):
+            await rename_worktree(
+                world.service, world.store, world.service.publish, created["worktreeId"], "moved"
+            )
+        renamed = [d for kind, d in world.events if kind == "worktree.renamed"]
+        assert renamed and renamed[0]["identityMigrated"] is False
+
+
+async def test_rename_refuses_an_existing_destination(world: World) -> None:
+    """Moving onto an existing directory is refused before git runs."""
+    with trio.fail_after(20):
+        created = await _create(world, "a")
+        await _create(world, "b")
+        with pytest.raises(errors.DestinationExists):
+            await rename_worktree(
+                world.service, world.store, world.service.publish, created["worktreeId"], "b"
+            )
