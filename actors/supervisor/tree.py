@@ -66,7 +66,10 @@ class Supervisor:
         self._register_ops()
 
     # -- effects --------------------------------------------------------------------
-    def _do(self, effects: list[Effect]) -> None:
+    def _do(self, effects: list[Effect], *, from_timer: bool = False) -> None:
+        """Carry out ``effects``; wake the timer loop, since deadlines may have moved."""
+        if not effects:
+            return
         assert self._nursery is not None
         for effect in effects:
             if isinstance(effect, Spawn):
@@ -79,7 +82,8 @@ class Supervisor:
             elif isinstance(effect, Publish):
                 log.info("%s %s", effect.type, effect.data)
                 self.events.publish(effect.type, effect.data)
-        self._wake.set()
+        if not from_timer:  # the timer loop recomputes its deadline itself
+            self._wake.set()
         self._nursery.start_soon(self._notify)
 
     async def _notify(self) -> None:
@@ -169,7 +173,7 @@ class Supervisor:
                 await wake.wait()
             if self._wake is wake:
                 self._wake = trio.Event()
-            self._do(self.core.tick(time.monotonic()))
+            self._do(self.core.tick(time.monotonic()), from_timer=True)
 
     def _to_trio(self, monotonic_deadline: float) -> float:
         return trio.current_time() + (monotonic_deadline - time.monotonic())
@@ -190,10 +194,8 @@ class Supervisor:
         return {}
 
     async def _op_heartbeat(self, a: api.HeartbeatArgs) -> dict[str, Any]:
-        known = self.core.heartbeat(a.name, a.pid, time.monotonic())
-        if known:
-            self._wake.set()
-        return {"known": known}
+        # A heartbeat only moves a deadline later; the timer loop needs no wake-up.
+        return {"known": self.core.heartbeat(a.name, a.pid, time.monotonic())}
 
     def status(self) -> dict[str, Any]:
         import psutil

@@ -36,13 +36,13 @@ def new_epoch() -> str:
 class EventPublisher:
     """Publish typed events on one or more PUB endpoints."""
 
-    def __init__(self, src: str, epoch: str | None = None) -> None:
+    def __init__(self, src: str, epoch: str | None = None, *, sndhwm: int = 100_000) -> None:
         self.src = src
         self.epoch = epoch or new_epoch()
         self.seq = 0
         self._sock = new_socket(zmq.PUB)
         # Generous queue per subscriber; beyond it PUB drops and the subscriber resyncs.
-        self._sock.setsockopt(zmq.SNDHWM, 100_000)
+        self._sock.setsockopt(zmq.SNDHWM, sndhwm)
         self.endpoints: list[str] = []
         self._ipc_files: list[tuple[str, int]] = []
         self.closed = False

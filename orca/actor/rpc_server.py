@@ -198,7 +198,7 @@ class RpcServer:
         if ok:
             try:
                 body = encode_ok(req.id, value)
-            except (TypeError, msgspec.EncodeError) as exc:
+            except Exception as exc:  # any encoder failure (type, overflow...) is our bug, not fatal
                 log.exception("op %s returned an unencodable result", req.op)
                 ok, value = False, Internal(f"{req.op} returned an unencodable result: {exc}")
             else:

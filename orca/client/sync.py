@@ -31,7 +31,7 @@ def call_endpoint(
 ) -> Any:
     """Call ``op`` on ``endpoint`` and return its result, or raise the reply's error."""
     if endpoint.startswith("ipc://") and not os.path.exists(endpoint[len("ipc://") :]):
-        raise Unavailable(f"nothing is listening at {endpoint} (is orca running? try `orca up`)")
+        raise Unavailable(f"orca is not running (nothing listens at {endpoint}; start it with `orca up`)")
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     try:

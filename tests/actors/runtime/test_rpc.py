@@ -1,0 +1,150 @@
+"""The RPC server and client over real ZeroMQ sockets, in one trio run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import trio
+
+from orca.actor import RpcServer, open_rpc_client
+from orca.wire.errors import BadRequest, Internal, NotFound, Timeout, UnknownOp
+
+
+class AddArgs(msgspec.Struct):
+    a: int
+    b: int = 0
+
+
+@asynccontextmanager
+async def serving(endpoint: str, server: RpcServer) -> AsyncIterator[RpcServer]:
+    server.bind(endpoint)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        try:
+            yield server
+        finally:
+            nursery.cancel_scope.cancel()
+    server.close()
+
+
+def make_server() -> tuple[RpcServer, dict[str, int]]:
+    server = RpcServer("calc")
+    calls = {"add": 0, "slow": 0}
+
+    async def add(args: AddArgs) -> dict[str, int]:
+        calls["add"] += 1
+        return {"sum": args.a + args.b}
+
+    async def missing(_: dict[str, Any]) -> None:
+        raise NotFound("no such thing")
+
+    async def boom(_: dict[str, Any]) -> None:
+        raise RuntimeError("kaboom")
+
+    async def slow(args: AddArgs) -> int:
+        calls["slow"] += 1
+        if calls["slow"] == 1:
+            await trio.sleep(0.5)  # the first attempt outlives the caller's per-attempt deadline
+        return args.a
+
+    server.register("calc.add", add, AddArgs)
+    server.register("calc.missing", missing)
+    server.register("calc.boom", boom)
+    server.register("calc.slow", slow, AddArgs, concurrent=True)
+    return server, calls
+
+
+@pytest.fixture
+def endpoint(tmp_path: Path) -> str:
+    return f"ipc://{tmp_path}/calc.rpc"
+
+
+async def test_call_returns_the_result(endpoint: str) -> None:
+    """A typed op receives validated args and its result comes back."""
+    with trio.fail_after(10):
+        server, _ = make_server()
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            assert await client.call("calc.add", {"a": 2, "b": 3}) == {"sum": 5}
+            hello = await client.call("sys.hello")
+            assert "calc.add" in hello["capabilities"] and hello["protocol"] == 1
+
+
+async def test_bad_args_unknown_op_and_handler_errors_keep_the_server_serving(
+    endpoint: str,
+) -> None:
+    """Ill-typed args, unknown ops, raised errors and bugs all become error replies."""
+    with trio.fail_after(10):
+        server, _ = make_server()
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            with pytest.raises(BadRequest, match=r"\$\.a"):
+                await client.call("calc.add", {"a": "two"})
+            with pytest.raises(BadRequest, match="missing required field"):
+                await client.call("calc.add", {})
+            with pytest.raises(UnknownOp):
+                await client.call("calc.nope")
+            with pytest.raises(NotFound, match="no such thing"):
+                await client.call("calc.missing")
+            with pytest.raises(Internal, match="kaboom"):
+                await client.call("calc.boom")
+            assert await client.call("calc.add", {"a": 1}) == {"sum": 1}
+            assert server.stats.errors >= 4
+
+
+async def test_retry_with_idempotency_key_runs_the_op_once(endpoint: str) -> None:
+    """A retried call carries one idempotency key, so the op runs once and the reply is shared."""
+    with trio.fail_after(10):
+        server, calls = make_server()
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            assert await client.call("calc.slow", {"a": 7}, timeout=0.2, retries=5) == 7
+            assert calls["slow"] == 1
+
+
+async def test_call_times_out_when_nobody_listens(tmp_path: Path) -> None:
+    """With no server, a call fails with Timeout (an Unavailable) after its deadline."""
+    with trio.fail_after(10):
+        async with open_rpc_client(f"ipc://{tmp_path}/nobody.rpc") as client:
+            with pytest.raises(Timeout):
+                await client.call("sys.ping", timeout=0.2, retries=1)
+
+
+async def test_client_reaches_a_server_that_starts_later(endpoint: str) -> None:
+    """A client created before its server connects once the server binds (reconnect)."""
+    with trio.fail_after(10):
+        server, _ = make_server()
+        async with open_rpc_client(endpoint) as client, trio.open_nursery() as nursery:
+            nursery.start_soon(client.call, "sys.ping", None)  # in flight before the bind
+            await trio.sleep(0.1)
+            async with serving(endpoint, server):
+                assert (await client.call("calc.add", {"a": 4}, timeout=1, retries=3)) == {"sum": 4}
+
+
+async def test_ops_are_reachable_over_tcp() -> None:
+    """The same server answers on a loopback tcp:// endpoint as well as ipc://."""
+    with trio.fail_after(10):
+        server, _ = make_server()
+        async with serving("tcp://127.0.0.1:*", server):
+            (tcp,) = server.endpoints
+            assert tcp.startswith("tcp://127.0.0.1:") and not tcp.endswith("*")
+            async with open_rpc_client(tcp) as client:
+                assert await client.call("calc.add", {"a": 1, "b": 1}) == {"sum": 2}
+
+
+async def test_many_concurrent_calls_are_matched_to_their_replies(endpoint: str) -> None:
+    """Pipelined calls from many tasks each get their own reply."""
+    with trio.fail_after(20):
+        server, _ = make_server()
+        results: dict[int, Any] = {}
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+
+            async def one(i: int) -> None:
+                results[i] = await client.call("calc.add", {"a": i, "b": i})
+
+            async with trio.open_nursery() as nursery:
+                for i in range(300):
+                    nursery.start_soon(one, i)
+        assert results == {i: {"sum": 2 * i} for i in range(300)}

@@ -1,0 +1,44 @@
+"""Fixtures shared by every test: an isolated ORCA_HOME and process cleanup by pid."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.procs import FIXTURES, REPO, descendants, kill_all
+
+from orca.paths import OrcaPaths, resolve_paths
+
+
+@pytest.fixture
+def orca_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh ORCA_HOME for this test; any orcad started in it is killed afterwards."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("ORCA_HOME", str(home))
+    monkeypatch.delenv("ORCA_TCP_HOST", raising=False)
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(
+            [str(FIXTURES), str(REPO)]
+            + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+        ),
+    )
+    yield home
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    lock = paths.lock_file
+    try:
+        info = json.loads(lock.read_text() or "{}")
+    except (OSError, ValueError):
+        info = {}
+    pid = info.get("pid")
+    if isinstance(pid, int):
+        kill_all([*descendants(pid), pid])
+
+
+@pytest.fixture
+def orca_paths(orca_home: Path) -> OrcaPaths:
+    return resolve_paths({"ORCA_HOME": str(orca_home)}).ensure()

@@ -1,0 +1,1 @@
+"""Test support: starting and cleaning up real Orca processes in temp homes."""

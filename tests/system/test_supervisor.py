@@ -1,0 +1,266 @@
+"""The supervision tree as a user runs it: real orcad, real actor processes, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import trio
+from support.procs import alive, descendants, run_cli, write_config
+
+from orca.actor import Mirror, open_rpc_client
+from orca.paths import resolve_paths
+from orca.wire.envelope import Event
+
+FAST = """
+[supervisor]
+backoff_initial_s = 0.05
+backoff_max_s = 0.2
+stable_after_s = 30
+intensity = 3
+period_s = 60
+heartbeat_interval_s = 0.2
+heartbeat_timeout_s = 1.0
+ready_timeout_s = 20
+shutdown_grace_s = 2
+"""
+
+
+def tree(*children: tuple[str, str]) -> str:
+    return FAST + "".join(f'\n[[child]]\nname = "{n}"\nmodule = "{m}"\n' for n, m in children)
+
+
+def up(home: Path) -> None:
+    result = run_cli(home, "up")
+    assert result.returncode == 0, result.stderr
+    assert "every actor ready" in result.stdout
+
+
+def status(home: Path) -> dict[str, dict[str, Any]]:
+    result = run_cli(home, "status", "--json")
+    assert result.returncode == 0, result.stderr
+    return {a["name"]: a for a in json.loads(result.stdout)["actors"]}
+
+
+def orcad_pid(home: Path) -> int:
+    info = json.loads(resolve_paths({"ORCA_HOME": str(home)}).lock_file.read_text())
+    return int(info["pid"])
+
+
+class Lifecycle:
+    """A mirror of the supervisor's status fed by its lifecycle events."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def load(self, snap: dict[str, Any]) -> dict[str, Any]:
+        return {a["name"]: a for a in snap["actors"]}
+
+    def apply(self, state: dict[str, Any], event: Event) -> dict[str, Any]:
+        self.events.append(event)
+        return state
+
+    def seen(self, type_: str, pred: Callable[[dict[str, Any]], bool] = lambda d: True) -> bool:
+        return any(e.type == type_ and pred(e.data) for e in self.events)
+
+
+@asynccontextmanager
+async def lifecycle(home: Path) -> AsyncIterator[tuple[Mirror[dict[str, Any]], Lifecycle]]:
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    rec = Lifecycle()
+    async with (
+        open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as client,
+        trio.open_nursery() as nursery,
+    ):
+        mirror = Mirror(
+            client=client,
+            pub_endpoint=paths.ipc_endpoint("supervisor", "pub"),
+            snapshot_op="sup.snapshot",
+            load=rec.load,
+            apply=rec.apply,
+        )
+        await nursery.start(mirror.run)
+        try:
+            yield mirror, rec
+        finally:
+            nursery.cancel_scope.cancel()
+            mirror.close()
+
+
+async def test_killed_actor_is_restarted_announced_and_its_clients_reconnect(
+    orca_home: Path,
+) -> None:
+    """kill -9 of an actor: orcad restarts it, publishes the lifecycle, old clients keep working."""
+    with trio.fail_after(60):
+        write_config(
+            orca_home, tree(("alpha", "fixture_actors.steady"), ("beta", "fixture_actors.steady"))
+        )
+        up(orca_home)
+        before = status(orca_home)
+        paths = resolve_paths({"ORCA_HOME": str(orca_home)})
+        async with (
+            lifecycle(orca_home) as (mirror, rec),
+            open_rpc_client(paths.ipc_endpoint("alpha", "rpc")) as alpha,
+        ):
+            assert (await alpha.call("counter.bump", {"by": 2}))["counter"] == 2
+            os.kill(before["alpha"]["pid"], signal.SIGKILL)
+            await mirror.wait_until(
+                lambda m: rec.seen(
+                    "actor.alpha.started", lambda d: d["pid"] != before["alpha"]["pid"]
+                )
+            )
+            assert rec.seen("actor.alpha.exited", lambda d: d["reason"] == "killed by SIGKILL")
+            assert rec.seen("actor.alpha.restarting")
+            # The same client, created before the crash, reaches the new process.
+            reply = await alpha.call("counter.bump", {"by": 1}, timeout=2, retries=3)
+            assert reply["counter"] == 1  # a fresh process: state is the actor's to persist
+        after = status(orca_home)
+        assert after["alpha"]["state"] == "running" and after["alpha"]["restarts"] == 1
+        assert after["beta"]["pid"] == before["beta"]["pid"], "one_for_one leaves siblings alone"
+
+
+async def test_crash_loop_backs_off_ends_failed_and_restart_revives_it(orca_home: Path) -> None:
+    """A crash-looping actor is restarted a bounded number of times, then failed; restart clears it."""
+    with trio.fail_after(60):
+        write_config(
+            orca_home, tree(("steady", "fixture_actors.steady"), ("flaky", "fixture_actors.flaky"))
+        )
+        up(orca_home)
+        sup = psutil.Process(orcad_pid(orca_home))
+        cpu_before = sum(sup.cpu_times()[:2])
+        async with lifecycle(orca_home) as (mirror, rec):
+            (orca_home / "crash-flaky").touch()
+            pid = status(orca_home)["flaky"]["pid"]
+            os.kill(pid, signal.SIGKILL)
+            await mirror.wait_until(lambda m: rec.seen("actor.flaky.failed"))
+            restarts = [e for e in rec.events if e.type == "actor.flaky.restarting"]
+            assert len(restarts) == 3, "intensity 3 allows exactly three restarts"
+            delays = [e.data["delayS"] for e in restarts]
+            assert delays == sorted(delays) and delays[-1] > delays[0], "backoff grows"
+            row = status(orca_home)["flaky"]
+            assert row["state"] == "failed" and row["pid"] is None
+            assert "status 3" in row["lastExit"]["reason"]
+            # Failed means left alone: no restart activity while we wait a while.
+            n_events = len(rec.events)
+            await trio.sleep(1.0)
+            assert not [e for e in rec.events[n_events:] if e.type.startswith("actor.flaky.")]
+            cpu_used = sum(sup.cpu_times()[:2]) - cpu_before
+            assert cpu_used < 2.0, f"the supervisor burnt {cpu_used:.2f}s of CPU on a crash loop"
+
+            (orca_home / "crash-flaky").unlink()
+            result = run_cli(orca_home, "restart", "flaky")
+            assert result.returncode == 0, result.stderr
+            await mirror.wait_until(lambda m: rec.seen("actor.flaky.started"))
+        assert status(orca_home)["flaky"]["state"] == "running"
+
+
+async def test_hung_actor_is_detected_by_heartbeat_and_replaced(orca_home: Path) -> None:
+    """A SIGSTOPped actor misses heartbeats, is killed and restarted."""
+    with trio.fail_after(60):
+        write_config(orca_home, tree(("alpha", "fixture_actors.steady")))
+        up(orca_home)
+        pid = status(orca_home)["alpha"]["pid"]
+        async with lifecycle(orca_home) as (mirror, rec):
+            os.kill(pid, signal.SIGSTOP)
+            await mirror.wait_until(
+                lambda m: rec.seen("actor.alpha.started", lambda d: d["pid"] != pid)
+            )
+            exited = [e for e in rec.events if e.type == "actor.alpha.exited"]
+            assert exited and "no heartbeat" in exited[0].data["reason"]
+        assert not alive([pid])
+
+
+def test_down_leaves_no_process_behind(orca_home: Path) -> None:
+    """orca down stops every actor, their own children and orcad itself."""
+    write_config(
+        orca_home, tree(("alpha", "fixture_actors.steady"), ("forker", "fixture_actors.forker"))
+    )
+    up(orca_home)
+    root = orcad_pid(orca_home)
+    everything = [root, *descendants(root)]
+    assert len(everything) >= 4, "orcad, two actors and the forker's grandchild"
+    result = run_cli(orca_home, "down")
+    assert result.returncode == 0, result.stderr
+    assert alive(everything) == []
+    again = run_cli(orca_home, "status")
+    assert again.returncode == 3 and "not running" in again.stderr
+    ipc = resolve_paths({"ORCA_HOME": str(orca_home)}).runtime_dir
+    assert not [p.name for p in ipc.iterdir() if p.suffix in (".rpc", ".pub")], "sockets removed"
+
+
+def test_second_up_says_where_the_running_one_is(orca_home: Path) -> None:
+    """orca up while running exits 0 and names the running orcad's pid and endpoint."""
+    write_config(orca_home, tree(("alpha", "fixture_actors.steady")))
+    up(orca_home)
+    result = run_cli(orca_home, "up")
+    assert result.returncode == 0
+    assert f"pid {orcad_pid(orca_home)}" in result.stdout and "supervisor.rpc" in result.stdout
+
+
+def test_cli_errors_when_not_running(orca_home: Path) -> None:
+    """Every command that needs the service says it is not running and exits 3."""
+    for args in (("status",), ("restart", "alpha"), ("down",)):
+        result = run_cli(orca_home, *args)
+        assert result.returncode == 3, (args, result.stdout, result.stderr)
+        assert "not running" in (result.stdout + result.stderr)
+
+
+def test_restart_of_unknown_actor_is_a_usage_error(orca_home: Path) -> None:
+    """orca restart NOPE names the known actors and exits 2."""
+    write_config(orca_home, tree(("alpha", "fixture_actors.steady")))
+    up(orca_home)
+    result = run_cli(orca_home, "restart", "nope")
+    assert result.returncode == 2 and "alpha" in result.stderr
+
+
+def test_logs_show_an_actors_output(orca_home: Path) -> None:
+    """orca logs NAME prints what the actor wrote (its ready line included)."""
+    write_config(orca_home, tree(("alpha", "fixture_actors.steady")))
+    up(orca_home)
+    result = run_cli(orca_home, "logs", "alpha")
+    assert result.returncode == 0 and "alpha ready on ipc://" in result.stdout
+    assert run_cli(orca_home, "logs", "nope").returncode == 2
+
+
+def test_bad_config_is_reported_and_nothing_starts(orca_home: Path) -> None:
+    """A config error is reported with the file and key; up fails without leaving processes."""
+    write_config(orca_home, tree(("alpha", "fixture_actors.steady")) + "\n[supervisor]\n")
+    result = run_cli(orca_home, "up")
+    assert result.returncode != 0
+    write_config(orca_home, "[supervisor]\nstrategy = 'sideways'\n")
+    result = run_cli(orca_home, "up")
+    assert result.returncode == 1 and "strategy" in result.stderr
+
+
+@pytest.mark.parametrize("strategy", ["rest_for_one"])
+async def test_rest_for_one_restarts_the_children_after_the_crashed_one(
+    orca_home: Path, strategy: str
+) -> None:
+    """With rest_for_one, a crash of the first child also restarts the second, not vice versa."""
+    with trio.fail_after(60):
+        write_config(
+            orca_home,
+            tree(("first", "fixture_actors.steady"), ("second", "fixture_actors.steady")).replace(
+                "[supervisor]\n", f"[supervisor]\nstrategy = '{strategy}'\n"
+            ),
+        )
+        up(orca_home)
+        before = status(orca_home)
+        async with lifecycle(orca_home) as (mirror, rec):
+            os.kill(before["first"]["pid"], signal.SIGKILL)
+            await mirror.wait_until(
+                lambda m: rec.seen(
+                    "actor.second.started", lambda d: d["pid"] != before["second"]["pid"]
+                )
+            )
+            order = [e.type for e in rec.events if e.type.endswith(".started")]
+            assert order.index("actor.first.started") < order.index("actor.second.started")
+        after = status(orca_home)
+        assert after["second"]["restarts"] == 0, "a dependent restart is not the dependent's crash"
