@@ -66,12 +66,9 @@ def alive(pids: Iterable[int]) -> list[int]:
 def kill_all(pids: Sequence[int]) -> None:
     """SIGKILL every pid (and its group, when it leads one), then reap our own children."""
     for pid in pids:
-        for target in (
-            lambda: os.killpg(pid, signal.SIGKILL),
-            lambda: os.kill(pid, signal.SIGKILL),
-        ):
+        for kill in (os.killpg, os.kill):
             try:
-                target()
+                kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
     for pid in pids:
