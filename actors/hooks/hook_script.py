@@ -37,7 +37,7 @@ case ${1:-} in
   @AGENTS@) agent=$1 ;;
   *) agent=generic ;;
 esac
-endpoint_file=${ORCA_HOOK_ENDPOINT_FILE:-'@ENDPOINT_FILE@'}
+endpoint_file=${ORCA_AGENT_HOOK_ENDPOINT:-'@ENDPOINT_FILE@'}
 [ -r "$endpoint_file" ] || exit 0
 command -v curl >/dev/null 2>&1 || exit 0
 port=

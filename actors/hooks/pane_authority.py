@@ -34,6 +34,8 @@ ALIAS_CAPACITY = 4096
 # One watermark per producer connection (ptyd, relays); reconnects mint new ids, so
 # old ones age out of the LRU.
 WATERMARK_CAPACITY = 1024
+# Panes whose worktree we remember without a row: every pane of a large session.
+KNOWN_WORKTREE_CAPACITY = 4096
 MAX_PANE_KEY_LEN = 256
 
 _PANE_KEY_PART = re.compile(r"[A-Za-z0-9._~\-]+")
@@ -71,7 +73,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-class _BoundedLru(Generic[K, V]):
+class BoundedLru(Generic[K, V]):
     """An insertion/refresh-ordered map that forgets its oldest entry past capacity."""
 
     def __init__(self, capacity: int) -> None:
@@ -105,9 +107,9 @@ class PaneAuthority:
 
     def __init__(self) -> None:
         self.commitments: dict[str, str] = {}
-        self._fences: _BoundedLru[str, str] = _BoundedLru(RETIRED_FENCE_CAPACITY)
-        self._aliases: _BoundedLru[str, str] = _BoundedLru(ALIAS_CAPACITY)
-        self._watermarks: _BoundedLru[str, int] = _BoundedLru(WATERMARK_CAPACITY)
+        self._fences: BoundedLru[str, str] = BoundedLru(RETIRED_FENCE_CAPACITY)
+        self._aliases: BoundedLru[str, str] = BoundedLru(ALIAS_CAPACITY)
+        self._watermarks: BoundedLru[str, int] = BoundedLru(WATERMARK_CAPACITY)
 
     # aliases ---------------------------------------------------------------
     def resolve(self, pane_key: str) -> str:

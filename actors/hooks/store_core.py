@@ -40,7 +40,13 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace as replace_row
 
-from actors.hooks.pane_authority import PaneAuthority, is_sha256_hex, parse_pane_key
+from actors.hooks.pane_authority import (
+    KNOWN_WORKTREE_CAPACITY,
+    BoundedLru,
+    PaneAuthority,
+    is_sha256_hex,
+    parse_pane_key,
+)
 from orca.model.agent_status import SOURCE_RANK, AgentState, AgentStatusRow, StatusSource
 
 # A hook-reporting agent usually also prints OSC 9999. The hook knows the turn
@@ -120,6 +126,9 @@ class AgentStatusStore:
     def __init__(self) -> None:
         self.authority = PaneAuthority()
         self._rows: dict[str, AgentStatusRow] = {}
+        # The worktree of each pane we have heard of, so an OSC row (ptyd sends only
+        # the pane key) can be placed once a hook or a restart has named it.
+        self._pane_worktrees: BoundedLru[str, str] = BoundedLru(KNOWN_WORKTREE_CAPACITY)
         self._clock_ms = 0
         self._rev = 0
 
@@ -178,9 +187,14 @@ class AgentStatusStore:
         if existing is not None and self._outranks(existing, event.source, observed_ms):
             return self._carry_handle_only(existing, event.terminal_handle)
 
-        worktree_id = event.worktree_id or (existing.worktree_id if existing else "")
+        worktree_id = (
+            event.worktree_id
+            or (existing.worktree_id if existing else "")
+            or self._pane_worktrees.get(pane)
+        )
         if not worktree_id:
             return StoreEffects("rejected", "unknown_worktree")
+        self._pane_worktrees.put(pane, worktree_id)
         same_state = (
             existing is not None
             and existing.state == event.state
@@ -218,15 +232,20 @@ class AgentStatusStore:
         """Close a pane: drop its row and fence it (and its aliases) against late writes."""
         pane = self.authority.resolve(pane_key)
         self.authority.fence(pane, retire_id or uuid.uuid4().hex)
+        self._pane_worktrees.pop(pane)
         removed = self._remove(pane, "retired")
         return replace(removed, outcome="applied")
 
-    def restart_pane(self, pane_key: str, launch_token_sha256: str | None = None) -> bool:
+    def restart_pane(
+        self, pane_key: str, launch_token_sha256: str | None = None, worktree_id: str = ""
+    ) -> bool:
         """A live restart in the pane: lift its fence and (re)commit the launch token.
 
         Returns whether a fence was lifted. Never called from hydration or replay.
         """
         pane = self.authority.resolve(pane_key)
+        if worktree_id:
+            self._pane_worktrees.put(pane, worktree_id)
         lifted = self.authority.lift_fence(pane)
         if launch_token_sha256 is not None:
             self.authority.commitments[pane] = launch_token_sha256

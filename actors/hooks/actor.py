@@ -1,0 +1,165 @@
+"""The ``hooks`` actor shell: RPC ops, the HTTP endpoint, the saver (thin, trio).
+
+Start-up order: hydrate ``last-status.json`` (rows come back ``restoredUnconfirmed``),
+start the HTTP server on a random loopback port with a fresh secret, write
+``endpoint.env`` atomically, install the hook script (so ``orca hooks install`` and
+running agents find an up-to-date one), register ops. Stop: one synchronous flush.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from actors.hooks import api
+from actors.hooks.endpoint_file import (
+    ENDPOINT_FILE_NAME,
+    HOOK_PROTOCOL_VERSION,
+    new_secret,
+    write_endpoint_env,
+)
+from actors.hooks.hook_script import install_hook_script
+from actors.hooks.http import HookHttpServer
+from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
+from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
+from actors.hooks.persistence import DebouncedSaver, ensure_private_dir
+from actors.hooks.service import HooksService, wall_clock_ms
+from actors.hooks.status_file import decode_status_file, encode_status_file
+from actors.hooks.store_core import AgentStatusStore, StoreEffects
+from orca.actor import ActorContext
+from orca.wire.errors import BadRequest
+
+log = logging.getLogger(__name__)
+
+STATUS_FILE_NAME = "last-status.json"
+
+
+def _answer(effects: StoreEffects) -> dict[str, Any]:
+    return {"outcome": effects.outcome, "reason": effects.reason}
+
+
+def _require_pane_key(pane_key: str) -> None:
+    if parse_pane_key(pane_key) is None:
+        raise BadRequest(f"malformed pane key {pane_key!r} (expected tabId:leaf)")
+
+
+class HooksActor:
+    def __init__(self, ctx: ActorContext) -> None:
+        self.ctx = ctx
+        hooks_dir = ctx.paths.hooks_dir
+        ensure_private_dir(hooks_dir)
+        self.status_path = hooks_dir / STATUS_FILE_NAME
+        self.store = AgentStatusStore()
+        self.saver = DebouncedSaver(
+            self.status_path,
+            lambda: encode_status_file(self.store.rows(), self.store.authority.commitments),
+        )
+        self.service = HooksService(self.store, ctx.events.publish, self.saver.schedule)
+        self.secret = new_secret()
+        self.http = HookHttpServer(self.secret, self.service.ingest_hook)
+        self.script_path = install_hook_script(hooks_dir)
+
+    def hydrate(self) -> None:
+        try:
+            data = self.status_path.read_bytes()
+        except FileNotFoundError:
+            return
+        loaded = decode_status_file(data, wall_clock_ms())
+        self.store.hydrate(loaded.rows, loaded.commitments)
+        self.saver.prime(encode_status_file(self.store.rows(), self.store.authority.commitments))
+        log.info("hydrated %d agent rows (%d dropped)", len(loaded.rows), loaded.dropped)
+
+    # ops -------------------------------------------------------------------
+    async def snapshot(self, _: api.NoArgs) -> dict[str, Any]:
+        return {
+            "epoch": self.ctx.events.epoch,
+            "seq": self.ctx.events.seq,
+            "rev": self.store.rev,
+            "rows": self.service.snapshot_rows(),
+        }
+
+    async def ingest_osc(self, args: api.IngestOscArgs) -> dict[str, Any]:
+        _require_pane_key(args.pane_key)
+        document = decode_osc_payload(args.payload)
+        if document is None:
+            raise BadRequest("OSC payload is not a bounded JSON object")
+        event = event_from_osc(
+            args.pane_key,
+            args.worktree_id,
+            document,
+            terminal_handle=args.terminal_handle,
+            connection_id=args.connection_id,
+            connection_seq=args.connection_seq,
+            evidence_age_ms=args.evidence_age_ms,
+        )
+        if event is None:
+            return {"outcome": "ignored", "reason": "no_status"}
+        return _answer(self.service.apply(event))
+
+    async def ingest_structured(self, args: api.IngestStructuredArgs) -> dict[str, Any]:
+        _require_pane_key(args.pane_key)
+        event = event_from_structured(
+            args.pane_key,
+            args.worktree_id,
+            args.state,
+            structured_host=args.structured_host,
+            agent=args.agent,
+            session_id=args.session_id,
+            detail=args.detail,
+        )
+        return _answer(self.service.apply(event))
+
+    async def retire_pane(self, args: api.RetirePaneArgs) -> dict[str, Any]:
+        _require_pane_key(args.pane_key)
+        effects = self.service.retire_pane(args.pane_key, args.retire_id)
+        # Seed 02 §9: a retirement is flushed at once, not debounced.
+        self.saver.flush_now()
+        return {"removed": bool(effects.publish)}
+
+    async def restart_pane(self, args: api.RestartPaneArgs) -> dict[str, Any]:
+        _require_pane_key(args.pane_key)
+        digest = args.launch_token_sha256
+        if digest is not None and not is_sha256_hex(digest):
+            raise BadRequest("launchTokenSha256 must be 64 lowercase hex digits")
+        lifted = self.store.restart_pane(args.pane_key, digest, args.worktree_id)
+        return {"fenceLifted": lifted}
+
+    async def alias_pane(self, args: api.AliasPaneArgs) -> dict[str, Any]:
+        _require_pane_key(args.alias)
+        _require_pane_key(args.pane_key)
+        return {"outcome": self.service.alias_pane(args.alias, args.pane_key).outcome}
+
+    async def clear(self, args: api.ClearArgs) -> dict[str, Any]:
+        _require_pane_key(args.pane_key)
+        effects = self.service.clear_pane(args.pane_key, args.reason[:64])
+        return {"removed": bool(effects.publish)}
+
+    async def endpoint(self, _: api.NoArgs) -> dict[str, Any]:
+        return {
+            "port": self.http.port,
+            "version": HOOK_PROTOCOL_VERSION,
+            "endpointFile": str(self.ctx.paths.hooks_dir / ENDPOINT_FILE_NAME),
+            "scriptPath": str(self.script_path),
+        }
+
+    async def flush(self) -> None:
+        self.saver.flush_now()
+
+
+async def setup(ctx: ActorContext) -> None:
+    actor = HooksActor(ctx)
+    actor.hydrate()
+    port = await ctx.nursery.start(actor.http.run)
+    write_endpoint_env(ctx.paths.hooks_dir, port, actor.secret)
+    ctx.nursery.start_soon(actor.saver.run)
+    rpc = ctx.rpc
+    rpc.register(api.SNAPSHOT_OP, actor.snapshot, api.NoArgs)
+    rpc.register(api.INGEST_OSC_OP, actor.ingest_osc, api.IngestOscArgs)
+    rpc.register(api.INGEST_STRUCTURED_OP, actor.ingest_structured, api.IngestStructuredArgs)
+    rpc.register(api.RETIRE_PANE_OP, actor.retire_pane, api.RetirePaneArgs)
+    rpc.register(api.RESTART_PANE_OP, actor.restart_pane, api.RestartPaneArgs)
+    rpc.register(api.ALIAS_PANE_OP, actor.alias_pane, api.AliasPaneArgs)
+    rpc.register(api.CLEAR_OP, actor.clear, api.ClearArgs)
+    rpc.register(api.ENDPOINT_OP, actor.endpoint, api.NoArgs)
+    ctx.on_stop(actor.flush)
+    log.info("hook endpoint on 127.0.0.1:%d", port)
