@@ -92,13 +92,42 @@ def _compile(t: mi.Type, for_decode: bool, cache: dict[type, _Walker | None]) ->
         value = _compile(t.value_type, for_decode, cache)
         return None if value is None else _map_walker(value, for_decode)
     if isinstance(t, mi.UnionType):
-        structs = [s for s in t.types if isinstance(s, mi.StructType)]
-        if not structs:
-            return None
-        if len(structs) == 1:
-            return _compile_struct(structs[0], for_decode, cache)
-        return _tagged_union_walker(structs, for_decode, cache)
+        return _compile_union(t, for_decode, cache)
     return None
+
+
+def _compile_union(
+    t: mi.UnionType, for_decode: bool, cache: dict[type, _Walker | None]
+) -> _Walker | None:
+    """Walk the one member a runtime value can belong to (records/dicts are JSON objects, sequences arrays)."""
+    structs = [s for s in t.types if isinstance(s, mi.StructType)]
+    dicts = [s for s in t.types if isinstance(s, mi.DictType)]
+    seqs = [
+        s
+        for s in t.types
+        if isinstance(s, (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType))
+    ]
+    if (structs and dicts) or len(dicts) > 1 or len(seqs) > 1:
+        raise TypeError(f"ambiguous union for the codec: {t}")
+    object_walker: _Walker | None = None
+    if len(structs) > 1:
+        object_walker = _tagged_union_walker(structs, for_decode, cache)
+    elif structs:
+        object_walker = _compile_struct(structs[0], for_decode, cache)
+    elif dicts:
+        object_walker = _compile(dicts[0], for_decode, cache)
+    seq_walker = _compile(seqs[0], for_decode, cache) if seqs else None
+    if object_walker is None and seq_walker is None:
+        return None
+
+    def walk(v: Any) -> Any:
+        if type(v) is dict:
+            return v if object_walker is None else object_walker(v)
+        if isinstance(v, (list, tuple)):
+            return v if seq_walker is None else seq_walker(v)
+        return v
+
+    return walk
 
 
 def _compile_struct(

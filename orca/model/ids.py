@@ -15,7 +15,8 @@ Shapes
 * WorkspaceKey:               ``worktree:<worktreeId>`` or ``folder:<folderWorkspaceId>``
 
 Invariants that make every shape parse back unambiguously: a repo id contains
-no ``:`` (repo ids are UUIDs), a folder-workspace id and an instance id contain
+no ``:`` or ``|`` (repo ids are UUIDs; ``|`` separates host-qualified
+session keys, see ``orca.model.session_keys``), a folder-workspace id and an instance id contain
 no ``:`` or ``/``, and paths are non-empty.
 
 Two splitters, by purpose: :func:`split_worktree_id` returns the identity (the
@@ -81,7 +82,8 @@ class WorkspaceScope(msgspec.Struct, frozen=True):
 
 
 def _valid_repo_id(repo_id: str) -> bool:
-    return bool(repo_id) and ":" not in repo_id
+    # ':' would make the id split ambiguous; '|' separates host-qualified session keys.
+    return bool(repo_id) and ":" not in repo_id and "|" not in repo_id
 
 
 def _valid_token(token: str) -> bool:
@@ -91,7 +93,9 @@ def _valid_token(token: str) -> bool:
 def make_worktree_id(repo_id: str, path: str) -> str:
     """Build ``<repoId>::<path>``; raises BadWorktreeId for an empty path or a repo id with ':'."""
     if not _valid_repo_id(repo_id):
-        raise BadWorktreeId(f"repo id must be non-empty and contain no ':' (got {repo_id!r})")
+        raise BadWorktreeId(
+            f"repo id must be non-empty and contain no ':' or '|' (got {repo_id!r})"
+        )
     if not path:
         raise BadWorktreeId("worktree path must be non-empty")
     return f"{repo_id}{WORKTREE_ID_SEPARATOR}{path}"
@@ -111,7 +115,7 @@ def parse_worktree_id(worktree_id: str) -> WorktreeIdParts:
     if parts is None:
         raise BadWorktreeId(
             f"not a worktree id (expected '<repoId>{WORKTREE_ID_SEPARATOR}<path>' with a"
-            f" non-empty repo id without ':' and a non-empty path): {worktree_id!r}"
+            f" non-empty repo id without ':' or '|' and a non-empty path): {worktree_id!r}"
         )
     return parts
 

@@ -15,7 +15,7 @@ empty by default.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -30,7 +30,12 @@ from orca.model.tabs import (
     WorkspaceVisibleTabType,
 )
 
-__all__ = ["WorkspaceSessionState", "default_workspace_session"]
+__all__ = [
+    "HOST_QUALIFIED_KEY_SEPARATOR",
+    "WORKTREE_ID_KEYED_SESSION_FIELDS",
+    "WorkspaceSessionState",
+    "default_workspace_session",
+]
 
 
 def _empty() -> Any:
@@ -75,3 +80,26 @@ class WorkspaceSessionState(Record, frozen=True, kw_only=True):
 def default_workspace_session() -> WorkspaceSessionState:
     """An empty session (what a fresh install and an unknown host start from)."""
     return WorkspaceSessionState()
+
+
+# Every WorkspaceSessionState map keyed by a worktree id (bare or ``worktree:`` key).
+# Hydration drops their rows for unknown worktrees and identity migration re-keys
+# them; a new worktree-keyed map MUST be added here (tests/unit/model guards the
+# naming convention ``*_by_worktree`` / ``*_by_worktree_id``).
+WORKTREE_ID_KEYED_SESSION_FIELDS: Final[tuple[str, ...]] = (
+    "tabs_by_worktree",
+    "open_files_by_worktree",
+    "active_file_id_by_worktree",
+    "browser_tabs_by_worktree",
+    "active_browser_tab_id_by_worktree",
+    "active_tab_type_by_worktree",
+    "active_tab_id_by_worktree",
+    "unified_tabs",
+    "tab_groups",
+    "tab_group_layouts",
+    "active_group_id_by_worktree",
+    "last_visited_at_by_worktree_id",
+    "default_terminal_tabs_applied_by_worktree_id",
+)
+# Keys of this map may be host-qualified: ``<executionHostId>|<worktreeId>``.
+HOST_QUALIFIED_KEY_SEPARATOR: Final = "|"
