@@ -1,0 +1,186 @@
+"""The supervisor's restart policy, decided without processes (actors/supervisor/core.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from actors.supervisor.config import ChildSpec, SupervisorSpec
+from actors.supervisor.core import Kill, Publish, Spawn, SupervisorCore, Terminate
+
+SPEC = SupervisorSpec(
+    children=(ChildSpec("a", "m.a"), ChildSpec("b", "m.b")),
+    intensity=3,
+    period_s=60.0,
+    backoff_initial_s=0.25,
+    backoff_max_s=1.0,
+    stable_after_s=10.0,
+    heartbeat_timeout_s=5.0,
+    ready_timeout_s=15.0,
+)
+
+
+def booted(spec: SupervisorSpec = SPEC) -> SupervisorCore:
+    core = SupervisorCore(spec)
+    assert core.boot(0.0) == [Spawn(c.name) for c in spec.children]
+    for i, c in enumerate(spec.children):
+        core.spawned(c.name, 100 + i, 0.0)
+        core.ready(c.name, 100 + i, 0.1, {})
+    return core
+
+
+def types(effects: list[object]) -> list[str]:
+    return [e.type for e in effects if isinstance(e, Publish)]
+
+
+def test_ready_publishes_started_and_marks_running() -> None:
+    """A child is running only once it reported ready; that publishes actor.<name>.started."""
+    core = SupervisorCore(SPEC)
+    core.boot(0.0)
+    core.spawned("a", 100, 0.0)
+    assert core.children["a"].state == "starting" and not core.all_ready()
+    assert types(core.ready("a", 100, 0.5, {})) == ["actor.a.started"]
+    assert core.children["a"].state == "running"
+
+
+def test_crash_backs_off_exponentially_up_to_the_cap() -> None:
+    """Each crash doubles the restart delay up to backoff_max_s (no 100 ms crash loops)."""
+    spec = replace(SPEC, intensity=10)
+    core = booted(spec)
+    delays = []
+    now, pid = 1.0, 100
+    for _ in range(5):
+        effects = core.exited("a", pid, 1, now)
+        assert core.children["a"].state == "backoff"
+        delays.append(core.children["a"].restart_at - now)  # type: ignore[operator]
+        assert core.tick(now) == [], "nothing happens before the delay"
+        now = core.children["a"].restart_at  # type: ignore[assignment]
+        assert core.tick(now) == [Spawn("a")]
+        pid += 10
+        core.spawned("a", pid, now)
+        assert "actor.a.restarting" in types(effects)
+    assert delays == [0.25, 0.5, 1.0, 1.0, 1.0]
+
+
+def test_backoff_resets_after_stable_uptime() -> None:
+    """A child that stayed up stable_after_s restarts with the initial delay again."""
+    core = booted(replace(SPEC, intensity=10))
+    core.exited("a", 100, 1, 1.0)
+    core.tick(1.25)
+    core.spawned("a", 200, 1.25)
+    core.ready("a", 200, 1.3, {})
+    core.exited("a", 200, 1, 50.0)  # up for much longer than stable_after_s
+    assert core.children["a"].restart_at == 50.25
+
+
+def test_intensity_exceeded_marks_failed_and_stops_restarting() -> None:
+    """More than `intensity` restarts within the period escalates to failed; nothing is scheduled."""
+    core = booted()
+    now, pid = 1.0, 100
+    for _ in range(3):
+        core.exited("a", pid, 1, now)
+        now = core.children["a"].restart_at  # type: ignore[assignment]
+        core.tick(now)
+        pid += 1
+        core.spawned("a", pid, now)
+    effects = core.exited("a", pid, 1, now)
+    assert types(effects) == ["actor.a.exited", "actor.a.failed"]
+    assert (
+        core.children["a"].state == "failed" and core.next_deadline() is not None
+    )  # b's heartbeat
+    assert all(not isinstance(e, Spawn) for e in core.tick(now + 1000))
+
+
+def test_operator_restart_clears_failed() -> None:
+    """orca restart on a failed child clears its window and spawns it at once."""
+    core = booted(replace(SPEC, intensity=0))
+    core.exited("a", 100, 1, 1.0)
+    assert core.children["a"].state == "failed"
+    effects = core.restart("a", 2.0)
+    assert Spawn("a") in effects and core.children["a"].state == "starting"
+
+
+def test_operator_restart_of_running_child_terminates_then_respawns_without_backoff() -> None:
+    """A running child is stopped gracefully and started again as soon as it exits."""
+    core = booted()
+    assert core.restart("a", 1.0) == [Terminate("a", 100, SPEC.shutdown_grace_s)]
+    effects = core.exited("a", 100, 0, 1.5)
+    assert Spawn("a") in effects
+    assert core.children["a"].last_exit == {"code": 0, "reason": "restarted by operator"}
+    assert core.children["a"].restarts == 0
+
+
+def test_restart_types() -> None:
+    """permanent restarts always; transient only after an abnormal exit; temporary never."""
+    spec = replace(
+        SPEC,
+        children=(
+            ChildSpec("p", "m"),
+            ChildSpec("t", "m", restart="transient"),
+            ChildSpec("x", "m", restart="temporary"),
+        ),
+    )
+    core = booted(spec)
+    core.exited("p", 100, 0, 1.0)
+    core.exited("t", 101, 0, 1.0)
+    core.exited("x", 102, 1, 1.0)
+    assert [core.children[n].state for n in "ptx"] == ["backoff", "stopped", "stopped"]
+    core2 = booted(spec)
+    core2.exited("t", 101, -9, 1.0)
+    assert core2.children["t"].state == "backoff"
+
+
+def test_missed_heartbeats_kill_the_child() -> None:
+    """A running child silent for heartbeat_timeout_s is SIGKILLed, and its exit says why."""
+    core = booted()
+    assert core.heartbeat("a", 100, 3.0)
+    assert not core.heartbeat("a", 999, 3.0), "a stale pid's heartbeat is not counted"
+    assert core.tick(7.0) == [Kill("b", 101)]
+    assert core.tick(8.1) == [Kill("a", 100)]
+    assert core.tick(9.0) == [], "a kill is sent once"
+    effects = core.exited("a", 100, -9, 9.0)
+    assert "no heartbeat" in effects[0].data["reason"]  # type: ignore[union-attr]
+
+
+def test_child_not_ready_in_time_is_killed() -> None:
+    """A child that never reports ready within ready_timeout_s is killed as a crash."""
+    core = SupervisorCore(SPEC)
+    core.boot(0.0)
+    core.spawned("a", 100, 0.0)
+    assert core.next_deadline() == 15.0
+    assert core.tick(15.0) == [Kill("a", 100)]
+
+
+def test_rest_for_one_stops_later_children_and_restarts_them_after_the_crashed_one() -> None:
+    """rest_for_one: a crash stops every later child; they start once the crashed one is ready."""
+    spec = replace(
+        SPEC,
+        strategy="rest_for_one",
+        children=(ChildSpec("a", "m"), ChildSpec("b", "m"), ChildSpec("c", "m")),
+    )
+    core = booted(spec)
+    effects = core.exited("a", 100, 1, 1.0)
+    assert Terminate("b", 101, spec.shutdown_grace_s) in effects
+    assert Terminate("c", 102, spec.shutdown_grace_s) in effects
+    core.exited("b", 101, 0, 1.1)
+    core.exited("c", 102, 0, 1.1)
+    assert core.children["b"].restarts == 0
+    assert core.tick(1.25) == [Spawn("a")]
+    core.spawned("a", 200, 1.25)
+    effects = core.ready("a", 200, 1.5, {})
+    assert [e for e in effects if isinstance(e, Spawn)] == [Spawn("b"), Spawn("c")]
+
+
+def test_one_for_one_leaves_siblings_alone() -> None:
+    """one_for_one: a crash affects only the crashed child."""
+    core = booted()
+    effects = core.exited("a", 100, 1, 1.0)
+    assert not [e for e in effects if isinstance(e, Terminate | Kill)]
+    assert core.children["b"].state == "running"
+
+
+def test_stopping_prevents_restarts() -> None:
+    """After begin_stop, exits are final and late spawns are terminated."""
+    core = booted()
+    core.begin_stop()
+    core.exited("a", 100, -15, 1.0)
+    assert core.children["a"].state == "stopped" and core.tick(100.0) == []
