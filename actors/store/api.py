@@ -31,7 +31,8 @@ workspaceLineage.set {childWorkspaceKey, lineage|null} → WorkspaceLineage|null
 settings.get        {} → GlobalSettings;   settings.patch {patch} → GlobalSettings
 ui.get              {} → PersistedUIState; ui.patch {patch} → PersistedUIState
 session.get         {hostId?} → {hostId, revision, session}     hostId defaults to "local"
-session.set         {hostId?, session, revision?} → {applied: full|metadata_only|unchanged, revision}
+session.set         {hostId?, session, revision?} → {applied: full|metadata_only, changed, revision}
+                    metadata_only: the writer's revision is stale; re-read with session.get
 session.patch       {hostId?, patch, revision?} → same as session.set (top-level fields)
 session.flush       {hostId?, session?, revision?} → {applied?, revision?, flushed: bool}
                     applies the optional session, then saves before replying

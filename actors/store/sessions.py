@@ -32,7 +32,8 @@ from orca.model.state import (
 )
 from orca.wire.errors import BadRequest
 
-Applied = Literal["full", "metadata_only", "unchanged"]
+# "metadata_only" tells a stale writer to re-read the session (and its revision).
+Applied = Literal["full", "metadata_only"]
 
 
 def resolve_host_id(host_id: str | None) -> str:
@@ -68,10 +69,11 @@ def _write(
     normalized = normalize_session_for_write(incoming, current, mint).session
     applied: Applied = "metadata_only" if stale else "full"
     if normalized == current:
-        return Change(state, {"applied": "unchanged", "revision": current_revision})
+        return Change(state, {"applied": applied, "changed": False, "revision": current_revision})
     new_state = with_session_for_host(state, host_id, normalized)
     event = StoreEvent("session.changed", session_view(new_state, host_id))
-    return Change(new_state, {"applied": applied, "revision": current_revision}, (event,))
+    result = {"applied": applied, "changed": True, "revision": current_revision}
+    return Change(new_state, result, (event,))
 
 
 def set_session(

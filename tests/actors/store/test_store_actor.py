@@ -1,0 +1,150 @@
+"""The store actor as a real process: ops, events, flush on stop, recovery, disk full."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+from store_harness import running_store, store_env
+
+from orca.paths import resolve_paths
+from orca.wire.errors import BadRequest, Conflict
+
+U1, U2 = str(uuid.UUID(int=1)), str(uuid.UUID(int=2))
+
+
+def state_file(home: Path) -> Path:
+    return resolve_paths({"ORCA_HOME": str(home)}).state_file
+
+
+async def test_repo_added_survives_a_graceful_restart(tmp_path: Path) -> None:
+    """repo.add mints an id; SIGTERM flushes it; the next process serves it back."""
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            repo = await store.call("repo.add", {"path": "/src/app"})
+            with pytest.raises(Conflict):
+                await store.call("repo.add", {"path": "/src/app"})
+            with pytest.raises(BadRequest):
+                await store.call("repo.add", {"path": "relative"})
+            assert await store.stop() == 0
+        on_disk = json.loads(state_file(tmp_path).read_bytes())
+        assert [r["id"] for r in on_disk["repos"]] == [repo["id"]]
+        async with running_store(tmp_path) as store:
+            listed = await store.call("repo.list")
+            assert listed == {"repos": [repo]}
+            stats = await store.call("sys.stats")
+            assert stats["store"]["load"]["source"] == "primary"
+            assert stats["store"]["save"]["writes"] == 0  # canonical file: nothing rewritten
+
+
+async def test_truncated_primary_loads_from_backup_and_says_so(tmp_path: Path) -> None:
+    """A torn orca-data.json is kept aside and the newest backup is served (seed 02 §13)."""
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            await store.call("repo.add", {"path": "/src/a"})
+            await store.call("session.flush")
+            await store.stop()
+        primary = state_file(tmp_path)
+        raw = primary.read_bytes()
+        primary.write_bytes(raw[: len(raw) // 3])
+        async with running_store(tmp_path) as store:
+            load = (await store.call("sys.stats"))["store"]["load"]
+            assert load["source"] == "backup" and load["loadedFrom"] == "orca-data.json.bak.0"
+            assert (primary.parent / load["corruptKeptAs"]).read_bytes() == raw[: len(raw) // 3]
+            assert [r["path"] for r in (await store.call("repo.list"))["repos"]] == ["/src/a"]
+            assert (await store.call("session.flush"))["flushed"] is True
+            assert b"loaded" in store.log.text and b"from backup" in store.log.text
+        assert json.loads(primary.read_bytes())["repos"][0]["path"] == "/src/a"
+
+
+async def test_garbage_primary_loads_from_backup(tmp_path: Path) -> None:
+    """Bytes that are not JSON at all are treated like a torn file."""
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            await store.call("settings.patch", {"patch": {"marker": 42}})
+            await store.call("session.flush")
+            await store.stop()
+        state_file(tmp_path).write_bytes(b"\x00\x01garbage\xff")
+        async with running_store(tmp_path) as store:
+            assert (await store.call("settings.get"))["marker"] == 42
+            assert (await store.call("sys.stats"))["store"]["load"]["source"] == "backup"
+
+
+async def test_stale_session_after_retirement_and_rename_alias_over_rpc(tmp_path: Path) -> None:
+    """End to end: a retired pane stays retired; a renamed worktree resolves as an alias."""
+    layout = {"t": {"root": {"type": "split", "direction": "vertical",
+                             "first": {"type": "leaf", "leafId": U1},
+                             "second": {"type": "leaf", "leafId": U2}}}}
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            await store.call("session.set", {"session": {"terminalLayoutsByTabId": layout},
+                                             "revision": 0})
+            retired = await store.call("session.retire_pane", {"tabId": "t", "leafId": U2})
+            assert retired == {"revision": 1, "durable": True}
+            reply = await store.call("session.set", {"session": {"terminalLayoutsByTabId": layout},
+                                                     "revision": 0})
+            assert reply["applied"] == "metadata_only"
+            root = (await store.call("session.get"))["session"]["terminalLayoutsByTabId"]["t"]["root"]
+            assert root == {"type": "leaf", "leafId": U1}
+            await store.call("worktreeMeta.patch", {"worktreeId": "r::/w/old", "patch": {}})
+            renamed = await store.call("worktree.migrate_identity",
+                                       {"oldId": "r::/w/old", "newId": "r::/w/new"})
+            assert renamed["durable"] is True
+            assert await store.call("identity.resolve", {"worktreeId": "r::/w/old"}) == {
+                "status": "alias", "worktreeId": "r::/w/new"}
+        # Both were flushed before their replies: the file has them without a stop flush.
+        on_disk = json.loads(state_file(tmp_path).read_bytes())
+        assert on_disk["topologyRevisionByHostId"] == {"local": 1}
+        assert on_disk["worktreeMeta"]["r::/w/new"]["priorWorktreeIds"] == ["r::/w/old"]
+
+
+async def test_second_store_on_the_same_home_refuses_to_start(tmp_path: Path) -> None:
+    """Only one process may be the writer of orca-data.json."""
+    with trio.fail_after(60):
+        async with running_store(tmp_path):
+            result = await trio.run_process(
+                [sys.executable, "-m", "actors.store"], env=store_env(tmp_path),
+                capture_stderr=True, check=False,
+            )
+            assert result.returncode != 0
+            assert b"held by another store process" in result.stderr
+
+
+@pytest.fixture
+def tiny_data_dir(tmp_path: Path) -> Iterator[Path]:
+    """ORCA_HOME whose data dir is a 256 KiB tmpfs (real ENOSPC), when mounting is allowed."""
+    data = resolve_paths({"ORCA_HOME": str(tmp_path)}).data_dir
+    data.mkdir(parents=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(data)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        yield tmp_path
+    finally:
+        subprocess.run(["umount", "-l", str(data)], check=True)
+
+
+async def test_disk_full_keeps_the_old_file_and_reports(tiny_data_dir: Path) -> None:
+    """ENOSPC on save: last good file intact, error in sys.stats and as an event."""
+    with trio.fail_after(60):
+        async with running_store(tiny_data_dir) as store:
+            await store.call("repo.add", {"path": "/src/a"})
+            assert (await store.call("session.flush"))["flushed"] is True
+            good = state_file(tiny_data_dir).read_bytes()
+            await store.call("settings.patch", {"patch": {"huge": "x" * 300_000}})
+            assert (await store.call("session.flush"))["flushed"] is False
+            assert state_file(tiny_data_dir).read_bytes() == good
+            save = (await store.call("sys.stats"))["store"]["save"]
+            assert save["lastError"]["errno"] == "ENOSPC"
+            assert b"keeping the last good file" in store.log.text
+            # Space comes back (the setting shrinks): the retry lands.
+            await store.call("settings.patch", {"patch": {"huge": "small"}})
+            assert (await store.call("session.flush"))["flushed"] is True
+            assert json.loads(state_file(tiny_data_dir).read_bytes())["settings"]["huge"] == "small"
