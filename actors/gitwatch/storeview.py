@@ -12,14 +12,17 @@ ordering may swap the port, never the git side.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any, Protocol
 
 import msgspec
+import trio
 
+from actors.gitwatch.errors import PeerUnavailable
 from orca.actor.client import RpcClient
+from orca.actor.mirror import Mirror
 from orca.model.codec import from_builtins
 from orca.model.state import GlobalSettings, PersistedState
 from orca.model.types_repo import Repo
@@ -30,6 +33,9 @@ from orca.wire.envelope import Event
 # on a slow disk; five seconds is the runtime's default for everything else.
 STORE_WRITE_TIMEOUT_S = 10.0
 MIGRATE_RETRIES = 2
+# How long a write waits for its own event to reach the mirror. The write itself has
+# succeeded either way; this only bounds how stale an immediate re-read can be.
+MIRROR_SETTLE_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +101,21 @@ class StorePort(Protocol):
 
 
 class RpcStorePort:
-    """The real port: a mirror for reads, RPC for writes."""
+    """The real port: the mirror for reads, RPC for writes.
 
-    def __init__(self, client: RpcClient, current: StoreViewSource) -> None:
+    Read-your-writes: after a write is acknowledged, wait (briefly) until the mirror has
+    applied the store's event for it, so a listing right after ``create`` or ``rename``
+    already shows the new meta under the new id.
+    """
+
+    def __init__(self, client: RpcClient, mirror: Mirror[StoreView]) -> None:
         self._client = client
-        self._current = current
+        self._mirror = mirror
 
     def view(self) -> StoreView:
-        return self._current()
+        if self._mirror.state is None:
+            raise PeerUnavailable("store state not loaded yet (is store running?)")
+        return self._mirror.state
 
     async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
         await self._client.call(
@@ -110,6 +123,7 @@ class RpcStorePort:
             {"worktreeId": worktree_id, "patch": patch},
             timeout=STORE_WRITE_TIMEOUT_S,
         )
+        await self._settle(lambda view: worktree_id in view.meta)
 
     async def migrate_identity(self, old_id: str, new_id: str) -> None:
         await self._client.call(
@@ -120,7 +134,8 @@ class RpcStorePort:
             # the resends safe (store applies it once).
             retries=MIGRATE_RETRIES,
         )
+        await self._settle(lambda view: old_id not in view.meta)
 
-
-class StoreViewSource(Protocol):
-    def __call__(self) -> StoreView: ...
+    async def _settle(self, done: Callable[[StoreView], bool]) -> None:
+        with trio.move_on_after(MIRROR_SETTLE_S):
+            await self._mirror.wait_until(lambda m: m.state is not None and done(m.state))

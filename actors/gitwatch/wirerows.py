@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from actors.gitwatch.factstate import RepoFacts
 from actors.gitwatch.gitfacts import DirtyCounts, WorktreeFacts
-from orca.model.codec import to_builtins
+from orca.model.codec import EXTRA_WIRE_KEY, to_builtins
 from orca.model.ids import (
     is_folder_workspace_instance_id,
     make_worktree_id,
@@ -48,8 +50,18 @@ def facts_to_git_info(facts: WorktreeFacts) -> GitWorktreeInfo:
 
 
 def facts_to_wire(facts: WorktreeFacts) -> dict[str, Any]:
-    wire: dict[str, Any] = to_builtins(facts_to_git_info(facts))
+    wire = _complete(facts_to_git_info(facts))
     wire["isDetached"] = facts.is_detached
+    return wire
+
+
+def _complete(record: msgspec.Struct) -> dict[str, Any]:
+    """The record's wire dict with defaults written out (listings are read by people and
+    scripts, which should not need the model's defaults to see ``visible: true``)."""
+    wire = to_builtins(record)
+    for field in msgspec.structs.fields(record):
+        if field.encode_name != EXTRA_WIRE_KEY and field.encode_name not in wire:
+            wire[field.encode_name] = msgspec.to_builtins(getattr(record, field.name))
     return wire
 
 
@@ -87,7 +99,7 @@ def build_rows(
         worktree_meta = meta.get(make_worktree_id(repo.id, path))
         merged = merge_worktree(repo.id, facts_to_git_info(row), worktree_meta, repo.display_name)
         detected = to_detected_worktree(merged, worktree_meta, repo, roots)
-        wire: dict[str, Any] = to_builtins(detected)
+        wire = _complete(detected)
         wire["isDetached"] = row.is_detached
         wire["gitStatus"] = dirty_to_wire(facts.dirty.get(path))
         rows.append(wire)
@@ -99,7 +111,7 @@ def build_rows(
                 continue
             merged = merge_folder_workspace(repo, worktree_id, instance_meta)
             detected = to_detected_worktree(merged, instance_meta, repo, roots)
-            instance_wire: dict[str, Any] = to_builtins(detected)
+            instance_wire = _complete(detected)
             instance_wire["gitStatus"] = None
             rows.append(instance_wire)
     return rows

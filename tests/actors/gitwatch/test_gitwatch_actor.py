@@ -1,0 +1,150 @@
+"""The gitwatch actor process with a real store process and real git repositories."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from gitwatch_harness import Actors, running_actors
+
+from orca.wire.envelope import Event
+from orca.wire.errors import BadRequest, Conflict, NotFound
+
+# Covers actor start-up, the store mirror's first snapshot and git work on a loaded box.
+TEST_TIMEOUT_S = 40
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "proj"
+    path.mkdir()
+    _git(path, "init", "-q", "-b", "main")
+    (path / "README").write_text("hi\n")
+    _git(path, "add", "README")
+    _git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+async def actors(tmp_path: Path, repo: Path) -> AsyncIterator[tuple[Actors, str]]:
+    """store + gitwatch running, the repo imported, the workspace root set."""
+    async with running_actors(tmp_path / "home") as running:
+        root = tmp_path / "workspaces"
+        await running.store.call("settings.patch", {"patch": {"workspaceDir": str(root)}})
+        added = await running.store.call("repo.add", {"path": str(repo), "displayName": "proj"})
+        repo_id = added["id"]
+        await running.events.next_matching(
+            lambda e: e.type == "worktree.added" and e.data["git"]["path"] == str(repo)
+        )
+        yield running, repo_id
+
+
+def _at(kind: str, path: Path) -> Any:
+    def match(event: Event) -> bool:
+        data = event.data
+        return event.type == kind and (data.get("git") or data).get("path") == str(path)
+
+    return match
+
+
+async def test_repo_imported_into_store_is_listed(actors: tuple[Actors, str], repo: Path) -> None:
+    """A repo added to store appears in worktree.list as its main worktree (seed 01 §5.2)."""
+    running, repo_id = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        listing = await running.git("worktree.list", {"repoId": repo_id})
+    [row] = listing["worktrees"]
+    assert row["id"] == f"{repo_id}::{repo}" and row["isMainWorktree"] is True
+    assert row["branch"] == "refs/heads/main" and row["displayName"] == "main"
+    assert row["ownership"] == "external" and row["visible"] is True
+    assert listing["unavailableRepos"] == []
+
+
+async def test_external_worktree_appears_and_disappears(
+    actors: tuple[Actors, str], repo: Path, tmp_path: Path
+) -> None:
+    """`git worktree add/remove` by hand shows up in events and the listing, no registration."""
+    running, _ = actors
+    wt = tmp_path / "by-hand"
+    with trio.fail_after(TEST_TIMEOUT_S):
+        await trio.to_thread.run_sync(_git, repo, "worktree", "add", "-q", str(wt), "-b", "hand")
+        await running.events.next_matching(_at("worktree.added", wt))
+        paths = [r["path"] for r in (await running.git("worktree.list"))["worktrees"]]
+        assert str(wt) in paths
+        await trio.to_thread.run_sync(_git, repo, "worktree", "remove", str(wt))
+        await running.events.next_matching(_at("worktree.removed", wt))
+        paths = [r["path"] for r in (await running.git("worktree.list"))["worktrees"]]
+        assert str(wt) not in paths
+
+
+async def test_create_then_rename_keeps_meta(actors: tuple[Actors, str], tmp_path: Path) -> None:
+    """After rename the meta (name, creation evidence) lives under the new id, old id recorded (§4.3)."""
+    running, repo_id = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        created = await running.git("worktree.create", {"repoId": repo_id, "name": "task one"})
+        old_id = created["worktreeId"]
+        await running.store.call(
+            "worktreeMeta.patch", {"worktreeId": old_id, "patch": {"displayName": "My task"}}
+        )
+        renamed = await running.git(
+            "worktree.rename", {"worktreeId": old_id, "newName": "task-two"}
+        )
+        new_id = renamed["newWorktreeId"]
+        event = await running.events.next_matching(lambda e: e.type == "worktree.renamed")
+        assert (event.data["oldWorktreeId"], event.data["newWorktreeId"]) == (old_id, new_id)
+        assert event.data["identityMigrated"] is True
+        meta = await running.store.call("worktreeMeta.get", {"worktreeId": new_id})
+        assert meta["displayName"] == "My task" and meta["orcaCreatedAt"] > 0
+        assert old_id in meta["priorWorktreeIds"]
+        with pytest.raises(NotFound):
+            await running.store.call("worktreeMeta.get", {"worktreeId": old_id})
+
+        def listed(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+            return next((r for r in rows if r["id"] == new_id), None)
+
+        row = listed((await running.git("worktree.list"))["worktrees"])
+        assert row is not None and row["displayName"] == "My task"
+        assert row["ownership"] == "orca-managed"
+        assert row["path"] == str(tmp_path / "workspaces" / "proj" / "task-two")
+
+
+async def test_errors_cross_the_wire_by_fault(actors: tuple[Actors, str], repo: Path) -> None:
+    """Bad names are bad_request, a checked-out branch or dirty removal is conflict."""
+    running, repo_id = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        with pytest.raises(BadRequest):
+            await running.git("worktree.create", {"repoId": repo_id, "name": ".."})
+        with pytest.raises(Conflict, match="already checked out"):
+            await running.git("worktree.create", {"repoId": repo_id, "name": "main"})
+        created = await running.git("worktree.create", {"repoId": repo_id, "name": "dirty"})
+        (Path(created["path"]) / "README").write_text("unsaved\n")
+        with pytest.raises(Conflict, match="changed"):
+            await running.git("worktree.remove", {"worktreeId": created["worktreeId"]})
+        with pytest.raises(NotFound):
+            await running.git("worktree.list", {"repoId": "no-such-repo"})
+
+
+async def test_vanished_repo_is_reported_and_actor_keeps_serving(
+    actors: tuple[Actors, str], repo: Path
+) -> None:
+    """Deleting the repo directory publishes repo.unavailable; listing reports it, no crash."""
+    running, repo_id = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        await trio.to_thread.run_sync(shutil.rmtree, repo)
+        event = await running.events.next_matching(lambda e: e.type == "repo.unavailable")
+        assert event.data["repoId"] == repo_id
+        listing = await running.git("worktree.list")
+        assert [u["repoId"] for u in listing["unavailableRepos"]] == [repo_id]
+        assert listing["worktrees"] == []
+        snapshot = await running.git("gitwatch.snapshot")
+        assert snapshot["repos"][repo_id]["unavailable"]
