@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from actors.hooks import api
+from actors.hooks.atomic_file import ensure_private_dir
 from actors.hooks.endpoint_file import (
     ENDPOINT_FILE_NAME,
     HOOK_PROTOCOL_VERSION,
@@ -22,7 +23,7 @@ from actors.hooks.hook_script import install_hook_script
 from actors.hooks.http import HookHttpServer
 from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
 from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
-from actors.hooks.persistence import DebouncedSaver, ensure_private_dir
+from actors.hooks.persistence import DebouncedSaver
 from actors.hooks.service import HooksService, wall_clock_ms
 from actors.hooks.status_file import decode_status_file, encode_status_file
 from actors.hooks.store_core import AgentStatusStore, StoreEffects

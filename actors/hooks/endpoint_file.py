@@ -12,7 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
-from actors.hooks.persistence import write_file_atomic
+from actors.hooks.atomic_file import write_file_atomic
 
 ENDPOINT_FILE_NAME = "endpoint.env"
 # Bumped when the request format the script sends changes meaning.

@@ -1,61 +1,29 @@
-"""Writing ``agent-hooks/`` files: atomic replace and the debounced status saver.
-
-Files here hold a secret (``endpoint.env``) or the user's activity, so the directory is
-0700 and every file 0600. A write is temp file (created 0600, exclusive) + fsync +
-rename + directory fsync: a crash leaves either the old file or the new one, never a
-torn one (seed 02 §13 "文件临时写了一半").
+"""The debounced saver of ``last-status.json`` (writes via :mod:`atomic_file`).
 
 The saver coalesces bursts with a 250 ms trailing debounce (seed 02 §10) and bounds
 the delay under a continuous stream with ``SAVE_MAX_WAIT_S``; it skips a save whose
-bytes equal the last ones written; ``flush_now`` is the synchronous quit-time flush.
+bytes equal the last ones written; ``flush_now`` is the synchronous flush (quit time,
+pane retirement).
+
+Invariant: the file only moves forward. Every render gets a generation number; the
+write step (under a lock, since the background write runs in a worker thread while a
+synchronous flush may run on the loop) skips any generation older than the one on disk.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import trio
 
+from actors.hooks.atomic_file import write_file_atomic
+
 # Seed 02 §10: 250 ms trailing debounce for agent-status saves.
 SAVE_DEBOUNCE_S = 0.25
 # A hook stream at 1,000 events/s never goes quiet for 250 ms; bound crash staleness.
 SAVE_MAX_WAIT_S = 2.0
-DIR_MODE = 0o700
-FILE_MODE = 0o600
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` 0700, tightening it if it already exists with wider modes."""
-    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    if path.stat().st_mode & 0o777 != DIR_MODE:
-        path.chmod(DIR_MODE)
-
-
-def write_file_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically and durably, mode 0600."""
-    ensure_private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 class DebouncedSaver:
@@ -82,6 +50,9 @@ class DebouncedSaver:
         self._wakeup = trio.Event()
         self._last_written: bytes | None = None
         self._written = trio.Event()
+        self._generation = 0
+        self._disk_generation = 0
+        self._disk_lock = threading.Lock()
         self.writes = 0
 
     def prime(self, data: bytes) -> None:
@@ -94,16 +65,29 @@ class DebouncedSaver:
             self._pending = True
             self._wakeup.set()
 
-    def flush_now(self) -> bool:
-        """Write immediately if the content changed; returns whether a write happened."""
+    def _render_next(self) -> tuple[int, bytes] | None:
+        """Render on the loop thread (the store is not thread-safe); None if unchanged."""
         self._pending = False
         data = self._render()
         if data == self._last_written:
-            return False
-        write_file_atomic(self._path, data)
+            return None
         self._last_written = data
-        self.writes += 1
-        return True
+        self._generation += 1
+        return self._generation, data
+
+    def _write(self, generation: int, data: bytes) -> bool:
+        with self._disk_lock:
+            if generation <= self._disk_generation:
+                return False
+            write_file_atomic(self._path, data)
+            self._disk_generation = generation
+            self.writes += 1
+            return True
+
+    def flush_now(self) -> bool:
+        """Write immediately if the content changed; returns whether a write happened."""
+        rendered = self._render_next()
+        return rendered is not None and self._write(*rendered)
 
     async def wait_for_write(self) -> None:
         """Return after the next completed background write (tests, benchmarks)."""
@@ -127,14 +111,10 @@ class DebouncedSaver:
                 await self._flush_in_thread()
 
     async def _flush_in_thread(self) -> None:
-        # Render on the loop (the store is not thread-safe), fsync off it: a slow disk
-        # must not stall hook ingest.
-        self._pending = False
-        data = self._render()
-        if data == self._last_written:
+        # fsync off the loop: a slow disk must not stall hook ingest.
+        rendered = self._render_next()
+        if rendered is None:
             return
-        await trio.to_thread.run_sync(write_file_atomic, self._path, data)
-        self._last_written = data
-        self.writes += 1
+        await trio.to_thread.run_sync(self._write, *rendered)
         self._written.set()
         self._written = trio.Event()

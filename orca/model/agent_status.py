@@ -151,3 +151,42 @@ def summarize_all(rows: Iterable[AgentStatusRow], now_ms: int) -> list[WorktreeS
     """Every worktree's summary, ordered by worktree id."""
     grouped = group_by_worktree(rows)
     return [summarize_worktree(wt, grouped[wt], now_ms) for wt in sorted(grouped)]
+
+
+def project_agent(row: AgentStatusRow, now_ms: int) -> dict[str, object]:
+    """One agent as every list surface shows it (``orca worktree ps``, TUI, web)."""
+    return {
+        "paneKey": row.pane_key,
+        "tabId": row.tab_id,
+        "agent": row.agent,
+        "state": row.state,
+        "displayState": display_state(row, now_ms),
+        "fresh": is_fresh(row, now_ms),
+        "ageMs": state_age_ms(row, now_ms),
+        "source": row.source,
+        "detail": row.detail,
+        "restoredUnconfirmed": row.restored_unconfirmed,
+        "structuredHostOwned": row.structured_host is not None,
+        "terminalHandle": row.terminal_handle,
+    }
+
+
+def project_worktrees(rows: Iterable[AgentStatusRow], now_ms: int) -> list[dict[str, object]]:
+    """Per worktree: the shared summary and its agents, ordered by worktree id."""
+    grouped = group_by_worktree(rows)
+    projected: list[dict[str, object]] = []
+    for worktree_id in sorted(grouped):
+        group = grouped[worktree_id]
+        summary = summarize_worktree(worktree_id, group, now_ms)
+        projected.append(
+            {
+                "worktreeId": worktree_id,
+                "summary": {
+                    "state": summary.state,
+                    "counts": summary.counts,
+                    "latestUpdateMs": summary.latest_update_ms,
+                },
+                "agents": [project_agent(row, now_ms) for row in group],
+            }
+        )
+    return projected

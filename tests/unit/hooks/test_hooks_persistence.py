@@ -8,7 +8,8 @@ from pathlib import Path
 
 import trio
 
-from actors.hooks.persistence import DebouncedSaver, write_file_atomic
+from actors.hooks.atomic_file import write_file_atomic
+from actors.hooks.persistence import DebouncedSaver
 from actors.hooks.status_file import HYDRATE_WINDOW_MS, decode_status_file, encode_status_file
 from actors.hooks.store_core import AgentStatusStore, StatusEvent
 from orca.model.agent_status import AgentStatusRow, is_fresh

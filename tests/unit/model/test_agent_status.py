@@ -13,6 +13,7 @@ from orca.model.agent_status import (
     display_state,
     is_fresh,
     map_structured_state,
+    project_worktrees,
     state_age_ms,
     summarize_all,
     summarize_worktree,
@@ -128,3 +129,28 @@ def test_summary_counts_every_row_and_ignores_unconfirmed(
         assert summary.state == "idle"
     else:
         assert summary.state in live
+
+
+def test_projection_groups_agents_under_their_worktree_summary() -> None:
+    """The ps projection shows each worktree's summary and its agents with age and freshness."""
+    rows = [
+        _row("blocked", pane="t:2", wt="a", age_ms=90_000),
+        _row("working", pane="t:1", wt="a", restored_unconfirmed=True),
+        _row("done", pane="t:3", wt="b", structured_host="local"),
+    ]
+    projected = project_worktrees(rows, NOW)
+    assert [p["worktreeId"] for p in projected] == ["a", "b"]
+    first = projected[0]
+    assert first["summary"] == {
+        "state": "blocked",
+        "counts": {"blocked": 1, "idle": 1},
+        "latestUpdateMs": NOW,
+    }
+    agents = first["agents"]
+    assert isinstance(agents, list)
+    assert [(a["paneKey"], a["displayState"], a["fresh"], a["ageMs"]) for a in agents] == [
+        ("t:1", "idle", False, 0),
+        ("t:2", "blocked", True, 90_000),
+    ]
+    second_agents = projected[1]["agents"]
+    assert isinstance(second_agents, list) and second_agents[0]["structuredHostOwned"] is True

@@ -1,0 +1,105 @@
+"""``orca hooks install|uninstall|status [claude|codex|gemini]``: agent integrations.
+
+``install`` writes the hook script into Orca's ``agent-hooks/`` directory and adds
+one handler per documented event to the agent's own config file (backing the file up
+first, keeping the user's hooks); running it again changes nothing. ``uninstall``
+removes only Orca's handlers. ``status`` shows, per agent, which events are wired and
+whether the hooks actor is serving. The agent configs live under ``$HOME``; Orca's
+own files under ``ORCA_HOME`` (or the platform dirs).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from orca.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, print_json, print_table
+from orca.paths import resolve_paths
+from orca.wire.errors import OrcaError
+
+AGENTS = ("claude", "codex", "gemini")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    hooks = sub.add_parser("hooks", help="agent status hooks (Claude Code, Codex, Gemini CLI)")
+    commands = hooks.add_subparsers(dest="hooks_command", metavar="COMMAND")
+    install = commands.add_parser("install", help="add Orca's hooks to an agent's config")
+    install.add_argument("agent", choices=AGENTS)
+    install.set_defaults(func=cmd_install)
+    uninstall = commands.add_parser("uninstall", help="remove Orca's hooks from the config")
+    uninstall.add_argument("agent", choices=AGENTS)
+    uninstall.set_defaults(func=cmd_uninstall)
+    status = commands.add_parser("status", help="which agents have Orca's hooks")
+    status.add_argument("agent", nargs="?", choices=AGENTS)
+    status.add_argument("--json", action="store_true", help='print {"integrations": [...]}')
+    status.set_defaults(func=cmd_status)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from actors.hooks import integrations
+    from actors.hooks.hook_script import install_hook_script
+
+    script = install_hook_script(resolve_paths().hooks_dir)
+    try:
+        changed = integrations.install(args.agent, Path.home(), script)
+    except integrations.UnreadableConfig as exc:
+        return fail(str(exc), EXIT_USAGE)
+    path = integrations.INTEGRATIONS[args.agent].config_path(Path.home())
+    print(f"{args.agent}: {'installed into' if changed else 'already installed in'} {path}")
+    return EXIT_OK
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    from actors.hooks import integrations
+
+    try:
+        changed = integrations.uninstall(args.agent, Path.home())
+    except integrations.UnreadableConfig as exc:
+        return fail(str(exc), EXIT_USAGE)
+    path = integrations.INTEGRATIONS[args.agent].config_path(Path.home())
+    print(f"{args.agent}: {'removed from' if changed else 'nothing to remove in'} {path}")
+    return EXIT_OK
+
+
+def _server_port() -> int | None:
+    from orca.client.sync import call
+
+    try:
+        reply: dict[str, Any] = call("hooks", "hooks.endpoint", {}, timeout=1.0)
+    except OrcaError:
+        return None
+    port = reply.get("port")
+    return port if isinstance(port, int) else None
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from actors.hooks import integrations
+
+    port = _server_port()
+    report: list[dict[str, object]] = []
+    rows: list[list[object]] = []
+    for agent in (args.agent,) if args.agent else AGENTS:
+        try:
+            status = integrations.status(agent, Path.home())
+        except integrations.UnreadableConfig as exc:
+            return fail(str(exc), EXIT_FAILED)
+        report.append(
+            {
+                "agent": agent,
+                "configPath": str(status.config_path),
+                "installed": status.installed,
+                "installedEvents": list(status.installed_events),
+                "missingEvents": list(status.missing_events),
+                "serverPort": port,
+            }
+        )
+        wired = "yes" if status.installed else "partial" if status.installed_events else "no"
+        missing = ", ".join(status.missing_events) or None
+        rows.append([agent, wired, str(status.config_path), missing])
+    if args.json:
+        print_json("integrations", report)
+        return EXIT_OK
+    print_table(["AGENT", "INSTALLED", "CONFIG", "MISSING EVENTS"], rows)
+    print(f"hooks server: {'127.0.0.1:' + str(port) if port else 'not running'}")
+    return EXIT_OK
