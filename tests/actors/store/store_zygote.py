@@ -12,6 +12,8 @@ import os
 import signal
 import sys
 
+import psutil  # noqa: F401  - warm: the first sys.stats imports it
+
 from actors.store.__main__ import main
 
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)

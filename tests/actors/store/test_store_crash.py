@@ -1,0 +1,84 @@
+"""kill -9 of the store at random moments during acknowledged mutations (seed 02 §4, §13)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+from pathlib import Path
+
+import trio
+from store_harness import StoreClient, store_zygote, wait_dead
+
+from orca.model.codec import from_builtins
+from orca.model.state import PersistedState
+
+CRASH_CYCLES = 200
+# Kill within this window after the store is ready: long enough for a few dozen
+# acknowledged mutations and flushes, short enough that 200 cycles fit in a minute.
+KILL_WINDOW_S = 0.06
+FLUSH_EVERY = 2  # a session.flush after every second mutation: many kills land mid-save
+
+
+async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path: Path) -> None:
+    """200 kill -9 cycles: each restart loads a valid primary holding every flushed mutation."""
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    sent: dict[int, int] = {}  # cycle -> highest value sent (maybe applied, maybe not)
+    flushed: dict[int, int] = {}  # cycle -> highest value acknowledged before a flush reply
+    with trio.fail_after(240):
+        async with store_zygote(tmp_path) as zygote:
+            for cycle in range(CRASH_CYCLES):
+                pid = await zygote.spawn()
+                async with trio.open_nursery() as nursery:
+                    client = StoreClient(tmp_path, nursery)
+                    await client.start()
+                    stats = await client.call("sys.stats")
+                    source = stats["store"]["load"]["source"]
+                    assert source == ("missing" if cycle == 0 else "primary"), (seed, stats)
+                    snapshot = await client.call("state.snapshot")
+                    from_builtins(PersistedState, snapshot["state"])  # a valid state
+                    stored = snapshot["state"]["settings"]
+                    for c, n in flushed.items():
+                        assert stored.get(f"c{c}", 0) >= n, (seed, c, n, stored.get(f"c{c}"))
+                    for c, n in sent.items():
+                        assert stored.get(f"c{c}", 0) <= n, (seed, c, n)
+
+                    async def stream(cycle: int = cycle, client: StoreClient = client) -> None:
+                        n = 0
+                        while True:
+                            n += 1
+                            sent[cycle] = n
+                            await client.call("settings.patch", {"patch": {f"c{cycle}": n}})
+                            if n % FLUSH_EVERY == 0:
+                                reply = await client.call("session.flush")
+                                assert reply["flushed"] is True
+                                flushed[cycle] = n
+
+                    nursery.start_soon(stream)
+                    await trio.sleep(rng.uniform(0, KILL_WINDOW_S))  # the random kill moment
+                    os.kill(pid, signal.SIGKILL)
+                    await wait_dead(pid)
+                    nursery.cancel_scope.cancel()
+                client.close()
+            # A graceful stop flushes everything acknowledged, flushed or not.
+            pid = await zygote.spawn()
+            async with trio.open_nursery() as nursery:
+                client = StoreClient(tmp_path, nursery)
+                await client.start()
+                await client.call("settings.patch", {"patch": {"last": 1}})
+                os.kill(pid, signal.SIGTERM)
+                await wait_dead(pid)
+                nursery.cancel_scope.cancel()
+            client.close()
+            pid = await zygote.spawn()
+            async with trio.open_nursery() as nursery:
+                client = StoreClient(tmp_path, nursery)
+                await client.start()
+                assert (await client.call("settings.get"))["last"] == 1
+                os.kill(pid, signal.SIGKILL)
+                await wait_dead(pid)
+                nursery.cancel_scope.cancel()
+            client.close()
+    cycles_with_flushes = sum(1 for n in flushed.values() if n > 0)
+    assert cycles_with_flushes >= CRASH_CYCLES // 2, (seed, cycles_with_flushes)
