@@ -1,0 +1,78 @@
+"""``orca repo add|ls|rm`` and ``orca state export`` against a real store process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import trio
+from store_harness import running_store, store_env
+
+# Runs the two topic modules through argparse exactly as ``orca`` does (orca.cli.main
+# registers topics by module name; this keeps the test independent of that list).
+CLI = """
+import argparse, sys
+from orca.cli import repo, state
+parser = argparse.ArgumentParser(prog="orca")
+sub = parser.add_subparsers(dest="command")
+repo.add_parser(sub)
+state.add_parser(sub)
+args = parser.parse_args(sys.argv[1:])
+sys.exit(args.func(args))
+"""
+
+
+async def orca(home: Path, *argv: str) -> tuple[int, str, str]:
+    env = {**store_env(home), "COLUMNS": "250"}  # rich would shorten ids to fit 80 columns
+    result = await trio.run_process(
+        [sys.executable, "-c", CLI, *argv], env=env,
+        capture_stdout=True, capture_stderr=True, check=False,
+    )
+    return result.returncode, result.stdout.decode(), result.stderr.decode()
+
+
+async def test_repo_add_ls_rm_round_trip(tmp_path: Path) -> None:
+    """add by path (git detected), ls as table and --json, rm by id."""
+    checkout = tmp_path / "my-app"
+    (checkout / ".git").mkdir(parents=True)
+    home = tmp_path / "home"
+    with trio.fail_after(60):
+        async with running_store(home):
+            code, out, _ = await orca(home, "repo", "add", str(checkout))
+            assert code == 0 and "added my-app" in out
+            code, _, err = await orca(home, "repo", "add", str(checkout))
+            assert code == 1 and "already added" in err
+            code, _, err = await orca(home, "repo", "add", str(tmp_path / "missing"))
+            assert code == 2 and "not a directory" in err
+            code, out, _ = await orca(home, "repo", "ls", "--json")
+            (repo,) = json.loads(out)["repos"]
+            assert (repo["path"], repo["kind"], repo["displayName"]) == (
+                str(checkout), "git", "my-app")
+            code, out, _ = await orca(home, "repo", "ls")
+            assert code == 0 and repo["id"] in out and "my-app" in out
+            code, out, _ = await orca(home, "repo", "rm", repo["id"])
+            assert code == 0 and f"removed {repo['id']}" in out
+            code, _, err = await orca(home, "repo", "rm", repo["id"])
+            assert code == 2 and "no repo" in err
+
+
+async def test_state_export_prints_pretty_json_of_the_whole_state(tmp_path: Path) -> None:
+    """The export is the persisted state, indented, unknown settings included."""
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            await store.call("settings.patch", {"patch": {"theme": "dark"}})
+            code, out, _ = await orca(tmp_path, "state", "export")
+            assert code == 0 and out.startswith("{\n  ")
+            exported = json.loads(out)
+            assert exported["settings"]["theme"] == "dark" and exported["schemaVersion"] == 1
+            target = tmp_path / "export.json"
+            assert (await orca(tmp_path, "state", "export", "-o", str(target)))[0] == 0
+            assert json.loads(target.read_text()) == exported
+
+
+async def test_cli_says_the_service_is_not_running(tmp_path: Path) -> None:
+    """Without a store, exit code 3 and a hint."""
+    with trio.fail_after(30):
+        code, _, err = await orca(tmp_path, "repo", "ls")
+    assert code == 3 and "orca" in err
