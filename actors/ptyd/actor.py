@@ -31,10 +31,11 @@ from actors.ptyd.gc import (
     Resolution,
     SessionGc,
 )
+from actors.ptyd.history import DEFAULT_HISTORY_BYTES
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk, Gap, OffsetInFuture
 from actors.ptyd.session import InputBacklogFull, Session, SessionEnded
 from actors.ptyd.sessions import SessionTable, SpawnRequest, TableConfig, UnknownSession
-from actors.ptyd.spawn import SpawnFailed
+from actors.ptyd.spawn import SpawnFailed, exit_code_of
 from orca.actor import ActorContext
 from orca.actor.zsocket import ZSocket, new_socket
 from orca.model.panes import BadPtySessionId
@@ -48,6 +49,10 @@ log = logging.getLogger(__name__)
 OSC_QUEUE = 1024
 # A hooks call that takes longer than this is abandoned; hooks answers in ms when up.
 HOOKS_TIMEOUT_S = 2.0
+# After an adopted child exits, how long to wait for the keeper to have reaped it:
+# it does so on SIGCHLD, within milliseconds; 50 x 20 ms is far beyond that.
+KEEPER_EXIT_POLLS = 50
+KEEPER_EXIT_POLL_S = 0.02
 # identity.resolve deadline; a slow store means "no answer", never "unknown".
 STORE_TIMEOUT_S = 5.0
 
@@ -57,6 +62,7 @@ class PtydSettings:
     """Tunables, from the environment (tests shorten the GC timings)."""
 
     scrollback_bytes: int = DEFAULT_CAPACITY
+    history_bytes: int = DEFAULT_HISTORY_BYTES
     gc_grace_s: float = DEFAULT_GRACE_S
     gc_interval_s: float = DEFAULT_CHECK_INTERVAL_S
 
@@ -65,6 +71,7 @@ class PtydSettings:
         e = os.environ if env is None else env
         return cls(
             scrollback_bytes=int(e.get("ORCA_PTYD_SCROLLBACK_BYTES", DEFAULT_CAPACITY)),
+            history_bytes=int(e.get("ORCA_PTYD_HISTORY_BYTES", DEFAULT_HISTORY_BYTES)),
             gc_grace_s=float(e.get("ORCA_PTYD_GC_GRACE_S", DEFAULT_GRACE_S)),
             gc_interval_s=float(e.get("ORCA_PTYD_GC_INTERVAL_S", DEFAULT_CHECK_INTERVAL_S)),
         )
@@ -87,6 +94,7 @@ class Ptyd:
             history_dir=ctx.paths.terminal_history_dir,
             hook_endpoint_file=ctx.paths.hooks_dir / "endpoint.env",
             scrollback_bytes=settings.scrollback_bytes,
+            history_bytes=settings.history_bytes,
         )
         self.table = SessionTable(config, self)
         self.gc = SessionGc(settings.gc_grace_s)
@@ -207,6 +215,26 @@ class Ptyd:
                 self.keeper.update(self.table.get(new_id).info)
             self.ctx.events.publish(api.REKEYED_EVENT, {"old": old_id, "new": new_id})
 
+    def adopt_from_keeper(self) -> None:
+        """Take back every session the keeper held across our restart; resume reading."""
+        assert self.keeper is not None
+        keeper = self.keeper
+        for info, master_fd in keeper.reclaim():
+            session = self.table.adopt(info, master_fd, resume_history=True)
+
+            async def ask_keeper(key: str = info.history_key) -> int | None:
+                # The keeper reaps on SIGCHLD, racing our pidfd wake-up: ask a few times.
+                for _ in range(KEEPER_EXIT_POLLS):
+                    status = keeper.exit_status(key)
+                    if status is not None:
+                        return exit_code_of(status)
+                    await trio.sleep(KEEPER_EXIT_POLL_S)
+                return None
+
+            session.foreign_exit = ask_keeper
+            self.start_session(session)
+            log.info("reclaimed session %s (pid %d)", info.session_id, info.pid)
+
     def start_session(self, session: Session) -> None:
         self.ctx.nursery.start_soon(self._run_session, session)
 
@@ -273,6 +301,9 @@ def read_reply(session: Session, since: int | None, limit: int | None) -> dict[s
         "gap": gap,
         "running": not session.exited.is_set(),
         "exitCode": session.info.exit_code,
+        # True once the PTY hung up: ``end`` is final. The child's exit can be seen
+        # before its last output is read, so a reader waits for this, not ``running``.
+        "outputEnded": session.output_done.is_set(),
     }
 
 

@@ -17,7 +17,8 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     {sessionId, worktreeId, paneKey, tabId, terminalHandle, argv, cwd, pid, cols,
     rows, createdAt, exitCode, running, endOffset, subscribers}
 ``term.read`` {sessionId, since?, limit?} → {sessionId, offset, data, end, gap,
-    running, exitCode}. Without ``since``: the snapshot (scrollback, starting at a
+    running, exitCode, outputEnded}. ``outputEnded``: the PTY hung up and ``end`` is
+    final (``running`` may turn false before the last output has been read). Without ``since``: the snapshot (scrollback, starting at a
     safe boundary). With ``since``: bytes from that offset; if they were trimmed,
     ``gap`` is true and the snapshot is returned instead (resync).
     Errors: ``not_found``; ``bad_request`` (``since`` beyond ``end``).

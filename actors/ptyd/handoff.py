@@ -24,7 +24,8 @@ socket loop (``serve_keeper_connection`` is a blocking reference shell):
    hangs the terminals up, which is what stopping Orca means).
 
 Messages (``ptyd`` → keeper): ``deposit`` {key, info} + 1 fd; ``update`` {key, info};
-``withdraw`` {key}; ``reclaim`` {} → keeper replies with ``sessions`` packets
+``withdraw`` {key}; ``exit_status`` {key} → {status: wait status or null} (for an
+adopted child the keeper reaped); ``reclaim`` {} → keeper replies with ``sessions`` packets
 {sessions: [{key, info, exitStatus?}]} carrying their fds in order (at most
 ``FDS_PER_PACKET`` each) and a final ``end`` packet.
 """
@@ -138,6 +139,10 @@ class KeeperState:
             return []
         if op == "reclaim":
             return list(self._reclaim_packets())
+        if op == "exit_status" and isinstance(key, str):
+            kept = self._kept.get(key)
+            status = kept.exit_status if kept is not None else None
+            return [Reply({"op": "exit_status", "key": key, "status": status}, [])]
         raise KeeperProtocolError(f"unknown or malformed keeper op {op!r}")
 
     def record_exit(self, pid: int, status: int) -> bool:
@@ -210,6 +215,18 @@ class KeeperLink:
                     info.exit_code = exit_code_of(int(row["exitStatus"]))
                 os.set_blocking(fd, False)
                 out.append((info, fd))
+
+    def exit_status(self, key: str) -> int | None:
+        """The wait status the keeper recorded for an adopted session's child, if any."""
+        self._send({"op": "exit_status", "key": key})
+        if self.broken:
+            return None
+        try:
+            message, _ = recv_packet(self._sock)
+        except (OSError, KeeperProtocolError):
+            return None
+        status = message.get("status") if message else None
+        return status if isinstance(status, int) else None
 
     def close(self) -> None:
         self._sock.close()

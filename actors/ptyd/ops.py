@@ -136,10 +136,7 @@ async def setup(ctx: ActorContext) -> None:
     keeper_path = os.environ.get(handoff.KEEPER_ENV)
     if keeper_path:
         ptyd.keeper = handoff.KeeperLink(keeper_path)
-        for info, master_fd in ptyd.keeper.reclaim():
-            session = ptyd.table.adopt(info, master_fd, resume_history=True)
-            ptyd.start_session(session)
-            log.info("reclaimed session %s (pid %d)", info.session_id, info.pid)
+        ptyd.adopt_from_keeper()
     register_ops(ptyd)
     ctx.nursery.start_soon(ptyd.forward_osc)
     ctx.nursery.start_soon(ptyd.run_gc)

@@ -28,6 +28,7 @@ import os
 import signal
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -152,6 +153,8 @@ class Session:
         self._master_closed = False
         self.exited = trio.Event()
         self.output_done = trio.Event()
+        # For an adopted child: asks whoever reaped it (the fd keeper) for its exit code.
+        self.foreign_exit: Callable[[], Awaitable[int | None]] | None = None
 
     @property
     def session_id(self) -> str:
@@ -224,6 +227,11 @@ class Session:
         status = spawn.collect_exit(self.info.pid)
         if status is None:  # pidfd said exited; waitpid disagrees only if a race reaped it
             status = -1
+        if status == -1 and self.foreign_exit is not None:
+            # Not our child (adopted after a restart): the keeper reaped it.
+            code = await self.foreign_exit()
+            self.deliver_exit(-1 if code is None else code)
+            return
         self.deliver_exit(-1 if status == -1 else spawn.exit_code_of(status))
 
     def deliver_exit(self, exit_code: int) -> None:
