@@ -121,6 +121,7 @@ class GitwatchActor:
                     "stage": stage,
                     "text": text,
                 },
+                topic=progress_topic(args.request_id),
             )
 
         request = CreateRequest(
@@ -189,6 +190,11 @@ class GitwatchActor:
                     await self.service.track_repo(
                         repo_id, path, "folder" if kind == "folder" else "git"
                     )
+
+
+def progress_topic(request_id: str | None) -> str:
+    """Progress of one create goes on its own topic so a CLI subscribes to just that."""
+    return f"{api.PROGRESS_TOPIC_PREFIX}{request_id or ''}"
 
 
 def _signature(view: StoreView) -> dict[str, tuple[str, str]]:

@@ -39,6 +39,7 @@ worktree.removed  {repoId, worktreeId, path}
 worktree.renamed  {repoId, oldWorktreeId, newWorktreeId, oldPath, newPath, identityMigrated}
 repo.unavailable  {repoId, path, reason}                once per outage
 worktree.create.progress {requestId, repoId, stage: git|setup|done, text}
+                  on topic "worktree.create.progress:<requestId>" (subscribe to one create)
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class RenameArgs(_Args, frozen=True, kw_only=True):
     worktree_id: str
     new_name: str
 
+
+PROGRESS_TOPIC_PREFIX = "worktree.create.progress:"
 
 OPS = (
     "worktree.list",

@@ -1,0 +1,138 @@
+"""`orca worktree ls|create|rm|mv` against real store + gitwatch processes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from gitwatch_harness import Actors, running_actors
+
+from orca.cli.worktree import AmbiguousReference, add_parser, resolve_repo, resolve_worktree
+
+TEST_TIMEOUT_S = 60
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _orca(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="orca")
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(list(argv))
+    code: int = args.func(args)
+    return code
+
+
+async def orca(*argv: str) -> int:
+    return await trio.to_thread.run_sync(lambda: _orca(*argv))
+
+
+@pytest.fixture
+async def actors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Actors]:
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "orca.yaml").write_text("setup: |\n  echo installing\n  echo done-installing\n")
+    _git(repo, "add", "orca.yaml")
+    _git(repo, "commit", "-q", "-m", "initial")
+    monkeypatch.setenv("ORCA_HOME", str(tmp_path / "home"))
+    async with running_actors(tmp_path / "home") as running:
+        root = tmp_path / "workspaces"
+        await running.store.call("settings.patch", {"patch": {"workspaceDir": str(root)}})
+        await running.store.call("repo.add", {"path": str(repo), "displayName": "proj"})
+        await running.events.next_matching(lambda e: e.type == "worktree.added")
+        yield running
+
+
+async def test_cli_create_ls_mv_rm_round_trip(
+    actors: Actors, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """create streams setup output, ls --json lists it, mv renames, rm removes (exit 0 each)."""
+    with trio.fail_after(TEST_TIMEOUT_S):
+        assert await orca("worktree", "create", "proj", "cli task") == 0
+        out, err = capsys.readouterr()
+        path = tmp_path / "workspaces" / "proj" / "cli-task"
+        assert f"created {path}" in out and "installing" in err and "done-installing" in err
+
+        assert await orca("worktree", "ls", "--json") == 0
+        rows = json.loads(capsys.readouterr().out)["worktrees"]
+        assert {r["path"] for r in rows} == {str(tmp_path / "proj"), str(path)}
+        made = next(r for r in rows if r["path"] == str(path))
+        assert made["ownership"] == "orca-managed" and made["gitStatus"]["total"] == 0
+
+        assert await orca("worktree", "ls") == 0
+        table = capsys.readouterr().out
+        assert "cli-task" in table and "orca-managed" in table and "clean" in table
+
+        assert await orca("worktree", "mv", "cli-task", "renamed") == 0
+        assert "renamed" in capsys.readouterr().out
+        assert await orca("worktree", "rm", str(path.parent / "renamed"), "--delete-branch") == 0
+        capsys.readouterr()
+        assert await orca("worktree", "ls", "--json") == 0
+        rows = json.loads(capsys.readouterr().out)["worktrees"]
+        assert [r["path"] for r in rows] == [str(tmp_path / "proj")]
+
+
+async def test_cli_refusals_exit_nonzero_with_message(
+    actors: Actors, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refused create (branch checked out) and an unknown worktree exit non-zero with a reason."""
+    with trio.fail_after(TEST_TIMEOUT_S):
+        assert await orca("worktree", "create", "proj", "main", "--setup", "skip") == 1
+        assert "already checked out" in capsys.readouterr().err
+        assert await orca("worktree", "rm", "nope") == 2
+        assert "no worktree matches" in capsys.readouterr().err
+
+
+async def test_cli_reports_service_not_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no actors running, ls exits 3 (not running) instead of hanging."""
+    monkeypatch.setenv("ORCA_HOME", str(tmp_path / "empty-home"))
+    with trio.fail_after(TEST_TIMEOUT_S):
+        assert await orca("worktree", "ls") == 3
+    assert "not running" in capsys.readouterr().err
+
+
+ROWS: list[dict[str, Any]] = [
+    {"id": "r::/w/a", "path": "/w/a", "displayName": "alpha", "branch": "refs/heads/feat/a"},
+    {"id": "r::/w/b", "path": "/w/b", "displayName": "beta", "branch": "refs/heads/b"},
+    {"id": "s::/x/b", "path": "/x/b", "displayName": "other", "branch": ""},
+]
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        ("r::/w/a", "/w/a"),
+        ("/w/b", "/w/b"),
+        ("alpha", "/w/a"),
+        ("feat/a", "/w/a"),
+        ("other", "/x/b"),
+    ],
+)
+def test_worktree_reference_resolves_by_id_path_or_unique_name(ref: str, expected: str) -> None:
+    """A worktree may be named by id, path, display name or branch, when unique."""
+    assert resolve_worktree(ROWS, ref)["path"] == expected
+
+
+@pytest.mark.parametrize("ref", ["b", "missing"])
+def test_ambiguous_or_unknown_worktree_reference_is_refused(ref: str) -> None:
+    """A folder name shared by two worktrees, or an unknown name, is an error, not a guess."""
+    with pytest.raises(AmbiguousReference):
+        resolve_worktree(ROWS, ref)
+
+
+def test_repo_reference_resolves_by_id_or_display_name() -> None:
+    """A repo may be named by id or display name."""
+    repos = [{"id": "r1", "path": "/src/p", "displayName": "p"}]
+    assert resolve_repo(repos, "r1") == resolve_repo(repos, "p") == repos[0]
