@@ -83,8 +83,7 @@ def hydrate_workspace_session(
     changes: dict[str, Any] = {}
     for field in WORKTREE_ID_KEYED_SESSION_FIELDS:
         rows = getattr(session, field)
-        if rows is not None:
-            changes[field] = _keep_rows(rows, valid, folders)
+        changes[field] = None if rows is None else _keep_rows(rows, valid, folders)
 
     tabs, layouts = _repair_tabs(
         changes["tab_groups"], changes["unified_tabs"], changes["tab_group_layouts"]

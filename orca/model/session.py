@@ -15,6 +15,7 @@ empty by default.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
@@ -51,30 +52,30 @@ class WorkspaceSessionState(Record, frozen=True, kw_only=True):
     active_worktree_id: str | None = None
     active_tab_id: str | None = None
     # Legacy terminal tabs per workspace key.
-    tabs_by_worktree: dict[str, tuple[TerminalTab, ...]] = _empty()
-    terminal_layouts_by_tab_id: dict[str, TerminalLayoutSnapshot] = _empty()
+    tabs_by_worktree: Mapping[str, tuple[TerminalTab, ...]] = _empty()
+    terminal_layouts_by_tab_id: Mapping[str, TerminalLayoutSnapshot] = _empty()
     # Worktrees with a live PTY at shutdown: eagerly re-spawned on start.
     active_worktree_ids_on_shutdown: tuple[str, ...] = ()
-    open_files_by_worktree: dict[str, tuple[PersistedOpenFile, ...]] = _empty()
-    active_file_id_by_worktree: dict[str, str | None] = _empty()
+    open_files_by_worktree: Mapping[str, tuple[PersistedOpenFile, ...]] = _empty()
+    active_file_id_by_worktree: Mapping[str, str | None] = _empty()
     # Browser records are opaque here: only their keys matter to Orca's rules.
-    browser_tabs_by_worktree: dict[str, tuple[dict[str, Any], ...]] = _empty()
-    browser_pages_by_workspace: dict[str, tuple[dict[str, Any], ...]] = _empty()
-    active_browser_tab_id_by_worktree: dict[str, str | None] = _empty()
-    active_tab_type_by_worktree: dict[str, WorkspaceVisibleTabType] = _empty()
-    active_tab_id_by_worktree: dict[str, str | None] = _empty()
+    browser_tabs_by_worktree: Mapping[str, tuple[dict[str, Any], ...]] = _empty()
+    browser_pages_by_workspace: Mapping[str, tuple[dict[str, Any], ...]] = _empty()
+    active_browser_tab_id_by_worktree: Mapping[str, str | None] = _empty()
+    active_tab_type_by_worktree: Mapping[str, WorkspaceVisibleTabType] = _empty()
+    active_tab_id_by_worktree: Mapping[str, str | None] = _empty()
     # Unified tab model; None = written by a build without it (use the legacy fields).
-    unified_tabs: dict[str, tuple[Tab, ...]] | None = None
-    tab_groups: dict[str, tuple[TabGroup, ...]] | None = None
-    tab_group_layouts: dict[str, TabGroupLayoutNode] = _empty()
-    active_group_id_by_worktree: dict[str, str] = _empty()
+    unified_tabs: Mapping[str, tuple[Tab, ...]] | None = None
+    tab_groups: Mapping[str, tuple[TabGroup, ...]] | None = None
+    tab_group_layouts: Mapping[str, TabGroupLayoutNode] = _empty()
+    active_group_id_by_worktree: Mapping[str, str] = _empty()
     active_connection_ids_at_shutdown: tuple[str, ...] = ()
-    remote_session_ids_by_tab_id: dict[str, str] = _empty()
+    remote_session_ids_by_tab_id: Mapping[str, str] = _empty()
     # Keys are bare worktree ids or host-qualified ``<executionHostId>|<worktreeId>``.
-    last_visited_at_by_worktree_id: dict[str, int] = _empty()
-    default_terminal_tabs_applied_by_worktree_id: dict[str, bool] = _empty()
-    sleeping_agent_sessions_by_pane_key: dict[str, dict[str, Any]] = _empty()
-    terminal_pty_incarnations_by_pane_key: dict[str, str] = _empty()
+    last_visited_at_by_worktree_id: Mapping[str, int] = _empty()
+    default_terminal_tabs_applied_by_worktree_id: Mapping[str, bool] = _empty()
+    sleeping_agent_sessions_by_pane_key: Mapping[str, dict[str, Any]] = _empty()
+    terminal_pty_incarnations_by_pane_key: Mapping[str, str] = _empty()
 
 
 def default_workspace_session() -> WorkspaceSessionState:

@@ -20,6 +20,7 @@ Two deliberate compatibility choices, both "new structure beside the old one":
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
@@ -77,17 +78,17 @@ class PersistedState(Record, frozen=True, kw_only=True, omit_defaults=False):
     project_groups: tuple[ProjectGroup, ...] = ()
     folder_workspaces: tuple[FolderWorkspace, ...] = ()
     # Sticky notes keyed by worktree id (the path-keyed table, seed 01 §4.2).
-    worktree_meta: dict[str, WorktreeMeta] = _empty()
-    worktree_lineage_by_id: dict[str, WorktreeLineage] = _empty()
-    workspace_lineage_by_child_key: dict[str, WorkspaceLineage] = _empty()
+    worktree_meta: Mapping[str, WorktreeMeta] = _empty()
+    worktree_lineage_by_id: Mapping[str, WorktreeLineage] = _empty()
+    workspace_lineage_by_child_key: Mapping[str, WorkspaceLineage] = _empty()
     settings: GlobalSettings = msgspec.field(default_factory=GlobalSettings)
     ui: PersistedUIState = msgspec.field(default_factory=PersistedUIState)
     # The 'local' host's session, kept as the bare legacy field (see module docstring).
     workspace_session: WorkspaceSessionState = msgspec.field(
         default_factory=WorkspaceSessionState
     )
-    workspace_sessions_by_host_id: dict[str, WorkspaceSessionState] = _empty()
-    topology_revision_by_host_id: dict[str, int] = _empty()
+    workspace_sessions_by_host_id: Mapping[str, WorkspaceSessionState] = _empty()
+    topology_revision_by_host_id: Mapping[str, int] = _empty()
 
 
 def default_workspace_dir(home_dir: str) -> str:

@@ -17,6 +17,7 @@ separate acts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal
 
 import msgspec
@@ -121,10 +122,10 @@ class TerminalLayoutSnapshot(Record, frozen=True, kw_only=True):
     expanded_leaf_id: str | None = None
     # Live PTY ids for in-session remounts (tab moved between groups); never used
     # across an app restart because PTYs are transient (seed 01 §7.1).
-    pty_ids_by_leaf_id: dict[str, str] = msgspec.field(default_factory=dict)
-    buffers_by_leaf_id: dict[str, str] = msgspec.field(default_factory=dict)
-    scrollback_refs_by_leaf_id: dict[str, str] = msgspec.field(default_factory=dict)
-    titles_by_leaf_id: dict[str, str] = msgspec.field(default_factory=dict)
+    pty_ids_by_leaf_id: Mapping[str, str] = msgspec.field(default_factory=dict)
+    buffers_by_leaf_id: Mapping[str, str] = msgspec.field(default_factory=dict)
+    scrollback_refs_by_leaf_id: Mapping[str, str] = msgspec.field(default_factory=dict)
+    titles_by_leaf_id: Mapping[str, str] = msgspec.field(default_factory=dict)
 
 
 class TerminalTab(Record, frozen=True, kw_only=True):

@@ -13,19 +13,19 @@ from orca.model.types_repo import Repo
 from orca.model.worktree import GitPushTarget, WorktreeMeta
 
 # Text without surrogates (they cannot be encoded as UTF-8, so no id can hold one).
-_chars = st.characters(blacklist_categories=("Cs",))
+_chars = st.characters(blacklist_categories=["Cs"])
 text = st.text(alphabet=_chars)
 nonempty_text = st.text(alphabet=_chars, min_size=1)
 
 repo_ids = st.one_of(
     st.uuids().map(str),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters=":|"), min_size=1),
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=":|"), min_size=1),
 )
 paths = nonempty_text
 tokens = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters=":/"), min_size=1
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=":/"), min_size=1
 )
-tab_ids = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters=":"), min_size=1)
+tab_ids = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=":"), min_size=1)
 leaf_uuids = st.uuids().map(str)
 hex8 = st.text(alphabet="0123456789abcdef", min_size=8, max_size=8)
 
