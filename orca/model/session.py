@@ -28,7 +28,6 @@ from orca.model.tabs import (
     TabGroupLayoutNode,
     TerminalLayoutSnapshot,
     TerminalTab,
-    WorkspaceVisibleTabType,
 )
 
 __all__ = [
@@ -62,7 +61,7 @@ class WorkspaceSessionState(Record, frozen=True, kw_only=True):
     browser_tabs_by_worktree: Mapping[str, tuple[dict[str, Any], ...]] = _empty()
     browser_pages_by_workspace: Mapping[str, tuple[dict[str, Any], ...]] = _empty()
     active_browser_tab_id_by_worktree: Mapping[str, str | None] = _empty()
-    active_tab_type_by_worktree: Mapping[str, WorkspaceVisibleTabType] = _empty()
+    active_tab_type_by_worktree: Mapping[str, str] = _empty()  # WorkspaceVisibleTabType values
     active_tab_id_by_worktree: Mapping[str, str | None] = _empty()
     # Unified tab model; None = written by a build without it (use the legacy fields).
     unified_tabs: Mapping[str, tuple[Tab, ...]] | None = None

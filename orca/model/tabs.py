@@ -43,6 +43,9 @@ __all__ = [
     "WorkspaceVisibleTabType",
 ]
 
+# Enumerations read from files are typed ``str`` on records; the Literal aliases
+# name the values this build knows. A value added by a newer build must not make
+# orca-data.json unreadable (seed 01 §7.3: older and newer builds share the file).
 TabContentType = Literal[
     "terminal", "editor", "diff", "conflict-review", "check-details", "browser", "simulator"
 ]
@@ -65,7 +68,7 @@ class Tab(Record, frozen=True, kw_only=True):
     group_id: str
     worktree_id: str
     execution_host_id: str | None = None
-    content_type: TabContentType
+    content_type: str  # TabContentType
     label: str = ""
     custom_label: str | None = None
     color: str | None = None

@@ -22,6 +22,9 @@ __all__ = [
     "WorkspaceLinkedItem",
 ]
 
+# Enumerations read from files are typed ``str`` on records; the Literal aliases
+# name the values this build knows. A value added by a newer build must not make
+# orca-data.json unreadable (seed 01 §7.3: older and newer builds share the file).
 RepoKind = Literal["git", "folder"]
 ExternalWorktreeVisibility = Literal["hide", "show"]
 
@@ -34,7 +37,7 @@ class Repo(Record, frozen=True, kw_only=True):
     display_name: str
     badge_color: str = ""
     added_at: int = 0
-    kind: RepoKind | None = None
+    kind: str | None = None  # RepoKind
     worktree_base_ref: str | None = None
     # Repo-scoped workspace root override; relative values resolve from ``path``.
     worktree_base_path: str | None = None
@@ -42,10 +45,10 @@ class Repo(Record, frozen=True, kw_only=True):
     connection_id: str | None = None
     # Explicit owner: runtime-host repos have connectionId None and would look local.
     execution_host_id: str | None = None
-    external_worktree_visibility: ExternalWorktreeVisibility | None = None
+    external_worktree_visibility: str | None = None  # ExternalWorktreeVisibility
     external_worktree_visibility_legacy: bool | None = None
     imported_external_worktree_paths: tuple[str, ...] = ()
-    agent_worktree_visibility: ExternalWorktreeVisibility | None = None
+    agent_worktree_visibility: str | None = None  # ExternalWorktreeVisibility
     project_group_id: str | None = None
     project_group_order: int | None = None
 
@@ -56,7 +59,7 @@ class Project(Record, frozen=True, kw_only=True):
     id: str
     display_name: str
     badge_color: str = ""
-    kind: RepoKind | None = None
+    kind: str | None = None  # RepoKind
     source_repo_ids: tuple[str, ...] = ()
     created_at: int = 0
     updated_at: int = 0
@@ -71,7 +74,7 @@ class ProjectGroup(Record, frozen=True, kw_only=True):
     connection_id: str | None = None
     execution_host_id: str | None = None
     parent_group_id: str | None = None
-    created_from: Literal["manual", "folder-scan", "migration"] = "manual"
+    created_from: str = "manual"  # "manual" | "folder-scan" | "migration"
     tab_order: int = 0
     is_collapsed: bool = False
     color: str | None = None

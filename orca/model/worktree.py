@@ -20,6 +20,7 @@ __all__ = [
     "DetectedWorktree",
     "GitPushTarget",
     "GitWorktreeInfo",
+    "LineageOrigin",
     "WorkspaceLineage",
     "Worktree",
     "WorktreeLineage",
@@ -151,6 +152,9 @@ class DetectedWorktree(Worktree, frozen=True, kw_only=True):
     visible: bool = True
 
 
+# Enumerations read from files are typed ``str`` on records; the Literal aliases
+# name the values this build knows. A value added by a newer build must not make
+# orca-data.json unreadable (seed 01 §7.3: older and newer builds share the file).
 LineageOrigin = Literal["orchestration", "cli", "manual"]
 
 
@@ -158,7 +162,7 @@ class WorktreeLineageCapture(Record, frozen=True, kw_only=True):
     """How a parent link was learned (e.g. ``explicit-cli-flag``) and how sure it is."""
 
     source: str
-    confidence: Literal["explicit", "inferred"] = "inferred"
+    confidence: str = "inferred"  # "explicit" | "inferred"
 
 
 class WorktreeLineage(Record, frozen=True, kw_only=True):
@@ -168,7 +172,7 @@ class WorktreeLineage(Record, frozen=True, kw_only=True):
     worktree_instance_id: str
     parent_worktree_id: str
     parent_worktree_instance_id: str
-    origin: LineageOrigin = "manual"
+    origin: str = "manual"  # LineageOrigin
     capture: WorktreeLineageCapture | None = None
     orchestration_run_id: str | None = None
     task_id: str | None = None
@@ -182,7 +186,7 @@ class WorkspaceLineage(Record, frozen=True, kw_only=True):
     parent_workspace_key: str
     child_instance_id: str | None = None
     parent_instance_id: str | None = None
-    origin: LineageOrigin = "manual"
+    origin: str = "manual"  # LineageOrigin
     capture: WorktreeLineageCapture | None = None
     task_id: str | None = None
     created_at: int = 0

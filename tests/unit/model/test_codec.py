@@ -172,3 +172,18 @@ def test_large_state_encodes_and_decodes_within_budget() -> None:
         best = min(best, time.perf_counter() - start)
     assert loaded == state
     assert best < 0.050, f"encode+decode took {best * 1000:.1f} ms"
+
+
+def test_enum_values_from_a_newer_build_do_not_make_the_file_unreadable() -> None:
+    """A tab content type or repo kind this build does not know still loads and is written back (seed 01 §7.3)."""
+    raw = {
+        "repos": [{"id": "r", "path": "/p", "displayName": "p", "kind": "jj"}],
+        "workspaceSession": {
+            "unifiedTabs": {"r::/p": [{"id": "t", "entityId": "t", "groupId": "g", "worktreeId": "r::/p", "contentType": "agent-session"}]},
+            "activeTabTypeByWorktree": {"r::/p": "database"},
+        },
+    }
+    state = from_builtins(PersistedState, raw)
+    assert (state.workspace_session.unified_tabs or {})["r::/p"][0].content_type == "agent-session"
+    out = msgspec.json.decode(encode_json(state))
+    assert out["repos"] == raw["repos"] and out["workspaceSession"] == raw["workspaceSession"]
