@@ -2,11 +2,12 @@
 
 Requests are validated on receipt (envelope, then the op's own argument schema); any
 refusal is an error reply with a stable ``code`` and the actor keeps serving. The
-owner task never awaits a handler: it queues the request for the dispatcher, which runs
-ops one at a time in arrival order (an actor's state changes are then trivially
-ordered), except ops registered ``concurrent=True`` (long waits such as a long-poll),
-which get a task of their own. A full queue is answered at once with ``unavailable``
-so a flood costs the caller a retry, not the actor its memory.
+socket's owner task is also the dispatcher: it runs ops one at a time in arrival order
+(an actor's state changes are then trivially ordered, and a request costs no extra task
+switch), except ops registered ``concurrent=True`` (long waits such as a long-poll or a
+call to another actor), which get a task of their own. A sequential op must therefore
+not wait on anything slow. A full queue is answered at once with ``unavailable`` so a
+flood costs the caller a retry, not the actor its memory.
 
 Idempotency: a request carrying ``idem`` has its reply cached (bounded LRU); a retry
 with the same key gets the cached reply instead of running the op twice.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,10 +75,8 @@ class RpcServer:
         self.stats = ServerStats()
         self._ops: dict[str, OpSpec] = {}
         self._sock = new_socket(zmq.ROUTER)
-        self._zs = ZSocket(self._sock, self._on_message)
-        self._send_q, self._recv_q = trio.open_memory_channel[tuple[bytes, Request, OpSpec]](
-            MAX_QUEUED_REQUESTS
-        )
+        self._zs = ZSocket(self._sock, self._on_message, pokeable=True)
+        self._queue: deque[tuple[bytes, Request, OpSpec]] = deque()
         self._idem: OrderedDict[str, tuple[bool, Any]] = OrderedDict()
         self._idem_inflight: dict[str, trio.Event] = {}
         self.endpoints: list[str] = []
@@ -146,9 +145,11 @@ class RpcServer:
                 identity, encode_error(req.id, UnknownOp(f"{self.name} has no op {req.op!r}"))
             )
             return
-        try:
-            self._send_q.send_nowait((identity, req, spec))
-        except trio.WouldBlock:
+        if len(self._queue) < MAX_QUEUED_REQUESTS:
+            self._queue.append((identity, req, spec))
+            # Queued from a concurrent op's reply send, the owner may be asleep.
+            self._zs.wake_owner()
+        else:
             self.stats.refused += 1
             self._reply(
                 identity,
@@ -208,15 +209,22 @@ class RpcServer:
         self._reply(identity, encode_error(req.id, value))
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Run the socket owner and the dispatcher until cancelled."""
+        """Own the socket and dispatch requests until cancelled."""
+        zs, queue = self._zs, self._queue
         async with trio.open_nursery() as nursery:
-            await nursery.start(self._zs.run)
             task_status.started()
-            async for identity, req, spec in self._recv_q:
-                if spec.concurrent:
-                    nursery.start_soon(self._run_one, identity, req, spec)
-                else:
-                    await self._run_one(identity, req, spec)
+            while True:
+                flooded = zs.service()
+                while queue:
+                    identity, req, spec = queue.popleft()
+                    if spec.concurrent:
+                        nursery.start_soon(self._run_one, identity, req, spec)
+                    else:
+                        await self._run_one(identity, req, spec)
+                if flooded:
+                    await trio.lowlevel.checkpoint()
+                elif not queue:
+                    await zs.wait()
 
     def close(self) -> None:
         self._zs.close()

@@ -10,8 +10,9 @@ that is easy to get wrong:
     queued. Waiting on the fd after such a call, without first asking ``ZMQ_EVENTS``,
     can sleep forever next to a full queue.
 
-So the rule, applied here and nowhere else: never wait on the fd until ``ZMQ_EVENTS``
-says the wanted condition is false, and re-check ``ZMQ_EVENTS`` after every operation.
+So the rule, applied here and nowhere else (``ZSocket._service``): never wait on the fd
+until ``ZMQ_EVENTS`` says the wanted condition is false, re-check ``ZMQ_EVENTS`` after
+every operation, and whoever reads it acts on everything it reports.
 
 Ownership. One *owner task* per socket (``ZSocket.run``) is the only task that waits on
 the fd: trio allows one reader per fd, and the rule above needs one place. Receiving
@@ -19,9 +20,11 @@ happens in the owner, which hands each message to a synchronous callback that mu
 block. Sending is done directly by the calling task with ``NOBLOCK``: every trio task
 runs on the one trio thread, so libzmq never sees concurrent calls, and a direct send
 saves two task switches per message. Because that send may swallow the edge that
-announced incoming data, it is followed by an ``EVENTS`` check that wakes the owner
-when input is pending. A send that would block (a DEALER with no connected peer, or a
-full pipe) parks the caller until the owner sees ``POLLOUT``.
+announced incoming data, the sender then services the socket itself (reads what is
+pending into the callback), waking the owner only if a flood exceeds one batch. A send
+that would block (a DEALER with no connected peer, or a full pipe) parks the caller
+until someone reading ``ZMQ_EVENTS`` sees ``POLLOUT``. The owner sleeps on the bare fd
+(no cancel scope per sleep) unless the socket is ``pokeable``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES
 # Messages the owner reads before yielding to the scheduler, so a flood on one socket
 # cannot starve every other task of the actor.
 RECV_BATCH = 256
+# A sender services everything pending after its send (see ZSocket.send_nowait).
+UNLIMITED = -1
 # Reconnect quickly after a peer restarts (ipc reconnects are cheap), but back off to at
 # most half a second so a peer that stays down costs nothing measurable.
 RECONNECT_IVL_MS = 20
@@ -72,16 +77,45 @@ MessageHandler = Callable[[list[bytes]], None]
 
 
 class ZSocket:
-    """A zmq socket driven from trio: one owner task reads, any task sends."""
+    """A zmq socket driven from trio: one owner task waits on the fd, any task sends."""
 
-    def __init__(self, sock: zmq.Socket[bytes], on_message: MessageHandler | None = None) -> None:
+    def __init__(
+        self, sock: zmq.Socket[bytes], on_message: MessageHandler | None = None, *, pokeable: bool = False
+    ) -> None:
+        """``pokeable``: the owner's sleep can be interrupted by ``wake_owner`` (costs a
+        cancel scope per sleep). Needed only when work for the owner can appear without
+        a message arriving, e.g. requests queued by another task's send."""
         self.sock = sock
+        self._pokeable = pokeable
         self._on_message = on_message
         self._fd = int(sock.getsockopt(zmq.FD))
         self._wait_scope: trio.CancelScope | None = None
         self._poked = False
         self._send_lot = trio.lowlevel.ParkingLot()
         self.closed = False
+
+    # -- the one place that reads ZMQ_EVENTS ------------------------------------------
+    def _service(self, limit: int) -> bool:
+        """Act on everything ZMQ_EVENTS reports; True if input remains after ``limit`` reads.
+
+        Invariant: whoever reads ZMQ_EVENTS (and so may consume the fd's edge) acts on
+        all of it before returning: input is handed to the callback, room to send wakes
+        parked senders. Only then may anyone sleep on the fd again.
+        """
+        sock, handler = self.sock, self._on_message
+        events = _events(sock)
+        if events & zmq.POLLOUT and self._send_lot:
+            self._send_lot.unpark_all()
+        reads = 0
+        while events & zmq.POLLIN:
+            if reads == limit:
+                return True
+            frames = sock.recv_multipart(zmq.NOBLOCK)
+            reads += 1
+            if handler is not None:
+                handler(frames)
+            events = _events(sock)
+        return False
 
     # -- sending (any task) -------------------------------------------------------
     def send_nowait(self, frames: Sequence[bytes | memoryview]) -> bool:
@@ -90,58 +124,59 @@ class ZSocket:
             self.sock.send_multipart(frames, zmq.NOBLOCK, copy=False)
         except zmq.Again:
             return False
-        # The send may have consumed the fd's edge: re-check before anyone sleeps on it.
-        if _events(self.sock) & zmq.POLLIN:
-            self._poke()
+        # The send may have consumed the fd's edge: service what it announced ourselves
+        # (the callback is synchronous and cheap), all of it, so the owner may sleep on.
+        self._service(UNLIMITED)
         return True
 
     async def send(self, frames: Sequence[bytes | memoryview]) -> None:
         """Send, waiting (cancellably) while the socket has no room."""
+        # No wake-up needed: a sender that got EAGAIN has just read ZMQ_EVENTS (in
+        # _service) and seen no room; when room appears the fd signals anew and whoever
+        # services the socket next unparks us.
         while not self.send_nowait(frames):
-            self._poke()
+            if _events(self.sock) & zmq.POLLOUT:
+                continue
             await self._send_lot.park()
 
     # -- the owner ----------------------------------------------------------------
-    def _poke(self) -> None:
+    def wake_owner(self) -> None:
+        """Interrupt the owner's sleep (pokeable sockets only)."""
+        assert self._pokeable, "wake_owner on a socket created without pokeable=True"
         self._poked = True
         if self._wait_scope is not None:
             self._wait_scope.cancel()
 
-    def _drain(self) -> bool:
-        """Handle what ZMQ_EVENTS reports; True if input may remain (batch exhausted)."""
-        events = _events(self.sock)
-        if events & zmq.POLLOUT and self._send_lot:
-            self._send_lot.unpark_all()
-        if not events & zmq.POLLIN:
-            return False
-        handler = self._on_message
-        for _ in range(RECV_BATCH):
+    def service(self) -> bool:
+        """Owner only: handle what is pending; True if a flood left input unread."""
+        self._poked = False
+        return self._service(RECV_BATCH)
+
+    async def wait(self) -> None:
+        """Owner only: sleep until the fd signals or a sender pokes us.
+
+        Call only right after ``service()`` returned False, with no libzmq call on this
+        socket in between: that is what makes sleeping on the edge-triggered fd safe.
+        """
+        if not self._pokeable:
+            await trio.lowlevel.wait_readable(self._fd)
+            return
+        with trio.CancelScope() as scope:
+            self._wait_scope = scope
             try:
-                frames = self.sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return False
-            if handler is not None:
-                handler(frames)
-        return True
+                if not self._poked:
+                    await trio.lowlevel.wait_readable(self._fd)
+            finally:
+                self._wait_scope = None
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """The owner loop: read messages into the callback until cancelled."""
+        """The plain owner loop: service, sleep on the fd, repeat, until cancelled."""
         task_status.started()
-        try:
-            while True:
-                self._poked = False
-                if self._drain():
-                    await trio.lowlevel.checkpoint()
-                    continue
-                # Invariant: ZMQ_EVENTS was read after the last libzmq call of this task,
-                # and any send by another task since then set _poked.
-                with trio.CancelScope() as scope:
-                    self._wait_scope = scope
-                    if not self._poked:
-                        await trio.lowlevel.wait_readable(self._fd)
-                self._wait_scope = None
-        finally:
-            self._wait_scope = None
+        while True:
+            if self.service():
+                await trio.lowlevel.checkpoint()  # a flood: let the others run
+            else:
+                await self.wait()
 
     def close(self) -> None:
         """Close the socket; a task waiting on its fd is woken with ClosedResourceError."""
