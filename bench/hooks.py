@@ -1,0 +1,256 @@
+"""Agent-status path benchmarks (issue 7), against a real ``hooks`` actor process.
+
+1. Hook POST → subscriber event latency, p50/p99, with hooks paced at 1,000 events/s
+   over 50 panes (goal: p99 < 10 ms).
+2. Sustained throughput: unpaced POSTs from 4 keep-alive connections, events/s as
+   seen by a subscriber.
+3. ``orca worktree ps --json`` wall time, interpreter start included, with 100
+   worktrees × 3 panes in the store (goal < 300 ms; upstream users saw 7-10 s), and
+   the ratio against a bare ``python -c pass`` start in the same run.
+
+Run: ``.venv/bin/python bench/hooks.py``. Prints the figures; exit 0.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from actors.hooks.endpoint_file import read_endpoint_env  # noqa: E402
+from orca.client.sync import call  # noqa: E402
+from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
+from orca.wire.envelope import decode_event  # noqa: E402
+
+PACED_RATE = 1000  # events/s, the issue's load point
+PACED_EVENTS = 5000
+SUSTAINED_EVENTS = 20_000
+SENDERS = 4
+PANES = 50
+PS_RUNS = 15
+WORKTREES, PANES_PER_WORKTREE = 100, 3
+STATES = ("UserPromptSubmit", "PermissionRequest", "Stop")
+
+PS_DRIVER = (
+    "import argparse, sys\n"
+    "from orca.cli import worktree_ps\n"
+    "parser = argparse.ArgumentParser(prog='orca')\n"
+    "worktree_ps.add_parser(parser.add_subparsers())\n"
+    "args = parser.parse_args(sys.argv[1:])\n"
+    "sys.exit(args.func(args))\n"
+)
+
+
+def pct(samples: list[float], q: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def start_actor(home: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT), ORCA_LOG_LEVEL="WARNING")
+    env.pop("ORCA_SUPERVISOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "actors.hooks"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    deadline = time.monotonic() + 20
+    while True:  # readiness: the first answered snapshot (a bench, not a test)
+        try:
+            call("hooks", "agentStatus.snapshot", {}, timeout=1.0, paths=paths)
+            return proc
+        except Exception:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise
+            time.sleep(0.05)
+
+
+class Subscriber(threading.Thread):
+    """Records the arrival time of every agentStatus.set, keyed by the row's detail."""
+
+    def __init__(self, endpoint: str) -> None:
+        super().__init__(daemon=True)
+        self.sock = zmq.Context.instance().socket(zmq.SUB)
+        self.sock.setsockopt(zmq.SUBSCRIBE, b"agentStatus.set")
+        self.sock.setsockopt(zmq.RCVHWM, 1_000_000)
+        self.sock.connect(endpoint)
+        self.arrivals: dict[str, float] = {}
+        self.count = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            if not self.sock.poll(100):
+                continue
+            frames = self.sock.recv_multipart()
+            now = time.perf_counter()
+            event = decode_event(frames[-1])
+            self.arrivals[event.data["row"]["detail"]] = now
+            self.count += 1
+
+
+def hook_body(i: int) -> bytes:
+    return json.dumps({"session_id": "bench", "hook_event_name": STATES[i % 3],
+                       "tool_name": f"ev{i}"}).encode()
+
+
+class Sender:
+    def __init__(self, port: int, secret: str) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        self.secret = secret
+
+    def post(self, i: int, pane: str, worktree: str = "repo1::/bench/wt") -> None:
+        self.conn.request("POST", "/hook/claude", body=hook_body(i), headers={
+            "X-Orca-Hook-Secret": self.secret, "X-Orca-Pane-Key": pane,
+            "X-Orca-Worktree-Id": worktree, "Content-Type": "application/json"})
+        response = self.conn.getresponse()
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"hook refused: {response.status}")
+
+
+def bench_latency(port: int, secret: str, sub: Subscriber) -> dict[str, float]:
+    sender = Sender(port, secret)
+    sent: dict[str, float] = {}
+    for i in range(200):  # warm-up, outside the sample
+        sender.post(10**6 + i, f"tab-w:leaf{i % PANES}")
+    start = time.perf_counter()
+    for i in range(PACED_EVENTS):
+        due = start + i / PACED_RATE
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        sent[f"ev{i}"] = time.perf_counter()
+        sender.post(i, f"tab-l:leaf{i % PANES}")
+    elapsed = time.perf_counter() - start
+    deadline = time.monotonic() + 5
+    while any(k not in sub.arrivals for k in sent) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lat = [(sub.arrivals[k] - t) * 1000 for k, t in sent.items() if k in sub.arrivals]
+    return {"p50": statistics.median(lat), "p99": pct(lat, 0.99), "max": max(lat),
+            "lost": len(sent) - len(lat), "rate": PACED_EVENTS / elapsed}
+
+
+def bench_sustained(port: int, secret: str, sub: Subscriber) -> float:
+    before = sub.count
+    per_sender = SUSTAINED_EVENTS // SENDERS
+
+    def run(k: int) -> None:
+        sender = Sender(port, secret)
+        for i in range(per_sender):
+            sender.post(2 * 10**6 + k * per_sender + i, f"tab-s{k}:leaf{i % PANES}")
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(SENDERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    deadline = time.monotonic() + 10
+    while sub.count - before < SENDERS * per_sender and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return (sub.count - before) / (time.perf_counter() - start)
+
+
+def populate(paths: OrcaPaths) -> None:
+    for w in range(WORKTREES):
+        for p in range(PANES_PER_WORKTREE):
+            pane = f"tab-{w}:leaf-{p}"
+            call("hooks", "agentStatus.ingest_osc", {
+                "paneKey": pane, "worktreeId": f"repo1::/bench/wt-{w:03d}",
+                "terminalHandle": f"term_{w}_{p}",
+                "payload": json.dumps({"state": ("working", "blocked", "done")[p],
+                                       "agent": "claude"})}, paths=paths)
+
+
+def timed_runs(argv: list[str], env: dict[str, str]) -> list[float]:
+    times = []
+    for _ in range(PS_RUNS):
+        t = time.perf_counter()
+        result = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True)
+        times.append((time.perf_counter() - t) * 1000)
+        if result.returncode != 0:
+            raise RuntimeError(result.stderr.decode())
+    return times
+
+
+def bench_ps(home: Path, paths: OrcaPaths) -> dict[str, Any]:
+    populate(paths)
+    env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-c", PS_DRIVER, "worktree", "ps", "--json"]
+    out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=True).stdout
+    listing = json.loads(out)["worktrees"]
+    ps = timed_runs(argv, env)
+    table = timed_runs([sys.executable, "-c", PS_DRIVER, "worktree", "ps"], env)
+    bare = timed_runs([sys.executable, "-c", "pass"], env)
+    return {"worktrees": len(listing), "rows": sum(len(w["agents"]) for w in listing),
+            "ps_median": statistics.median(ps), "ps_max": max(ps),
+            "table_median": statistics.median(table),
+            "bare_median": statistics.median(bare)}
+
+
+def stop_actor(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="orca-bench-hooks-") as tmp:
+        home = Path(tmp) / "events"
+        home.mkdir()
+        paths = resolve_paths({"ORCA_HOME": str(home)})
+        proc = start_actor(home)
+        try:
+            fields = read_endpoint_env(paths.hooks_dir / "endpoint.env")
+            port, secret = int(fields["ORCA_HOOK_PORT"]), fields["ORCA_HOOK_SECRET"]
+            sub = Subscriber(paths.ipc_endpoint("hooks", "pub"))
+            sub.start()
+            time.sleep(0.3)  # let the SUB connection settle before the first event
+            lat = bench_latency(port, secret, sub)
+            print(f"hook POST → subscriber event at {lat['rate']:.0f} events/s over "
+                  f"{PANES} panes: p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, "
+                  f"max {lat['max']:.2f} ms, lost {lat['lost']} (goal p99 < 10 ms)")
+            rate = bench_sustained(port, secret, sub)
+            print(f"sustained: {rate:,.0f} events/s delivered to a subscriber "
+                  f"({SENDERS} keep-alive HTTP clients in this process, unpaced)")
+            sub.stop.set()
+        finally:
+            stop_actor(proc)
+
+        home = Path(tmp) / "ps"
+        home.mkdir()
+        paths = resolve_paths({"ORCA_HOME": str(home)})
+        proc = start_actor(home)
+        try:
+            ps = bench_ps(home, paths)
+        finally:
+            stop_actor(proc)
+        per = ps["rows"] // max(1, ps["worktrees"])
+        print(f"orca worktree ps, {ps['worktrees']} worktrees × {per} panes ({ps['rows']} rows), "
+              f"interpreter start included: --json median {ps['ps_median']:.0f} ms "
+              f"(max {ps['ps_max']:.0f}), table median {ps['table_median']:.0f} ms "
+              "(goal < 300 ms)")
+        print(f"baseline `python -c pass`: {ps['bare_median']:.0f} ms → ps --json costs "
+              f"{ps['ps_median'] / ps['bare_median']:.1f}× a bare interpreter start")
+        print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()
