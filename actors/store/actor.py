@@ -52,7 +52,7 @@ class StoreActor:
         self.core = core
         self.report = report
         self.load_problems = load_problems
-        self.saver = Saver(durable, core.encode, on_outcome=self._on_save_outcome)
+        self.saver = Saver(durable, core.encoder, on_outcome=self._on_save_outcome)
         self._failing = False
 
     # -- saving ------------------------------------------------------------------

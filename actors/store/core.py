@@ -40,9 +40,13 @@ class StoreCore:
         self.revision += 1
         return change.events
 
-    def encode(self) -> tuple[bytes, int]:
-        """The bytes to save and their generation (``saver.Snapshot``)."""
-        return encode_json(self.state), self.revision
+    def encoder(self) -> tuple[Callable[[], bytes], int]:
+        """An encoder of the current state and its generation (``saver.Snapshot``).
+
+        States are immutable, so the encoder may run later, in a worker thread.
+        """
+        state = self.state
+        return (lambda: encode_json(state)), self.revision
 
     def export_json(self) -> bytes:
         """Pretty JSON of the whole state (``orca state export``)."""

@@ -1,12 +1,16 @@
 """The trio shell around ``SaveScheduler`` + ``DurableFile``.
 
-One task (``run``) sleeps until the scheduler's deadline, then encodes the current state
-and hands the bytes to a worker thread (fsync must not block the event loop). ``flush``
-saves at once; ``close`` fences the scheduler first so nothing is written after it.
+One task (``run``) sleeps until the scheduler's deadline, then takes a snapshot of the
+current state and hands it to a worker thread that encodes and writes it (encoding a
+large state takes tens of milliseconds and fsync longer: neither may block the event
+loop). ``flush`` saves at once; ``close`` fences the scheduler first so nothing is
+written after it.
 
 Invariant: saves are serialized by ``_save_lock`` and each one snapshots the state
 *inside* the lock, so a save that starts later always carries newer content; the
 generation check in ``DurableFile`` backs this up should a save ever race another.
+A snapshot is an encoder bound to one immutable state (frozen records, maps never
+mutated after commit), so encoding it later in a thread yields that revision's bytes.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ import trio
 from actors.store.durable_file import DurableFile, SaveFailed, SaveOutcome
 from actors.store.save_scheduler import SaveScheduler
 
-# The state's encoded bytes and its revision (used as the save generation).
-Snapshot = Callable[[], tuple[bytes, int]]
+# An encoder of the current (immutable) state and its revision, the save generation.
+Snapshot = Callable[[], tuple[Callable[[], bytes], int]]
 
 
 class Saver:
@@ -79,8 +83,12 @@ class Saver:
         return await self.flush()
 
     async def _save_locked(self) -> SaveOutcome:
-        data, generation = self._snapshot()
-        outcome = await trio.to_thread.run_sync(self._durable.save, data, generation)
+        encode, generation = self._snapshot()
+
+        def encode_and_save() -> SaveOutcome:
+            return self._durable.save(encode(), generation)
+
+        outcome = await trio.to_thread.run_sync(encode_and_save)
         if isinstance(outcome, SaveFailed):
             self._scheduler.save_failed(trio.current_time())
             self._wakeup.set()

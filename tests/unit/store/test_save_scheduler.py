@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -73,8 +74,9 @@ class StateBox:
     def __init__(self) -> None:
         self.n = 0
 
-    def snapshot(self) -> tuple[bytes, int]:
-        return json.dumps({"n": self.n}).encode(), self.n
+    def snapshot(self) -> tuple[Callable[[], bytes], int]:
+        data = json.dumps({"n": self.n}).encode()
+        return (lambda: data), self.n
 
 
 async def test_saver_debounces_a_burst_into_one_write(tmp_path: Path) -> None:
