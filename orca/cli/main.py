@@ -14,7 +14,14 @@ from orca import __version__
 
 # Topic modules, each exposing add_parser(subparsers). Imported when the parser is
 # built, so they keep their own heavy imports inside the command functions.
-COMMAND_MODULES = ("orca.cli.service",)
+COMMAND_MODULES = (
+    "orca.cli.service",
+    "orca.cli.repo",
+    "orca.cli.worktree",
+    "orca.cli.worktree_ps",
+    "orca.cli.hooks",
+    "orca.cli.state",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
