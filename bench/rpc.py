@@ -1,0 +1,203 @@
+"""Actor RPC vs plain blocking pyzmq, in the same run (issue 2's bench).
+
+Measures, over ipc:// on this machine:
+- round trips/s at window 1 (one call in flight) and p50/p99 latency,
+- round trips/s at window 100 (100 calls in flight),
+for (a) plain blocking pyzmq DEALER → ROUTER doing the same msgpack envelope work and
+(b) Orca's trio RpcClient → an actor process (run_actor, validated op), and
+- event fan-out: events/s delivered to each of 10 subscribers.
+Prints figures and the ratios (b)/(a). Goals: ≥ 0.7× at window 1, ≥ 0.4× pipelined.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgpack
+import trio
+import trio.lowlevel
+import zmq
+
+HERE = Path(__file__).resolve().parent
+N_SEQ = 5000
+N_PIPE = 20000
+WINDOW = 100
+N_EVENTS = 50_000
+SUBSCRIBERS = 10
+
+
+def pct(samples: list[float], q: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def start(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "rpc_servers.py"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def baseline_bench(endpoint: str) -> dict[str, float]:
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.connect(endpoint)
+    lat: list[float] = []
+
+    def req(i: int) -> bytes:
+        return msgpack.packb({"v": 1, "id": str(i), "op": "bench.echo", "args": {"n": i}})
+
+    for i in range(200):  # warm up
+        sock.send(req(i))
+        msgpack.unpackb(sock.recv())
+    t0 = time.perf_counter()
+    for i in range(N_SEQ):
+        t = time.perf_counter()
+        sock.send(req(i))
+        msgpack.unpackb(sock.recv())
+        lat.append(time.perf_counter() - t)
+    seq_rate = N_SEQ / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    sent = recvd = 0
+    while recvd < N_PIPE:
+        while sent < N_PIPE and sent - recvd < WINDOW:
+            sock.send(req(sent))
+            sent += 1
+        msgpack.unpackb(sock.recv())
+        recvd += 1
+    pipe_rate = N_PIPE / (time.perf_counter() - t0)
+    sock.close()
+    return {"seq": seq_rate, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "pipe": pipe_rate}
+
+
+async def actor_bench(endpoint: str) -> dict[str, float]:
+    from orca.actor import open_rpc_client
+
+    lat: list[float] = []
+    async with open_rpc_client(endpoint) as client:
+        for i in range(200):
+            await client.call("bench.echo", {"n": i}, timeout=10)
+        t0 = time.perf_counter()
+        for i in range(N_SEQ):
+            t = time.perf_counter()
+            await client.call("bench.echo", {"n": i})
+            lat.append(time.perf_counter() - t)
+        seq_rate = N_SEQ / (time.perf_counter() - t0)
+
+        per_task = N_PIPE // WINDOW
+
+        async def worker() -> None:
+            for i in range(per_task):
+                await client.call("bench.echo", {"n": i})
+
+        t0 = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for _ in range(WINDOW):
+                nursery.start_soon(worker)
+        pipe_rate = per_task * WINDOW / (time.perf_counter() - t0)
+    return {"seq": seq_rate, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "pipe": pipe_rate}
+
+
+SUBSCRIBER = r"""
+import sys, time, zmq
+from orca.wire.envelope import decode_event
+ctx = zmq.Context.instance(); s = ctx.socket(zmq.SUB); s.setsockopt(zmq.RCVHWM, 0)
+s.setsockopt(zmq.SUBSCRIBE, b""); s.connect(sys.argv[1]); n = int(sys.argv[2])
+print("ready", flush=True)
+got = 0; first = None
+while True:
+    topic, body = s.recv_multipart()
+    ev = decode_event(body)
+    if ev.type == "sys.heartbeat": continue
+    if first is None: first = time.perf_counter()
+    got += 1
+    if ev.seq >= n: break
+print(got, time.perf_counter() - first, flush=True)
+"""
+
+
+async def fanout_bench(endpoint: str, env: dict[str, str]) -> tuple[float, int]:
+    from orca.actor import EventPublisher
+
+    pub = EventPublisher("bench", sndhwm=0)
+    pub.bind(endpoint)
+    subs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SUBSCRIBER, endpoint, str(N_EVENTS)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(SUBSCRIBERS)
+    ]
+    for p in subs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    # Slow-joiner: PUB drops until each SUB connection is up; heartbeats until all joined.
+    await trio.sleep(1.0)
+    t0 = time.perf_counter()
+    for i in range(N_EVENTS):
+        pub.publish("bench.tick", {"i": i})
+        if i % 1000 == 0:
+            await trio.lowlevel.checkpoint()
+    results = []
+    for p in subs:
+        out, _ = p.communicate(timeout=120)
+        got, _elapsed = out.split()
+        results.append(int(got))
+    total = time.perf_counter() - t0
+    pub.close()
+    return N_EVENTS / total, min(results)
+
+
+def main() -> None:
+    home = Path(tempfile.mkdtemp(prefix="orca-bench-"))
+    env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(HERE.parent))
+    base_ep = f"ipc://{home}/baseline.rpc"
+    base = start(["baseline", base_ep], env)
+    act = start(["actor"], env)
+    try:
+        assert base.stdout is not None and base.stdout.readline().strip() == b"ready"
+        from orca.paths import resolve_paths
+
+        actor_ep = resolve_paths({"ORCA_HOME": str(home)}).ipc_endpoint("bench", "rpc")
+        deadline = time.time() + 30
+        while not os.path.exists(actor_ep[6:]) and time.time() < deadline:
+            time.sleep(0.05)
+        # Interleave the two to spread machine noise evenly across both.
+        b1 = baseline_bench(base_ep)
+        a1 = trio.run(actor_bench, actor_ep)
+        b2 = baseline_bench(base_ep)
+        a2 = trio.run(actor_bench, actor_ep)
+    finally:
+        base.kill()
+        act.terminate()
+        base.wait()
+        act.wait()
+    b = {k: statistics.mean([b1[k], b2[k]]) for k in b1}
+    a = {k: statistics.mean([a1[k], a2[k]]) for k in a1}
+    rate, delivered = trio.run(fanout_bench, f"ipc://{home}/fanout.pub", env)
+    print(f"{'':28}{'blocking pyzmq':>16}{'orca actor RPC':>16}{'ratio':>8}")
+    print(
+        f"{'window 1, round trips/s':28}{b['seq']:16.0f}{a['seq']:16.0f}{a['seq'] / b['seq']:8.2f}  (goal >= 0.70)"
+    )
+    print(f"{'window 1, p50 latency (us)':28}{b['p50'] * 1e6:16.1f}{a['p50'] * 1e6:16.1f}")
+    print(f"{'window 1, p99 latency (us)':28}{b['p99'] * 1e6:16.1f}{a['p99'] * 1e6:16.1f}")
+    print(
+        f"{f'window {WINDOW}, round trips/s':28}{b['pipe']:16.0f}{a['pipe']:16.0f}{a['pipe'] / b['pipe']:8.2f}  (goal >= 0.40)"
+    )
+    print(
+        f"fan-out: {N_EVENTS} events to {SUBSCRIBERS} subscribers: {rate:.0f} events/s "
+        f"to each ({rate * SUBSCRIBERS:.0f} deliveries/s), fewest received {delivered}/{N_EVENTS}"
+    )
+
+
+if __name__ == "__main__":
+    main()
