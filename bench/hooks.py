@@ -83,7 +83,7 @@ class Subscriber(threading.Thread):
 
     def __init__(self, endpoint: str) -> None:
         super().__init__(daemon=True)
-        self.sock = zmq.Context.instance().socket(zmq.SUB)
+        self.sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
         self.sock.setsockopt(zmq.SUBSCRIBE, b"agentStatus.set")
         self.sock.setsockopt(zmq.RCVHWM, 1_000_000)
         self.sock.connect(endpoint)
