@@ -6,9 +6,10 @@ import json
 import stat
 from pathlib import Path
 
+import msgspec
 import pytest
 import trio
-from hooks_harness import PANE, WT, next_event, running_hooks
+from hooks_harness import PANE, WT, next_event, post_hook, running_hooks
 
 from orca.model.agent_status import AgentStatusRow, is_fresh
 from orca.wire.errors import BadRequest
@@ -162,7 +163,7 @@ async def test_restart_hydrates_unconfirmed_rows_and_never_persists_structured(
             assert reply["outcome"] == "applied"
             states = {r["paneKey"]: r["state"] for r in await hooks.rows()}
             assert states == {PANE: "working", structured_pane: "blocked"}
-            first_port, first_secret = hooks.port, hooks.secret
+            first_secret = hooks.secret
         status_file = hooks.paths.hooks_dir / "last-status.json"
         data = status_file.read_bytes()
         assert structured_pane.encode() not in data and b"launch-secret-1" not in data
@@ -174,10 +175,12 @@ async def test_restart_hydrates_unconfirmed_rows_and_never_persists_structured(
         async with running_hooks(home) as hooks:
             assert hooks.secret != first_secret
             [wire] = await hooks.rows()
-            row = AgentStatusRow(**{k: v for k, v in _snake(wire).items()})
+            row = msgspec.convert(wire, AgentStatusRow)
             assert row.pane_key == PANE and row.restored_unconfirmed
             assert not is_fresh(row, row.updated_at_ms)
-            stale, _ = await post_old(hooks.port, first_port, first_secret)
+            stale, _ = await post_hook(
+                hooks.port, first_secret, "claude", b"{}", {"X-Orca-Pane-Key": PANE}
+            )
             assert stale == 403
             status, _ = await hooks.post(
                 "claude",
@@ -187,17 +190,3 @@ async def test_restart_hydrates_unconfirmed_rows_and_never_persists_structured(
             assert status == 200
             [wire] = await hooks.rows()
             assert (wire["state"], wire["restoredUnconfirmed"]) == ("done", False)
-
-
-async def post_old(port: int, old_port: int, old_secret: str) -> tuple[int, dict[str, object]]:
-    """An agent that kept the previous start's secret is refused by the new server."""
-    from hooks_harness import post_hook
-
-    del old_port
-    return await post_hook(port, old_secret, "claude", b"{}", {"X-Orca-Pane-Key": PANE})
-
-
-def _snake(wire: dict[str, object]) -> dict[str, object]:
-    import re
-
-    return {re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), k): v for k, v in wire.items()}
