@@ -3,7 +3,8 @@
 ``identity.resolve`` serves ptyd's session-GC protocol (ARCHITECTURE §3.1): a PTY session
 minted under a worktree id may only be reaped when the store calls that id unknown.
 An id is *current* when the store holds anything under it (meta, a session row in any
-host partition, or it is a repo's main checkout); an *alias* when it is listed in some
+host partition, or it is a repo's main checkout; ``folder:<id>`` when that folder
+workspace exists); an *alias* when it is listed in some
 meta's ``priorWorktreeIds`` (the folder was renamed: the session belongs to the new id);
 otherwise *unknown*.
 
@@ -31,6 +32,7 @@ from orca.model.ids import (
     BadWorktreeId,
     is_folder_workspace_instance_id,
     make_worktree_id,
+    parse_workspace_key,
     split_worktree_id,
 )
 from orca.model.session import WORKTREE_ID_KEYED_SESSION_FIELDS, WorkspaceSessionState
@@ -189,6 +191,11 @@ def resolve_identity(state: PersistedState, worktree_id: str) -> dict[str, Any]:
     """``{"status": "current"|"alias"|"unknown", "worktreeId": current id or None}``."""
     if worktree_id in state.worktree_meta:
         return {"status": "current", "worktreeId": worktree_id}
+    scope = parse_workspace_key(worktree_id)
+    if scope is not None and scope.kind == "folder":
+        known = any(f.id == scope.id for f in state.folder_workspaces)
+        return {"status": "current" if known else "unknown",
+                "worktreeId": worktree_id if known else None}
     for repo in state.repos:
         if make_worktree_id(repo.id, repo.path) == worktree_id:
             return {"status": "current", "worktreeId": worktree_id}

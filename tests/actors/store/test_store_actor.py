@@ -8,6 +8,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -148,3 +149,59 @@ async def test_disk_full_keeps_the_old_file_and_reports(tiny_data_dir: Path) -> 
             await store.call("settings.patch", {"patch": {"huge": "small"}})
             assert (await store.call("session.flush"))["flushed"] is True
             assert json.loads(state_file(tiny_data_dir).read_bytes())["settings"]["huge"] == "small"
+
+
+async def test_a_mirror_follows_the_store_by_events_after_one_snapshot(tmp_path: Path) -> None:
+    """Events carry epoch/seq and state.snapshot their position: the Clone pattern works."""
+    from orca.actor import Mirror
+    from orca.wire.envelope import Event
+
+    def load(snap: dict[str, Any]) -> frozenset[str]:
+        return frozenset(r["path"] for r in snap["state"]["repos"])
+
+    def apply(paths: frozenset[str], event: Event) -> frozenset[str]:
+        if event.type == "repo.added":
+            return paths | {event.data["repo"]["path"]}
+        return paths
+
+    pub = resolve_paths({"ORCA_HOME": str(tmp_path)}).ipc_endpoint("store", "pub")
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            await store.call("repo.add", {"path": "/before"})
+            mirror = Mirror(client=store.client.rpc, pub_endpoint=pub, snapshot_op="state.snapshot",
+                            load=load, apply=apply)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(mirror.run)
+                # Once /warm shows up (by event, or by a resync that a received event
+                # or heartbeat caused) the subscription is live: nothing more is lost.
+                await store.call("repo.add", {"path": "/warm"})
+                await mirror.wait_until(lambda m: m.state is not None and "/warm" in m.state)
+                applied, snapshots = mirror.applied, mirror.snapshots
+                for i in range(5):
+                    await store.call("repo.add", {"path": f"/after{i}"})
+                await mirror.wait_until(lambda m: m.state is not None and len(m.state) == 7)
+                nursery.cancel_scope.cancel()
+            mirror.close()
+            assert (mirror.applied - applied, mirror.snapshots) == (5, snapshots)
+
+
+async def test_worktree_meta_gc_drops_only_dead_idle_local_entries(tmp_path: Path) -> None:
+    """GC (at start and on request) removes a vanished, long-idle local checkout's notes."""
+    alive = tmp_path / "alive"
+    alive.mkdir()
+    doc = {
+        "repos": [{"id": "r", "path": str(tmp_path), "displayName": "r"}],
+        "worktreeMeta": {
+            f"r::{tmp_path / 'vanished'}": {"lastActivityAt": 1},
+            f"r::{alive}": {"lastActivityAt": 1},
+            f"r::{tmp_path / 'vanished-recently'}": {"lastActivityAt": 4_000_000_000_000},
+        },
+    }
+    primary = state_file(tmp_path)
+    primary.parent.mkdir(parents=True)
+    primary.write_text(json.dumps(doc))
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            await store.call("worktreeMeta.gc")
+            metas = (await store.call("worktreeMeta.get"))["worktreeMeta"]
+            assert sorted(metas) == sorted([f"r::{alive}", f"r::{tmp_path / 'vanished-recently'}"])

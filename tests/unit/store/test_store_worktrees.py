@@ -126,3 +126,16 @@ def test_rename_fixes_lineage_back_references() -> None:
     state = worktrees.set_lineage(PersistedState(), "r::/c", raw).state
     state = worktrees.migrate_identity(state, "r::/p", "r::/p2").state
     assert state.worktree_lineage_by_id["r::/c"].parent_worktree_id == "r::/p2"
+
+
+def test_resolve_folder_workspace_ids_by_the_folder_table() -> None:
+    """``folder:<id>`` is current while that folder workspace exists, else unknown."""
+    from actors.store import entities
+
+    state = entities.upsert_project_group(PersistedState(), {"id": "g", "name": "G"},
+                                          new_id="x", now_ms=1).state
+    state = entities.upsert_folder_workspace(
+        state, {"projectGroupId": "g", "name": "d", "folderPath": "/d"}, new_id="f1", now_ms=1
+    ).state
+    assert worktrees.resolve_identity(state, "folder:f1")["status"] == "current"
+    assert worktrees.resolve_identity(state, "folder:f2")["status"] == "unknown"
