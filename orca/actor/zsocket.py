@@ -43,6 +43,13 @@ from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES
 RECV_BATCH = 256
 # A sender services everything pending after its send (see ZSocket.send_nowait).
 UNLIMITED = -1
+# Plain ints: pyzmq's flag enums make every `events & POLLIN` an enum operation, which
+# costs more than the rest of the hot path. (Sends copy: pyzmq's zero-copy path hands
+# each small frame to a garbage-collector thread and is many times slower below 64 KiB.)
+_POLLIN = int(zmq.POLLIN)
+_POLLOUT = int(zmq.POLLOUT)
+_NOBLOCK = int(zmq.NOBLOCK)
+_EVENTS = int(zmq.EVENTS)
 # Reconnect quickly after a peer restarts (ipc reconnects are cheap), but back off to at
 # most half a second so a peer that stays down costs nothing measurable.
 RECONNECT_IVL_MS = 20
@@ -70,7 +77,7 @@ def new_socket(kind: int) -> zmq.Socket[bytes]:
 
 
 def _events(sock: zmq.Socket[bytes]) -> int:
-    return int(sock.getsockopt(zmq.EVENTS))
+    return int(sock.getsockopt(_EVENTS))
 
 
 MessageHandler = Callable[[list[bytes]], None]
@@ -104,13 +111,13 @@ class ZSocket:
         """
         sock, handler = self.sock, self._on_message
         events = _events(sock)
-        if events & zmq.POLLOUT and self._send_lot:
+        if events & _POLLOUT and self._send_lot:
             self._send_lot.unpark_all()
         reads = 0
-        while events & zmq.POLLIN:
+        while events & _POLLIN:
             if reads == limit:
                 return True
-            frames = sock.recv_multipart(zmq.NOBLOCK)
+            frames = sock.recv_multipart(_NOBLOCK)
             reads += 1
             if handler is not None:
                 handler(frames)
@@ -121,7 +128,7 @@ class ZSocket:
     def send_nowait(self, frames: Sequence[bytes | memoryview]) -> bool:
         """Send now if the socket has room; False if it would block."""
         try:
-            self.sock.send_multipart(frames, zmq.NOBLOCK, copy=False)
+            self.sock.send_multipart(frames, _NOBLOCK)
         except zmq.Again:
             return False
         # The send may have consumed the fd's edge: service what it announced ourselves
@@ -135,7 +142,7 @@ class ZSocket:
         # _service) and seen no room; when room appears the fd signals anew and whoever
         # services the socket next unparks us.
         while not self.send_nowait(frames):
-            if _events(self.sock) & zmq.POLLOUT:
+            if _events(self.sock) & _POLLOUT:
                 continue
             await self._send_lot.park()
 
