@@ -6,12 +6,12 @@ a disk. The ``*_async`` twins do exactly that.
 
 How a listing is read, and why not only pygit2 or only ``git worktree list``:
 
-* pygit2 opens the repository, names the linked worktrees (``list_worktrees``), gives
-  the main worktree's HEAD and resolves refs. It has no lock or prune reasons, and
-  ``lookup_worktree`` re-validates each worktree (about 50 µs each, measured: 10 ms
-  for 200), so for each linked worktree we read the three small admin files git
-  itself reads (``gitdir``, ``HEAD``, ``locked``) from ``<common>/worktrees/<name>/``.
-  These are the same files the watcher watches, so what we read is what changed.
+* pygit2 opens the repository, gives the main worktree's HEAD, resolves refs and
+  computes status. It has no lock or prune reasons, and ``list_worktrees`` /
+  ``lookup_worktree`` re-validate every worktree (5 ms and 10 ms for 200, measured),
+  so for each linked worktree we read the three small admin files git itself reads
+  (``gitdir``, ``HEAD``, ``locked``) from ``<common>/worktrees/<name>/``. These are
+  the same files the watcher watches, so what we read is what changed.
 * The git CLI listing (``git worktree list --porcelain -z``, see ``porcelain``) costs a
   fork+exec; a full scan here must be no slower than it (bench/gitwatch.py measures
   both), and the tests check both agree on real repositories.
@@ -49,6 +49,8 @@ _UNSTAGED = (
 _PRUNE_NO_GITDIR = "gitdir file does not exist"
 _PRUNE_INVALID_GITDIR = "invalid gitdir file"
 _PRUNE_MISSING_TARGET = "gitdir file points to non-existent location"
+# Admin files hold a ref name, a path or a lock reason; a 64 KiB read covers any of them.
+_MAX_ADMIN_FILE = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +114,22 @@ def scan_worktrees(repo_path: str) -> list[WorktreeFacts]:
     repo = open_repository(repo_path)
     layout = repo_layout(repo)
     facts = [_main_worktree(repo, layout)]
-    for name in sorted(repo.list_worktrees()):
+    for name in sorted(_admin_names(layout.common_dir)):
         facts.append(_linked_worktree(repo, os.path.join(layout.common_dir, "worktrees", name)))
     return facts
+
+
+def _admin_names(common_dir: str) -> list[str]:
+    """Names of ``<common>/worktrees/*`` dirs, as git reads them.
+
+    Not ``Repository.list_worktrees()``: libgit2 validates each entry there (5 ms for
+    200, measured), and an invalid entry is exactly what we must report as prunable.
+    """
+    try:
+        with os.scandir(os.path.join(common_dir, "worktrees")) as entries:
+            return [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def folder_facts(folder_path: str) -> WorktreeFacts:
@@ -226,10 +241,16 @@ def _read_head(repo: pygit2.Repository, admin_dir: str) -> tuple[str | None, str
 
 
 def _read_text(path: str) -> str | None:
+    """A small file's text, None when absent. Raw os.open/os.read: a TextIOWrapper costs
+    more than the read itself, and a scan reads three files per worktree."""
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            return f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        data = os.read(fd, _MAX_ADMIN_FILE)
     except IsADirectoryError:
         return ""
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "surrogateescape")

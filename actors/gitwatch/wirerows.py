@@ -14,6 +14,7 @@ Each row is the DetectedWorktree's camelCase dict plus ``gitStatus`` (dirty coun
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,10 +60,20 @@ def _complete(record: msgspec.Struct) -> dict[str, Any]:
     """The record's wire dict with defaults written out (listings are read by people and
     scripts, which should not need the model's defaults to see ``visible: true``)."""
     wire = to_builtins(record)
-    for field in msgspec.structs.fields(record):
-        if field.encode_name != EXTRA_WIRE_KEY and field.encode_name not in wire:
-            wire[field.encode_name] = msgspec.to_builtins(getattr(record, field.name))
+    for name, encode_name in _wire_names(type(record)):
+        if encode_name not in wire:
+            wire[encode_name] = msgspec.to_builtins(getattr(record, name))
     return wire
+
+
+@functools.cache
+def _wire_names(cls: type[msgspec.Struct]) -> tuple[tuple[str, str], ...]:
+    # msgspec.structs.fields evaluates annotations (~7 ms a call): once per class.
+    return tuple(
+        (f.name, f.encode_name)
+        for f in msgspec.structs.fields(cls)
+        if f.encode_name != EXTRA_WIRE_KEY
+    )
 
 
 def dirty_to_wire(dirty: DirtyCounts | None) -> dict[str, int] | None:
