@@ -264,3 +264,32 @@ async def test_rest_for_one_restarts_the_children_after_the_crashed_one(
             assert order.index("actor.first.started") < order.index("actor.second.started")
         after = status(orca_home)
         assert after["second"]["restarts"] == 0, "a dependent restart is not the dependent's crash"
+
+
+async def test_foreground_up_serves_until_interrupted(orca_home: Path) -> None:
+    """orca up --foreground runs orcad in the terminal; Ctrl-C (SIGINT) stops the whole tree."""
+    import subprocess
+    import sys
+
+    from support.procs import child_env
+
+    with trio.fail_after(60):
+        write_config(orca_home, tree(("alpha", "fixture_actors.steady")))
+        proc = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "orca.cli.main", "up", "--foreground"],
+            env=child_env(orca_home),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            paths = resolve_paths({"ORCA_HOME": str(orca_home)})
+            async with open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as sup:
+                ready = await sup.call("sup.wait_ready", {"timeout": 30}, timeout=40, retries=0)
+            (alpha,) = ready["actors"]
+            assert alpha["state"] == "running" and ready["supervisor"]["pid"] == proc.pid
+            proc.send_signal(signal.SIGINT)
+            assert await proc.wait() == 0
+            assert alive([alpha["pid"]]) == []
+        finally:
+            proc.kill()
+            await proc.wait()
