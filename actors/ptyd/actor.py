@@ -219,8 +219,9 @@ class Ptyd:
         """Take back every session the keeper held across our restart; resume reading."""
         assert self.keeper is not None
         keeper = self.keeper
-        for info, master_fd in keeper.reclaim():
-            session = self.table.adopt(info, master_fd, resume_history=True)
+        for info, fds in keeper.reclaim():
+            pipe = (fds[1], fds[2]) if len(fds) == 3 else None
+            session = self.table.adopt(info, fds[0], pipe, resume_history=True)
 
             async def ask_keeper(key: str = info.history_key) -> int | None:
                 # The keeper reaps on SIGCHLD, racing our pidfd wake-up: ask a few times.
@@ -255,8 +256,8 @@ class Ptyd:
         if not session.exited.is_set():
             await session.kill()
         await session.output_done.wait()
-        if session.history is not None:
-            session.history.remove()
+        if session.journal is not None:
+            session.journal.remove()
 
     def session(self, session_id: str) -> Session:
         try:

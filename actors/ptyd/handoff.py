@@ -23,10 +23,11 @@ socket loop (``serve_keeper_connection`` is a blocking reference shell):
 4. Never read from or write to a kept fd; close every kept fd on ``orca down`` (that
    hangs the terminals up, which is what stopping Orca means).
 
-Messages (``ptyd`` → keeper): ``deposit`` {key, info} + 1 fd; ``update`` {key, info};
+Messages (``ptyd`` → keeper): ``deposit`` {key, info} + the master fd and, when
+output is journaled, the output pipe's two ends; ``update`` {key, info};
 ``withdraw`` {key}; ``exit_status`` {key} → {status: wait status or null} (for an
 adopted child the keeper reaped); ``reclaim`` {} → keeper replies with ``sessions`` packets
-{sessions: [{key, info, exitStatus?}]} carrying their fds in order (at most
+{sessions: [{key, info, exitStatus?, fds: count}]} carrying their fds in order (at most
 ``FDS_PER_PACKET`` each) and a final ``end`` packet.
 """
 
@@ -48,6 +49,8 @@ log = logging.getLogger(__name__)
 KEEPER_ENV = "ORCA_PTYD_FD_KEEPER"
 # SCM_RIGHTS carries at most 253 fds per message (SCM_MAX_FD); stay well below.
 FDS_PER_PACKET = 128
+# A session's fds: the PTY master and both ends of its output pipe (history.py).
+FDS_PER_SESSION = 3
 # Largest packet: a batch of FDS_PER_PACKET records (~1 KiB each) fits easily.
 MAX_PACKET = 1024 * 1024
 # A keeper that does not take a packet within this is treated as gone.
@@ -98,8 +101,12 @@ def info_from_record(record: dict[str, Any]) -> SessionInfo:
 @dataclass
 class _Kept:
     info: dict[str, Any]
-    fd: int
+    fds: list[int]  # the PTY master, then the output pipe's read and write ends
     exit_status: int | None = None
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -121,11 +128,11 @@ class KeeperState:
         """Apply one packet from ``ptyd``; returns the packets to send back."""
         op = message.get("op")
         key = message.get("key")
-        if op == "deposit" and isinstance(key, str) and len(fds) == 1:
+        if op == "deposit" and isinstance(key, str) and 1 <= len(fds) <= FDS_PER_SESSION:
             old = self._kept.pop(key, None)
             if old is not None:
-                os.close(old.fd)
-            self._kept[key] = _Kept(dict(message.get("info") or {}), fds[0])
+                old.close()
+            self._kept[key] = _Kept(dict(message.get("info") or {}), list(fds))
             return []
         for fd in fds:  # fds only travel with a deposit
             os.close(fd)
@@ -135,7 +142,7 @@ class KeeperState:
         if op == "withdraw" and isinstance(key, str):
             kept = self._kept.pop(key, None)
             if kept is not None:
-                os.close(kept.fd)
+                kept.close()
             return []
         if op == "reclaim":
             return list(self._reclaim_packets())
@@ -155,18 +162,25 @@ class KeeperState:
 
     def close_all(self) -> None:
         for kept in self._kept.values():
-            os.close(kept.fd)
+            kept.close()
         self._kept.clear()
 
     def _reclaim_packets(self) -> Iterator[Reply]:
         items = list(self._kept.items())
-        for i in range(0, len(items), FDS_PER_PACKET):
-            batch = items[i : i + FDS_PER_PACKET]
+        per_packet = FDS_PER_PACKET // FDS_PER_SESSION
+        for i in range(0, len(items), per_packet):
+            batch = items[i : i + per_packet]
             rows = [
-                {"key": key, "info": kept.info, "exitStatus": kept.exit_status}
+                {
+                    "key": key,
+                    "info": kept.info,
+                    "exitStatus": kept.exit_status,
+                    "fds": len(kept.fds),
+                }
                 for key, kept in batch
             ]
-            yield Reply({"op": "sessions", "sessions": rows}, [kept.fd for _, kept in batch])
+            fds = [fd for _, kept in batch for fd in kept.fds]
+            yield Reply({"op": "sessions", "sessions": rows}, fds)
         yield Reply({"op": "end"}, [])
 
 
@@ -190,10 +204,9 @@ class KeeperLink:
         self._sock.connect(path)
         self.broken = False
 
-    def deposit(self, info: SessionInfo, master_fd: int) -> None:
-        self._send(
-            {"op": "deposit", "key": info.history_key, "info": info_to_record(info)}, [master_fd]
-        )
+    def deposit(self, info: SessionInfo, fds: list[int]) -> None:
+        """Hand the keeper duplicates of a session's fds (master first, then the pipe)."""
+        self._send({"op": "deposit", "key": info.history_key, "info": info_to_record(info)}, fds)
 
     def update(self, info: SessionInfo) -> None:
         self._send({"op": "update", "key": info.history_key, "info": info_to_record(info)})
@@ -201,20 +214,23 @@ class KeeperLink:
     def withdraw(self, key: str) -> None:
         self._send({"op": "withdraw", "key": key})
 
-    def reclaim(self) -> list[tuple[SessionInfo, int]]:
-        """Every kept session with a fresh master fd (non-blocking); exits applied."""
+    def reclaim(self) -> list[tuple[SessionInfo, list[int]]]:
+        """Every kept session with fresh fds (non-blocking, close-on-exec); exits applied."""
         self._send({"op": "reclaim"})
-        out: list[tuple[SessionInfo, int]] = []
+        out: list[tuple[SessionInfo, list[int]]] = []
         while True:
             message, fds = recv_packet(self._sock)
             if message is None or message["op"] == "end":
                 return out
-            for row, fd in zip(message["sessions"], fds, strict=True):
+            for row in message["sessions"]:
+                count = int(row["fds"])
+                mine, fds = fds[:count], fds[count:]
                 info = info_from_record(row["info"])
                 if row.get("exitStatus") is not None:
                     info.exit_code = exit_code_of(int(row["exitStatus"]))
-                os.set_blocking(fd, False)
-                out.append((info, fd))
+                for fd in mine:
+                    os.set_blocking(fd, False)
+                out.append((info, mine))
 
     def exit_status(self, key: str) -> int | None:
         """The wait status the keeper recorded for an adopted session's child, if any."""

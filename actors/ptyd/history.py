@@ -1,19 +1,36 @@
-"""Durable, bounded terminal history on disk: a ring of two files per session.
+"""Durable, bounded terminal history: a raw journal of what the PTY produced.
 
-Layout under ``paths.terminal_history_dir``, named by a hash of the session id (ids
-embed worktree paths, which are not file names)::
+Essay: why the journal holds *raw* bytes and is written by ``splice``.
 
-    <h>.meta.json   {"sessionId", "segments": [{"file": 0|1, "offset": N}, ...]}
-    <h>.0, <h>.1    raw (OSC-stripped) output; a segment's first byte has offset N
+``ptyd`` must survive ``kill -9`` without losing a byte (issue 6). A plain ``read()``
+from the PTY master moves bytes out of the kernel into our memory; a SIGKILL that
+lands after that syscall and before the bytes are on disk loses them, and because a
+busy reader spends most of its time in syscalls that window is hit often. So output
+never passes through our memory on its way to durability:
 
-Output is appended to the current segment; when the next chunk would take it past half the bound the other
-file is truncated and becomes current, so the disk use stays below ``max_bytes``
-(a single chunk larger than half may exceed it) and the newest ``max_bytes / 2`` bytes are always kept. The meta file is
-rewritten (atomically) only on a switch, not per chunk.
+1. ``splice(master → pipe)``: the kernel moves output into a per-session pipe whose
+   ends the fd keeper also holds (a killed ``ptyd`` leaves it there);
+2. ``splice(pipe → journal file)``: moved into the current segment file, in one syscall
+   (either the bytes are in the file or still in the pipe);
+3. ``pread`` of what was just written (page cache) feeds the OSC scanner, the
+   scrollback and the subscribers.
 
-Writes are plain ``os.write`` calls on the event loop: the page cache absorbs them in
-microseconds, and writing before the output is published keeps the window in which a
-``kill -9`` of ``ptyd`` could lose already-read bytes as short as possible.
+A restarted ``ptyd`` rebuilds the scrollback by replaying the journal through a fresh
+OSC scanner (the scanner is chunk-invariant, so the stripped stream and its offsets
+come out identical), then drains the pipe and continues. Bytes journaled but not yet
+published when the old ``ptyd`` died are therefore published by the new one.
+
+Layout under ``paths.terminal_history_dir``, named by a hash of the session's key
+(session ids embed paths, not file names)::
+
+    <h>.meta.json  {"key", "segments": [{"file": 0|1, "raw": R, "stripped": S}, ...]}
+    <h>.0, <h>.1   raw output; a segment's first byte has raw offset R, and the
+                   OSC-stripped stream is at offset S there
+
+Segments rotate (the older file is truncated and reused) once the current one passes
+half of ``max_bytes``, so disk use stays below ``max_bytes`` plus two chunks. A rotation
+happens only where the OSC scanner is at a boundary (not inside a sequence), so a
+replay can start at any segment with a fresh scanner.
 """
 
 from __future__ import annotations
@@ -24,38 +41,43 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# 4 MiB per session on disk: a few screens more than the in-memory scrollback, so a
-# restarted ptyd can refill its scrollback; 50 sessions cost 200 MB at most.
+# 4 MiB per session on disk: enough to refill a 1 MiB scrollback after a restart with
+# room to spare; 50 sessions cost 200 MB at most.
 DEFAULT_HISTORY_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class _Segment:
+class Segment:
     file: int
-    offset: int
+    raw: int  # raw offset of the segment's first byte
+    stripped: int  # stripped-stream offset at that point
 
 
-def history_stem(directory: Path, session_id: str) -> Path:
-    """Base path of a session's history files."""
-    return directory / hashlib.sha256(session_id.encode()).hexdigest()[:32]
+@dataclass(frozen=True)
+class Replay:
+    """What a journal holds: raw bytes starting at raw/stripped offsets ``segment``."""
+
+    start: Segment
+    raw: bytes
 
 
-class HistoryRing:
-    """Append-only bounded history of one session; reopenable after a restart."""
+def history_stem(directory: Path, key: str) -> Path:
+    """Base path of a session's journal files."""
+    return directory / hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+class RawJournal:
+    """Append-only bounded raw output of one session; reopenable after a restart."""
 
     def __init__(
-        self,
-        directory: Path,
-        session_id: str,
-        max_bytes: int = DEFAULT_HISTORY_BYTES,
-        resume: bool = False,
+        self, directory: Path, key: str, max_bytes: int = DEFAULT_HISTORY_BYTES, *, resume: bool
     ) -> None:
-        """Start a fresh history, or with ``resume`` continue the one on disk (if any)."""
+        """Start a fresh journal, or with ``resume`` continue the one on disk (if any)."""
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.session_id = session_id
-        self._stem = history_stem(directory, session_id)
+        self.key = key
+        self._stem = history_stem(directory, key)
         self._segment_limit = max(1, max_bytes // 2)
-        self._segments: list[_Segment] = []
+        self._segments: list[Segment] = []
         self._fd = -1
         self._size = 0
         existing = self._load_meta() if resume else []
@@ -64,37 +86,49 @@ class HistoryRing:
             self._open(existing[-1].file, truncate=False)
             self._size = os.fstat(self._fd).st_size
         else:
-            self._switch_to(0, 0)
+            self._switch_to(0, Segment(0, 0, 0))
 
     @property
-    def end(self) -> int:
-        """Offset just after the last byte written."""
-        return self._segments[-1].offset + self._size
+    def raw_end(self) -> int:
+        """Raw offset just after the last byte journaled."""
+        return self._segments[-1].raw + self._size
+
+    def rotate_if_due(self, stripped_end: int, scanner_at_boundary: bool) -> None:
+        """Start the other segment if this one is full and the scanner allows a cut here."""
+        if self._size >= self._segment_limit and scanner_at_boundary:
+            other = 1 - self._segments[-1].file
+            self._switch_to(other, Segment(other, self.raw_end, stripped_end))
+
+    def splice_from(self, pipe_r: int, count: int) -> bytes:
+        """Move up to ``count`` bytes from ``pipe_r`` into the journal; return them.
+
+        Raises BlockingIOError when the pipe is empty.
+        """
+        moved = os.splice(pipe_r, self._fd, count, offset_dst=self._size)
+        data = os.pread(self._fd, moved, self._size) if moved else b""
+        self._size += moved
+        return data
 
     def append(self, data: bytes) -> None:
-        if self._size and self._size + len(data) > self._segment_limit:
-            self._switch_to(1 - self._segments[-1].file, self.end)
+        """Write ``data`` (the plain path, for sessions read without a pipe)."""
         view = memoryview(data)
         while view:
-            written = os.write(self._fd, view)
+            written = os.pwrite(self._fd, view, self._size)
+            self._size += written
             view = view[written:]
-        self._size += len(data)
 
-    def read_all(self) -> tuple[int, bytes]:
-        """(offset of the first byte, the bytes) for everything kept on disk."""
+    def replay(self) -> Replay:
+        """Everything kept, for rebuilding the scrollback after a restart."""
         parts: list[bytes] = []
         for seg in self._segments:
             try:
                 parts.append(Path(f"{self._stem}.{seg.file}").read_bytes())
             except FileNotFoundError:
                 parts.append(b"")
-        start = self._segments[0].offset
-        # Segments are contiguous by construction; if a file was cut short by a crash
-        # the later segment's offset is still right, so only keep the last segment
-        # when the earlier one does not reach it.
-        if len(parts) == 2 and start + len(parts[0]) != self._segments[1].offset:
-            return self._segments[1].offset, parts[1]
-        return start, b"".join(parts)
+        if len(parts) == 2 and self._segments[0].raw + len(parts[0]) != self._segments[1].raw:
+            # The older segment was cut short (a crash during rotation): skip it.
+            return Replay(self._segments[1], parts[1])
+        return Replay(self._segments[0], b"".join(parts))
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -102,37 +136,44 @@ class HistoryRing:
             self._fd = -1
 
     def remove(self) -> None:
-        """Delete the session's history (after the session is closed)."""
+        """Delete the journal (the session was closed for good)."""
         self.close()
         for suffix in (".0", ".1", ".meta.json"):
             Path(f"{self._stem}{suffix}").unlink(missing_ok=True)
 
     def _open(self, file: int, truncate: bool) -> None:
         self.close()
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
+        # No O_APPEND: splice refuses append-mode targets; we track the position.
+        flags = os.O_RDWR | os.O_CREAT | (os.O_TRUNC if truncate else 0)
         self._fd = os.open(f"{self._stem}.{file}", flags, 0o600)
 
-    def _switch_to(self, file: int, offset: int) -> None:
+    def _switch_to(self, file: int, segment: Segment) -> None:
+        # Truncate first, then publish the new layout: a crash in between leaves a
+        # short older segment, which replay() detects and skips.
         self._open(file, truncate=True)
         self._size = 0
         kept = [s for s in self._segments[-1:] if s.file != file]
-        self._segments = [*kept, _Segment(file, offset)]
+        self._segments = [*kept, segment]
         self._write_meta()
 
     def _write_meta(self) -> None:
         meta = {
-            "sessionId": self.session_id,
-            "segments": [{"file": s.file, "offset": s.offset} for s in self._segments],
+            "key": self.key,
+            "segments": [
+                {"file": s.file, "raw": s.raw, "stripped": s.stripped} for s in self._segments
+            ],
         }
         tmp = Path(f"{self._stem}.meta.json.tmp")
         tmp.write_text(json.dumps(meta))
         os.replace(tmp, f"{self._stem}.meta.json")
 
-    def _load_meta(self) -> list[_Segment]:
+    def _load_meta(self) -> list[Segment]:
         try:
             meta = json.loads(Path(f"{self._stem}.meta.json").read_text())
-            if meta.get("sessionId") != self.session_id:
+            if meta.get("key") != self.key:
                 return []
-            return [_Segment(int(s["file"]), int(s["offset"])) for s in meta["segments"]]
+            return [
+                Segment(int(s["file"]), int(s["raw"]), int(s["stripped"])) for s in meta["segments"]
+            ]
         except (FileNotFoundError, ValueError, KeyError, TypeError):
             return []

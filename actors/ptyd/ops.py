@@ -33,7 +33,7 @@ def register_ops(ptyd: Ptyd) -> None:
             raise spawn_errors(exc) from exc
         ptyd.gc.on_sessions_spawned(args.worktree_id)
         if ptyd.keeper is not None:
-            ptyd.keeper.deposit(session.info, session.master_fd)
+            ptyd.keeper.deposit(session.info, [session.master_fd, *(session.pipe or ())])
         ptyd.start_session(session)
         ctx.events.publish(api.SPAWNED_EVENT, ptyd.row(session))
         info = session.info

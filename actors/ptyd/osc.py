@@ -97,6 +97,11 @@ class OscScanner:
         self._payload = bytearray()
         self.abandoned = 0  # sequences dropped for length or a stray ESC
 
+    @property
+    def at_boundary(self) -> bool:
+        """True when no sequence or introducer prefix is pending: a replay may start here."""
+        return self._state is _State.TEXT and not self._held
+
     def feed(self, chunk: bytes) -> ScanResult:
         """Consume ``chunk``; return the stripped output and any completed payloads."""
         if self._held:

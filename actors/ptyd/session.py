@@ -1,6 +1,7 @@
 """One live PTY session: the eager reader, the input writer and the exit watch (trio).
 
-Essay: why the reader is shaped the way it is.
+Essay: why the reader is shaped the way it is (and ``history.py`` for why, with a
+journal, the bytes travel by ``splice`` instead of ``read``).
 
 A PTY has a small kernel buffer (a few KiB per direction on Linux, ``N_TTY`` 4 KiB
 plus the master's flip buffers). When it is full the child blocks in ``write()``.
@@ -35,7 +36,7 @@ from typing import Protocol
 import trio
 
 from actors.ptyd import spawn
-from actors.ptyd.history import HistoryRing
+from actors.ptyd.history import RawJournal
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
 
@@ -138,13 +139,17 @@ class Session:
         listener: SessionListener,
         *,
         scrollback: Scrollback,
-        history: HistoryRing | None = None,
+        journal: RawJournal | None = None,
+        pipe: tuple[int, int] | None = None,
+        scanner: OscScanner | None = None,
     ) -> None:
         self.info = info
         self.master_fd = master_fd
         self.scrollback = scrollback
-        self.history = history
-        self.scanner = OscScanner()
+        self.journal = journal
+        # (read end, write end) of the pipe output is spliced through; None: plain reads.
+        self.pipe = pipe if journal is not None else None
+        self.scanner = scanner or OscScanner()
         self._listener = listener
         self._subscriptions: set[Subscription] = set()
         self._input: deque[bytes] = deque()
@@ -175,6 +180,16 @@ class Session:
         self._close_master()
 
     async def _read_output(self) -> None:
+        if self.pipe is not None:
+            await self._read_spliced(*self.pipe)
+        else:
+            await self._read_plain()
+        tail = self.scanner.finish()
+        if tail:
+            self._publish(tail)
+        self.output_done.set()
+
+    async def _read_plain(self) -> None:
         fd = self.master_fd
         while True:
             try:
@@ -184,16 +199,48 @@ class Session:
                 continue
             except OSError as exc:
                 if exc.errno == errno.EIO:  # every slave fd closed: the PTY hung up
-                    break
+                    return
                 raise
             if not data:
-                break
+                return
+            if self.journal is not None:
+                self.journal.append(data)
             self._ingest(data)
             await trio.lowlevel.checkpoint()
-        tail = self.scanner.finish()
-        if tail:
-            self._publish(tail)
-        self.output_done.set()
+
+    async def _read_spliced(self, pipe_r: int, pipe_w: int) -> None:
+        # See history.py: output goes master -> pipe -> journal file inside the
+        # kernel, so a kill -9 between two syscalls leaves it in the kept pipe.
+        assert self.journal is not None
+        fd = self.master_fd
+        self._drain_pipe(pipe_r)  # what a previous ptyd left in the pipe
+        while True:
+            self.journal.rotate_if_due(self.scrollback.end, self.scanner.at_boundary)
+            try:
+                moved = os.splice(fd, pipe_w, READ_SIZE, flags=os.SPLICE_F_NONBLOCK)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(fd)
+                continue
+            except OSError as exc:
+                if exc.errno == errno.EIO:
+                    break
+                raise
+            if not moved:
+                break
+            self._drain_pipe(pipe_r)
+            await trio.lowlevel.checkpoint()
+        self._drain_pipe(pipe_r)
+
+    def _drain_pipe(self, pipe_r: int) -> None:
+        assert self.journal is not None
+        while True:
+            try:
+                data = self.journal.splice_from(pipe_r, READ_SIZE)
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            self._ingest(data)
 
     def _ingest(self, data: bytes) -> None:
         result = self.scanner.feed(data)
@@ -203,8 +250,6 @@ class Session:
             self._listener.on_osc(self, payload)
 
     def _publish(self, output: bytes) -> None:
-        if self.history is not None:
-            self.history.append(output)
         chunk = self.scrollback.append(output)
         self._listener.on_output(self, chunk)
         for sub in self._subscriptions:
@@ -324,6 +369,10 @@ class Session:
             self._master_closed = True
             trio.lowlevel.notify_closing(self.master_fd)
             os.close(self.master_fd)
+            for fd in self.pipe or ():
+                os.close(fd)
+            if self.journal is not None:
+                self.journal.close()  # the files stay for reading until term.close
         for sub in list(self._subscriptions):
             self.unsubscribe(sub)
 

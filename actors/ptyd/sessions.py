@@ -12,6 +12,7 @@ job, so the same table serves the actor, tests and the benchmark.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from actors.ptyd import spawn
-from actors.ptyd.history import DEFAULT_HISTORY_BYTES, HistoryRing
+from actors.ptyd.history import DEFAULT_HISTORY_BYTES, RawJournal
+from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
 from actors.ptyd.session import Session, SessionInfo, SessionListener
 from orca.model.panes import (
@@ -29,6 +31,16 @@ from orca.model.panes import (
     parse_pane_key,
     parse_pty_session_id,
 )
+
+# Output pipe capacity: one full READ_SIZE splice must fit while the pipe is empty.
+_PIPE_BYTES = 64 * 1024
+
+
+def new_output_pipe() -> tuple[int, int]:
+    """A non-blocking close-on-exec pipe for splicing a session's output through."""
+    r, w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    return r, w
 
 
 class UnknownSession(KeyError):
@@ -109,23 +121,44 @@ class SessionTable:
             history_key=session_id,
             terminal_handle=f"term_{uuid.uuid4()}",
         )
-        return self.adopt(info, master)
+        pipe = new_output_pipe() if self.config.history_dir is not None else None
+        return self.adopt(info, master, pipe)
 
-    def adopt(self, info: SessionInfo, master_fd: int, *, resume_history: bool = False) -> Session:
-        """Register a session for an existing child and master (spawn, or handoff)."""
-        history = None
+    def adopt(
+        self,
+        info: SessionInfo,
+        master_fd: int,
+        pipe: tuple[int, int] | None,
+        *,
+        resume_history: bool = False,
+    ) -> Session:
+        """Register a session for an existing child and master (spawn, or handoff).
+
+        With ``resume_history`` the scrollback and the OSC scanner state are rebuilt
+        by replaying the journal, so offsets continue exactly where they were.
+        """
+        journal = None
+        scrollback = Scrollback(self.config.scrollback_bytes)
+        scanner = OscScanner()
         if self.config.history_dir is not None:
-            history = HistoryRing(
+            journal = RawJournal(
                 self.config.history_dir,
                 info.history_key or info.session_id,
                 self.config.history_bytes,
                 resume=resume_history,
             )
-        scrollback = Scrollback(self.config.scrollback_bytes)
-        if history is not None and resume_history:
-            start, data = history.read_all()
-            scrollback.restore(start, data)
-        session = Session(info, master_fd, self._listener, scrollback=scrollback, history=history)
+            if resume_history:
+                replay = journal.replay()
+                scrollback.restore(replay.start.stripped, scanner.feed(replay.raw).output)
+        session = Session(
+            info,
+            master_fd,
+            self._listener,
+            scrollback=scrollback,
+            journal=journal,
+            pipe=pipe,
+            scanner=scanner,
+        )
         self._sessions[info.session_id] = session
         return session
 

@@ -116,14 +116,15 @@ async def test_detach_and_reattach_show_the_history(harness: Harness) -> None:
 
 
 async def test_history_is_recorded_on_disk(harness: Harness) -> None:
-    """Output is written to the session's durable history ring."""
+    """Output is journaled on disk (through the splice path) as it is read."""
     with trio.fail_after(10):
         session = harness.start(["/bin/sh", "-c", "echo durable-line"])
         await session.output_done.wait()
-        assert session.history is not None
-        start, data = session.history.read_all()
-        assert start == 0 and data == session.scrollback.snapshot().data
-        assert b"durable-line" in data
+        assert session.journal is not None
+        replay = session.journal.replay()
+        assert (replay.start.raw, replay.start.stripped) == (0, 0)
+        assert replay.raw == session.scrollback.snapshot().data
+        assert b"durable-line" in replay.raw
 
 
 async def test_rename_rekeys_session_and_keeps_old_id_as_alias(harness: Harness) -> None:

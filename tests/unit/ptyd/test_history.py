@@ -1,49 +1,94 @@
-"""Durable bounded terminal history on disk (issue 6: durable bounded history)."""
+"""The raw output journal on disk (issue 6: durable bounded history; crash survival)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from actors.ptyd.history import HistoryRing
+import pytest
+
+from actors.ptyd.history import RawJournal
+from actors.ptyd.osc import INTRODUCER, OscScanner
+
+KEY = "r::/w@@0123abcd"
 
 
-def test_history_keeps_newest_bytes_within_bound(tmp_path: Path) -> None:
-    """After far more output than the bound, disk holds the newest bytes with offsets."""
-    ring = HistoryRing(tmp_path, "r::/w@@0123abcd", max_bytes=1000)
+def test_journal_keeps_newest_bytes_within_bound(tmp_path: Path) -> None:
+    """After far more output than the bound, disk holds the newest bytes, correctly offset."""
+    journal = RawJournal(tmp_path, KEY, max_bytes=1000, resume=False)
     stream = b"".join(b"%06d\n" % i for i in range(2000))
     for i in range(0, len(stream), 70):
-        ring.append(stream[i : i + 70])
-    start, data = ring.read_all()
-    assert data == stream[start:]
-    assert 430 <= len(data) <= 1000
-    assert ring.end == len(stream)
+        journal.rotate_if_due(i, scanner_at_boundary=True)
+        journal.append(stream[i : i + 70])
+    replay = journal.replay()
+    assert replay.raw == stream[replay.start.raw :]
+    assert replay.start.stripped == replay.start.raw
+    assert 430 <= len(replay.raw) <= 1000 + 2 * 70
+    assert journal.raw_end == len(stream)
     disk = sum(p.stat().st_size for p in tmp_path.iterdir() if not p.name.endswith(".json"))
-    assert disk <= 1000
+    assert disk <= 1000 + 2 * 70
 
 
-def test_history_resumes_after_reopen(tmp_path: Path) -> None:
-    """A restarted owner continues the same history at the same offsets."""
-    ring = HistoryRing(tmp_path, "r::/w@@0123abcd", max_bytes=100)
-    ring.append(b"a" * 80)
-    ring.close()
-    again = HistoryRing(tmp_path, "r::/w@@0123abcd", max_bytes=100, resume=True)
-    assert again.end == 80
+def test_rotation_waits_for_scanner_boundary(tmp_path: Path) -> None:
+    """No rotation while the OSC scanner is inside a sequence."""
+    journal = RawJournal(tmp_path, KEY, max_bytes=100, resume=False)
+    journal.append(b"x" * 80)
+    journal.rotate_if_due(80, scanner_at_boundary=False)
+    journal.append(b"y" * 10)
+    assert journal.replay().start.raw == 0
+    journal.rotate_if_due(90, scanner_at_boundary=True)
+    journal.append(b"z")
+    assert journal.replay().raw == b"x" * 80 + b"y" * 10 + b"z"
+
+
+def test_journal_resumes_after_reopen(tmp_path: Path) -> None:
+    """A restarted owner continues the same journal at the same offsets."""
+    journal = RawJournal(tmp_path, KEY, max_bytes=100, resume=False)
+    journal.append(b"a" * 80)
+    journal.rotate_if_due(80, scanner_at_boundary=True)
+    journal.close()
+    again = RawJournal(tmp_path, KEY, max_bytes=100, resume=True)
+    assert again.raw_end == 80
     again.append(b"b" * 30)
-    start, data = again.read_all()
-    assert (start + len(data), data[-30:]) == (110, b"b" * 30)
-    assert data == (b"a" * 80 + b"b" * 30)[start:]
+    replay = again.replay()
+    assert replay.raw == (b"a" * 80 + b"b" * 30)[replay.start.raw :]
 
 
-def test_fresh_history_replaces_old_one(tmp_path: Path) -> None:
-    """Without resume, an old history of the same id is discarded."""
-    HistoryRing(tmp_path, "s", max_bytes=100).append(b"old")
-    ring = HistoryRing(tmp_path, "s", max_bytes=100)
-    assert ring.read_all() == (0, b"")
+def test_splice_moves_pipe_content_into_journal(tmp_path: Path) -> None:
+    """Bytes spliced from a pipe land in the journal and are returned for processing."""
+    journal = RawJournal(tmp_path, KEY, resume=False)
+    r, w = os.pipe2(os.O_NONBLOCK)
+    try:
+        os.write(w, b"hello ")
+        os.write(w, b"world")
+        assert journal.splice_from(r, 65536) == b"hello world"
+        with pytest.raises(BlockingIOError):
+            journal.splice_from(r, 65536)
+        assert journal.replay().raw == b"hello world"
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_replay_through_scanner_restores_stripped_offsets(tmp_path: Path) -> None:
+    """Replaying a rotated journal with a fresh scanner reproduces the stripped stream."""
+    stream = b"".join(b"line %d\n" % i + INTRODUCER + b'{"n":%d}\x07' % i for i in range(300))
+    journal = RawJournal(tmp_path, KEY, max_bytes=2000, resume=False)
+    live = OscScanner()
+    stripped = b""
+    for i in range(0, len(stream), 37):
+        journal.rotate_if_due(len(stripped), live.at_boundary)
+        journal.append(stream[i : i + 37])
+        stripped += live.feed(stream[i : i + 37]).output
+    replay = RawJournal(tmp_path, KEY, max_bytes=2000, resume=True).replay()
+    rebuilt = OscScanner().feed(replay.raw).output
+    assert replay.start.raw > 0
+    assert stripped[replay.start.stripped :] == rebuilt
 
 
 def test_remove_deletes_every_file(tmp_path: Path) -> None:
-    """Closing a session for good leaves no history files behind."""
-    ring = HistoryRing(tmp_path, "s", max_bytes=100)
-    ring.append(b"x" * 300)
-    ring.remove()
+    """Closing a session for good leaves no journal files behind."""
+    journal = RawJournal(tmp_path, KEY, max_bytes=100, resume=False)
+    journal.append(b"x" * 300)
+    journal.remove()
     assert list(tmp_path.iterdir()) == []
