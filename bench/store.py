@@ -154,6 +154,8 @@ def with_store(home: Path) -> None:
         time.sleep(1.5)
         before = call("store", "sys.stats", paths=paths)["store"]["save"]
         revision = call("store", "session.get", paths=paths)["revision"]
+        ps = psutil.Process(proc.pid)
+        stream_cpu0 = ps.cpu_times()
         deadline = time.monotonic() + STREAM_S
         sent = 0
         while time.monotonic() < deadline:
@@ -162,14 +164,16 @@ def with_store(home: Path) -> None:
             sent += 1
             time.sleep(1 / STREAM_HZ)
         time.sleep(1.5)  # let the trailing save land
+        stream_cpu1 = ps.cpu_times()
+        stream_cpu = ((stream_cpu1.user - stream_cpu0.user) + (stream_cpu1.system - stream_cpu0.system))
         after = call("store", "sys.stats", paths=paths)["store"]["save"]
         writes = after["writes"] - before["writes"]
         per_min = writes * 60 / STREAM_S
         print(f"stream: {sent} session patches in {STREAM_S:.0f}s -> {writes} writes"
-              f" ({per_min:.0f}/min; unbounded would be {sent * 60 / STREAM_S:.0f}/min)")
+              f" ({per_min:.0f}/min; unbounded would be {sent * 60 / STREAM_S:.0f}/min),"
+              f" store CPU {stream_cpu / (STREAM_S + 1.5) * 100:.1f}%")
         print(f"last save in the store process: {after['lastWriteDurationS'] * 1000:.2f} ms")
         mtime = paths.state_file.stat().st_mtime_ns
-        ps = psutil.Process(proc.pid)
         cpu0 = ps.cpu_times()
         time.sleep(IDLE_S)
         cpu1 = ps.cpu_times()

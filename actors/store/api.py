@@ -52,7 +52,9 @@ folderWorkspace.upserted {folderWorkspace} · folderWorkspace.removed {id}
 worktreeMeta.changed {worktreeId, meta} · worktreeMeta.removed {worktreeIds}
 lineage.changed {worktreeId, lineage} · workspaceLineage.changed {childWorkspaceKey, lineage}
 settings.changed {settings} · ui.changed {ui}
-session.changed {hostId, revision, session} · session.paneRetired {hostId, tabId, leafId, revision}
+session.changed {hostId, revision, fields, removed}: top-level session fields that changed
+    (apply: drop ``removed`` wire names, then merge ``fields``); session.get has the whole
+session.paneRetired {hostId, tabId, leafId, revision}
 worktree.renamed {oldId, newId}
 store.saveFailed {errno, message, at} · store.saveRecovered {}
 """

@@ -20,7 +20,9 @@ end up a UUID that is unique in the host's session. For each terminal tab:
    before its PTY spawned. An empty incoming PTY binding for a leaf never erases the
    durable binding stored for that same leaf.
 
-Invariant: a tab whose layout needs no change keeps the same snapshot object.
+Invariant: a tab whose layout needs no change keeps the same snapshot object (the
+stored one when the incoming layout equals it), and a write that does not touch the
+layouts map skips all of this: what is stored was normalized when it was written.
 """
 
 from __future__ import annotations
@@ -86,6 +88,8 @@ def _normalize_layout(
     if snapshot.root is None:
         return snapshot, {}
     leaves = list(iter_terminal_leaf_ids(snapshot.root))
+    if previous is not None and snapshot == previous and all(incoming_counts[x] == 1 for x in leaves):
+        return previous, {}  # stored layouts are normalized already; keep the stored object
     previous_leaves = [] if previous is None else list(iter_terminal_leaf_ids(previous.root))
     new_ids: list[str] = []
     mapping: dict[str, str] = {}
@@ -160,6 +164,8 @@ def normalize_session_for_write(
 ) -> NormalizedSession:
     """Apply the rules in the module docstring to ``incoming`` given the stored ``previous``."""
     layouts = incoming.terminal_layouts_by_tab_id
+    if layouts is previous.terminal_layouts_by_tab_id:
+        return NormalizedSession(incoming, {})  # untouched by this write: normalized when stored
     counts: Counter[str] = Counter()
     for snapshot in layouts.values():
         counts.update(iter_terminal_leaf_ids(snapshot.root))
@@ -171,7 +177,9 @@ def normalize_session_for_write(
         previous_snapshot = previous.terminal_layouts_by_tab_id.get(tab_id)
         normalized, mapping = _normalize_layout(snapshot, previous_snapshot, counts, taken, mint)
         new_layouts[tab_id] = normalized
-        changed = changed or normalized is not snapshot
+        # Content changed unless the tab came back as itself or as the equal stored one.
+        if normalized is not snapshot and normalized is not previous_snapshot:
+            changed = True
         if any(old != new for old, new in mapping.items()):
             remapped[tab_id] = mapping
     if not changed:

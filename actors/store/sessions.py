@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import msgspec
+
 from actors.store.change import Change, StoreEvent, decode_record
 from actors.store.session_normalize import Mint, normalize_session_for_write
 from actors.store.session_topology import restrict_to_current_membership, retire_pane
@@ -45,13 +47,42 @@ def resolve_host_id(host_id: str | None) -> str:
     return host_id
 
 
+_FIELDS = WorkspaceSessionState.__struct_fields__
+_WIRE_NAMES = dict(zip(_FIELDS, WorkspaceSessionState.__struct_encode_fields__, strict=True))
+_ATTR_BY_WIRE = {wire: attr for attr, wire in _WIRE_NAMES.items() if attr != "extra"}
+
+
 def session_view(state: PersistedState, host_id: str) -> dict[str, Any]:
-    """What ``session.get`` returns and ``session.changed`` carries."""
+    """What ``session.get`` returns: the whole session and the host's revision."""
     return {
         "hostId": host_id,
         "revision": topology_revision(state, host_id),
         "session": to_builtins(session_for_host(state, host_id)),
     }
+
+
+def session_delta(
+    old: WorkspaceSessionState, new: WorkspaceSessionState
+) -> tuple[dict[str, Any], list[str]]:
+    """Top-level fields that differ: ``(fields set, wire names back to their default)``.
+
+    A mirror applies it as ``{k: v for k, v in session.items() if k not in removed} |
+    fields``; the event stays small when a UI changes one pointer in a large session.
+    """
+    changed = [f for f in _FIELDS if f != "extra" and getattr(old, f) != getattr(new, f)]
+    partial = WorkspaceSessionState(**{f: getattr(new, f) for f in changed}, extra=(
+        new.extra if new.extra != old.extra else {}))
+    fields = to_builtins(partial)
+    removed = [_WIRE_NAMES[f] for f in changed if _WIRE_NAMES[f] not in fields]
+    removed += [k for k in old.extra if k not in new.extra]
+    return fields, removed
+
+
+def _changed_event(state: PersistedState, host_id: str, old: WorkspaceSessionState) -> StoreEvent:
+    fields, removed = session_delta(old, session_for_host(state, host_id))
+    data = {"hostId": host_id, "revision": topology_revision(state, host_id),
+            "fields": fields, "removed": removed}
+    return StoreEvent("session.changed", data)
 
 
 def _write(
@@ -71,7 +102,7 @@ def _write(
     if normalized == current:
         return Change(state, {"applied": applied, "changed": False, "revision": current_revision})
     new_state = with_session_for_host(state, host_id, normalized)
-    event = StoreEvent("session.changed", session_view(new_state, host_id))
+    event = _changed_event(new_state, host_id, current)
     result = {"applied": applied, "changed": True, "revision": current_revision}
     return Change(new_state, result, (event,))
 
@@ -98,9 +129,15 @@ def patch_session(
 ) -> Change:
     """Replace the named top-level session fields only; same rules as ``set_session``."""
     host = resolve_host_id(host_id)
-    merged = to_builtins(session_for_host(state, host))
-    merged.update(patch)
-    incoming = decode_record(WorkspaceSessionState, merged, "workspace session patch")
+    current = session_for_host(state, host)
+    # Decode only the patch: re-decoding a large session for one pointer costs ms.
+    partial = decode_record(WorkspaceSessionState, patch, "workspace session patch")
+    changes: dict[str, Any] = {
+        _ATTR_BY_WIRE[k]: getattr(partial, _ATTR_BY_WIRE[k]) for k in patch if k in _ATTR_BY_WIRE
+    }
+    if partial.extra:
+        changes["extra"] = {**current.extra, **partial.extra}
+    incoming = msgspec.structs.replace(current, **changes)
     return _write(state, host, incoming, revision, mint)
 
 
@@ -115,13 +152,14 @@ def retire_session_pane(
     host = resolve_host_id(host_id)
     if not tab_id or ":" in tab_id or not leaf_id:
         raise BadRequest("tabId must be non-empty without ':' and leafId non-empty")
-    session = retire_pane(session_for_host(state, host), tab_id, leaf_id)
+    current = session_for_host(state, host)
+    session = retire_pane(current, tab_id, leaf_id)
     new_state, revision = bump_topology_revision(with_session_for_host(state, host, session), host)
     events = (
         StoreEvent(
             "session.paneRetired",
             {"hostId": host, "tabId": tab_id, "leafId": leaf_id, "revision": revision},
         ),
-        StoreEvent("session.changed", session_view(new_state, host)),
+        _changed_event(new_state, host, current),
     )
     return Change(new_state, {"revision": revision}, events, durability="flush")

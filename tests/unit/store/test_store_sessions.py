@@ -230,3 +230,41 @@ def test_normalized_leaves_are_unique_uuids_and_normalization_is_idempotent(
         assert set(snap.titles_by_leaf_id) <= set(iter_terminal_leaf_ids(snap.root))
     again = normalize_session_for_write(result, result, mint)
     assert again.session is result
+
+
+def test_patch_replaces_named_fields_only_and_keeps_unknown_ones() -> None:
+    """session.patch merges top-level fields; fields from newer builds survive."""
+    state = set_local(PersistedState(), terminal_session({"t": {"root": leaf(U1)}},
+                                                         futureField={"x": 1}))
+    change = sessions.patch_session(state, None, {"activeTabId": "t", "newerField": 2}, None,
+                                    minter())
+    session = change.state.workspace_session
+    assert session.active_tab_id == "t"
+    assert session.terminal_layouts_by_tab_id is state.workspace_session.terminal_layouts_by_tab_id
+    assert session.extra == {"futureField": {"x": 1}, "newerField": 2}
+
+
+def apply_delta(old: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = data["fields"]
+    return {k: v for k, v in old.items() if k not in data["removed"]} | fields
+
+
+def test_session_changed_event_carries_only_what_changed() -> None:
+    """The event is a top-level delta a mirror applies to reach the stored session."""
+    from orca.model.codec import to_builtins
+
+    state = set_local(PersistedState(), terminal_session({"t": {"root": leaf(U1)}},
+                                                         activeTabId="t"))
+    change = sessions.patch_session(state, None, {"activeTabId": None, "activeRepoId": "r"},
+                                    None, minter())
+    (event,) = change.events
+    assert event.type == "session.changed"
+    assert event.data["fields"] == {"activeRepoId": "r"}
+    assert event.data["removed"] == ["activeTabId"]
+    before = to_builtins(state.workspace_session)
+    assert apply_delta(before, event.data) == to_builtins(change.state.workspace_session)
+    retired = sessions.retire_session_pane(change.state, None, "t", U1)
+    changed = retired.events[1].data
+    assert changed["revision"] == 1
+    assert apply_delta(to_builtins(change.state.workspace_session), changed) == to_builtins(
+        retired.state.workspace_session)
