@@ -19,10 +19,12 @@ import time
 from typing import Any
 
 import trio
+import trio.lowlevel
 
 from actors.supervisor import api
 from actors.supervisor.config import SupervisorSpec
 from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
+from actors.supervisor.keeper import KEEPER_SOCKET_NAME, FdKeeper, become_subreaper
 from actors.supervisor.logs import RotatingLog
 from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV, TCP_HOST_ENV
 from orca.actor.publisher import EventPublisher
@@ -63,7 +65,17 @@ class Supervisor:
         self._stop_requested = trio.Event()
         self._nursery: trio.Nursery | None = None
         self.endpoint = paths.ipc_endpoint("supervisor", "rpc")
+        self._spawning = 0
+        self._sigchld = trio.Event()
+        self.keeper = FdKeeper(str(paths.runtime_dir / KEEPER_SOCKET_NAME), self._may_be_actor)
         self._register_ops()
+
+    def _may_be_actor(self, pid: int) -> bool:
+        """Whether ``pid`` may be one of our actors (which trio waits for, not the reaper).
+
+        While a spawn is in flight its pid is not known yet, so every child counts.
+        """
+        return self._spawning > 0 or pid in self._exit_events
 
     # -- effects --------------------------------------------------------------------
     def _do(self, effects: list[Effect], *, from_timer: bool = False) -> None:
@@ -250,11 +262,47 @@ class Supervisor:
 
     # -- life ------------------------------------------------------------------------
     async def stop_children(self) -> None:
-        """Stop every child in reverse start order: SIGTERM, grace, SIGKILL of the group."""
+        """Stop every child in reverse start order: SIGTERM, grace, SIGKILL of the group.
+
+        Then drop the kept PTY masters: the terminals hang up and their agents (adopted
+        by us if ptyd died meanwhile) get SIGHUP; whatever ignores it is killed.
+        """
         self.core.begin_stop()
         for rec in reversed(self.core.ordered()):
             if rec.pid is not None:
                 await self._terminate(rec.pid, self.spec.grace_for(rec.spec))
+        self.keeper.close_all()
+        await self._end_adopted(self.spec.shutdown_grace_s)
+
+    async def _end_adopted(self, grace: float) -> None:
+        import psutil
+
+        def adopted() -> list[psutil.Process]:
+            self.keeper.reap_orphans()
+            try:
+                return [
+                    p
+                    for p in psutil.Process().children(recursive=True)
+                    if p.status() != psutil.STATUS_ZOMBIE
+                ]
+            except psutil.Error:
+                return []
+
+        with trio.move_on_after(grace):
+            while adopted():  # SIGHUP'd agents exit on their own schedule: await each SIGCHLD
+                self._sigchld = trio.Event()
+                await self._sigchld.wait()
+        for proc in adopted():
+            log.warning("killing adopted process %d that outlived its terminal", proc.pid)
+            _signal_group(proc.pid, signal.SIGKILL)
+        await trio.lowlevel.checkpoint()
+        self.keeper.reap_orphans()
+
+    async def _reap_on_sigchld(self) -> None:
+        with trio.open_signal_receiver(signal.SIGCHLD) as signals:
+            async for _ in signals:
+                self.keeper.reap_orphans()
+                self._sigchld.set()
 
     async def _report_ready(self, ready_fd: int | None) -> None:
         """Tell whoever started us (``orca up``) that the whole tree is ready, once."""
@@ -287,6 +335,10 @@ class Supervisor:
                     self.rpc.bind(f"tcp://{self.spec.tcp_host}:*")
                     self.events.bind(f"tcp://{self.spec.tcp_host}:*")
                 await nursery.start(self.rpc.serve)
+                if not become_subreaper():
+                    log.warning("not a child subreaper: terminals will not survive a ptyd crash")
+                await nursery.start(self.keeper.serve)
+                nursery.start_soon(self._reap_on_sigchld)
                 nursery.start_soon(self.events.run_heartbeats)
                 nursery.start_soon(self._timer_loop)
                 self._do(self.core.boot(time.monotonic()))
