@@ -28,9 +28,9 @@ from typing import Any
 import trio
 
 from actors.gitwatch import errors
-from actors.gitwatch.factstate import apply_move
+from actors.gitwatch.factstate import RepoFacts, apply_move
 from actors.gitwatch.gitcli import run_git
-from actors.gitwatch.gitfacts import read_dirty_counts
+from actors.gitwatch.gitfacts import WorktreeFacts, read_dirty_counts
 from actors.gitwatch.service import GitwatchService, Publish
 from actors.gitwatch.setupscript import run_setup_script
 from actors.gitwatch.storeview import StorePort
@@ -93,8 +93,7 @@ async def create_worktree(
     )
     if await trio.to_thread.run_sync(os.path.lexists, path):
         raise errors.DestinationExists(f"{path} already exists")
-    await service.rescan_repo(repo.id)
-    for row in service.repos[repo.id].rows.values():
+    for row in (await fresh_facts(service, repo)).rows.values():
         if row.branch == _HEADS + branch:
             raise errors.BranchCheckedOutElsewhere(branch, row.path)
     exists = await run_git(
@@ -123,7 +122,9 @@ async def create_worktree(
     await service.rescan_repo(repo.id)
     setup: dict[str, Any] = {"ran": False, "exitCode": None}
     if request.run_setup:
-        exit_code = await run_setup_script(path, repo.path, lambda line: progress("setup", line))
+        exit_code = await run_setup_script(
+            path, repo.path, lambda line: progress("setup", line), worktree_id=worktree_id
+        )
         setup = {"ran": exit_code is not None, "exitCode": exit_code}
     progress("done", path)
     return {"worktreeId": worktree_id, "path": path, "branch": _HEADS + branch, "setup": setup}
@@ -139,17 +140,33 @@ def _raise_add_failure(stderr: str, branch: str) -> None:
     raise errors.GitFailure(f"git worktree add: {text}")
 
 
-def _known_row(service: GitwatchService, worktree_id: str) -> tuple[str, str]:
+async def fresh_facts(service: GitwatchService, repo: Repo) -> RepoFacts:
+    """The repo's facts re-read now (tracking it first if the mirror has not yet)."""
+    if repo.id not in service.repos:
+        await service.track_repo(repo.id, repo.path)
+    else:
+        await service.rescan_repo(repo.id)
+    facts = service.repos[repo.id]
+    if facts.unavailable:
+        raise errors.RepoUnavailable(f"repo {repo.path} is unavailable: {facts.unavailable}")
+    return facts
+
+
+async def _linked_row(
+    service: GitwatchService, store: StorePort, worktree_id: str
+) -> tuple[Repo, WorktreeFacts]:
+    """The repo and current facts of a linked worktree named by id (after a rescan)."""
     try:
         parts = parse_worktree_id(worktree_id)
     except ValueError as exc:
         raise errors.CallerError(str(exc)) from exc
-    repo = service.repos.get(parts.repo_id)
-    if repo is None or parts.path not in repo.rows:
+    repo = _git_repo(store, parts.repo_id)
+    row = (await fresh_facts(service, repo)).rows.get(parts.path)
+    if row is None:
         raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
-    if repo.rows[parts.path].is_main:
+    if row.is_main:
         raise errors.CallerError("the main worktree cannot be removed or moved")
-    return parts.repo_id, parts.path
+    return repo, row
 
 
 async def remove_worktree(
@@ -160,12 +177,8 @@ async def remove_worktree(
     force: bool = False,
     delete_branch: bool = False,
 ) -> dict[str, Any]:
-    repo_id, path = _known_row(service, worktree_id)
-    repo = _git_repo(store, repo_id)
-    await service.rescan_repo(repo_id)
-    row = service.repos[repo_id].rows.get(path)
-    if row is None:
-        raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
+    repo, row = await _linked_row(service, store, worktree_id)
+    repo_id, path = repo.id, row.path
     if row.is_locked and not force:
         raise errors.WorktreeLocked(f"{path} is locked ({row.lock_reason or 'no reason given'})")
     if not force and not row.is_prunable:
@@ -199,8 +212,8 @@ async def rename_worktree(
     service: GitwatchService, store: StorePort, publish: Publish, worktree_id: str, new_name: str
 ) -> dict[str, Any]:
     """Move a worktree's folder to ``<same parent>/<sanitized new_name>`` (seed 01 §4.3)."""
-    repo_id, old_path = _known_row(service, worktree_id)
-    repo = _git_repo(store, repo_id)
+    repo, current = await _linked_row(service, store, worktree_id)
+    repo_id, old_path = repo.id, current.path
     try:
         leaf = naming.sanitize_worktree_name(new_name)
         new_path = naming.ensure_path_within_workspace(os.path.dirname(old_path), leaf)

@@ -99,7 +99,10 @@ class GitwatchService:
             self.watcher.unwatch_worktree(repo_id, path)
         self._emit(update.events)
         for row in update.added:
-            admin = None if row.is_main or repo.kind == "folder" else row.admin_dir
+            if repo.kind == "folder":
+                self.watcher.watch_folder(repo_id, row.path)
+                continue
+            admin = None if row.is_main else row.admin_dir
             await self.watcher.watch_worktree(repo_id, row.path, admin, files=not row.is_bare)
         for path in update.status_needed:
             await self._refresh_status_locked(repo, path)

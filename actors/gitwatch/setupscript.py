@@ -98,16 +98,20 @@ async def run_setup_script(
     repo_path: str,
     on_line: Callable[[str], None],
     timeout: float = SETUP_TIMEOUT_S,
+    worktree_id: str | None = None,
 ) -> int | None:
     """Run the setup script in the new worktree, streaming each output line to ``on_line``.
 
     Returns its exit code, or None when the repo has no setup script. The script runs
-    in its own process group, killed as a whole on timeout or cancellation.
+    in its own process group, killed as a whole on timeout or cancellation. It sees
+    ``ORCA_WORKTREE_PATH``, ``ORCA_ROOT_PATH`` (the main checkout) and ``ORCA_WORKTREE_ID``.
     """
     script = await trio.to_thread.run_sync(read_setup_script, worktree_path)
     if script is None:
         return None
     env = dict(os.environ, ORCA_WORKTREE_PATH=worktree_path, ORCA_ROOT_PATH=repo_path)
+    if worktree_id:
+        env["ORCA_WORKTREE_ID"] = worktree_id
     proc = await trio.lowlevel.open_process(
         ["/bin/sh", "-c", script],
         cwd=worktree_path,

@@ -134,6 +134,12 @@ class GitWatcher:
             if not self._add(WatchRole("tree", repo_id, directory, worktree_path), owner=owner):
                 break
 
+    def watch_folder(self, repo_id: str, folder_path: str) -> None:
+        """A folder repo: watch only for its directory going away."""
+        self._add(
+            WatchRole("folder", repo_id, folder_path, folder_path), owner=(repo_id, folder_path)
+        )
+
     def unwatch_worktree(self, repo_id: str, worktree_path: str) -> None:
         self.degraded.discard((repo_id, worktree_path))
         for wd in self._owned.pop((repo_id, worktree_path), set()):

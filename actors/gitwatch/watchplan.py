@@ -14,6 +14,7 @@ common/worktrees/<n>   HEAD, locked, gitdir; the dir deleted      the repo's lis
                        index                                      that worktree status
 common/refs/heads/**   any ref (not ``*.lock``); new subdir       the repo's listing
 a worktree's files     any change except inside ``.git``          that worktree status
+a folder repo's root   the directory itself deleted or moved      the repo's listing
 =====================  =========================================  =====================
 
 A listing rescan is cheap (a few file reads per worktree); a status is the expensive
@@ -43,7 +44,7 @@ from actors.gitwatch.inotify import (
     InotifyEvent,
 )
 
-RoleKind = Literal["common", "worktrees", "admin", "refs", "tree"]
+RoleKind = Literal["common", "worktrees", "admin", "refs", "tree", "folder"]
 
 # Entry changes: enough to see git's lockfile renames and any file written or removed.
 _ENTRY_CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE
@@ -54,6 +55,8 @@ MASK_BY_KIND: dict[RoleKind, int] = {
     "refs": _ENTRY_CHANGES,
     # IN_ATTRIB: a chmod +x is a change git status reports.
     "tree": _ENTRY_CHANGES | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF,
+    # A folder repo has no git facts to refresh: only its disappearance matters.
+    "folder": IN_DELETE_SELF | IN_MOVE_SELF,
 }
 _COMMON_LISTING_FILES = frozenset({"HEAD", "packed-refs"})
 _ADMIN_LISTING_FILES = frozenset({"HEAD", "locked", "gitdir"})
@@ -110,7 +113,7 @@ def classify_event(role: WatchRole | None, event: InotifyEvent) -> list[Effect]:
         if event.name == "index":
             return [RefreshStatus(role.repo_id, role.worktree_path)]
         return []
-    if role.kind == "worktrees":
+    if role.kind in ("worktrees", "folder"):
         return [RescanRepo(role.repo_id)]
     if role.kind == "admin":
         if self_gone or event.name in _ADMIN_LISTING_FILES:

@@ -57,6 +57,7 @@ class Actors:
     store: RpcClient
     gitwatch: RpcClient
     events: EventTap  # gitwatch's events
+    ptyd: RpcClient | None = None
 
     async def git(self, op: str, args: dict[str, Any] | None = None, timeout: float = 10.0) -> Any:
         return await self.gitwatch.call(op, args or {}, timeout=timeout)
@@ -84,28 +85,35 @@ async def stop(proc: subprocess.Popen[bytes]) -> int:
 
 
 @asynccontextmanager
-async def running_actors(home: Path) -> AsyncIterator[Actors]:
-    """Start store then gitwatch, wait until both answer, yield; stop both by pid."""
+async def running_actors(home: Path, *, with_ptyd: bool = False) -> AsyncIterator[Actors]:
+    """Start store, gitwatch (and ptyd), wait until they answer, yield; stop them by pid."""
     await trio.to_thread.run_sync(lambda: home.mkdir(parents=True, exist_ok=True))
     paths = resolve_paths({"ORCA_HOME": str(home)})
-    procs = [_start(home, "store"), _start(home, "gitwatch")]
-    store = RpcClient(paths.ipc_endpoint("store", "rpc"), timeout=START_TIMEOUT_S)
-    gitwatch = RpcClient(paths.ipc_endpoint("gitwatch", "rpc"), timeout=START_TIMEOUT_S)
+    names = ["store", "gitwatch", *(["ptyd"] if with_ptyd else [])]
+    procs = [_start(home, name) for name in names]
+    clients = {
+        name: RpcClient(paths.ipc_endpoint(name, "rpc"), timeout=START_TIMEOUT_S) for name in names
+    }
     tap = EventTap(paths.ipc_endpoint("gitwatch", "pub"))
     try:
         async with trio.open_nursery() as nursery:
-            for runner in (store.run, gitwatch.run, tap.run):
+            for runner in (*(c.run for c in clients.values()), tap.run):
                 await nursery.start(runner)
-            await store.call("repo.list", {}, timeout=START_TIMEOUT_S)
-            await gitwatch.call("gitwatch.snapshot", {}, timeout=START_TIMEOUT_S)
-            store.timeout = gitwatch.timeout = 10.0
+            await clients["store"].call("repo.list", {}, timeout=START_TIMEOUT_S)
+            await clients["gitwatch"].call("gitwatch.snapshot", {}, timeout=START_TIMEOUT_S)
+            if with_ptyd:
+                await clients["ptyd"].call("term.list", {}, timeout=START_TIMEOUT_S)
+            for client in clients.values():
+                client.timeout = 10.0
             try:
-                yield Actors(home, paths, store, gitwatch, tap)
+                yield Actors(
+                    home, paths, clients["store"], clients["gitwatch"], tap, clients.get("ptyd")
+                )
             finally:
                 nursery.cancel_scope.cancel()
     finally:
-        store.close()
-        gitwatch.close()
+        for client in clients.values():
+            client.close()
         tap.close()
         for proc in reversed(procs):
             await stop(proc)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import trio
-from gitwatch_harness import Actors, running_actors
+from gitwatch_harness import Actors, EventTap, running_actors
 
 from orca.wire.envelope import Event
 from orca.wire.errors import BadRequest, Conflict, NotFound
@@ -148,3 +148,33 @@ async def test_vanished_repo_is_reported_and_actor_keeps_serving(
         assert listing["worktrees"] == []
         snapshot = await running.git("gitwatch.snapshot")
         assert snapshot["repos"][repo_id]["unavailable"]
+
+
+async def test_rename_keeps_live_terminal_sessions(tmp_path: Path, repo: Path) -> None:
+    """A session started in a worktree survives its rename, re-keyed to the new id (§4.3)."""
+    async with running_actors(tmp_path / "home", with_ptyd=True) as running:
+        assert running.ptyd is not None
+        ptyd_events = EventTap(running.paths.ipc_endpoint("ptyd", "pub"))
+        with trio.fail_after(TEST_TIMEOUT_S):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(ptyd_events.run)
+                root = tmp_path / "workspaces"
+                await running.store.call("settings.patch", {"patch": {"workspaceDir": str(root)}})
+                repo_id = (await running.store.call("repo.add", {"path": str(repo)}))["id"]
+                created = await running.git("worktree.create", {"repoId": repo_id, "name": "a"})
+                old_id = created["worktreeId"]
+                spawned = await running.ptyd.call(
+                    "term.spawn", {"argv": ["cat"], "cwd": created["path"], "worktreeId": old_id}
+                )
+                renamed = await running.git(
+                    "worktree.rename", {"worktreeId": old_id, "newName": "a-renamed"}
+                )
+                new_id = renamed["newWorktreeId"]
+                await ptyd_events.next_matching(lambda e: e.type == "term.rekeyed")
+                listed = await running.ptyd.call("term.list", {"worktreeId": new_id})
+                [session] = listed["sessions"]
+                assert session["running"] is True and session["pid"] == spawned["pid"]
+                assert session["worktreeId"] == new_id
+                await running.ptyd.call("term.close", {"sessionId": session["sessionId"]})
+                nursery.cancel_scope.cancel()
+        ptyd_events.close()

@@ -272,3 +272,31 @@ async def test_rename_refuses_an_existing_destination(world: World) -> None:
             await rename_worktree(
                 world.service, world.store, world.service.publish, created["worktreeId"], "b"
             )
+
+
+async def test_existing_branch_not_checked_out_is_reused(world: World) -> None:
+    """A name whose branch exists but is checked out nowhere gets a worktree on that branch."""
+    _git_out(world.repo, "branch", "parked")
+    with trio.fail_after(20):
+        result = await _create(world, "parked")
+    assert result["branch"] == "refs/heads/parked"
+    [(_, _, patch)] = world.store.calls
+    assert patch["baseRef"] is None  # no new branch, so no base
+
+
+async def test_create_tracks_a_repo_the_service_has_not_seen_yet(
+    world: World, tmp_path: Path, git: Any
+) -> None:
+    """A repo the store knows but the service does not track yet is tracked on demand."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(other, "commit", "-q", "--allow-empty", "-m", "init")
+    repos = {**world.store.current.repos, "r2": Repo(id="r2", path=str(other), display_name="o")}
+    world.store.current = StoreView(repos=repos, settings=world.store.current.settings)
+    with trio.fail_after(20):
+        result = await create_worktree(
+            world.service, world.store, CreateRequest(repo_id="r2", name="x"), world.progress
+        )
+    assert result["path"] == str(world.root / "other" / "x")
+    assert result["path"] in world.service.repos["r2"].rows

@@ -150,3 +150,26 @@ async def test_ignored_files_do_not_publish(watched: Watched, repo: Path) -> Non
         with pytest.raises(trio.WouldBlock):
             watched.events.receive_nowait()
         assert watched.service.watcher.watch_count == count
+
+
+async def test_folder_repo_is_listed_and_its_disappearance_reported(tmp_path: Path) -> None:
+    """A folder (non-git) repo is one row; deleting the folder publishes repo.unavailable."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    send, receive = trio.open_memory_channel[Event](100)
+    with trio.fail_after(15), Inotify() as inotify:
+        watcher = GitWatcher(inotify)
+        service = GitwatchService(watcher, lambda kind, data: send.send_nowait((kind, data)))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watcher.run, service.apply_batch)
+            await service.track_repo("f1", str(folder), "folder")
+            kind, data = receive.receive_nowait()
+            assert (kind, data["git"]["path"], data["git"]["head"]) == (
+                "worktree.added", str(folder), "",
+            )  # fmt: skip
+            assert watcher.watch_count == 1  # the folder itself, not its files
+            shutil.rmtree(folder)
+            watched = Watched(service, receive)
+            _, gone = await watched.next_matching(lambda e: e[0] == "repo.unavailable")
+            assert gone["repoId"] == "f1"
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,76 @@
+"""worktree.list rows: git facts merged with meta through the model's rules."""
+
+from __future__ import annotations
+
+from actors.gitwatch.factstate import RepoFacts, apply_dirty, apply_listing
+from actors.gitwatch.gitfacts import DirtyCounts, WorktreeFacts
+from actors.gitwatch.wirerows import build_rows, workspace_roots
+from orca.model.state import GlobalSettings
+from orca.model.types_repo import Repo
+from orca.model.worktree import WorktreeMeta
+
+REPO = Repo(id="r1", path="/src/app", display_name="app")
+MAIN = WorktreeFacts(
+    path="/src/app",
+    head="a" * 40,
+    branch="refs/heads/main",
+    is_main=True,
+    admin_dir="/src/app/.git",
+)
+MADE = WorktreeFacts(
+    path="/ws/app/task", head="b" * 40, branch="refs/heads/task", is_main=False, admin_dir="x"
+)
+HAND = WorktreeFacts(
+    path="/tmp/hand", head=None, branch=None, is_main=False, admin_dir="y", is_detached=True
+)
+
+
+def _facts() -> RepoFacts:
+    facts = RepoFacts(repo_id="r1", path="/src/app")
+    apply_listing(facts, [MAIN, MADE, HAND])
+    apply_dirty(facts, "/ws/app/task", DirtyCounts(unstaged=2))
+    return facts
+
+
+def test_rows_merge_meta_and_classify_ownership() -> None:
+    """Evidence in meta makes a row orca-managed with its display name; others fall back (§5.2, §5.3)."""
+    meta = {"r1::/ws/app/task": WorktreeMeta(display_name="My task", orca_created_at=1)}
+    roots = workspace_roots({"r1": REPO}, GlobalSettings(workspace_dir="/ws"))
+    rows = {r["path"]: r for r in build_rows(_facts(), REPO, meta, roots)}
+    assert rows["/ws/app/task"]["displayName"] == "My task"
+    assert rows["/ws/app/task"]["ownership"] == "orca-managed"
+    assert rows["/ws/app/task"]["gitStatus"] == {
+        "staged": 0, "unstaged": 2, "untracked": 0, "conflicted": 0, "total": 2,
+    }  # fmt: skip
+    assert rows["/src/app"]["displayName"] == "main" and rows["/src/app"]["isMainWorktree"]
+    assert rows["/src/app"]["gitStatus"] is None  # not computed yet
+    assert rows["/tmp/hand"]["ownership"] == "external" and rows["/tmp/hand"]["isDetached"]
+    assert rows["/tmp/hand"]["displayName"] == "app"  # repo name before the folder name
+
+
+def test_rows_spell_out_defaults() -> None:
+    """Every row carries the fields readers need even when they hold defaults."""
+    [row, *_] = build_rows(_facts(), REPO, {}, [])
+    for key in ("visible", "isBare", "locked", "ownership", "head", "branch", "selectedCheckout"):
+        assert key in row
+
+
+def test_folder_repo_rows_include_workspace_instances() -> None:
+    """A folder repo lists its folder and each ::workspace: instance found in meta (§5.1 B)."""
+    folder = Repo(id="f1", path="/notes", display_name="notes", kind="folder")
+    facts = RepoFacts(repo_id="f1", path="/notes", kind="folder")
+    apply_listing(
+        facts, [WorktreeFacts(path="/notes", head=None, branch=None, is_main=True, admin_dir="")]
+    )
+    meta = {
+        "f1::/notes::workspace:abc": WorktreeMeta(display_name="second"),
+        "r9::/other": WorktreeMeta(display_name="not mine"),
+    }
+    rows = build_rows(facts, folder, meta, [])
+    assert [r["id"] for r in rows] == ["f1::/notes", "f1::/notes::workspace:abc"]
+    assert rows[1]["path"] == "/notes" and rows[1]["displayName"] == "second"
+
+
+def test_unavailable_repo_has_no_rows() -> None:
+    """While a repo is unavailable it contributes no rows (it is reported separately)."""
+    assert build_rows(RepoFacts(repo_id="r1", path="/gone", unavailable="gone"), REPO, {}, []) == []
