@@ -35,7 +35,7 @@ from actors.store.writer_lock import WriterLock
 from orca.actor import ActorContext
 from orca.model.codec import to_builtins
 from orca.model.state import PersistedState, session_for_host
-from orca.wire.errors import NotFound
+from orca.wire.errors import NotFound, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,9 @@ class StoreActor:
 
     async def apply(self, change: Change) -> Any:
         """Commit, publish, and save (debounced, or before replying for a flush change)."""
+        if self.saver.scheduler.fenced and change.state is not self.core.state:
+            # The stop flush has begun: a change acknowledged now could never be saved.
+            raise Unavailable("the store is stopping; retry when it is back")
         events = self.core.commit(change)
         for event in events:
             self.ctx.events.publish(event.type, event.data)
