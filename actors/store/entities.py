@@ -73,6 +73,10 @@ def update_repo(state: PersistedState, repo_id: str, patch: dict[str, Any]) -> C
     updated = patch_record(current, patch, "repo")
     if updated == current:
         return Change(state, to_builtins(current))
+    host = repo_host(updated)
+    for other in state.repos:
+        if other.id != repo_id and other.path == updated.path and repo_host(other) == host:
+            raise Conflict(f"{updated.path} is already repo {other.id}")
     repos = tuple(updated if r.id == repo_id else r for r in state.repos)
     event = StoreEvent("repo.updated", {"repo": to_builtins(updated)})
     return Change(replace(state, repos=repos), to_builtins(updated), (event,))

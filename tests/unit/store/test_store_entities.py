@@ -72,8 +72,9 @@ def test_remove_repo_drops_its_worktree_meta_and_project_links() -> None:
     state = msgspec.structs.replace(
         state,
         worktree_meta={"r1::/a/w": WorktreeMeta(), "r9::/b": WorktreeMeta()},
-        projects=(from_builtins(Project, {"id": "p", "displayName": "P",
-                                                   "sourceRepoIds": ["r1", "r9"]}),),
+        projects=(
+            from_builtins(Project, {"id": "p", "displayName": "P", "sourceRepoIds": ["r1", "r9"]}),
+        ),
     )
     change = entities.remove_repo(state, "r1")
     assert list(change.state.worktree_meta) == ["r9::/b"]
@@ -87,7 +88,9 @@ def test_project_group_in_use_cannot_be_removed() -> None:
         PersistedState(), {"id": "g", "name": "G"}, new_id="x", now_ms=1
     ).state
     state = entities.upsert_folder_workspace(
-        state, {"projectGroupId": "g", "name": "docs", "folderPath": "/docs"}, new_id="f1",
+        state,
+        {"projectGroupId": "g", "name": "docs", "folderPath": "/docs"},
+        new_id="f1",
         now_ms=1,
     ).state
     assert state.folder_workspaces[0].id == "f1"
@@ -101,8 +104,10 @@ def test_folder_workspace_needs_an_existing_group() -> None:
     """Folder workspaces hang on a project group; an unknown group is a conflict."""
     with pytest.raises(Conflict):
         entities.upsert_folder_workspace(
-            PersistedState(), {"projectGroupId": "g", "name": "d", "folderPath": "/d"},
-            new_id="f", now_ms=1,
+            PersistedState(),
+            {"projectGroupId": "g", "name": "d", "folderPath": "/d"},
+            new_id="f",
+            now_ms=1,
         )
 
 
@@ -112,3 +117,12 @@ def test_settings_patch_keeps_settings_this_build_does_not_know() -> None:
     change = entities.patch_settings(state, {"nestWorkspaces": False})
     assert b'"theme":"dark"' in encode_json(change.state)
     assert change.events[0].type == "settings.changed"
+
+
+def test_moving_a_repo_onto_another_repos_path_conflicts() -> None:
+    """Paths stay unique per host through updates too."""
+    state = add(PersistedState(), "/a").state
+    state = add(state, "/b", new_id="r2").state
+    with pytest.raises(Conflict):
+        entities.update_repo(state, "r2", {"path": "/a"})
+    assert entities.update_repo(state, "r2", {"path": "/c"}).state.repos[1].path == "/c"

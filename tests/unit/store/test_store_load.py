@@ -24,7 +24,9 @@ from orca.model.panes import is_terminal_leaf_id
 
 
 def load(doc: dict[str, Any]) -> LoadedState:
-    return decode_state(json.dumps(doc).encode(), home_dir="/home/u", mint=lambda: str(uuid.uuid4()))
+    return decode_state(
+        json.dumps(doc).encode(), home_dir="/home/u", mint=lambda: str(uuid.uuid4())
+    )
 
 
 def test_missing_fields_take_defaults_and_workspace_dir_comes_from_home() -> None:
@@ -36,9 +38,12 @@ def test_missing_fields_take_defaults_and_workspace_dir_comes_from_home() -> Non
 
 def test_unknown_top_level_and_nested_keys_survive_a_round_trip() -> None:
     """Keys written by a newer build come back out when this build saves."""
-    doc = {"sshTargets": [{"id": "s"}], "automations": [],
-           "repos": [{"id": "r", "path": "/r", "displayName": "r", "newThing": 1}],
-           "workspaceSession": {"futureSessionField": {"a": 1}}}
+    doc = {
+        "sshTargets": [{"id": "s"}],
+        "automations": [],
+        "repos": [{"id": "r", "path": "/r", "displayName": "r", "newThing": 1}],
+        "workspaceSession": {"futureSessionField": {"a": 1}},
+    }
     out = json.loads(encode_json(load(doc).state))
     assert out["sshTargets"] == [{"id": "s"}] and out["automations"] == []
     assert out["repos"][0]["newThing"] == 1
@@ -47,11 +52,14 @@ def test_unknown_top_level_and_nested_keys_survive_a_round_trip() -> None:
 
 def test_a_corrupt_host_partition_is_dropped_not_the_file() -> None:
     """One bad partition (or invalid host id) is reported and dropped; the rest loads."""
-    doc = {"repos": [{"id": "r", "path": "/r", "displayName": "r"}],
-           "workspaceSessionsByHostId": {
-               "ssh:good": {"activeTabId": "ok"},
-               "ssh:bad": {"unifiedTabs": "not a map"},
-               "ssh:%zz": {}}}
+    doc = {
+        "repos": [{"id": "r", "path": "/r", "displayName": "r"}],
+        "workspaceSessionsByHostId": {
+            "ssh:good": {"activeTabId": "ok"},
+            "ssh:bad": {"unifiedTabs": "not a map"},
+            "ssh:%zz": {},
+        },
+    }
     loaded = load(doc)
     assert list(loaded.state.workspace_sessions_by_host_id) == ["ssh:good"]
     assert len(loaded.problems) == 2 and loaded.state.repos[0].id == "r"
@@ -90,8 +98,12 @@ def test_local_partition_leftover_moves_to_the_bare_field_only_when_empty() -> N
     adopted = load({"workspaceSessionsByHostId": {"local": {"activeTabId": "L"}}})
     assert adopted.state.workspace_session.active_tab_id == "L"
     assert "local" not in adopted.state.workspace_sessions_by_host_id
-    kept = load({"workspaceSession": {"activeTabId": "bare"},
-                 "workspaceSessionsByHostId": {"local": {"activeTabId": "L"}}})
+    kept = load(
+        {
+            "workspaceSession": {"activeTabId": "bare"},
+            "workspaceSessionsByHostId": {"local": {"activeTabId": "L"}},
+        }
+    )
     assert kept.state.workspace_session.active_tab_id == "bare"
 
 
@@ -104,10 +116,16 @@ def test_fresh_state_needs_no_migration() -> None:
 def test_load_remints_numeric_leaves_in_every_partition() -> None:
     """Old files with numeric pane leaves load with UUID leaves (seed 02 §8)."""
     layout = {"t": {"root": {"type": "leaf", "leafId": "0"}, "ptyIdsByLeafId": {"0": "p"}}}
-    loaded = load({"workspaceSession": {"terminalLayoutsByTabId": layout},
-                   "workspaceSessionsByHostId": {"ssh:x": {"terminalLayoutsByTabId": layout}}})
-    for session in (loaded.state.workspace_session,
-                    loaded.state.workspace_sessions_by_host_id["ssh:x"]):
+    loaded = load(
+        {
+            "workspaceSession": {"terminalLayoutsByTabId": layout},
+            "workspaceSessionsByHostId": {"ssh:x": {"terminalLayoutsByTabId": layout}},
+        }
+    )
+    for session in (
+        loaded.state.workspace_session,
+        loaded.state.workspace_sessions_by_host_id["ssh:x"],
+    ):
         snap = session.terminal_layouts_by_tab_id["t"]
         (leaf,) = iter_terminal_leaf_ids(snap.root)
         assert is_terminal_leaf_id(leaf) and snap.pty_ids_by_leaf_id == {leaf: "p"}
@@ -115,14 +133,19 @@ def test_load_remints_numeric_leaves_in_every_partition() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda k: k[0] == "x"), json_values,
-                       max_size=4))
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=8).filter(lambda k: k[0] == "x"), json_values, max_size=4
+    )
+)
 def test_load_save_load_is_stable_for_any_unknown_top_level_keys(extra: dict[str, Any]) -> None:
     """Whatever unknown keys a file has, saving what was loaded and loading again is a fixpoint."""
     first = load({"repos": [], **extra})

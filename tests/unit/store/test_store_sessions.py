@@ -44,14 +44,23 @@ def terminal_session(layouts: dict[str, dict[str, Any]], **extra: Any) -> dict[s
     return {
         "terminalLayoutsByTabId": layouts,
         "unifiedTabs": {"r::/w": tabs},
-        "tabGroups": {"r::/w": [{"id": "g", "worktreeId": "r::/w", "tabOrder": list(layouts),
-                                 "activeTabId": next(iter(layouts), None)}]},
+        "tabGroups": {
+            "r::/w": [
+                {
+                    "id": "g",
+                    "worktreeId": "r::/w",
+                    "tabOrder": list(layouts),
+                    "activeTabId": next(iter(layouts), None),
+                }
+            ]
+        },
         **extra,
     }
 
 
-def set_local(state: PersistedState, raw: dict[str, Any], revision: int | None = None,
-              host: str | None = None) -> PersistedState:
+def set_local(
+    state: PersistedState, raw: dict[str, Any], revision: int | None = None, host: str | None = None
+) -> PersistedState:
     return sessions.set_session(state, host, raw, revision, minter()).state
 
 
@@ -83,14 +92,19 @@ def test_invalid_host_id_is_a_bad_request() -> None:
 
 def test_numeric_leaves_are_reminted_and_leaf_maps_follow() -> None:
     """Legacy numeric leaves become UUIDs; all four leaf-keyed maps move with them."""
-    raw = terminal_session({"t": {
-        "root": split(leaf("0"), leaf("1")),
-        "activeLeafId": "1",
-        "ptyIdsByLeafId": {"0": "pty-a", "1": "pty-b"},
-        "buffersByLeafId": {"0": "buf"},
-        "scrollbackRefsByLeafId": {"1": "ref"},
-        "titlesByLeafId": {"0": "zsh", "stray": "x"},
-    }}, sleepingAgentSessionsByPaneKey={"t:1": {"agent": "claude"}})
+    raw = terminal_session(
+        {
+            "t": {
+                "root": split(leaf("0"), leaf("1")),
+                "activeLeafId": "1",
+                "ptyIdsByLeafId": {"0": "pty-a", "1": "pty-b"},
+                "buffersByLeafId": {"0": "buf"},
+                "scrollbackRefsByLeafId": {"1": "ref"},
+                "titlesByLeafId": {"0": "zsh", "stray": "x"},
+            }
+        },
+        sleepingAgentSessionsByPaneKey={"t:1": {"agent": "claude"}},
+    )
     state = set_local(PersistedState(), raw)
     a, b = leaves(state, "t")
     assert is_terminal_leaf_id(a) and is_terminal_leaf_id(b) and a != b
@@ -107,10 +121,12 @@ def test_numeric_leaves_are_reminted_and_leaf_maps_follow() -> None:
 
 def test_duplicate_leaf_ids_are_split_into_distinct_uuids() -> None:
     """A leaf id occurring twice (same or different tabs) never stays shared."""
-    raw = terminal_session({
-        "t1": {"root": split(leaf(U1), leaf(U1))},
-        "t2": {"root": leaf(U1)},
-    })
+    raw = terminal_session(
+        {
+            "t1": {"root": split(leaf(U1), leaf(U1))},
+            "t2": {"root": leaf(U1)},
+        }
+    )
     state = set_local(PersistedState(), raw)
     all_leaves = leaves(state, "t1") + leaves(state, "t2")
     assert len(set(all_leaves)) == 3 and U1 not in all_leaves
@@ -118,35 +134,52 @@ def test_duplicate_leaf_ids_are_split_into_distinct_uuids() -> None:
 
 def test_renumbered_leaf_realigns_with_the_stored_uuid_by_position() -> None:
     """An old renderer sending numbers again gets the stored UUIDs back (PTY bindings kept)."""
-    state = set_local(PersistedState(), terminal_session({"t": {
-        "root": split(leaf(U1), leaf(U2)), "ptyIdsByLeafId": {U1: "p1", U2: "p2"}}}))
+    state = set_local(
+        PersistedState(),
+        terminal_session(
+            {"t": {"root": split(leaf(U1), leaf(U2)), "ptyIdsByLeafId": {U1: "p1", U2: "p2"}}}
+        ),
+    )
     state = set_local(state, terminal_session({"t": {"root": split(leaf("0"), leaf("1"))}}))
     assert leaves(state, "t") == [U1, U2]
     assert state.workspace_session.terminal_layouts_by_tab_id["t"].pty_ids_by_leaf_id == {
-        U1: "p1", U2: "p2"}
+        U1: "p1",
+        U2: "p2",
+    }
 
 
 def test_empty_incoming_pty_binding_never_erases_the_durable_one() -> None:
     """Upstream #217: a pre-spawn snapshot without bindings keeps the stored binding."""
-    state = set_local(PersistedState(), terminal_session({"t": {
-        "root": leaf(U1), "ptyIdsByLeafId": {U1: "pty-live"}}}))
-    state = set_local(state, terminal_session({"t": {"root": leaf(U1), "titlesByLeafId": {U1: "T"}}}))
+    state = set_local(
+        PersistedState(),
+        terminal_session({"t": {"root": leaf(U1), "ptyIdsByLeafId": {U1: "pty-live"}}}),
+    )
+    state = set_local(
+        state, terminal_session({"t": {"root": leaf(U1), "titlesByLeafId": {U1: "T"}}})
+    )
     snap = state.workspace_session.terminal_layouts_by_tab_id["t"]
     assert snap.pty_ids_by_leaf_id == {U1: "pty-live"} and snap.titles_by_leaf_id == {U1: "T"}
 
 
 def test_stale_snapshot_after_retirement_cannot_resurrect_the_pane() -> None:
     """After retire_pane a write with the older revision never brings the leaf back (§9)."""
-    before = terminal_session({"t": {"root": split(leaf(U1), leaf(U2)),
-                                     "ptyIdsByLeafId": {U1: "p1", U2: "p2"}}})
+    before = terminal_session(
+        {"t": {"root": split(leaf(U1), leaf(U2)), "ptyIdsByLeafId": {U1: "p1", U2: "p2"}}}
+    )
     state = set_local(PersistedState(), before, revision=0)
     retired = sessions.retire_session_pane(state, None, "t", U2)
     assert retired.durability == "flush" and retired.result == {"revision": 1}
     state = retired.state
     assert leaves(state, "t") == [U1]
-    stale = terminal_session({"t": {"root": split(leaf(U1), leaf(U2)),
-                                    "ptyIdsByLeafId": {U1: "p1", U2: "p2"},
-                                    "titlesByLeafId": {U1: "renamed"}}})
+    stale = terminal_session(
+        {
+            "t": {
+                "root": split(leaf(U1), leaf(U2)),
+                "ptyIdsByLeafId": {U1: "p1", U2: "p2"},
+                "titlesByLeafId": {U1: "renamed"},
+            }
+        }
+    )
     change = sessions.set_session(state, None, stale, 0, minter())
     assert change.result["applied"] == "metadata_only"
     assert leaves(change.state, "t") == [U1]
@@ -173,8 +206,9 @@ def test_current_revision_write_may_add_new_panes() -> None:
 
 def test_retiring_the_last_pane_removes_the_tab_everywhere() -> None:
     """A tab whose only pane died leaves layouts, tab rows and its group's order."""
-    state = set_local(PersistedState(), terminal_session({
-        "t1": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}}))
+    state = set_local(
+        PersistedState(), terminal_session({"t1": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}})
+    )
     state = sessions.retire_session_pane(state, None, "t1", U1).state
     session = state.workspace_session
     assert list(session.terminal_layouts_by_tab_id) == ["t2"]
@@ -203,27 +237,45 @@ leaf_ids = st.one_of(st.sampled_from([U1, U2, U3]), st.integers(0, 4).map(str), 
 
 
 def trees(depth: int = 3) -> st.SearchStrategy[dict[str, Any]]:
-    return st.recursive(leaf_ids.map(leaf), lambda inner: st.tuples(inner, inner).map(
-        lambda ab: split(*ab)), max_leaves=6)
+    return st.recursive(
+        leaf_ids.map(leaf),
+        lambda inner: st.tuples(inner, inner).map(lambda ab: split(*ab)),
+        max_leaves=6,
+    )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.dictionaries(st.sampled_from(["a", "b", "c"]), trees(), min_size=1, max_size=3),
-       st.dictionaries(st.sampled_from(["a", "b"]), trees(), max_size=2))
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c"]), trees(), min_size=1, max_size=3),
+    st.dictionaries(st.sampled_from(["a", "b"]), trees(), max_size=2),
+)
 def test_normalized_leaves_are_unique_uuids_and_normalization_is_idempotent(
     layouts: dict[str, Any], previous_layouts: dict[str, Any]
 ) -> None:
     """Whatever arrives, every stored leaf is a UUID unique in the host's session."""
     mint = minter()
     previous = normalize_session_for_write(
-        from_builtins(WorkspaceSessionState, {"terminalLayoutsByTabId": {
-            k: {"root": v} for k, v in previous_layouts.items()}}),
-        WorkspaceSessionState(), mint).session
-    incoming = from_builtins(WorkspaceSessionState, {"terminalLayoutsByTabId": {
-        k: {"root": v, "titlesByLeafId": {"0": "t"}} for k, v in layouts.items()}})
+        from_builtins(
+            WorkspaceSessionState,
+            {"terminalLayoutsByTabId": {k: {"root": v} for k, v in previous_layouts.items()}},
+        ),
+        WorkspaceSessionState(),
+        mint,
+    ).session
+    incoming = from_builtins(
+        WorkspaceSessionState,
+        {
+            "terminalLayoutsByTabId": {
+                k: {"root": v, "titlesByLeafId": {"0": "t"}} for k, v in layouts.items()
+            }
+        },
+    )
     result = normalize_session_for_write(incoming, previous, mint).session
-    found = [x for s in result.terminal_layouts_by_tab_id.values()
-             for x in iter_terminal_leaf_ids(s.root)]
+    found = [
+        x
+        for s in result.terminal_layouts_by_tab_id.values()
+        for x in iter_terminal_leaf_ids(s.root)
+    ]
     assert all(is_terminal_leaf_id(x) for x in found)
     assert len(found) == len(set(found))
     for snap in result.terminal_layouts_by_tab_id.values():
@@ -234,10 +286,12 @@ def test_normalized_leaves_are_unique_uuids_and_normalization_is_idempotent(
 
 def test_patch_replaces_named_fields_only_and_keeps_unknown_ones() -> None:
     """session.patch merges top-level fields; fields from newer builds survive."""
-    state = set_local(PersistedState(), terminal_session({"t": {"root": leaf(U1)}},
-                                                         futureField={"x": 1}))
-    change = sessions.patch_session(state, None, {"activeTabId": "t", "newerField": 2}, None,
-                                    minter())
+    state = set_local(
+        PersistedState(), terminal_session({"t": {"root": leaf(U1)}}, futureField={"x": 1})
+    )
+    change = sessions.patch_session(
+        state, None, {"activeTabId": "t", "newerField": 2}, None, minter()
+    )
     session = change.state.workspace_session
     assert session.active_tab_id == "t"
     assert session.terminal_layouts_by_tab_id is state.workspace_session.terminal_layouts_by_tab_id
@@ -253,10 +307,12 @@ def test_session_changed_event_carries_only_what_changed() -> None:
     """The event is a top-level delta a mirror applies to reach the stored session."""
     from orca.model.codec import to_builtins
 
-    state = set_local(PersistedState(), terminal_session({"t": {"root": leaf(U1)}},
-                                                         activeTabId="t"))
-    change = sessions.patch_session(state, None, {"activeTabId": None, "activeRepoId": "r"},
-                                    None, minter())
+    state = set_local(
+        PersistedState(), terminal_session({"t": {"root": leaf(U1)}}, activeTabId="t")
+    )
+    change = sessions.patch_session(
+        state, None, {"activeTabId": None, "activeRepoId": "r"}, None, minter()
+    )
     (event,) = change.events
     assert event.type == "session.changed"
     assert event.data["fields"] == {"activeRepoId": "r"}
@@ -267,4 +323,5 @@ def test_session_changed_event_carries_only_what_changed() -> None:
     changed = retired.events[1].data
     assert changed["revision"] == 1
     assert apply_delta(to_builtins(change.state.workspace_session), changed) == to_builtins(
-        retired.state.workspace_session)
+        retired.state.workspace_session
+    )

@@ -67,15 +67,27 @@ def test_meta_patch_creates_and_rejects_bad_ids() -> None:
 
 
 def session_with_tab(worktree_id: str) -> dict[str, Any]:
-    return {"unifiedTabs": {worktree_id: [{"id": "t", "entityId": "t", "groupId": "g",
-                                           "worktreeId": worktree_id, "contentType": "terminal"}]}}
+    return {
+        "unifiedTabs": {
+            worktree_id: [
+                {
+                    "id": "t",
+                    "entityId": "t",
+                    "groupId": "g",
+                    "worktreeId": worktree_id,
+                    "contentType": "terminal",
+                }
+            ]
+        }
+    }
 
 
 def test_rename_keeps_sessions_findable_under_the_old_id() -> None:
     """After a folder move the old id resolves as an alias of the new one (seed 01 §4.3)."""
     state = worktrees.patch_meta(PersistedState(), "r::/w/old", {"comment": "note"}).state
-    state = sessions.set_session(state, "ssh:box", session_with_tab("r::/w/old"), None,
-                                 lambda: "x").state
+    state = sessions.set_session(
+        state, "ssh:box", session_with_tab("r::/w/old"), None, lambda: "x"
+    ).state
     change = worktrees.migrate_identity(state, "r::/w/old", "r::/w/new")
     assert change.durability == "flush"
     assert [e.type for e in change.events] == ["worktree.renamed"]
@@ -83,7 +95,9 @@ def test_rename_keeps_sessions_findable_under_the_old_id() -> None:
     assert new.worktree_meta["r::/w/new"].prior_worktree_ids == ("r::/w/old",)
     assert new.worktree_meta["r::/w/new"].comment == "note"
     assert worktrees.resolve_identity(new, "r::/w/old") == {
-        "status": "alias", "worktreeId": "r::/w/new"}
+        "status": "alias",
+        "worktreeId": "r::/w/new",
+    }
     assert worktrees.resolve_identity(new, "r::/w/new")["status"] == "current"
     assert list(new.workspace_sessions_by_host_id["ssh:box"].unified_tabs or {}) == ["r::/w/new"]
 
@@ -91,8 +105,9 @@ def test_rename_keeps_sessions_findable_under_the_old_id() -> None:
 def test_resolve_knows_repo_roots_and_session_rows_without_meta() -> None:
     """A main checkout or a worktree with tabs but no notes is current; others unknown."""
     state = PersistedState(repos=(Repo(id="r", path="/src/r", display_name="r"),))
-    state = sessions.set_session(state, None, session_with_tab("worktree:r::/w/x"), None,
-                                 lambda: "x").state
+    state = sessions.set_session(
+        state, None, session_with_tab("worktree:r::/w/x"), None, lambda: "x"
+    ).state
     assert worktrees.resolve_identity(state, "r::/src/r")["status"] == "current"
     assert worktrees.resolve_identity(state, "r::/w/x")["status"] == "current"
     assert worktrees.resolve_identity(state, "r::/w/y") == {"status": "unknown", "worktreeId": None}
@@ -108,8 +123,12 @@ def test_migrate_with_equal_ids_changes_nothing_and_bad_ids_are_refused() -> Non
 
 def test_lineage_must_be_stored_under_its_own_worktree_id() -> None:
     """lineage.worktreeId must equal the key; null clears it."""
-    raw = {"worktreeId": "r::/c", "worktreeInstanceId": "i1",
-           "parentWorktreeId": "r::/p", "parentWorktreeInstanceId": "i0"}
+    raw = {
+        "worktreeId": "r::/c",
+        "worktreeInstanceId": "i1",
+        "parentWorktreeId": "r::/p",
+        "parentWorktreeInstanceId": "i0",
+    }
     state = worktrees.set_lineage(PersistedState(), "r::/c", raw).state
     assert state.worktree_lineage_by_id["r::/c"].parent_worktree_id == "r::/p"
     with pytest.raises(BadRequest):
@@ -121,8 +140,12 @@ def test_lineage_must_be_stored_under_its_own_worktree_id() -> None:
 
 def test_rename_fixes_lineage_back_references() -> None:
     """A child's parentWorktreeId follows its parent's rename."""
-    raw = {"worktreeId": "r::/c", "worktreeInstanceId": "i1",
-           "parentWorktreeId": "r::/p", "parentWorktreeInstanceId": "i0"}
+    raw = {
+        "worktreeId": "r::/c",
+        "worktreeInstanceId": "i1",
+        "parentWorktreeId": "r::/p",
+        "parentWorktreeInstanceId": "i0",
+    }
     state = worktrees.set_lineage(PersistedState(), "r::/c", raw).state
     state = worktrees.migrate_identity(state, "r::/p", "r::/p2").state
     assert state.worktree_lineage_by_id["r::/c"].parent_worktree_id == "r::/p2"
@@ -132,8 +155,9 @@ def test_resolve_folder_workspace_ids_by_the_folder_table() -> None:
     """``folder:<id>`` is current while that folder workspace exists, else unknown."""
     from actors.store import entities
 
-    state = entities.upsert_project_group(PersistedState(), {"id": "g", "name": "G"},
-                                          new_id="x", now_ms=1).state
+    state = entities.upsert_project_group(
+        PersistedState(), {"id": "g", "name": "G"}, new_id="x", now_ms=1
+    ).state
     state = entities.upsert_folder_workspace(
         state, {"projectGroupId": "g", "name": "d", "folderPath": "/d"}, new_id="f1", now_ms=1
     ).state
