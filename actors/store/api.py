@@ -5,8 +5,10 @@ camelCase as in the file. Records (repos, metas, sessions...) travel as maps and
 decoded with ``orca.model.codec`` so fields this build does not know survive. Errors:
 ``bad_request`` (malformed args or record, invalid id/host/path), ``not_found`` (no
 such entity), ``conflict`` (contradicts current state, e.g. duplicate repo path,
-group still in use), ``internal`` (a bug). Mutations that change nothing reply
-normally and publish nothing.
+group still in use), ``unavailable`` (the store is stopping), ``internal`` (a bug).
+Mutations that change nothing reply normally and publish nothing. ``durable`` is false
+when the save before the reply failed (disk full, I/O error): the change is applied in
+memory, reported (``store.saveFailed``) and retried.
 
 Ops (args → result)
 -------------------
@@ -34,11 +36,11 @@ session.get         {hostId?} → {hostId, revision, session}     hostId default
 session.set         {hostId?, session, revision?} → {applied: full|metadata_only, changed, revision}
                     metadata_only: the writer's revision is stale; re-read with session.get
 session.patch       {hostId?, patch, revision?} → same as session.set (top-level fields)
-session.flush       {hostId?, session?, revision?} → {applied?, revision?, flushed: bool}
+session.flush       {hostId?, session?, revision?} → {applied?, changed?, revision?, flushed}
                     applies the optional session, then saves before replying
-session.retire_pane {hostId?, tabId, leafId} → {revision}       bumps the host's
+session.retire_pane {hostId?, tabId, leafId} → {revision, durable}   bumps the host's
                     topology revision and saves before replying (seed 02 §9)
-worktree.migrate_identity {oldId, newId} → {oldId, newId}       saved before replying
+worktree.migrate_identity {oldId, newId} → {oldId, newId, durable}   saved before replying
 identity.resolve    {worktreeId} → {status: current|alias|unknown, worktreeId|null}
 state.snapshot      {} → {epoch, seq, revision, state}          for mirrors (Clone pattern)
 sys.stats           built in, plus {store: {load, save, scheduler, revision}}

@@ -315,3 +315,21 @@ def test_second_writer_lock_is_refused_until_the_first_is_released(tmp_path: Pat
     second = WriterLock(tmp_path / "store.lock")
     second.acquire()
     second.release()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=64))
+def test_any_bytes_in_the_primary_load_as_themselves_or_from_the_backup(junk: bytes) -> None:
+    """Whatever the primary holds, load never raises: it parses or the backup serves."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "orca-data.json"
+        DurableFile(path).save(doc(1), 1)
+        path.write_bytes(junk)
+        value, report = DurableFile(path).load(parse_json)
+        if report.source == "primary":
+            assert value == json.loads(junk)
+        else:
+            assert report.source == "backup" and value == json.loads(doc(1))
+            assert report.corrupt_kept_as is not None
