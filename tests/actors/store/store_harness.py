@@ -108,8 +108,11 @@ async def running_store(home: Path) -> AsyncIterator[RunningStore]:
     """``python -m actors.store`` in ``home``; killed by pid when the block ends."""
     async with trio.open_nursery() as nursery:
         process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "actors.store"], env=store_env(home),
-            stdin=None, stdout=None, stderr=-1,
+            [sys.executable, "-m", "actors.store"],
+            env=store_env(home),
+            stdin=None,
+            stdout=None,
+            stderr=-1,
         )
         log = LogWatcher()
         assert process.stderr is not None

@@ -79,26 +79,40 @@ async def test_garbage_primary_loads_from_backup(tmp_path: Path) -> None:
 
 async def test_stale_session_after_retirement_and_rename_alias_over_rpc(tmp_path: Path) -> None:
     """End to end: a retired pane stays retired; a renamed worktree resolves as an alias."""
-    layout = {"t": {"root": {"type": "split", "direction": "vertical",
-                             "first": {"type": "leaf", "leafId": U1},
-                             "second": {"type": "leaf", "leafId": U2}}}}
+    layout = {
+        "t": {
+            "root": {
+                "type": "split",
+                "direction": "vertical",
+                "first": {"type": "leaf", "leafId": U1},
+                "second": {"type": "leaf", "leafId": U2},
+            }
+        }
+    }
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call("session.set", {"session": {"terminalLayoutsByTabId": layout},
-                                             "revision": 0})
+            await store.call(
+                "session.set", {"session": {"terminalLayoutsByTabId": layout}, "revision": 0}
+            )
             retired = await store.call("session.retire_pane", {"tabId": "t", "leafId": U2})
             assert retired == {"revision": 1, "durable": True}
-            reply = await store.call("session.set", {"session": {"terminalLayoutsByTabId": layout},
-                                                     "revision": 0})
+            reply = await store.call(
+                "session.set", {"session": {"terminalLayoutsByTabId": layout}, "revision": 0}
+            )
             assert reply["applied"] == "metadata_only"
-            root = (await store.call("session.get"))["session"]["terminalLayoutsByTabId"]["t"]["root"]
+            root = (await store.call("session.get"))["session"]["terminalLayoutsByTabId"]["t"][
+                "root"
+            ]
             assert root == {"type": "leaf", "leafId": U1}
             await store.call("worktreeMeta.patch", {"worktreeId": "r::/w/old", "patch": {}})
-            renamed = await store.call("worktree.migrate_identity",
-                                       {"oldId": "r::/w/old", "newId": "r::/w/new"})
+            renamed = await store.call(
+                "worktree.migrate_identity", {"oldId": "r::/w/old", "newId": "r::/w/new"}
+            )
             assert renamed["durable"] is True
             assert await store.call("identity.resolve", {"worktreeId": "r::/w/old"}) == {
-                "status": "alias", "worktreeId": "r::/w/new"}
+                "status": "alias",
+                "worktreeId": "r::/w/new",
+            }
         # Both were flushed before their replies: the file has them without a stop flush.
         on_disk = json.loads(state_file(tmp_path).read_bytes())
         assert on_disk["topologyRevisionByHostId"] == {"local": 1}
@@ -110,8 +124,10 @@ async def test_second_store_on_the_same_home_refuses_to_start(tmp_path: Path) ->
     with trio.fail_after(60):
         async with running_store(tmp_path):
             result = await trio.run_process(
-                [sys.executable, "-m", "actors.store"], env=store_env(tmp_path),
-                capture_stderr=True, check=False,
+                [sys.executable, "-m", "actors.store"],
+                env=store_env(tmp_path),
+                capture_stderr=True,
+                check=False,
             )
             assert result.returncode != 0
             assert b"held by another store process" in result.stderr
@@ -122,8 +138,11 @@ def tiny_data_dir(tmp_path: Path) -> Iterator[Path]:
     """ORCA_HOME whose data dir is a 256 KiB tmpfs (real ENOSPC), when mounting is allowed."""
     data = resolve_paths({"ORCA_HOME": str(tmp_path)}).data_dir
     data.mkdir(parents=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(data)],
-                             capture_output=True, check=False)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(data)],
+        capture_output=True,
+        check=False,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
     try:
@@ -168,8 +187,13 @@ async def test_a_mirror_follows_the_store_by_events_after_one_snapshot(tmp_path:
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
             await store.call("repo.add", {"path": "/before"})
-            mirror = Mirror(client=store.client.rpc, pub_endpoint=pub, snapshot_op="state.snapshot",
-                            load=load, apply=apply)
+            mirror = Mirror(
+                client=store.client.rpc,
+                pub_endpoint=pub,
+                snapshot_op="state.snapshot",
+                load=load,
+                apply=apply,
+            )
             async with trio.open_nursery() as nursery:
                 await nursery.start(mirror.run)
                 # Once /warm shows up (by event, or by a resync that a received event

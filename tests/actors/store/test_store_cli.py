@@ -9,25 +9,14 @@ from pathlib import Path
 import trio
 from store_harness import running_store, store_env
 
-# Runs the two topic modules through argparse exactly as ``orca`` does (orca.cli.main
-# registers topics by module name; this keeps the test independent of that list).
-CLI = """
-import argparse, sys
-from orca.cli import repo, state
-parser = argparse.ArgumentParser(prog="orca")
-sub = parser.add_subparsers(dest="command")
-repo.add_parser(sub)
-state.add_parser(sub)
-args = parser.parse_args(sys.argv[1:])
-sys.exit(args.func(args))
-"""
-
-
 async def orca(home: Path, *argv: str) -> tuple[int, str, str]:
     env = {**store_env(home), "COLUMNS": "250"}  # rich would shorten ids to fit 80 columns
     result = await trio.run_process(
-        [sys.executable, "-c", CLI, *argv], env=env,
-        capture_stdout=True, capture_stderr=True, check=False,
+        [sys.executable, "-c", CLI, *argv],
+        env=env,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
     )
     return result.returncode, result.stdout.decode(), result.stderr.decode()
 
@@ -48,7 +37,10 @@ async def test_repo_add_ls_rm_round_trip(tmp_path: Path) -> None:
             code, out, _ = await orca(home, "repo", "ls", "--json")
             (repo,) = json.loads(out)["repos"]
             assert (repo["path"], repo["kind"], repo["displayName"]) == (
-                str(checkout), "git", "my-app")
+                str(checkout),
+                "git",
+                "my-app",
+            )
             code, out, _ = await orca(home, "repo", "ls")
             assert code == 0 and repo["id"] in out and "my-app" in out
             code, out, _ = await orca(home, "repo", "rm", repo["id"])
