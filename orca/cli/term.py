@@ -1,0 +1,242 @@
+"""``orca term``: terminals owned by ``ptyd`` - new, ls, attach, send, read, kill, close.
+
+``attach`` puts the local terminal in raw mode, shows the session's scrollback (the
+snapshot starts at a safe boundary, so it replays cleanly), then streams output
+events and forwards keystrokes and window-size changes. ``Ctrl-]`` detaches; the
+session keeps running and a later ``attach`` shows the screen again. A gap in the
+event stream (a slow terminal, a ``ptyd`` restart) is caught up by offset with
+``term.read``; a gap beyond the scrollback repaints from the snapshot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import termios
+import tty
+from collections.abc import Callable
+from typing import Any
+
+from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, fail_from, print_json, print_table
+from orca.wire.errors import OrcaError
+
+DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get out
+# How long attach waits in one poll; bounds the delay of noticing a resize.
+POLL_MS = 200
+CLEAR_SCREEN = b"\x1b[H\x1b[2J"
+
+
+def _call(op: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> Any:
+    from orca.client.sync import call
+
+    return call("ptyd", op, args or {}, timeout=timeout)
+
+
+def resolve_worktree(arg: str) -> tuple[str, str]:
+    """(worktree id, cwd) from a worktree id or a repo's path; raises ValueError."""
+    from orca.model.ids import split_worktree_id_for_filesystem
+
+    if "::" in arg:
+        parts = split_worktree_id_for_filesystem(arg)
+        if parts is None:
+            raise ValueError(f"not a worktree id: {arg!r}")
+        return arg, parts.path
+    from orca.client.sync import call
+    from orca.model.ids import make_worktree_id
+
+    path = os.path.abspath(os.path.expanduser(arg))
+    for repo in call("store", "repo.list", {})["repos"]:
+        if os.path.abspath(repo["path"]) == path:
+            return make_worktree_id(repo["id"], repo["path"]), path
+    raise ValueError(f"{arg!r} is not a known worktree; pass its id (<repoId>::<path>)")
+
+
+def _new(args: argparse.Namespace) -> int:
+    argv = [a for a in args.cmd if a != "--"] or [os.environ.get("SHELL", "/bin/sh")]
+    try:
+        worktree_id, cwd = resolve_worktree(args.worktree)
+        size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((80, 24))
+        reply = _call(
+            "term.spawn",
+            {
+                "argv": argv,
+                "cwd": args.cwd or cwd,
+                "worktreeId": worktree_id,
+                "cols": size.columns,
+                "rows": size.lines,
+            },
+        )
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except OrcaError as exc:
+        return fail_from(exc)
+    print(reply["sessionId"])
+    return EXIT_OK
+
+
+def _ls(args: argparse.Namespace) -> int:
+    try:
+        sessions: list[dict[str, Any]] = _call("term.list")["sessions"]
+    except OrcaError as exc:
+        return fail_from(exc)
+    if args.json:
+        print_json("sessions", sessions)
+        return EXIT_OK
+    from orca.cli.output import human_bytes
+
+    rows = [
+        (
+            s["sessionId"],
+            s["pid"],
+            "running" if s["running"] else f"exited {s['exitCode']}",
+            human_bytes(s["endOffset"]),
+            " ".join(s["argv"]),
+        )
+        for s in sessions
+    ]
+    print_table(("SESSION", "PID", "STATE", "OUTPUT", "COMMAND"), rows)
+    return EXIT_OK
+
+
+def _send(args: argparse.Namespace) -> int:
+    text = args.text + ("\r" if args.enter else "")
+    try:
+        _call("term.write", {"sessionId": args.id, "text": text})
+    except OrcaError as exc:
+        return fail_from(exc)
+    return EXIT_OK
+
+
+def _read(args: argparse.Namespace) -> int:
+    request: dict[str, Any] = {"sessionId": args.id}
+    if args.since is not None:
+        request["since"] = args.since
+    try:
+        reply = _call("term.read", request)
+    except OrcaError as exc:
+        return fail_from(exc)
+    sys.stdout.buffer.write(reply["data"])
+    sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
+def _kill(args: argparse.Namespace) -> int:
+    try:
+        if args.signal:
+            _call("term.signal", {"sessionId": args.id, "signal": args.signal})
+        else:
+            _call("term.kill", {"sessionId": args.id})
+    except OrcaError as exc:
+        return fail_from(exc)
+    return EXIT_OK
+
+
+def _close(args: argparse.Namespace) -> int:
+    try:
+        _call("term.close", {"sessionId": args.id})
+    except OrcaError as exc:
+        return fail_from(exc)
+    return EXIT_OK
+
+
+def _attach(args: argparse.Namespace) -> int:
+    from actors.ptyd.client import Attachment
+
+    if not sys.stdin.isatty():
+        return fail("attach needs a terminal on stdin", EXIT_USAGE)
+    out = sys.stdout.buffer
+    try:
+        attachment = Attachment.open(args.id)
+    except OrcaError as exc:
+        return fail_from(exc)
+    stdin = sys.stdin.fileno()
+    saved = termios.tcgetattr(stdin)
+    resized = [True]
+    old_handler = signal.signal(signal.SIGWINCH, lambda s, f: resized.__setitem__(0, True))
+    try:
+        tty.setraw(stdin)
+        out.write(CLEAR_SCREEN + attachment.initial)
+        out.flush()
+        reason = _attach_loop(attachment, stdin, out.write, out.flush, resized)
+    except OrcaError as exc:
+        reason = f"error: {exc.message}"
+    finally:
+        termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
+        signal.signal(signal.SIGWINCH, old_handler)
+        attachment.close()
+    print(f"\r\n[{reason}]")
+    return EXIT_OK
+
+
+def _attach_loop(
+    attachment: Any,
+    stdin: int,
+    write: Callable[[bytes], object],
+    flush: Callable[[], None],
+    resized: list[bool],
+) -> str:
+    import zmq
+
+    poller = zmq.Poller()
+    poller.register(stdin, zmq.POLLIN)
+    poller.register(attachment.socket, zmq.POLLIN)
+    while True:
+        if resized[0]:
+            resized[0] = False
+            size = os.get_terminal_size()
+            attachment.resize(size.columns, size.lines)
+        readable = dict(poller.poll(POLL_MS))
+        if stdin in readable:
+            keys = os.read(stdin, 4096)
+            if DETACH_KEY in keys:
+                before = keys.split(DETACH_KEY, 1)[0]
+                if before:
+                    attachment.write(before)
+                return "detached"
+            attachment.write(keys)
+        for fresh, repaint in attachment.poll_output():
+            write((CLEAR_SCREEN if repaint else b"") + fresh)
+        flush()
+        if attachment.exit_code is not None:
+            return f"exited {attachment.exit_code}"
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    term = sub.add_parser("term", help="terminals owned by ptyd (outlive every UI)")
+    tsub = term.add_subparsers(dest="term_command", metavar="SUBCOMMAND")
+
+    p = tsub.add_parser("new", help="start a command in a new terminal of a worktree")
+    p.add_argument("worktree", help="worktree id (<repoId>::<path>) or a repo path")
+    p.add_argument("--cwd", help="working directory (default: the worktree)")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... (default: $SHELL)")
+    p.set_defaults(func=_new)
+
+    p = tsub.add_parser("ls", help="list terminal sessions")
+    p.add_argument("--json", action="store_true", help='print {"sessions": [...]}')
+    p.set_defaults(func=_ls)
+
+    p = tsub.add_parser("attach", help="attach this terminal (Ctrl-] detaches)")
+    p.add_argument("id")
+    p.set_defaults(func=_attach)
+
+    p = tsub.add_parser("send", help="type TEXT into a session")
+    p.add_argument("id")
+    p.add_argument("text")
+    p.add_argument("--enter", action="store_true", help="press Enter after the text")
+    p.set_defaults(func=_send)
+
+    p = tsub.add_parser("read", help="print a session's scrollback (or output since an offset)")
+    p.add_argument("id")
+    p.add_argument("--since", type=int, default=None)
+    p.set_defaults(func=_read)
+
+    p = tsub.add_parser("kill", help="end a session's process (SIGTERM, then SIGKILL)")
+    p.add_argument("id")
+    p.add_argument("--signal", help="send this signal instead (e.g. INT, HUP)")
+    p.set_defaults(func=_kill)
+
+    p = tsub.add_parser("close", help="kill if running and forget the session and its history")
+    p.add_argument("id")
+    p.set_defaults(func=_close)

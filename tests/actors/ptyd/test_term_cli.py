@@ -1,0 +1,122 @@
+"""``orca term`` against a real ptyd: new, ls --json, send, read, attach/detach/reattach, kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+from ptyd_harness import ROOT, EventTap, start_actor_process, stop_actor_process
+
+from actors.ptyd.spawn import spawn_on_pty
+from orca.actor import open_rpc_client
+from orca.paths import resolve_paths
+
+# The CLI entry with only the term topic (main.py's topic list is not ptyd's to edit).
+CLI = (
+    "import argparse, sys; from orca.cli import term; p = argparse.ArgumentParser();"
+    " term.add_parser(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
+)
+
+
+def cli_argv(*args: str) -> list[str]:
+    return [sys.executable, "-c", CLI, "term", *args]
+
+
+async def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))
+    return await trio.run_process(cli_argv(*args), env=env, capture_stdout=True, check=False)
+
+
+@pytest.fixture
+async def home(tmp_path: Path) -> AsyncIterator[Path]:
+    home = tmp_path / "home"
+    await trio.Path(home).mkdir()
+    proc = start_actor_process("ptyd", home)
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    try:
+        async with open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client:
+            with trio.fail_after(15):
+                await client.call("term.list", {}, timeout=15)
+        yield home
+    finally:
+        await stop_actor_process(proc)
+
+
+async def read_master_until(fd: int, needle: bytes) -> bytes:
+    seen = b""
+    while needle not in seen:
+        await trio.lowlevel.wait_readable(fd)
+        try:
+            seen += os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+    return seen
+
+
+async def test_new_ls_send_read_kill(home: Path, tmp_path: Path) -> None:
+    """A session created by the CLI is listed as JSON, takes input, and shows output."""
+    with trio.fail_after(30):
+        wt = f"repo1::{tmp_path}"
+        new = await run_cli(home, "new", wt, "--", "/bin/sh")
+        assert new.returncode == 0
+        sid = new.stdout.decode().strip()
+        listed = json.loads((await run_cli(home, "ls", "--json")).stdout)
+        assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+        assert listed["sessions"][0]["cwd"] == str(tmp_path)
+        paths = resolve_paths({"ORCA_HOME": str(home)})
+        tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), [f"term.output.{sid}"])
+        async with trio.open_nursery() as nursery:
+            await nursery.start(tap.run)
+            assert (
+                await run_cli(home, "send", sid, "echo cli-$((2+3))", "--enter")
+            ).returncode == 0
+            seen = b""
+            while b"cli-5\r\n" not in seen:
+                seen += (await tap.next_of("term.output")).data["data"]
+            nursery.cancel_scope.cancel()
+        tap.close()
+        assert b"cli-5\r\n" in (await run_cli(home, "read", sid)).stdout
+        assert (await run_cli(home, "kill", sid)).returncode == 0
+        missing = await run_cli(home, "read", "repo1::/nope@@00000000")
+        assert missing.returncode == 2
+
+
+async def test_attach_detach_and_reattach_shows_the_screen(home: Path, tmp_path: Path) -> None:
+    """Attach in raw mode runs keystrokes; Ctrl-] detaches; reattach shows earlier output."""
+    with trio.fail_after(30):
+        sid = (await run_cli(home, "new", f"repo1::{tmp_path}", "--", "/bin/sh")).stdout
+        sid_text = sid.decode().strip()
+        env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))
+        pids = []
+        try:
+            pid, master = spawn_on_pty(cli_argv("attach", sid_text), str(ROOT), env, 100, 30)
+            pids.append(pid)
+            # Type only once attach has switched to raw mode and painted (setraw
+            # flushes pending input).
+            await read_master_until(master, b"\x1b[2J")
+            os.write(master, b"echo first-$((40+2))\r")
+            await read_master_until(master, b"first-42")
+            os.write(master, b"\x1d")
+            await read_master_until(master, b"[detached]")
+            os.close(master)
+            pid2, master2 = spawn_on_pty(cli_argv("attach", sid_text), str(ROOT), env, 100, 30)
+            pids.append(pid2)
+            screen = await read_master_until(master2, b"first-42")
+            assert b"first-42" in screen
+            os.write(master2, b"\x1d")
+            await read_master_until(master2, b"[detached]")
+            os.close(master2)
+        finally:
+            for p in pids:
+                try:
+                    os.kill(p, 9)
+                except ProcessLookupError:
+                    pass
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(os.waitpid, p, 0)
