@@ -7,9 +7,10 @@ Safety rules, each enforced here before git runs:
   symlinked parent cannot lead outside the workspace root; a branch checked out in
   another worktree is a :class:`BranchCheckedOutElsewhere` conflict, not a git error
   string. Creation evidence (``orcaCreatedAt``, ``orcaCreationWorkspaceLayout``...)
-  is written to the meta through ``store`` so ownership reads "orca-managed".
+  becomes the worktree's meta through ``store`` so ownership reads "orca-managed".
 * remove — a locked or dirty worktree is refused unless forced; the branch is kept
-  unless deletion is asked for (and an unmerged branch is then only deleted when forced).
+  unless deletion is asked for (and an unmerged branch is then only deleted when forced);
+  the meta is dropped so a later worktree at the same path starts clean.
 * rename — ``git worktree move`` is the point of no return; then ``store`` migrates
   the identity; then ``worktree.renamed`` is published. The repo lock is held across
   all three so no watcher event (a "removed" for the old path, an "added" for the new)
@@ -110,15 +111,18 @@ async def create_worktree(
         _raise_add_failure(result.stderr, branch)
     worktree_id = make_worktree_id(repo.id, path)
     now = _now_ms()
-    await store.patch_meta(worktree_id, {
+    evidence: dict[str, Any] = {
         "instanceId": str(uuid.uuid4()),
         "createdAt": now,
         "lastActivityAt": now,
         "orcaCreatedAt": now,
         "orcaCreationSource": request.source,
         "orcaCreationWorkspaceLayout": layout,
-        "baseRef": None if exists.returncode == 0 else base,
-    })  # fmt: skip
+    }
+    if exists.returncode != 0:
+        evidence["baseRef"] = base
+    # Replace, not patch: notes left at this path by an earlier worktree are not ours.
+    await store.replace_meta(worktree_id, evidence)
     await service.rescan_repo(repo.id)
     setup: dict[str, Any] = {"ran": False, "exitCode": None}
     if request.run_setup:
@@ -196,6 +200,7 @@ async def remove_worktree(
     if row.is_prunable:
         args = ["worktree", "prune"]  # the directory is already gone; drop git's record
     await run_git(repo.path, *args)
+    await store.forget_meta(worktree_id)
     result: dict[str, Any] = {"worktreeId": worktree_id, "removed": True, "branchDeleted": False}
     if delete_branch and row.branch and row.branch.startswith(_HEADS):
         deleted = await run_git(

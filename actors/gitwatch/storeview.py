@@ -2,7 +2,8 @@
 
 gitwatch never writes ``orca-data.json``: it mirrors repos, settings and worktreeMeta
 (the Clone pattern, :class:`orca.actor.Mirror` over ``state.snapshot`` + store events)
-and asks ``store`` to change meta. :func:`load_store_view` and
+and asks ``store`` to change meta (``worktreeMeta.set``/``remove``,
+``worktree.migrate_identity``). :func:`load_store_view` and
 :func:`apply_store_event` are the mirror's pure halves.
 
 :class:`StorePort` is the seam lifecycle code talks to (read the view, patch meta,
@@ -28,6 +29,7 @@ from orca.model.state import GlobalSettings, PersistedState
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
 from orca.wire.envelope import Event
+from orca.wire.errors import NotFound
 
 # A store call that saves before replying (migrate_identity flushes) can take a while
 # on a slow disk; five seconds is the runtime's default for everything else.
@@ -95,7 +97,13 @@ class StorePort(Protocol):
 
     def view(self) -> StoreView: ...
 
-    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None: ...
+    async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
+        """Set the whole meta of a worktree (a fresh worktree must not inherit old notes)."""
+        ...
+
+    async def forget_meta(self, worktree_id: str) -> None:
+        """Drop a removed worktree's meta (absent meta is not an error)."""
+        ...
 
     async def migrate_identity(self, old_id: str, new_id: str) -> None: ...
 
@@ -117,13 +125,22 @@ class RpcStorePort:
             raise PeerUnavailable("store state not loaded yet (is store running?)")
         return self._mirror.state
 
-    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
+    async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
         await self._client.call(
-            "worktreeMeta.patch",
-            {"worktreeId": worktree_id, "patch": patch},
+            "worktreeMeta.set",
+            {"worktreeId": worktree_id, "meta": meta},
             timeout=STORE_WRITE_TIMEOUT_S,
         )
         await self._settle(lambda view: worktree_id in view.meta)
+
+    async def forget_meta(self, worktree_id: str) -> None:
+        try:
+            await self._client.call(
+                "worktreeMeta.remove", {"worktreeId": worktree_id}, timeout=STORE_WRITE_TIMEOUT_S
+            )
+        except NotFound:
+            return
+        await self._settle(lambda view: worktree_id not in view.meta)
 
     async def migrate_identity(self, old_id: str, new_id: str) -> None:
         await self._client.call(

@@ -118,6 +118,26 @@ async def test_create_then_rename_keeps_meta(actors: tuple[Actors, str], tmp_pat
         assert row["path"] == str(tmp_path / "workspaces" / "proj" / "task-two")
 
 
+async def test_recreated_path_does_not_inherit_old_meta(actors: tuple[Actors, str]) -> None:
+    """Remove drops the meta; a new worktree at the same path starts with fresh notes (§4.4)."""
+    running, repo_id = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        first = await running.git("worktree.create", {"repoId": repo_id, "name": "reuse"})
+        await running.store.call(
+            "worktreeMeta.patch", {"worktreeId": first["worktreeId"], "patch": {"comment": "old"}}
+        )
+        first_meta = await running.store.call(
+            "worktreeMeta.get", {"worktreeId": first["worktreeId"]}
+        )
+        await running.git("worktree.remove", {"worktreeId": first["worktreeId"]})
+        with pytest.raises(NotFound):
+            await running.store.call("worktreeMeta.get", {"worktreeId": first["worktreeId"]})
+        second = await running.git("worktree.create", {"repoId": repo_id, "name": "reuse"})
+        assert second["worktreeId"] == first["worktreeId"]
+        meta = await running.store.call("worktreeMeta.get", {"worktreeId": second["worktreeId"]})
+        assert meta.get("comment", "") == "" and meta["instanceId"] != first_meta["instanceId"]
+
+
 async def test_errors_cross_the_wire_by_fault(actors: tuple[Actors, str], repo: Path) -> None:
     """Bad names are bad_request, a checked-out branch or dirty removal is conflict."""
     running, repo_id = actors

@@ -43,8 +43,11 @@ class RecordingStore:
     def view(self) -> StoreView:
         return self.current
 
-    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
-        self.calls.append(("patch_meta", worktree_id, patch))
+    async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
+        self.calls.append(("replace_meta", worktree_id, meta))
+
+    async def forget_meta(self, worktree_id: str) -> None:
+        self.calls.append(("forget_meta", worktree_id, None))
 
     async def migrate_identity(self, old_id: str, new_id: str) -> None:
         self.calls.append(("migrate_identity", old_id, new_id))
@@ -97,7 +100,7 @@ async def test_create_puts_worktree_under_root_and_records_evidence(world: World
         assert (path / "README").exists()
         assert str(path) in world.service.repos["r1"].rows
         [(op, worktree_id, patch)] = world.store.calls
-        assert (op, worktree_id) == ("patch_meta", f"r1::{path}")
+        assert (op, worktree_id) == ("replace_meta", f"r1::{path}")
         assert patch["orcaCreatedAt"] > 0 and patch["orcaCreationWorkspaceLayout"] == "nested"
 
 
@@ -196,6 +199,7 @@ async def test_dirty_worktree_removal_is_refused_unless_forced(world: World) -> 
             world.service, world.store, created["worktreeId"], force=True
         )
         assert result["removed"] and not _exists(path)
+        assert world.store.calls[-1] == ("forget_meta", created["worktreeId"], None)
         branches = _git_out(world.repo, "branch", "--list", "dirty")
         assert "dirty" in branches
 
@@ -280,8 +284,8 @@ async def test_existing_branch_not_checked_out_is_reused(world: World) -> None:
     with trio.fail_after(20):
         result = await _create(world, "parked")
     assert result["branch"] == "refs/heads/parked"
-    [(_, _, patch)] = world.store.calls
-    assert patch["baseRef"] is None  # no new branch, so no base
+    [(_, _, meta)] = world.store.calls
+    assert "baseRef" not in meta  # no new branch, so no base
 
 
 async def test_create_tracks_a_repo_the_service_has_not_seen_yet(
