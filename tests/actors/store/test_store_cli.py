@@ -9,10 +9,11 @@ from pathlib import Path
 import trio
 from store_harness import running_store, store_env
 
+
 async def orca(home: Path, *argv: str) -> tuple[int, str, str]:
     env = {**store_env(home), "COLUMNS": "250"}  # rich would shorten ids to fit 80 columns
     result = await trio.run_process(
-        [sys.executable, "-c", CLI, *argv],
+        [sys.executable, "-m", "orca.cli.main", *argv],
         env=env,
         capture_stdout=True,
         capture_stderr=True,
