@@ -50,8 +50,16 @@ IDLE_S = 15.0
 
 
 def heavy_state_builtins() -> dict[str, Any]:
-    repos = [{"id": str(uuid.uuid4()), "path": f"/src/repo{i}", "displayName": f"repo{i}",
-              "kind": "git", "addedAt": 1_700_000_000_000 + i} for i in range(REPOS)]
+    repos = [
+        {
+            "id": str(uuid.uuid4()),
+            "path": f"/src/repo{i}",
+            "displayName": f"repo{i}",
+            "kind": "git",
+            "addedAt": 1_700_000_000_000 + i,
+        }
+        for i in range(REPOS)
+    ]
     now = int(time.time() * 1000)
     metas: dict[str, Any] = {}
     worktree_ids: list[str] = []
@@ -60,12 +68,18 @@ def heavy_state_builtins() -> dict[str, Any]:
         wid = f"{repo['id']}::/home/u/orca/workspaces/{repo['displayName']}/feature-{i}"
         worktree_ids.append(wid)
         metas[wid] = {
-            "instanceId": str(uuid.uuid4()), "displayName": f"Feature {i}: tidy the parser",
-            "comment": "agent notes " * 4, "linkedPR": 1000 + i, "lastActivityAt": now - i * 1000,
-            "createdAt": now - 10**8, "baseRef": "origin/main", "orcaCreatedAt": now - 10**8,
-            "createdWithAgent": "claude", "pushTarget": {"remoteName": "origin",
-                                                         "branchName": f"feature-{i}"},
-            "workspaceStatus": "in-progress", "sortOrder": i,
+            "instanceId": str(uuid.uuid4()),
+            "displayName": f"Feature {i}: tidy the parser",
+            "comment": "agent notes " * 4,
+            "linkedPR": 1000 + i,
+            "lastActivityAt": now - i * 1000,
+            "createdAt": now - 10**8,
+            "baseRef": "origin/main",
+            "orcaCreatedAt": now - 10**8,
+            "createdWithAgent": "claude",
+            "pushTarget": {"remoteName": "origin", "branchName": f"feature-{i}"},
+            "workspaceStatus": "in-progress",
+            "sortOrder": i,
         }
     tabs_by_worktree: dict[str, list[Any]] = {}
     groups: dict[str, list[Any]] = {}
@@ -74,22 +88,49 @@ def heavy_state_builtins() -> dict[str, Any]:
         wid = worktree_ids[t % 100]
         tab_id = str(uuid.uuid4())
         a, b = str(uuid.uuid4()), str(uuid.uuid4())
-        tabs_by_worktree.setdefault(wid, []).append({
-            "id": tab_id, "entityId": tab_id, "groupId": f"g{t % 100}", "worktreeId": wid,
-            "contentType": "terminal", "label": f"agent {t}", "createdAt": now})
+        tabs_by_worktree.setdefault(wid, []).append(
+            {
+                "id": tab_id,
+                "entityId": tab_id,
+                "groupId": f"g{t % 100}",
+                "worktreeId": wid,
+                "contentType": "terminal",
+                "label": f"agent {t}",
+                "createdAt": now,
+            }
+        )
         layouts[tab_id] = {
-            "root": {"type": "split", "direction": "vertical",
-                     "first": {"type": "leaf", "leafId": a}, "second": {"type": "leaf", "leafId": b}},
-            "activeLeafId": a, "ptyIdsByLeafId": {a: f"{wid}@@0000abcd", b: f"{wid}@@1111abcd"},
-            "titlesByLeafId": {a: "claude", b: "zsh"}}
+            "root": {
+                "type": "split",
+                "direction": "vertical",
+                "first": {"type": "leaf", "leafId": a},
+                "second": {"type": "leaf", "leafId": b},
+            },
+            "activeLeafId": a,
+            "ptyIdsByLeafId": {a: f"{wid}@@0000abcd", b: f"{wid}@@1111abcd"},
+            "titlesByLeafId": {a: "claude", b: "zsh"},
+        }
     for wid, tabs in tabs_by_worktree.items():
         gid = tabs[0]["groupId"]
-        groups[wid] = [{"id": gid, "worktreeId": wid, "activeTabId": tabs[0]["id"],
-                        "tabOrder": [x["id"] for x in tabs]}]
-    return {"schemaVersion": 1, "repos": repos, "worktreeMeta": metas,
-            "workspaceSession": {"unifiedTabs": tabs_by_worktree, "tabGroups": groups,
-                                 "terminalLayoutsByTabId": layouts,
-                                 "activeWorktreeId": worktree_ids[0]}}
+        groups[wid] = [
+            {
+                "id": gid,
+                "worktreeId": wid,
+                "activeTabId": tabs[0]["id"],
+                "tabOrder": [x["id"] for x in tabs],
+            }
+        ]
+    return {
+        "schemaVersion": 1,
+        "repos": repos,
+        "worktreeMeta": metas,
+        "workspaceSession": {
+            "unifiedTabs": tabs_by_worktree,
+            "tabGroups": groups,
+            "terminalLayoutsByTabId": layouts,
+            "activeWorktreeId": worktree_ids[0],
+        },
+    }
 
 
 def median_ms(fn: Any, runs: int = RUNS) -> float:
@@ -112,15 +153,21 @@ def in_process(tmp: Path) -> Path:
     variants = [data[:-1] + b',"benchRun":%d}' % i for i in range(RUNS + 1)]
     encode_ms = median_ms(lambda: encode_json(state))
     baseline_ms = median_ms(lambda: json.dumps(to_builtins(state)).encode())
-    save_ms = median_ms(lambda: durable.save(variants[next(generation) % len(variants)],
-                                             next(generation)))
+    save_ms = median_ms(
+        lambda: durable.save(variants[next(generation) % len(variants)], next(generation))
+    )
     skip_ms = median_ms(lambda: durable.save(durable.path.read_bytes(), next(generation)))
-    load_ms = median_ms(lambda: decode_state(durable.path.read_bytes(), home_dir="/home/u",
-                                             mint=lambda: str(uuid.uuid4())))
+    load_ms = median_ms(
+        lambda: decode_state(
+            durable.path.read_bytes(), home_dir="/home/u", mint=lambda: str(uuid.uuid4())
+        )
+    )
     size = durable.path.stat().st_size
     print(f"state: {WORKTREES} worktreeMeta, {TABS} terminal tabs, file {size / 1e6:.2f} MB")
-    print(f"encode            {encode_ms:7.2f} ms   (stdlib json baseline {baseline_ms:.2f} ms,"
-          f" ratio {baseline_ms / encode_ms:.1f}x)")
+    print(
+        f"encode            {encode_ms:7.2f} ms   (stdlib json baseline {baseline_ms:.2f} ms,"
+        f" ratio {baseline_ms / encode_ms:.1f}x)"
+    )
     total = encode_ms + save_ms
     print(f"save (fsync'd)    {save_ms:7.2f} ms   (write of encoded bytes, worker thread)")
     print(f"encode + save     {total:7.2f} ms   goal < 50 ms: {'PASS' if total < 50 else 'FAIL'}")
@@ -137,8 +184,9 @@ def with_store(home: Path) -> None:
     env = {**os.environ, "ORCA_HOME": str(home), "PYTHONPATH": str(REPO)}
     env.pop("ORCA_SUPERVISOR", None)
     paths = resolve_paths({"ORCA_HOME": str(home)})
-    proc = subprocess.Popen([sys.executable, "-m", "actors.store"], env=env,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "actors.store"], env=env, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
@@ -159,19 +207,27 @@ def with_store(home: Path) -> None:
         deadline = time.monotonic() + STREAM_S
         sent = 0
         while time.monotonic() < deadline:
-            call("store", "session.patch", {"patch": {"activeTabId": f"t{sent}"},
-                                            "revision": revision}, paths=paths)
+            call(
+                "store",
+                "session.patch",
+                {"patch": {"activeTabId": f"t{sent}"}, "revision": revision},
+                paths=paths,
+            )
             sent += 1
             time.sleep(1 / STREAM_HZ)
         time.sleep(1.5)  # let the trailing save land
         stream_cpu1 = ps.cpu_times()
-        stream_cpu = ((stream_cpu1.user - stream_cpu0.user) + (stream_cpu1.system - stream_cpu0.system))
+        stream_cpu = (stream_cpu1.user - stream_cpu0.user) + (
+            stream_cpu1.system - stream_cpu0.system
+        )
         after = call("store", "sys.stats", paths=paths)["store"]["save"]
         writes = after["writes"] - before["writes"]
         per_min = writes * 60 / STREAM_S
-        print(f"stream: {sent} session patches in {STREAM_S:.0f}s -> {writes} writes"
-              f" ({per_min:.0f}/min; unbounded would be {sent * 60 / STREAM_S:.0f}/min),"
-              f" store CPU {stream_cpu / (STREAM_S + 1.5) * 100:.1f}%")
+        print(
+            f"stream: {sent} session patches in {STREAM_S:.0f}s -> {writes} writes"
+            f" ({per_min:.0f}/min; unbounded would be {sent * 60 / STREAM_S:.0f}/min),"
+            f" store CPU {stream_cpu / (STREAM_S + 1.5) * 100:.1f}%"
+        )
         print(f"last save in the store process: {after['lastWriteDurationS'] * 1000:.2f} ms")
         mtime = paths.state_file.stat().st_mtime_ns
         cpu0 = ps.cpu_times()
@@ -180,8 +236,10 @@ def with_store(home: Path) -> None:
         idle = call("store", "sys.stats", paths=paths)["store"]["save"]
         cpu_pct = ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / IDLE_S * 100
         unchanged = paths.state_file.stat().st_mtime_ns == mtime
-        print(f"idle {IDLE_S:.0f}s with a subscriber: {idle['writes'] - after['writes']} writes,"
-              f" file untouched: {unchanged}, CPU {cpu_pct:.2f}%")
+        print(
+            f"idle {IDLE_S:.0f}s with a subscriber: {idle['writes'] - after['writes']} writes,"
+            f" file untouched: {unchanged}, CPU {cpu_pct:.2f}%"
+        )
         ui.close(linger=0)
     finally:
         proc.terminate()

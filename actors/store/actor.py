@@ -45,8 +45,14 @@ def now_ms() -> int:
 
 
 class StoreActor:
-    def __init__(self, ctx: ActorContext, durable: DurableFile, core: StoreCore,
-                 report: LoadReport, load_problems: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        ctx: ActorContext,
+        durable: DurableFile,
+        core: StoreCore,
+        report: LoadReport,
+        load_problems: tuple[str, ...],
+    ) -> None:
         self.ctx = ctx
         self.durable = durable
         self.core = core
@@ -58,8 +64,11 @@ class StoreActor:
     # -- saving ------------------------------------------------------------------
     def _on_save_outcome(self, outcome: SaveOutcome) -> None:
         if isinstance(outcome, SaveFailed):
-            log.error("saving %s failed (%s); keeping the last good file, will retry",
-                      self.durable.path, outcome.error.message)
+            log.error(
+                "saving %s failed (%s); keeping the last good file, will retry",
+                self.durable.path,
+                outcome.error.message,
+            )
             if not self._failing:
                 self.ctx.events.publish("store.saveFailed", outcome.error.to_dict())
             self._failing = True
@@ -86,13 +95,15 @@ class StoreActor:
 
     def stats(self) -> dict[str, Any]:
         sched = self.saver.scheduler.statistics()
-        return {"store": {
-            "load": {**self.report.to_dict(), "stateProblems": list(self.load_problems)},
-            "save": self.durable.statistics().to_dict(),
-            "scheduler": {"dirty": sched.dirty, "fenced": sched.fenced},
-            "revision": self.core.revision,
-            "file": str(self.durable.path),
-        }}
+        return {
+            "store": {
+                "load": {**self.report.to_dict(), "stateProblems": list(self.load_problems)},
+                "save": self.durable.statistics().to_dict(),
+                "scheduler": {"dirty": sched.dirty, "fenced": sched.fenced},
+                "revision": self.core.revision,
+                "file": str(self.durable.path),
+            }
+        }
 
     async def gc_worktree_meta(self) -> dict[str, Any]:
         now = now_ms()
@@ -120,63 +131,131 @@ class StoreActor:
         def mutation(name: str, args_type: type[Any], fn: Callable[[Any], Change]) -> None:
             async def handler(args: Any) -> Any:
                 return await self.apply(fn(args))
+
             rpc.register(name, handler, args_type)
 
         async def value(result: Any) -> Any:
             return result
 
-        mutation("repo.add", api.RepoAddArgs, lambda a: entities.add_repo(
-            st(), a.path, new_id=mint(), now_ms=now_ms(), display_name=a.display_name,
-            kind=a.kind, fields=a.fields))
-        mutation("repo.update", api.PatchByIdArgs,
-                 lambda a: entities.update_repo(st(), a.id, a.patch))
+        mutation(
+            "repo.add",
+            api.RepoAddArgs,
+            lambda a: entities.add_repo(
+                st(),
+                a.path,
+                new_id=mint(),
+                now_ms=now_ms(),
+                display_name=a.display_name,
+                kind=a.kind,
+                fields=a.fields,
+            ),
+        )
+        mutation(
+            "repo.update", api.PatchByIdArgs, lambda a: entities.update_repo(st(), a.id, a.patch)
+        )
         mutation("repo.remove", api.IdArgs, lambda a: entities.remove_repo(st(), a.id))
-        op("repo.list", api.NoArgs,
-           lambda a: value({"repos": [to_builtins(r) for r in st().repos]}))
-        mutation("project.upsert", api.ProjectArgs, lambda a: entities.upsert_project(
-            st(), a.project, new_id=mint(), now_ms=now_ms()))
+        op(
+            "repo.list",
+            api.NoArgs,
+            lambda a: value({"repos": [to_builtins(r) for r in st().repos]}),
+        )
+        mutation(
+            "project.upsert",
+            api.ProjectArgs,
+            lambda a: entities.upsert_project(st(), a.project, new_id=mint(), now_ms=now_ms()),
+        )
         mutation("project.remove", api.IdArgs, lambda a: entities.remove_project(st(), a.id))
-        mutation("projectGroup.upsert", api.ProjectGroupArgs,
-                 lambda a: entities.upsert_project_group(
-                     st(), a.project_group, new_id=mint(), now_ms=now_ms()))
-        mutation("projectGroup.remove", api.IdArgs,
-                 lambda a: entities.remove_project_group(st(), a.id))
-        mutation("folderWorkspace.upsert", api.FolderWorkspaceArgs,
-                 lambda a: entities.upsert_folder_workspace(
-                     st(), a.folder_workspace, new_id=mint(), now_ms=now_ms()))
-        mutation("folderWorkspace.remove", api.IdArgs,
-                 lambda a: entities.remove_folder_workspace(st(), a.id))
+        mutation(
+            "projectGroup.upsert",
+            api.ProjectGroupArgs,
+            lambda a: entities.upsert_project_group(
+                st(), a.project_group, new_id=mint(), now_ms=now_ms()
+            ),
+        )
+        mutation(
+            "projectGroup.remove", api.IdArgs, lambda a: entities.remove_project_group(st(), a.id)
+        )
+        mutation(
+            "folderWorkspace.upsert",
+            api.FolderWorkspaceArgs,
+            lambda a: entities.upsert_folder_workspace(
+                st(), a.folder_workspace, new_id=mint(), now_ms=now_ms()
+            ),
+        )
+        mutation(
+            "folderWorkspace.remove",
+            api.IdArgs,
+            lambda a: entities.remove_folder_workspace(st(), a.id),
+        )
         op("worktreeMeta.get", api.OptionalWorktreeIdArgs, self._get_meta)
-        mutation("worktreeMeta.set", api.MetaSetArgs,
-                 lambda a: worktrees.set_meta(st(), a.worktree_id, a.meta))
-        mutation("worktreeMeta.patch", api.MetaPatchArgs,
-                 lambda a: worktrees.patch_meta(st(), a.worktree_id, a.patch))
-        mutation("worktreeMeta.remove", api.WorktreeIdArgs,
-                 lambda a: worktrees.remove_meta(st(), a.worktree_id))
+        mutation(
+            "worktreeMeta.set",
+            api.MetaSetArgs,
+            lambda a: worktrees.set_meta(st(), a.worktree_id, a.meta),
+        )
+        mutation(
+            "worktreeMeta.patch",
+            api.MetaPatchArgs,
+            lambda a: worktrees.patch_meta(st(), a.worktree_id, a.patch),
+        )
+        mutation(
+            "worktreeMeta.remove",
+            api.WorktreeIdArgs,
+            lambda a: worktrees.remove_meta(st(), a.worktree_id),
+        )
         op("worktreeMeta.gc", api.NoArgs, lambda a: self.gc_worktree_meta())
-        mutation("lineage.set", api.LineageSetArgs,
-                 lambda a: worktrees.set_lineage(st(), a.worktree_id, a.lineage))
-        mutation("workspaceLineage.set", api.WorkspaceLineageSetArgs,
-                 lambda a: worktrees.set_workspace_lineage(st(), a.child_workspace_key, a.lineage))
+        mutation(
+            "lineage.set",
+            api.LineageSetArgs,
+            lambda a: worktrees.set_lineage(st(), a.worktree_id, a.lineage),
+        )
+        mutation(
+            "workspaceLineage.set",
+            api.WorkspaceLineageSetArgs,
+            lambda a: worktrees.set_workspace_lineage(st(), a.child_workspace_key, a.lineage),
+        )
         op("settings.get", api.NoArgs, lambda a: value(to_builtins(st().settings)))
         mutation("settings.patch", api.PatchArgs, lambda a: entities.patch_settings(st(), a.patch))
         op("ui.get", api.NoArgs, lambda a: value(to_builtins(st().ui)))
         mutation("ui.patch", api.PatchArgs, lambda a: entities.patch_ui(st(), a.patch))
-        op("session.get", api.SessionGetArgs, lambda a: value(
-            sessions.session_view(st(), sessions.resolve_host_id(a.host_id))))
-        mutation("session.set", api.SessionSetArgs, lambda a: sessions.set_session(
-            st(), a.host_id, a.session, a.revision, mint))
-        mutation("session.patch", api.SessionPatchArgs, lambda a: sessions.patch_session(
-            st(), a.host_id, a.patch, a.revision, mint))
+        op(
+            "session.get",
+            api.SessionGetArgs,
+            lambda a: value(sessions.session_view(st(), sessions.resolve_host_id(a.host_id))),
+        )
+        mutation(
+            "session.set",
+            api.SessionSetArgs,
+            lambda a: sessions.set_session(st(), a.host_id, a.session, a.revision, mint),
+        )
+        mutation(
+            "session.patch",
+            api.SessionPatchArgs,
+            lambda a: sessions.patch_session(st(), a.host_id, a.patch, a.revision, mint),
+        )
         op("session.flush", api.SessionFlushArgs, self._flush_session)
-        mutation("session.retire_pane", api.RetirePaneArgs,
-                 lambda a: sessions.retire_session_pane(st(), a.host_id, a.tab_id, a.leaf_id))
-        mutation("worktree.migrate_identity", api.MigrateIdentityArgs,
-                 lambda a: worktrees.migrate_identity(st(), a.old_id, a.new_id))
-        op("identity.resolve", api.WorktreeIdArgs,
-           lambda a: value(worktrees.resolve_identity(st(), a.worktree_id)))
-        op("state.snapshot", api.NoArgs, lambda a: value(
-            {"epoch": self.ctx.events.epoch, "seq": self.ctx.events.seq, **self.core.snapshot()}))
+        mutation(
+            "session.retire_pane",
+            api.RetirePaneArgs,
+            lambda a: sessions.retire_session_pane(st(), a.host_id, a.tab_id, a.leaf_id),
+        )
+        mutation(
+            "worktree.migrate_identity",
+            api.MigrateIdentityArgs,
+            lambda a: worktrees.migrate_identity(st(), a.old_id, a.new_id),
+        )
+        op(
+            "identity.resolve",
+            api.WorktreeIdArgs,
+            lambda a: value(worktrees.resolve_identity(st(), a.worktree_id)),
+        )
+        op(
+            "state.snapshot",
+            api.NoArgs,
+            lambda a: value(
+                {"epoch": self.ctx.events.epoch, "seq": self.ctx.events.seq, **self.core.snapshot()}
+            ),
+        )
         rpc.extra_stats = self.stats
 
     async def _get_meta(self, args: api.OptionalWorktreeIdArgs) -> Any:
@@ -191,8 +270,13 @@ class StoreActor:
     async def _flush_session(self, args: api.SessionFlushArgs) -> Any:
         result: dict[str, Any] = {}
         if args.session is not None:
-            result.update(await self.apply(sessions.set_session(
-                self.core.state, args.host_id, args.session, args.revision, self.core.mint)))
+            result.update(
+                await self.apply(
+                    sessions.set_session(
+                        self.core.state, args.host_id, args.session, args.revision, self.core.mint
+                    )
+                )
+            )
         else:
             session_for_host(self.core.state, sessions.resolve_host_id(args.host_id))
         outcome = await self.saver.flush()
@@ -218,8 +302,13 @@ async def setup(ctx: ActorContext) -> None:
     durable, core, report, loaded = await trio.to_thread.run_sync(_load, paths.state_file)
     problems = () if loaded is None else loaded.problems
     level = logging.ERROR if report.recovered else logging.INFO
-    log.log(level, "loaded %s from %s%s", paths.state_file, report.source,
-            f" ({'; '.join(report.problems)})" if report.problems else "")
+    log.log(
+        level,
+        "loaded %s from %s%s",
+        paths.state_file,
+        report.source,
+        f" ({'; '.join(report.problems)})" if report.problems else "",
+    )
     for problem in problems:
         log.warning("state: %s", problem)
     actor = StoreActor(ctx, durable, core, report, problems)

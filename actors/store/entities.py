@@ -87,10 +87,13 @@ def remove_repo(state: PersistedState, repo_id: str) -> Change:
     owned = [w for w in state.worktree_meta if repo_id_of_worktree_id(w) == repo_id]
     meta = {k: v for k, v in state.worktree_meta.items() if k not in owned}
     lineage = {
-        k: v for k, v in state.worktree_lineage_by_id.items() if repo_id_of_worktree_id(k) != repo_id
+        k: v
+        for k, v in state.worktree_lineage_by_id.items()
+        if repo_id_of_worktree_id(k) != repo_id
     }
     projects = tuple(
-        p if repo_id not in p.source_repo_ids
+        p
+        if repo_id not in p.source_repo_ids
         else replace(p, source_repo_ids=tuple(r for r in p.source_repo_ids if r != repo_id))
         for p in state.projects
     )
@@ -105,9 +108,7 @@ def remove_repo(state: PersistedState, repo_id: str) -> Change:
     return Change(new_state, {"id": repo_id, "removedWorktreeMeta": len(owned)}, (event,))
 
 
-def _upsert(
-    records: tuple[Any, ...], record: Any
-) -> tuple[tuple[Any, ...], bool]:
+def _upsert(records: tuple[Any, ...], record: Any) -> tuple[tuple[Any, ...], bool]:
     """Replace the record with the same id, or append; returns (records, changed)."""
     for i, existing in enumerate(records):
         if existing.id == record.id:
@@ -121,7 +122,9 @@ def _with_id(raw: dict[str, Any], new_id: str) -> dict[str, Any]:
     return raw if raw.get("id") else {**raw, "id": new_id}
 
 
-def upsert_project(state: PersistedState, raw: dict[str, Any], *, new_id: str, now_ms: int) -> Change:
+def upsert_project(
+    state: PersistedState, raw: dict[str, Any], *, new_id: str, now_ms: int
+) -> Change:
     project = decode_record(Project, _with_id(raw, new_id), "project")
     if not project.created_at:
         project = replace(project, created_at=now_ms)
@@ -168,7 +171,8 @@ def remove_project_group(state: PersistedState, group_id: str) -> Change:
         raise Conflict(f"project group {group_id!r} still holds folder workspaces")
     repos = tuple(
         replace(r, project_group_id=None, project_group_order=None)
-        if r.project_group_id == group_id else r
+        if r.project_group_id == group_id
+        else r
         for r in state.repos
     )
     groups = tuple(g for g in state.project_groups if g.id != group_id)

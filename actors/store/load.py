@@ -93,7 +93,9 @@ def _migrate_external_visibility(state: PersistedState) -> PersistedState:
     repos = tuple(
         replace(
             repo,
-            external_worktree_visibility="show" if repo.external_worktree_visibility_legacy else "hide",
+            external_worktree_visibility="show"
+            if repo.external_worktree_visibility_legacy
+            else "hide",
         )
         if repo.external_worktree_visibility is None
         and repo.external_worktree_visibility_legacy is not None
@@ -120,7 +122,9 @@ def decode_state(raw: bytes, *, home_dir: str, mint: Mint) -> LoadedState:
         state = _mark(state, LOCAL_PARTITION_MARKER)
         migrations.append(LOCAL_PARTITION_MARKER)
     elif misplaced_local is not None:
-        problems.append("workspaceSessionsByHostId['local']: dropped, local lives in workspaceSession")
+        problems.append(
+            "workspaceSessionsByHostId['local']: dropped, local lives in workspaceSession"
+        )
     if not _marked(state, EXTERNAL_VISIBILITY_MARKER):
         state = _mark(_migrate_external_visibility(state), EXTERNAL_VISIBILITY_MARKER)
         migrations.append(EXTERNAL_VISIBILITY_MARKER)
@@ -138,8 +142,9 @@ def decode_state(raw: bytes, *, home_dir: str, mint: Mint) -> LoadedState:
 def fresh_state(*, home_dir: str) -> PersistedState:
     """A first start: defaults, with every migration marked done (nothing old to migrate)."""
     state = PersistedState()
-    state = replace(state, settings=replace(state.settings, workspace_dir=default_workspace_dir(home_dir)))
+    state = replace(
+        state, settings=replace(state.settings, workspace_dir=default_workspace_dir(home_dir))
+    )
     for marker in (LOCAL_PARTITION_MARKER, EXTERNAL_VISIBILITY_MARKER):
         state = _mark(state, marker)
     return state
-

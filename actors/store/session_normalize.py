@@ -88,7 +88,11 @@ def _normalize_layout(
     if snapshot.root is None:
         return snapshot, {}
     leaves = list(iter_terminal_leaf_ids(snapshot.root))
-    if previous is not None and snapshot == previous and all(incoming_counts[x] == 1 for x in leaves):
+    if (
+        previous is not None
+        and snapshot == previous
+        and all(incoming_counts[x] == 1 for x in leaves)
+    ):
         return previous, {}  # stored layouts are normalized already; keep the stored object
     previous_leaves = [] if previous is None else list(iter_terminal_leaf_ids(previous.root))
     new_ids: list[str] = []

@@ -66,7 +66,8 @@ def _drop_tabs(session: WorkspaceSessionState, gone: set[str]) -> dict[str, obje
         unified: dict[str, tuple[Tab, ...]] = {}
         for key, tabs in session.unified_tabs.items():
             kept = tuple(
-                t for t in tabs
+                t
+                for t in tabs
                 if not (t.content_type == "terminal" and (t.id in gone or t.entity_id in gone))
             )
             removed_slots.update(t.id for t in tabs if t not in kept)
@@ -90,21 +91,29 @@ def _drop_tabs(session: WorkspaceSessionState, gone: set[str]) -> dict[str, obje
 
 
 def _drop_from_group(group: TabGroup, slots: set[str]) -> TabGroup:
-    if not slots.intersection(group.tab_order) and group.active_tab_id not in slots and not (
-        group.recent_tab_ids and slots.intersection(group.recent_tab_ids)
+    if (
+        not slots.intersection(group.tab_order)
+        and group.active_tab_id not in slots
+        and not (group.recent_tab_ids and slots.intersection(group.recent_tab_ids))
     ):
         return group
     order = tuple(t for t in group.tab_order if t not in slots)
-    recent = None if group.recent_tab_ids is None else tuple(
-        t for t in group.recent_tab_ids if t not in slots
+    recent = (
+        None
+        if group.recent_tab_ids is None
+        else tuple(t for t in group.recent_tab_ids if t not in slots)
     )
     active = group.active_tab_id
     if active in slots:
         active = recent[-1] if recent else (order[0] if order else None)
-    return msgspec.structs.replace(group, tab_order=order, recent_tab_ids=recent, active_tab_id=active)
+    return msgspec.structs.replace(
+        group, tab_order=order, recent_tab_ids=recent, active_tab_id=active
+    )
 
 
-def _drop_pane_keys(session: WorkspaceSessionState, keys: set[str], tabs: set[str]) -> dict[str, object]:
+def _drop_pane_keys(
+    session: WorkspaceSessionState, keys: set[str], tabs: set[str]
+) -> dict[str, object]:
     changes: dict[str, object] = {}
     for name in PANE_KEYED_MAPS:
         values: Mapping[str, object] = getattr(session, name)
@@ -162,4 +171,3 @@ def restrict_to_current_membership(
         values: Mapping[str, object] = getattr(incoming, name)
         changes[name] = {k: v for k, v in values.items() if k in known_panes}
     return msgspec.structs.replace(incoming, **changes)
-

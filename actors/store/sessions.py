@@ -70,8 +70,9 @@ def session_delta(
     fields``; the event stays small when a UI changes one pointer in a large session.
     """
     changed = [f for f in _FIELDS if f != "extra" and getattr(old, f) != getattr(new, f)]
-    partial = WorkspaceSessionState(**{f: getattr(new, f) for f in changed}, extra=(
-        new.extra if new.extra != old.extra else {}))
+    partial = WorkspaceSessionState(
+        **{f: getattr(new, f) for f in changed}, extra=(new.extra if new.extra != old.extra else {})
+    )
     fields = to_builtins(partial)
     removed = [_WIRE_NAMES[f] for f in changed if _WIRE_NAMES[f] not in fields]
     removed += [k for k in old.extra if k not in new.extra]
@@ -80,8 +81,12 @@ def session_delta(
 
 def _changed_event(state: PersistedState, host_id: str, old: WorkspaceSessionState) -> StoreEvent:
     fields, removed = session_delta(old, session_for_host(state, host_id))
-    data = {"hostId": host_id, "revision": topology_revision(state, host_id),
-            "fields": fields, "removed": removed}
+    data = {
+        "hostId": host_id,
+        "revision": topology_revision(state, host_id),
+        "fields": fields,
+        "removed": removed,
+    }
     return StoreEvent("session.changed", data)
 
 

@@ -144,7 +144,9 @@ def set_lineage(state: PersistedState, worktree_id: str, raw: dict[str, Any] | N
     return Change(replace(state, worktree_lineage_by_id=rows), lineage_data, (event,))
 
 
-def set_workspace_lineage(state: PersistedState, child_key: str, raw: dict[str, Any] | None) -> Change:
+def set_workspace_lineage(
+    state: PersistedState, child_key: str, raw: dict[str, Any] | None
+) -> Change:
     """Set (or with ``None`` clear) the lineage of a WorkspaceKey (folders included)."""
     rows = dict(state.workspace_lineage_by_child_key)
     if raw is None:
@@ -159,7 +161,9 @@ def set_workspace_lineage(state: PersistedState, child_key: str, raw: dict[str, 
             return Change(state, to_builtins(lineage))
         rows[child_key] = lineage
         data = to_builtins(lineage)
-    event = StoreEvent("workspaceLineage.changed", {"childWorkspaceKey": child_key, "lineage": data})
+    event = StoreEvent(
+        "workspaceLineage.changed", {"childWorkspaceKey": child_key, "lineage": data}
+    )
     return Change(replace(state, workspace_lineage_by_child_key=rows), data, (event,))
 
 
@@ -194,8 +198,10 @@ def resolve_identity(state: PersistedState, worktree_id: str) -> dict[str, Any]:
     scope = parse_workspace_key(worktree_id)
     if scope is not None and scope.kind == "folder":
         known = any(f.id == scope.id for f in state.folder_workspaces)
-        return {"status": "current" if known else "unknown",
-                "worktreeId": worktree_id if known else None}
+        return {
+            "status": "current" if known else "unknown",
+            "worktreeId": worktree_id if known else None,
+        }
     for repo in state.repos:
         if make_worktree_id(repo.id, repo.path) == worktree_id:
             return {"status": "current", "worktreeId": worktree_id}

@@ -50,8 +50,9 @@ def _ls(args: argparse.Namespace) -> int:
     if args.json:
         print_json("repos", repos)
         return EXIT_OK
-    rows = [(r["id"], r.get("displayName"), r.get("kind") or "git", _host(r), r["path"])
-            for r in repos]
+    rows = [
+        (r["id"], r.get("displayName"), r.get("kind") or "git", _host(r), r["path"]) for r in repos
+    ]
     print_table(("ID", "NAME", "KIND", "HOST", "PATH"), rows)
     return EXIT_OK
 
