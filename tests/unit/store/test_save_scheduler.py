@@ -87,7 +87,7 @@ async def test_saver_debounces_a_burst_into_one_write(tmp_path: Path) -> None:
     saver = Saver(
         f,
         box.snapshot,
-        scheduler=SaveScheduler(debounce_s=0.2, max_wait_s=5.0),
+        scheduler=SaveScheduler(debounce_s=0.5, max_wait_s=5.0),
         on_outcome=lambda outcome: saved.set(),
     )
     with trio.fail_after(10):
