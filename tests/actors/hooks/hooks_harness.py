@@ -35,6 +35,7 @@ class EventTap:
         self._send, self.receive = trio.open_memory_channel[Event](100_000)
         sock = new_socket(zmq.SUB)
         sock.setsockopt(zmq.SUBSCRIBE, b"agentStatus.")
+        sock.setsockopt(zmq.SUBSCRIBE, b"sys.heartbeat")
         sock.connect(endpoint)
         self._zs = ZSocket(sock, self._on_message)
 
@@ -142,6 +143,9 @@ async def running_hooks(home: Path) -> AsyncIterator[HooksProcess]:
             endpoint = await client.call("hooks.endpoint", {})
             fields = read_endpoint_env(Path(endpoint["endpointFile"]))
             assert int(fields["ORCA_HOOK_PORT"]) == endpoint["port"]
+            # PUB drops events for a subscription still in flight (slow joiner); the
+            # first heartbeat proves ours is live before any test event is published.
+            await next_event_of(tap, "sys.heartbeat")
             try:
                 yield HooksProcess(
                     home, paths, proc, client, tap, endpoint["port"], fields["ORCA_HOOK_SECRET"]
@@ -151,11 +155,16 @@ async def running_hooks(home: Path) -> AsyncIterator[HooksProcess]:
     finally:
         client.close()
         tap.close()
-        await stop(proc)
+        with trio.CancelScope(shield=True):  # reap the process even when the test timed out
+            await stop(proc)
+
+
+async def next_event_of(tap: EventTap, type_: str) -> Event:
+    while True:
+        event = await tap.receive.receive()
+        if event.type == type_:
+            return event
 
 
 async def next_event(hooks: HooksProcess, type_: str) -> Event:
-    while True:
-        event = await hooks.tap.receive.receive()
-        if event.type == type_:
-            return event
+    return await next_event_of(hooks.tap, type_)

@@ -190,3 +190,42 @@ async def test_restart_hydrates_unconfirmed_rows_and_never_persists_structured(
             assert status == 200
             [wire] = await hooks.rows()
             assert (wire["state"], wire["restoredUnconfirmed"]) == ("done", False)
+
+
+async def test_clear_removes_the_row_without_fencing(home: Path) -> None:
+    """agentStatus.clear drops the row with one clear event; the pane may report again."""
+    with trio.fail_after(30):
+        async with running_hooks(home) as hooks:
+            await hooks.post("claude", {**CLAUDE, "hook_event_name": "UserPromptSubmit"})
+            assert await hooks.call("agentStatus.clear", {"paneKey": PANE, "reason": "exit"}) == {
+                "removed": True
+            }
+            await next_event(hooks, "agentStatus.set")
+            cleared = await next_event(hooks, "agentStatus.clear")
+            assert cleared.data["reason"] == "exit"
+            assert await hooks.rows() == []
+            status, _ = await hooks.post("claude", {**CLAUDE, "hook_event_name": "Stop"})
+            assert status == 200 and [r["state"] for r in await hooks.rows()] == ["done"]
+
+
+async def test_alias_moves_a_legacy_row_to_its_stable_pane(home: Path) -> None:
+    """A legacy numeric OSC row moves to its stable key once the alias is registered."""
+    legacy = "tab-1:2"
+    with trio.fail_after(30):
+        async with running_hooks(home) as hooks:
+            reply = await hooks.call(
+                "agentStatus.ingest_osc",
+                {"paneKey": legacy, "worktreeId": WT, "payload": '{"state": "working"}'},
+            )
+            assert reply["outcome"] == "applied"
+            refused, body = await hooks.post(
+                "claude", {**CLAUDE, "hook_event_name": "Stop"}, pane=legacy
+            )
+            assert (refused, body["reason"]) == (400, "legacy_numeric_pane_key")
+            await hooks.call("agentStatus.alias_pane", {"alias": legacy, "paneKey": PANE})
+            assert [r["paneKey"] for r in await hooks.rows()] == [PANE]
+            status, _ = await hooks.post(
+                "claude", {**CLAUDE, "hook_event_name": "Stop"}, pane=legacy
+            )
+            assert status == 200
+            assert [(r["paneKey"], r["state"]) for r in await hooks.rows()] == [(PANE, "done")]

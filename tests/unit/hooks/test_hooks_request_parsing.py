@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.hooks.agent_events import KNOWN_AGENTS, decide
@@ -57,7 +57,6 @@ def test_depth_bound_is_exact(depth: int) -> None:
         assert isinstance(result, HttpRejection) and result.reason == "json_too_deep"
 
 
-@settings(max_examples=200)
 @given(
     st.sampled_from(KNOWN_AGENTS), st.dictionaries(st.text(max_size=20), json_values, max_size=6)
 )
