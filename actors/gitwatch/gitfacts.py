@@ -15,6 +15,9 @@ How a listing is read, and why not only pygit2 or only ``git worktree list``:
 * The git CLI listing (``git worktree list --porcelain -z``, see ``porcelain``) costs a
   fork+exec; a full scan here must be no slower than it (bench/gitwatch.py measures
   both), and the tests check both agree on real repositories.
+* Repositories libgit2 cannot open (SHA-256 object format, newer extensions) fall
+  back to the git CLI for listing and status (``clifacts``); only when git cannot
+  read them either are they unavailable.
 
 A repository whose directory vanished raises :class:`RepoUnavailable`; the caller
 reports it instead of crashing.
@@ -23,13 +26,24 @@ reports it instead of crashing.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 import pygit2
 import trio
 from pygit2.enums import FileStatus
 
+from actors.gitwatch.clifacts import common_dir_cli, read_status_cli, scan_worktrees_cli
 from actors.gitwatch.errors import RepoUnavailable
+from actors.gitwatch.records import DirtyCounts, WorktreeFacts
+
+__all__ = [
+    "DirtyCounts",
+    "WorktreeFacts",
+    "common_dir",
+    "folder_facts",
+    "open_repository",
+    "read_dirty_counts",
+    "scan_worktrees",
+]
 
 _STAGED = (
     FileStatus.INDEX_NEW
@@ -53,69 +67,40 @@ _PRUNE_MISSING_TARGET = "gitdir file points to non-existent location"
 _MAX_ADMIN_FILE = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class DirtyCounts:
-    """How many paths differ, by kind (ignored files never count)."""
+def open_repository(repo_path: str) -> pygit2.Repository | None:
+    """Open the repository with libgit2; None when libgit2 cannot (git may still).
 
-    staged: int = 0
-    unstaged: int = 0
-    untracked: int = 0
-    conflicted: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.staged + self.unstaged + self.untracked + self.conflicted
-
-
-@dataclass(frozen=True, slots=True)
-class WorktreeFacts:
-    """The hard git facts of one worktree (no dirty counts: those cost a status)."""
-
-    path: str
-    head: str | None  # hex commit id; None when bare, unborn or a folder
-    branch: str | None  # full ref, e.g. "refs/heads/main"; None when detached
-    is_main: bool
-    admin_dir: str  # where this worktree's HEAD and index live ("" for a folder)
-    is_bare: bool = False
-    is_detached: bool = False
-    is_locked: bool = False
-    lock_reason: str | None = None
-    is_prunable: bool = False
-    prune_reason: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RepoLayout:
-    """Where a repository keeps its shared git data."""
-
-    common_dir: str  # the main ".git" dir (refs, packed-refs, worktrees/)
-    main_admin_dir: str
-
-
-def open_repository(repo_path: str) -> pygit2.Repository:
-    """Open the repository at ``repo_path``; a vanished or non-git dir is unavailable."""
+    Raises RepoUnavailable when the directory itself is gone.
+    """
     if not os.path.isdir(repo_path):
         raise RepoUnavailable(f"repository directory is gone: {repo_path}")
     try:
         return pygit2.Repository(repo_path)
-    except (pygit2.GitError, KeyError) as exc:
-        raise RepoUnavailable(f"not a git repository: {repo_path}") from exc
+    except (pygit2.GitError, KeyError, ValueError):
+        # Not a repository at all, or one libgit2 does not support (e.g. SHA-256):
+        # the CLI fallback tells the two apart.
+        return None
 
 
-def repo_layout(repo: pygit2.Repository) -> RepoLayout:
+def common_dir(repo_path: str) -> str:
+    """The repo's shared git dir (refs, packed-refs, worktrees/): what the watcher watches."""
+    repo = open_repository(repo_path)
+    if repo is None:
+        return common_dir_cli(repo_path)
     admin = repo.path.rstrip("/")
     common = _read_text(os.path.join(admin, "commondir"))
-    common_dir = os.path.normpath(os.path.join(admin, common.strip())) if common else admin
-    return RepoLayout(common_dir=common_dir, main_admin_dir=common_dir)
+    return os.path.normpath(os.path.join(admin, common.strip())) if common else admin
 
 
 def scan_worktrees(repo_path: str) -> list[WorktreeFacts]:
     """The main worktree first, then every linked worktree git knows about."""
     repo = open_repository(repo_path)
-    layout = repo_layout(repo)
-    facts = [_main_worktree(repo, layout)]
-    for name in sorted(_admin_names(layout.common_dir)):
-        facts.append(_linked_worktree(repo, os.path.join(layout.common_dir, "worktrees", name)))
+    if repo is None:
+        return scan_worktrees_cli(repo_path)
+    common = common_dir(repo_path)
+    facts = [_main_worktree(repo, common)]
+    for name in sorted(_admin_names(common)):
+        facts.append(_linked_worktree(repo, os.path.join(common, "worktrees", name)))
     return facts
 
 
@@ -146,7 +131,9 @@ def read_dirty_counts(worktree_path: str) -> DirtyCounts:
         if repo.is_bare:
             return DirtyCounts()
         entries = repo.status(untracked_files="normal")
-    except (pygit2.GitError, KeyError, OSError) as exc:
+    except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+        if os.path.isdir(worktree_path):
+            return read_status_cli(worktree_path)  # libgit2 cannot read it; git can
         raise RepoUnavailable(f"cannot read status of {worktree_path}") from exc
     staged = unstaged = untracked = conflicted = 0
     for flags in entries.values():
@@ -167,26 +154,23 @@ async def read_dirty_counts_async(worktree_path: str) -> DirtyCounts:
     return await trio.to_thread.run_sync(read_dirty_counts, worktree_path)
 
 
-def _main_worktree(repo: pygit2.Repository, layout: RepoLayout) -> WorktreeFacts:
+def _main_worktree(repo: pygit2.Repository, common: str) -> WorktreeFacts:
     if repo.is_bare:
         return WorktreeFacts(
-            path=layout.common_dir, head=None, branch=None, is_main=True,
-            admin_dir=layout.common_dir, is_bare=True,
-        )  # fmt: skip
+            path=common, head=None, branch=None, is_main=True, admin_dir=common, is_bare=True
+        )
     workdir = (repo.workdir or "").rstrip("/")
     if repo.head_is_unborn:
-        head_ref = _read_text(os.path.join(layout.common_dir, "HEAD")) or ""
+        head_ref = _read_text(os.path.join(common, "HEAD")) or ""
         branch = head_ref[5:].strip() if head_ref.startswith("ref: ") else None
-        return WorktreeFacts(
-            path=workdir, head=None, branch=branch, is_main=True, admin_dir=layout.common_dir
-        )
+        return WorktreeFacts(path=workdir, head=None, branch=branch, is_main=True, admin_dir=common)
     detached = repo.head_is_detached
     return WorktreeFacts(
         path=workdir,
         head=str(repo.head.target),
         branch=None if detached else repo.head.name,
         is_main=True,
-        admin_dir=layout.common_dir,
+        admin_dir=common,
         is_detached=detached,
     )
 

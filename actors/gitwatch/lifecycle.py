@@ -139,6 +139,9 @@ def _raise_add_failure(stderr: str, branch: str) -> None:
     if "already checked out" in text or "already used by worktree" in text:
         other = text.rsplit(" at ", 1)[-1].strip(" '\"") if " at " in text else "?"
         raise errors.BranchCheckedOutElsewhere(branch, other)
+    if "already exists" in text:
+        # Lost a race with another create (same path or branch) since our own checks.
+        raise errors.DestinationExists(f"git worktree add: {text}")
     if "invalid reference" in text or "not a valid" in text:
         raise errors.CallerError(f"git worktree add: {text}")
     raise errors.GitFailure(f"git worktree add: {text}")

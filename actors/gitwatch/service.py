@@ -33,10 +33,9 @@ from actors.gitwatch.factstate import (
     apply_unavailable,
 )
 from actors.gitwatch.gitfacts import (
+    common_dir,
     folder_facts,
-    open_repository,
     read_dirty_counts,
-    repo_layout,
     scan_worktrees,
 )
 from actors.gitwatch.watcher import GitWatcher
@@ -110,8 +109,8 @@ class GitwatchService:
     async def _watch_repo_dirs(self, repo_id: str, repo_path: str) -> None:
         common = self._common_dirs.get(repo_id)
         if common is None:
-            layout = await trio.to_thread.run_sync(lambda: repo_layout(open_repository(repo_path)))
-            common = self._common_dirs[repo_id] = layout.common_dir
+            common = await trio.to_thread.run_sync(common_dir, repo_path)
+            self._common_dirs[repo_id] = common
             self.watcher.watch_repo(repo_id, common, repo_path)
         else:
             self.watcher.ensure_worktrees_dir_watched(repo_id, common)

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from actors.gitwatch.clifacts import count_porcelain_status
 from actors.gitwatch.errors import RepoUnavailable
 from actors.gitwatch.gitfacts import (
     DirtyCounts,
+    common_dir,
     folder_facts,
     read_dirty_counts,
     scan_worktrees,
@@ -131,3 +133,34 @@ async def test_async_scan_runs_off_the_event_loop(repo: Path) -> None:
 
     with trio.fail_after(10):
         assert await scan_worktrees_async(str(repo)) == scan_worktrees(str(repo))
+
+
+def test_repo_libgit2_cannot_open_falls_back_to_git_cli(tmp_path: Path, git: GitRunner) -> None:
+    """A SHA-256 repository (libgit2 refuses it) is still listed, with admin dirs and status."""
+    repo = tmp_path / "sha"
+    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", "sha")
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "one")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "w"), "-b", "w")
+    main, linked = scan_worktrees(str(repo))
+    assert _scanned(repo) == _porcelain(repo)
+    assert main.is_main and len(main.head or "") == 64
+    assert linked.admin_dir == str(repo / ".git" / "worktrees" / "w")
+    assert common_dir(str(tmp_path / "w")) == str(repo / ".git")
+    (tmp_path / "w" / "a.txt").write_text("changed")
+    (tmp_path / "w" / "b.txt").write_text("new")
+    assert read_dirty_counts(str(tmp_path / "w")) == DirtyCounts(unstaged=1, untracked=1)
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (b"", (0, 0, 0, 0)),
+        (b" M a\0?? b\0A  c\0MM d\0", (2, 2, 1, 0)),
+        (b"R  new\0old\0UU both\0 D gone\0", (1, 1, 0, 1)),
+    ],
+)
+def test_porcelain_status_counts(output: bytes, expected: tuple[int, int, int, int]) -> None:
+    """`git status --porcelain -z` entries count by kind; a rename's source is not an entry."""
+    assert count_porcelain_status(output) == expected

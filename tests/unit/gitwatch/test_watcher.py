@@ -173,3 +173,31 @@ async def test_folder_repo_is_listed_and_its_disappearance_reported(tmp_path: Pa
             _, gone = await watched.next_matching(lambda e: e[0] == "repo.unavailable")
             assert gone["repoId"] == "f1"
             nursery.cancel_scope.cancel()
+
+
+async def test_sha256_repository_is_watched_through_the_cli_fallback(
+    tmp_path: Path, git: Callable[..., str]
+) -> None:
+    """A repo libgit2 cannot open still publishes its rows and dirty counts."""
+    repo = tmp_path / "sha"
+    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", "sha")
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "one")
+    send, receive = trio.open_memory_channel[Event](100)
+    with trio.fail_after(15), Inotify() as inotify:
+        watcher = GitWatcher(inotify)
+        service = GitwatchService(watcher, lambda kind, data: send.send_nowait((kind, data)))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watcher.run, service.apply_batch)
+            await service.track_repo("s1", str(repo))
+            watched = Watched(service, receive)
+            await watched.next_matching(_is("worktree.added", repo))
+            (repo / "a.txt").write_text("edited")
+            await watched.next_matching(
+                lambda e: (
+                    _is("worktree.changed", repo)(e)
+                    and (e[1]["gitStatus"] or {}).get("unstaged") == 1
+                )
+            )
+            nursery.cancel_scope.cancel()
