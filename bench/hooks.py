@@ -55,6 +55,10 @@ PS_DRIVER = (
 )
 
 
+def pane_key(tab: str, leaf: int) -> str:
+    return f"tab-{tab}:00000000-0000-4000-8000-{leaf:012d}"
+
+
 def pct(samples: list[float], q: float) -> float:
     s = sorted(samples)
     return s[min(len(s) - 1, int(q * len(s)))]
@@ -63,8 +67,13 @@ def pct(samples: list[float], q: float) -> float:
 def start_actor(home: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT), ORCA_LOG_LEVEL="WARNING")
     env.pop("ORCA_SUPERVISOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "actors.hooks"], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "actors.hooks"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     paths = resolve_paths({"ORCA_HOME": str(home)})
     deadline = time.monotonic() + 20
     while True:  # readiness: the first answered snapshot (a bench, not a test)
@@ -103,8 +112,9 @@ class Subscriber(threading.Thread):
 
 
 def hook_body(i: int) -> bytes:
-    return json.dumps({"session_id": "bench", "hook_event_name": STATES[i % 3],
-                       "tool_name": f"ev{i}"}).encode()
+    return json.dumps(
+        {"session_id": "bench", "hook_event_name": STATES[i % 3], "tool_name": f"ev{i}"}
+    ).encode()
 
 
 class Sender:
@@ -113,9 +123,17 @@ class Sender:
         self.secret = secret
 
     def post(self, i: int, pane: str, worktree: str = "repo1::/bench/wt") -> None:
-        self.conn.request("POST", "/hook/claude", body=hook_body(i), headers={
-            "X-Orca-Hook-Secret": self.secret, "X-Orca-Pane-Key": pane,
-            "X-Orca-Worktree-Id": worktree, "Content-Type": "application/json"})
+        self.conn.request(
+            "POST",
+            "/hook/claude",
+            body=hook_body(i),
+            headers={
+                "X-Orca-Hook-Secret": self.secret,
+                "X-Orca-Pane-Key": pane,
+                "X-Orca-Worktree-Id": worktree,
+                "Content-Type": "application/json",
+            },
+        )
         response = self.conn.getresponse()
         response.read()
         if response.status != 200:
@@ -126,7 +144,7 @@ def bench_latency(port: int, secret: str, sub: Subscriber) -> dict[str, float]:
     sender = Sender(port, secret)
     sent: dict[str, float] = {}
     for i in range(200):  # warm-up, outside the sample
-        sender.post(10**6 + i, f"tab-w:leaf{i % PANES}")
+        sender.post(10**6 + i, pane_key("w", i % PANES))
     start = time.perf_counter()
     for i in range(PACED_EVENTS):
         due = start + i / PACED_RATE
@@ -134,14 +152,19 @@ def bench_latency(port: int, secret: str, sub: Subscriber) -> dict[str, float]:
         if delay > 0:
             time.sleep(delay)
         sent[f"ev{i}"] = time.perf_counter()
-        sender.post(i, f"tab-l:leaf{i % PANES}")
+        sender.post(i, pane_key("l", i % PANES))
     elapsed = time.perf_counter() - start
     deadline = time.monotonic() + 5
     while any(k not in sub.arrivals for k in sent) and time.monotonic() < deadline:
         time.sleep(0.01)
     lat = [(sub.arrivals[k] - t) * 1000 for k, t in sent.items() if k in sub.arrivals]
-    return {"p50": statistics.median(lat), "p99": pct(lat, 0.99), "max": max(lat),
-            "lost": len(sent) - len(lat), "rate": PACED_EVENTS / elapsed}
+    return {
+        "p50": statistics.median(lat),
+        "p99": pct(lat, 0.99),
+        "max": max(lat),
+        "lost": len(sent) - len(lat),
+        "rate": PACED_EVENTS / elapsed,
+    }
 
 
 def bench_sustained(port: int, secret: str, sub: Subscriber) -> float:
@@ -151,7 +174,7 @@ def bench_sustained(port: int, secret: str, sub: Subscriber) -> float:
     def run(k: int) -> None:
         sender = Sender(port, secret)
         for i in range(per_sender):
-            sender.post(2 * 10**6 + k * per_sender + i, f"tab-s{k}:leaf{i % PANES}")
+            sender.post(2 * 10**6 + k * per_sender + i, pane_key(f"s{k}", i % PANES))
 
     start = time.perf_counter()
     threads = [threading.Thread(target=run, args=(k,)) for k in range(SENDERS)]
@@ -168,12 +191,20 @@ def bench_sustained(port: int, secret: str, sub: Subscriber) -> float:
 def populate(paths: OrcaPaths) -> None:
     for w in range(WORKTREES):
         for p in range(PANES_PER_WORKTREE):
-            pane = f"tab-{w}:leaf-{p}"
-            call("hooks", "agentStatus.ingest_osc", {
-                "paneKey": pane, "worktreeId": f"repo1::/bench/wt-{w:03d}",
-                "terminalHandle": f"term_{w}_{p}",
-                "payload": json.dumps({"state": ("working", "blocked", "done")[p],
-                                       "agent": "claude"})}, paths=paths)
+            pane = pane_key(str(w), p)
+            call(
+                "hooks",
+                "agentStatus.ingest_osc",
+                {
+                    "paneKey": pane,
+                    "worktreeId": f"repo1::/bench/wt-{w:03d}",
+                    "terminalHandle": f"term_{w}_{p}",
+                    "payload": json.dumps(
+                        {"state": ("working", "blocked", "done")[p], "agent": "claude"}
+                    ),
+                },
+                paths=paths,
+            )
 
 
 def timed_runs(argv: list[str], env: dict[str, str]) -> list[float]:
@@ -196,10 +227,14 @@ def bench_ps(home: Path, paths: OrcaPaths) -> dict[str, Any]:
     ps = timed_runs(argv, env)
     table = timed_runs([sys.executable, "-c", PS_DRIVER, "worktree", "ps"], env)
     bare = timed_runs([sys.executable, "-c", "pass"], env)
-    return {"worktrees": len(listing), "rows": sum(len(w["agents"]) for w in listing),
-            "ps_median": statistics.median(ps), "ps_max": max(ps),
-            "table_median": statistics.median(table),
-            "bare_median": statistics.median(bare)}
+    return {
+        "worktrees": len(listing),
+        "rows": sum(len(w["agents"]) for w in listing),
+        "ps_median": statistics.median(ps),
+        "ps_max": max(ps),
+        "table_median": statistics.median(table),
+        "bare_median": statistics.median(bare),
+    }
 
 
 def stop_actor(proc: subprocess.Popen[bytes]) -> None:
@@ -224,12 +259,16 @@ def main() -> None:
             sub.start()
             time.sleep(0.3)  # let the SUB connection settle before the first event
             lat = bench_latency(port, secret, sub)
-            print(f"hook POST → subscriber event at {lat['rate']:.0f} events/s over "
-                  f"{PANES} panes: p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, "
-                  f"max {lat['max']:.2f} ms, lost {lat['lost']} (goal p99 < 10 ms)")
+            print(
+                f"hook POST → subscriber event at {lat['rate']:.0f} events/s over "
+                f"{PANES} panes: p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, "
+                f"max {lat['max']:.2f} ms, lost {lat['lost']} (goal p99 < 10 ms)"
+            )
             rate = bench_sustained(port, secret, sub)
-            print(f"sustained: {rate:,.0f} events/s delivered to a subscriber "
-                  f"({SENDERS} keep-alive HTTP clients in this process, unpaced)")
+            print(
+                f"sustained: {rate:,.0f} events/s delivered to a subscriber "
+                f"({SENDERS} keep-alive HTTP clients in this process, unpaced)"
+            )
             sub.stop.set()
         finally:
             stop_actor(proc)
@@ -243,12 +282,16 @@ def main() -> None:
         finally:
             stop_actor(proc)
         per = ps["rows"] // max(1, ps["worktrees"])
-        print(f"orca worktree ps, {ps['worktrees']} worktrees × {per} panes ({ps['rows']} rows), "
-              f"interpreter start included: --json median {ps['ps_median']:.0f} ms "
-              f"(max {ps['ps_max']:.0f}), table median {ps['table_median']:.0f} ms "
-              "(goal < 300 ms)")
-        print(f"baseline `python -c pass`: {ps['bare_median']:.0f} ms → ps --json costs "
-              f"{ps['ps_median'] / ps['bare_median']:.1f}× a bare interpreter start")
+        print(
+            f"orca worktree ps, {ps['worktrees']} worktrees × {per} panes ({ps['rows']} rows), "
+            f"interpreter start included: --json median {ps['ps_median']:.0f} ms "
+            f"(max {ps['ps_max']:.0f}), table median {ps['table_median']:.0f} ms "
+            "(goal < 300 ms)"
+        )
+        print(
+            f"baseline `python -c pass`: {ps['bare_median']:.0f} ms → ps --json costs "
+            f"{ps['ps_median'] / ps['bare_median']:.1f}× a bare interpreter start"
+        )
         print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 

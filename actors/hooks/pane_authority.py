@@ -15,8 +15,9 @@ Only the ``hooks`` actor holds these facts, and they gate every write:
 * **per-connection watermarks** - a producer connection numbers its events; a number
   at or below the watermark is a replay and is dropped.
 
-Pane keys are ``${tabId}:${leafUUID}`` (architecture §4). Until the shared parser in
-``orca.model`` lands, :func:`parse_pane_key` validates the shape minimally here.
+Pane keys are ``${tabId}:${leafUUID}`` (architecture §4), parsed by the shared rules
+in :mod:`orca.model.panes`; the legacy ``${tabId}:${n}`` form is recognised so it can
+be aliased (seed 02 §8).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from orca.model.panes import parse_legacy_numeric_pane_key
+from orca.model.panes import parse_pane_key as parse_stable_pane_key
 
 # Fences outlive any realistic burst of closes (a user closing a 50-pane session
 # several times) while bounding memory; seed 02 §9 "更有界".
@@ -38,7 +42,6 @@ WATERMARK_CAPACITY = 1024
 KNOWN_WORKTREE_CAPACITY = 4096
 MAX_PANE_KEY_LEN = 256
 
-_PANE_KEY_PART = re.compile(r"[A-Za-z0-9._~\-]+")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -46,23 +49,21 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 class PaneKey:
     tab_id: str
     leaf: str
-
-    @property
-    def is_legacy_numeric(self) -> bool:
-        """A pre-migration numeric leaf: unstable across reorders (seed 02 §8)."""
-        return self.leaf.isdigit()
+    # A pre-migration numeric leaf: unstable across reorders (seed 02 §8).
+    is_legacy_numeric: bool
 
 
 def parse_pane_key(text: str) -> PaneKey | None:
-    """Split ``tabId:leaf``; ``None`` when the shape is wrong (caller's fault)."""
+    """A stable (UUID leaf) or legacy numeric pane key; ``None`` otherwise (caller's fault)."""
     if len(text) > MAX_PANE_KEY_LEN:
         return None
-    tab_id, sep, leaf = text.rpartition(":")
-    if not sep or not _PANE_KEY_PART.fullmatch(leaf):
-        return None
-    if not tab_id or any(c.isspace() or not c.isprintable() for c in tab_id):
-        return None
-    return PaneKey(tab_id=tab_id, leaf=leaf)
+    stable = parse_stable_pane_key(text)
+    if stable is not None:
+        return PaneKey(stable.tab_id, stable.leaf_id, is_legacy_numeric=False)
+    legacy = parse_legacy_numeric_pane_key(text)
+    if legacy is not None:
+        return PaneKey(legacy.tab_id, str(legacy.pane_number), is_legacy_numeric=True)
+    return None
 
 
 def is_sha256_hex(text: str) -> bool:

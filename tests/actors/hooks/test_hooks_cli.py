@@ -61,7 +61,7 @@ async def test_worktree_ps_lists_agents_per_worktree_from_the_snapshot(home: Pat
             await hooks.post(
                 "codex",
                 {"hook_event_name": "UserPromptSubmit"},
-                pane="tab-2:0d2a-leaf",
+                pane="tab-2:0d2a0000-0000-4000-8000-000000000002",
                 extra={"X-Orca-Worktree-Id": OTHER_WT},
             )
             result = await trio.to_thread.run_sync(_orca, home, "worktree", "ps", "--json")

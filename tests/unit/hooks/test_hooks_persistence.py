@@ -34,20 +34,26 @@ def _row(state: str, pane: str = PANE, age_ms: int = 0, **kw: object) -> AgentSt
 
 def test_hydrated_working_row_is_restored_unconfirmed_and_not_fresh() -> None:
     """A working row read back is stamped restoredUnconfirmed and never fresh (seed 03)."""
-    data = encode_status_file([_row("working"), _row("done", pane="tab-1:leafdone")], {})
+    data = encode_status_file(
+        [_row("working"), _row("done", pane="tab-1:3f1c2a9e-0000-4000-8000-00000000d0e0")], {}
+    )
     loaded = decode_status_file(data, T0 + 1)
     by_pane = {r.pane_key: r for r in loaded.rows}
     assert by_pane[PANE].restored_unconfirmed and not is_fresh(by_pane[PANE], T0 + 1)
-    assert not by_pane["tab-1:leafdone"].restored_unconfirmed
+    assert not by_pane["tab-1:3f1c2a9e-0000-4000-8000-00000000d0e0"].restored_unconfirmed
 
 
 def test_rows_older_than_seven_days_are_dropped_on_load() -> None:
     """Only records from the last seven days survive a restart (seed 02 §10)."""
     data = encode_status_file(
-        [_row("done", age_ms=HYDRATE_WINDOW_MS + 1), _row("working", pane="tab-1:young")], {}
+        [
+            _row("done", age_ms=HYDRATE_WINDOW_MS + 1),
+            _row("working", pane="tab-1:3f1c2a9e-0000-4000-8000-0000000000aa"),
+        ],
+        {},
     )
     loaded = decode_status_file(data, T0)
-    assert [r.pane_key for r in loaded.rows] == ["tab-1:young"]
+    assert [r.pane_key for r in loaded.rows] == ["tab-1:3f1c2a9e-0000-4000-8000-0000000000aa"]
     assert loaded.dropped == 1
 
 

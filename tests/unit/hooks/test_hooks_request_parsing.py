@@ -18,7 +18,7 @@ from actors.hooks.http_request import (
     route_agent,
 )
 
-HEADERS = {"x-orca-pane-key": "tab:leaf"}
+HEADERS = {"x-orca-pane-key": "tab:3f1c2a9e-0000-4000-8000-000000000001"}
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
     lambda inner: (

@@ -76,10 +76,11 @@ def test_fence_capacity_is_bounded() -> None:
     """Fences form a bounded LRU: the oldest closes are forgotten first (seed 02 §9)."""
     store = AgentStatusStore()
     for i in range(RETIRED_FENCE_CAPACITY + 10):
-        store.retire_pane(f"tab-x:leaf{i}")
+        store.retire_pane(f"tab-x:00000000-0000-4000-8000-{i:012d}")
     assert store.authority.fence_count() == RETIRED_FENCE_CAPACITY
-    assert not store.authority.is_fenced("tab-x:leaf0")
-    assert store.authority.is_fenced(f"tab-x:leaf{RETIRED_FENCE_CAPACITY + 9}")
+    assert not store.authority.is_fenced("tab-x:00000000-0000-4000-8000-000000000000")
+    newest = RETIRED_FENCE_CAPACITY + 9
+    assert store.authority.is_fenced(f"tab-x:00000000-0000-4000-8000-{newest:012d}")
 
 
 def test_launch_token_commitment_rejects_a_different_token() -> None:
