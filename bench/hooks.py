@@ -45,15 +45,6 @@ PS_RUNS = 15
 WORKTREES, PANES_PER_WORKTREE = 100, 3
 STATES = ("UserPromptSubmit", "PermissionRequest", "Stop")
 
-PS_DRIVER = (
-    "import argparse, sys\n"
-    "from orca.cli import worktree_ps\n"
-    "parser = argparse.ArgumentParser(prog='orca')\n"
-    "worktree_ps.add_parser(parser.add_subparsers())\n"
-    "args = parser.parse_args(sys.argv[1:])\n"
-    "sys.exit(args.func(args))\n"
-)
-
 
 def pane_key(tab: str, leaf: int) -> str:
     return f"tab-{tab}:00000000-0000-4000-8000-{leaf:012d}"
@@ -221,11 +212,11 @@ def timed_runs(argv: list[str], env: dict[str, str]) -> list[float]:
 def bench_ps(home: Path, paths: OrcaPaths) -> dict[str, Any]:
     populate(paths)
     env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))
-    argv = [sys.executable, "-c", PS_DRIVER, "worktree", "ps", "--json"]
+    argv = [sys.executable, "-m", "orca.cli.main", "worktree", "ps", "--json"]
     out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=True).stdout
     listing = json.loads(out)["worktrees"]
     ps = timed_runs(argv, env)
-    table = timed_runs([sys.executable, "-c", PS_DRIVER, "worktree", "ps"], env)
+    table = timed_runs([sys.executable, "-m", "orca.cli.main", "worktree", "ps"], env)
     bare = timed_runs([sys.executable, "-c", "pass"], env)
     return {
         "worktrees": len(listing),

@@ -12,18 +12,6 @@ import pytest
 import trio
 from hooks_harness import ROOT, WT, running_hooks
 
-# Builds the parser from the two topic modules exactly as ``orca.cli.main`` does with
-# its COMMAND_MODULES, so these tests do not depend on the registration list.
-DRIVER = (
-    "import argparse, sys\n"
-    "from orca.cli import hooks, worktree_ps\n"
-    "parser = argparse.ArgumentParser(prog='orca')\n"
-    "sub = parser.add_subparsers()\n"
-    "worktree_ps.add_parser(sub)\n"
-    "hooks.add_parser(sub)\n"
-    "args = parser.parse_args(sys.argv[1:])\n"
-    "sys.exit(args.func(args))\n"
-)
 OTHER_WT = "repo1::/src/wt-b"
 
 
@@ -34,7 +22,7 @@ def _orca(
     if user_home is not None:
         env["HOME"] = str(user_home)
     return subprocess.run(
-        [sys.executable, "-c", DRIVER, *argv],
+        [sys.executable, "-m", "orca.cli.main", *argv],
         env=env,
         cwd=ROOT,
         capture_output=True,
