@@ -36,6 +36,21 @@ def terminal_tab_ids(session: WorkspaceSessionState) -> set[str]:
     return ids
 
 
+class _OncePerLeaf:
+    """A leaf set that admits each allowed leaf once: a stale snapshot that repeats a
+    surviving leaf must not grow into two panes when the duplicate is re-minted."""
+
+    def __init__(self, allowed: set[str]) -> None:
+        self._allowed = allowed
+        self._seen: set[str] = set()
+
+    def __contains__(self, leaf: object) -> bool:
+        if not isinstance(leaf, str) or leaf not in self._allowed or leaf in self._seen:
+            return False
+        self._seen.add(leaf)
+        return True
+
+
 def _restrict_layout(
     snapshot: TerminalLayoutSnapshot, allowed: Container[str]
 ) -> TerminalLayoutSnapshot | None:
@@ -156,7 +171,7 @@ def restrict_to_current_membership(
         stored = current.terminal_layouts_by_tab_id.get(tab_id)
         if stored is None:
             continue
-        allowed = set(iter_terminal_leaf_ids(stored.root))
+        allowed = _OncePerLeaf(set(iter_terminal_leaf_ids(stored.root)))
         restricted = _restrict_layout(snapshot, allowed)
         layouts[tab_id] = stored if restricted is None else restricted
     gone = terminal_tab_ids(incoming) - current_tabs

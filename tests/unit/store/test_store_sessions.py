@@ -325,3 +325,39 @@ def test_session_changed_event_carries_only_what_changed() -> None:
     assert apply_delta(to_builtins(change.state.workspace_session), changed) == to_builtins(
         retired.state.workspace_session
     )
+
+
+pool = [str(uuid.UUID(int=i)) for i in range(1, 7)]
+uuid_trees = st.recursive(
+    st.sampled_from(pool).map(leaf),
+    lambda inner: st.tuples(inner, inner).map(lambda ab: split(*ab)),
+    max_leaves=4,
+)
+tab_layouts = st.dictionaries(
+    st.sampled_from(["a", "b", "c"]),
+    uuid_trees.map(lambda tree: {"root": tree}),
+    min_size=1,
+    max_size=3,
+)
+
+
+def panes(state: PersistedState) -> set[tuple[str, str]]:
+    layouts = state.workspace_session.terminal_layouts_by_tab_id
+    return {(t, x) for t, s in layouts.items() for x in iter_terminal_leaf_ids(s.root)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(tab_layouts, tab_layouts, st.data())
+def test_no_stale_write_ever_adds_a_pane(
+    stored: dict[str, Any], stale: dict[str, Any], data: st.DataObject
+) -> None:
+    """Whatever a stale snapshot holds, the panes after it are a subset of those before (§9)."""
+    state = set_local(PersistedState(), terminal_session(stored), revision=0)
+    tab, leaf_id = data.draw(st.sampled_from(sorted(panes(state))))
+    state = sessions.retire_session_pane(state, None, tab, leaf_id).state
+    before = panes(state)
+    after = set_local(
+        state, terminal_session(stale), revision=data.draw(st.sampled_from([0, None]))
+    )
+    assert panes(after) <= before
+    assert (tab, leaf_id) not in panes(after)
