@@ -21,6 +21,7 @@ deletes from the front without moving the rest, so a trim is cheap.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 from actors.ptyd.escapes import end_of_escape_containing
@@ -31,6 +32,9 @@ DEFAULT_CAPACITY = 1024 * 1024
 # How far past the required cut we look for a newline before falling back to an
 # escape-sequence-aware cut; one long line of a TUI redraw is usually shorter.
 _NEWLINE_SEARCH = 16 * 1024
+# zlib level for idle compaction: level 1 compresses 1 MiB in a few ms and gets most
+# of the ratio on terminal output.
+_COMPACT_LEVEL = 1
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,10 @@ class Scrollback:
             raise ValueError("scrollback capacity must be at least 64 bytes")
         self.capacity = capacity
         self._buf = bytearray()
-        self._start = 0  # offset of _buf[0]
+        self._start = 0  # offset of the first byte held
+        # Idle compaction: while set, the content is this zlib stream and _buf is empty.
+        self._packed: bytes | None = None
+        self._packed_len = 0
 
     @property
     def start(self) -> int:
@@ -75,13 +82,38 @@ class Scrollback:
     @property
     def end(self) -> int:
         """Offset just after the newest byte; the total ever appended."""
-        return self._start + len(self._buf)
+        return self._start + len(self)
 
     def __len__(self) -> int:
-        return len(self._buf)
+        return self._packed_len if self._packed is not None else len(self._buf)
+
+    @property
+    def compacted(self) -> bool:
+        return self._packed is not None
+
+    def compact(self) -> None:
+        """Hold the content compressed until the next append (for idle sessions).
+
+        Terminal output compresses several-fold; 50 agents waiting for input are the
+        common case, and their scrollbacks are most of ptyd's memory.
+        """
+        if self._packed is None and self._buf:
+            self._packed = zlib.compress(self._buf, _COMPACT_LEVEL)
+            self._packed_len = len(self._buf)
+            self._buf = bytearray()
+
+    def _content(self) -> bytes | bytearray:
+        """The held bytes; a temporary decompressed copy while compacted (reads stay packed)."""
+        return zlib.decompress(self._packed) if self._packed is not None else self._buf
+
+    def _unpack(self) -> None:
+        if self._packed is not None:
+            self._buf = bytearray(zlib.decompress(self._packed))
+            self._packed = None
 
     def append(self, data: bytes) -> Chunk:
         """Record ``data``; returns it as a chunk with its offset. Trims when over capacity."""
+        self._unpack()
         chunk = Chunk(self.end, bytes(data))
         self._buf += data
         if len(self._buf) > self.capacity:
@@ -102,7 +134,7 @@ class Scrollback:
 
     def snapshot(self) -> Chunk:
         """Everything held, starting at a safe boundary."""
-        return Chunk(self._start, bytes(self._buf))
+        return Chunk(self._start, bytes(self._content()))
 
     def read_since(self, offset: int, limit: int | None = None) -> Chunk | Gap:
         """Data from ``offset`` (at most ``limit`` bytes), or a :class:`Gap` if trimmed."""
@@ -110,9 +142,10 @@ class Scrollback:
             raise OffsetInFuture(f"offset {offset} is beyond the end {self.end}")
         if offset < self._start:
             return Gap(offset, self._start)
+        content = self._content()
         lo = offset - self._start
-        hi = len(self._buf) if limit is None else min(len(self._buf), lo + limit)
-        return Chunk(offset, bytes(self._buf[lo:hi]))
+        hi = len(content) if limit is None else min(len(content), lo + limit)
+        return Chunk(offset, bytes(content[lo:hi]))
 
     def _trim(self, minimum: int) -> None:
         cut = self._safe_cut(minimum)

@@ -35,19 +35,23 @@ from typing import Protocol
 
 import trio
 
-from actors.ptyd import spawn
+from actors.ptyd import memory, spawn
 from actors.ptyd.history import RawJournal
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
 
-# One read takes what the kernel has, up to this much: large enough that a flood is
-# moved in few syscalls, small enough that one event stays well below ZMQ_MAXMSGSIZE.
+# One batch takes what the kernel has, up to this much (a PTY hands out a few KiB per
+# read): large enough that per-batch costs are amortised, small enough that one event
+# stays far below ZMQ_MAXMSGSIZE and equal to the output pipe's capacity.
 READ_SIZE = 64 * 1024
 # Unwritten input per session before writes are refused: a paste of a large file is
 # fine, an endless stream into a child that never reads is the caller's problem.
 MAX_INPUT_BACKLOG = 4 * 1024 * 1024
 # Chunks an in-process subscription may queue before it is marked lagged.
 SUBSCRIPTION_QUEUE = 256
+# A session whose output has been quiet this long compacts its scrollback (zlib);
+# the next output unpacks it. Agents waiting for input are the common case.
+IDLE_COMPACT_S = 2.0
 # Grace between SIGTERM/SIGHUP and SIGKILL when a session is killed.
 KILL_GRACE_S = 2.0
 
@@ -158,6 +162,7 @@ class Session:
         self._master_closed = False
         self.exited = trio.Event()
         self.output_done = trio.Event()
+        self._activity = trio.Event()  # set by new output; re-armed by the compactor
         # For an adopted child: asks whoever reaped it (the fd keeper) for its exit code.
         self.foreign_exit: Callable[[], Awaitable[int | None]] | None = None
 
@@ -175,6 +180,7 @@ class Session:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_exit)
             nursery.start_soon(self._write_input)
+            nursery.start_soon(self._compact_when_idle)
             await self._read_output()
         # Both the output ended (hang-up) and the exit is recorded: the PTY is done.
         self._close_master()
@@ -188,25 +194,53 @@ class Session:
         if tail:
             self._publish(tail)
         self.output_done.set()
+        self._activity.set()  # wakes the compactor so it can finish
+
+    async def _compact_when_idle(self) -> None:
+        while not self.output_done.is_set():
+            self._activity = trio.Event()
+            with trio.move_on_after(IDLE_COMPACT_S):
+                await self._activity.wait()
+                continue
+            self._compact()
+            await self._activity.wait()  # nothing to do until output resumes
+        self._compact()
+
+    def _compact(self) -> None:
+        if not self.scrollback.compacted:
+            self.scrollback.compact()
+            memory.release_free_memory()
 
     async def _read_plain(self) -> None:
         fd = self.master_fd
         while True:
-            try:
-                data = os.read(fd, READ_SIZE)
-            except BlockingIOError:
-                await trio.lowlevel.wait_readable(fd)
-                continue
-            except OSError as exc:
-                if exc.errno == errno.EIO:  # every slave fd closed: the PTY hung up
-                    return
-                raise
-            if not data:
+            parts: list[bytes] = []
+            size, ended = 0, False
+            while size < READ_SIZE:  # take everything the kernel has, then process once
+                try:
+                    data = os.read(fd, READ_SIZE - size)
+                except BlockingIOError:
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EIO:  # EIO: every slave fd closed (hang-up)
+                        raise
+                    ended = True
+                    break
+                if not data:
+                    ended = True
+                    break
+                parts.append(data)
+                size += len(data)
+            if parts:
+                batch = b"".join(parts)
+                if self.journal is not None:
+                    self.journal.append(batch)
+                self._ingest(batch)
+                await trio.lowlevel.checkpoint()
+            if ended:
                 return
-            if self.journal is not None:
-                self.journal.append(data)
-            self._ingest(data)
-            await trio.lowlevel.checkpoint()
+            if not parts:
+                await trio.lowlevel.wait_readable(fd)
 
     async def _read_spliced(self, pipe_r: int, pipe_w: int) -> None:
         # See history.py: output goes master -> pipe -> journal file inside the
@@ -216,19 +250,31 @@ class Session:
         self._drain_pipe(pipe_r)  # what a previous ptyd left in the pipe
         while True:
             self.journal.rotate_if_due(self.scrollback.end, self.scanner.at_boundary)
-            try:
-                moved = os.splice(fd, pipe_w, READ_SIZE, flags=os.SPLICE_F_NONBLOCK)
-            except BlockingIOError:
-                await trio.lowlevel.wait_readable(fd)
-                continue
-            except OSError as exc:
-                if exc.errno == errno.EIO:
+            # A PTY yields at most a few KiB per call; gather up to one pipe-full
+            # before processing, so per-chunk costs (scan, publish) are paid per 64 KiB.
+            # The pipe is empty here (drained below), so EAGAIN means the master is.
+            moved, ended = 0, False
+            while moved < READ_SIZE:
+                try:
+                    n = os.splice(fd, pipe_w, READ_SIZE - moved, flags=os.SPLICE_F_NONBLOCK)
+                except BlockingIOError:
                     break
-                raise
-            if not moved:
+                except OSError as exc:
+                    if exc.errno != errno.EIO:
+                        raise
+                    ended = True
+                    break
+                if not n:
+                    ended = True
+                    break
+                moved += n
+            if moved:
+                self._drain_pipe(pipe_r)
+                await trio.lowlevel.checkpoint()
+            if ended:
                 break
-            self._drain_pipe(pipe_r)
-            await trio.lowlevel.checkpoint()
+            if not moved:
+                await trio.lowlevel.wait_readable(fd)
         self._drain_pipe(pipe_r)
 
     def _drain_pipe(self, pipe_r: int) -> None:
@@ -250,6 +296,7 @@ class Session:
             self._listener.on_osc(self, payload)
 
     def _publish(self, output: bytes) -> None:
+        self._activity.set()
         chunk = self.scrollback.append(output)
         self._listener.on_output(self, chunk)
         for sub in self._subscriptions:

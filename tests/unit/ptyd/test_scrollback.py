@@ -109,3 +109,19 @@ def test_replay_never_starts_inside_a_sequence_or_character(
     assert snap.end == len(stream)
     assert len(snap.data) <= 256
     assert snap.offset not in inside_positions(stream)
+
+
+def test_compacted_scrollback_reads_the_same_and_unpacks_on_output() -> None:
+    """An idle (compacted) scrollback serves reads unchanged; new output unpacks it."""
+    sb = Scrollback(4096)
+    for i in range(300):
+        sb.append(b"agent line %d\n" % i)
+    before = sb.snapshot()
+    sb.compact()
+    assert sb.compacted
+    assert sb.snapshot() == before and len(sb) == len(before.data)
+    assert sb.read_since(before.end - 4) == Chunk(before.end - 4, before.data[-4:])
+    assert sb.compacted  # reads do not unpack
+    assert sb.append(b"more\n") == Chunk(before.end, b"more\n")
+    assert not sb.compacted
+    assert sb.snapshot().data.endswith(b"agent line 299\nmore\n")
