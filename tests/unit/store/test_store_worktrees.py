@@ -163,3 +163,13 @@ def test_resolve_folder_workspace_ids_by_the_folder_table() -> None:
     ).state
     assert worktrees.resolve_identity(state, "folder:f1")["status"] == "current"
     assert worktrees.resolve_identity(state, "folder:f2")["status"] == "unknown"
+
+
+def test_every_earlier_name_of_a_twice_renamed_worktree_resolves_to_its_current_id() -> None:
+    """A→B→C: sessions minted under A or B still belong to C (the GC must not reap them)."""
+    state = worktrees.patch_meta(PersistedState(), "r::/a", {}).state
+    state = worktrees.migrate_identity(state, "r::/a", "r::/b").state
+    state = worktrees.migrate_identity(state, "r::/b", "r::/c").state
+    for old in ("r::/a", "r::/b"):
+        assert worktrees.resolve_identity(state, old) == {"status": "alias", "worktreeId": "r::/c"}
+    assert list(state.worktree_meta) == ["r::/c"]
