@@ -53,7 +53,7 @@ case $port in
 esac
 [ -n "$secret" ] || exit 0
 curl --silent --output /dev/null --connect-timeout @CONNECT@ --max-time @TOTAL@ \
-  -X POST -H 'Content-Type: application/json' -H @/dev/fd/3 \
+  -X POST -H 'Content-Type: application/json' -H 'Expect:' -H @/dev/fd/3 \
   --data-binary @- "http://127.0.0.1:$port/hook/$agent" >/dev/null 2>&1 3<<ORCA_HEADERS
 X-Orca-Hook-Secret: $secret
 X-Orca-Pane-Key: $ORCA_PANE_KEY

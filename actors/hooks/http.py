@@ -19,6 +19,7 @@ actor keeps running):
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ from actors.hooks.http_request import (
     parse_submission,
     route_agent,
 )
+
+log = logging.getLogger(__name__)
 
 # Hook scripts post a few KB at once; five seconds is generous for any honest local
 # client and bounds what a stalled one can hold.
@@ -151,8 +154,10 @@ class HookHttpServer:
     ) -> h11.Event | None:
         while True:
             event = conn.next_event()
+            if event is h11.PAUSED:  # a pipelined request waits for the next cycle
+                return None
             if event is not h11.NEED_DATA:
-                assert not isinstance(event, type)  # h11's PAUSED sentinel cannot occur here
+                assert not isinstance(event, type)
                 return event
             data = await stream.receive_some(RECEIVE_CHUNK)
             conn.receive_data(data)
@@ -169,6 +174,12 @@ class HookHttpServer:
         declared = headers.get("content-length", "0")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise _Reject(413, "body_too_large")
+        if conn.they_are_waiting_for_100_continue:
+            # curl asks before sending bodies over 1 KiB; answering at once saves it
+            # its one-second expect timeout on every large hook payload.
+            data = conn.send(h11.InformationalResponse(status_code=100, headers=[]))
+            if data:
+                await stream.send_all(data)
         body = bytearray()
         while True:
             event = await self._next_event(stream, conn)
@@ -182,6 +193,15 @@ class HookHttpServer:
                 return _Framed(method, target, headers, bytes(body))
 
     def _handle(self, framed: _Framed) -> HookReply:
+        try:
+            return self._handle_framed(framed)
+        except Exception:
+            # A bug of ours must cost one request, never the endpoint (and never the
+            # actor: this runs inside the server's nursery).
+            log.exception("hook request failed: %s %s", framed.method, framed.target)
+            return HookReply(500, {"error": "internal"})
+
+    def _handle_framed(self, framed: _Framed) -> HookReply:
         agent = route_agent(framed.method, framed.target)
         if isinstance(agent, HttpRejection):
             return HookReply(agent.status, {"error": agent.reason})

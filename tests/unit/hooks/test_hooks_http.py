@@ -321,3 +321,24 @@ async def test_keep_alive_serves_many_requests_on_one_connection(harness: Harnes
     with trio.fail_after(5):
         raw = await harness.raw(one * 3 + last)
     assert raw.count(b"HTTP/1.1 200") == 4
+
+
+async def test_expect_continue_is_answered_before_the_body(harness: Harness) -> None:
+    """A client that asks `Expect: 100-continue` gets 100 at once, then its answer."""
+    body = _claude("Stop")
+    head = (
+        f"POST /hook/claude HTTP/1.1\r\nHost: x\r\nX-Orca-Hook-Secret: {SECRET}\r\n"
+        f"X-Orca-Pane-Key: {PANE}\r\nX-Orca-Worktree-Id: {WT}\r\nExpect: 100-continue\r\n"
+        f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with trio.fail_after(5):
+        stream = await trio.open_tcp_stream("127.0.0.1", harness.port)
+        async with stream:
+            await stream.send_all(head)
+            interim = await stream.receive_some(65536)
+            assert interim.startswith(b"HTTP/1.1 100 ")
+            await stream.send_all(body)
+            rest = b""
+            while chunk := await stream.receive_some(65536):
+                rest += chunk
+    assert _parse_response(rest)[0] == 200

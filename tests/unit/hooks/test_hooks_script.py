@@ -115,3 +115,37 @@ async def test_script_posts_payload_with_pane_identity(tmp_path: Path) -> None:
     assert published == ["agentStatus.set", "agentStatus.set"]
     assert store.authority.commitments[PANE] == hashlib.sha256(b"launch-token-1").hexdigest()
     assert b"launch-token-1" not in script.read_bytes()
+
+
+async def test_script_forwards_a_large_payload(tmp_path: Path) -> None:
+    """A PostToolUse payload carrying a large tool response (300 KB) is delivered whole."""
+    hooks_dir = tmp_path / "agent-hooks"
+    script = install_hook_script(hooks_dir)
+    store = AgentStatusStore()
+    service = HooksService(store, lambda t, d: None, lambda: None)
+    secret = "d" * 64
+    big = json.dumps(
+        {
+            "session_id": "s1",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Read",
+            "tool_response": {"content": "x" * 300_000},
+        }
+    ).encode()
+    env = _env(ORCA_PANE_KEY=PANE, ORCA_WORKTREE_ID=WT)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            server = HookHttpServer(secret, service.ingest_hook)
+            port = await nursery.start(server.run)
+            write_endpoint_env(hooks_dir, port, secret)
+            result = await trio.run_process(
+                ["/bin/sh", str(script), "claude"],
+                stdin=big,
+                capture_stdout=True,
+                env=env,
+                check=False,
+            )
+            nursery.cancel_scope.cancel()
+    assert (result.returncode, result.stdout) == (0, b"{}\n")
+    row = store.row(PANE)
+    assert row is not None and (row.state, row.detail) == ("working", "Read")
