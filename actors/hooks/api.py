@@ -43,6 +43,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from orca.model import agent_status
+
 SNAPSHOT_OP = "agentStatus.snapshot"
 INGEST_OSC_OP = "agentStatus.ingest_osc"
 INGEST_STRUCTURED_OP = "agentStatus.ingest_structured"
@@ -52,8 +54,8 @@ ALIAS_PANE_OP = "agentStatus.alias_pane"
 CLEAR_OP = "agentStatus.clear"
 ENDPOINT_OP = "hooks.endpoint"
 
-SET_EVENT = "agentStatus.set"
-CLEAR_EVENT = "agentStatus.clear"
+SET_EVENT = agent_status.SET_EVENT
+CLEAR_EVENT = agent_status.CLEAR_EVENT
 
 
 class NoArgs(msgspec.Struct, rename="camel"):

@@ -190,3 +190,32 @@ def project_worktrees(rows: Iterable[AgentStatusRow], now_ms: int) -> list[dict[
             }
         )
     return projected
+
+
+# -- mirrors -----------------------------------------------------------------------
+# Every reader (TUI, web, remote hosts) keeps the same copy of the store the same way:
+# ``load_rows`` turns an ``agentStatus.snapshot`` result into rows by pane key and
+# ``apply_status_event`` folds one ``agentStatus.set`` / ``agentStatus.clear`` into
+# them (use them as ``orca.actor.Mirror``'s ``load`` / ``apply``). Readers never merge
+# anything back into the store (seed 03 "镜像不是合并").
+
+SET_EVENT = "agentStatus.set"
+CLEAR_EVENT = "agentStatus.clear"
+
+
+def load_rows(snapshot: Mapping[str, object]) -> dict[str, AgentStatusRow]:
+    rows = msgspec.convert(snapshot.get("rows", []), list[AgentStatusRow])
+    return {row.pane_key: row for row in rows}
+
+
+def apply_status_event(
+    rows: dict[str, AgentStatusRow], event_type: str, data: Mapping[str, object]
+) -> dict[str, AgentStatusRow]:
+    """Fold one event into a mirror's rows (returns a new dict; unknown types ignored)."""
+    if event_type == SET_EVENT:
+        row = msgspec.convert(data["row"], AgentStatusRow)
+        return {**rows, row.pane_key: row}
+    if event_type == CLEAR_EVENT:
+        pane_key = data.get("paneKey")
+        return {k: v for k, v in rows.items() if k != pane_key}
+    return rows

@@ -10,8 +10,10 @@ from orca.model.agent_status import (
     AGENT_STATES,
     DISPLAY_DECAY_MS,
     AgentStatusRow,
+    apply_status_event,
     display_state,
     is_fresh,
+    load_rows,
     map_structured_state,
     project_worktrees,
     state_age_ms,
@@ -154,3 +156,16 @@ def test_projection_groups_agents_under_their_worktree_summary() -> None:
     ]
     second_agents = projected[1]["agents"]
     assert isinstance(second_agents, list) and second_agents[0]["structuredHostOwned"] is True
+
+
+def test_mirror_helpers_replay_set_and_clear() -> None:
+    """A mirror loads the snapshot and folds set/clear events into the same rows."""
+    first = _row("working", pane="t:1")
+    snapshot = {"epoch": "e", "seq": 3, "rows": [msgspec.to_builtins(first)]}
+    rows = load_rows(snapshot)
+    assert rows == {"t:1": first}
+    second = _row("blocked", pane="t:2")
+    rows = apply_status_event(rows, "agentStatus.set", {"row": msgspec.to_builtins(second)})
+    rows = apply_status_event(rows, "agentStatus.clear", {"paneKey": "t:1", "reason": "retired"})
+    rows = apply_status_event(rows, "sys.heartbeat", {})
+    assert rows == {"t:2": second}
