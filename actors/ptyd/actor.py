@@ -5,8 +5,9 @@ module wires it to the runtime. Rules it keeps:
 
 * no handler waits on a child: input is queued, kills run in background tasks;
 * output is published as it is read, and nothing on that path waits for a peer -
-  OSC payloads go to ``hooks`` through a bounded queue drained by its own task, so a
-  down ``hooks`` costs dropped status updates (counted), never terminal output;
+  OSC payloads (and launch announcements) go to ``hooks`` through a bounded queue
+  drained by its own task, so a down ``hooks`` costs dropped status updates
+  (counted in ``sys.stats``), never terminal output;
 * GC never reaps on its own belief (``gc.py``): only ``store``'s answers decide;
   ``store``'s ``worktree.renamed {oldId, newId}`` re-keys at once.
 """
@@ -44,9 +45,9 @@ from orca.wire.errors import BadFrame, BadRequest, Conflict, NotFound, OrcaError
 
 log = logging.getLogger(__name__)
 
-# OSC payloads waiting for hooks; beyond this they are dropped (status is a latest-
-# value signal, the next OSC supersedes a lost one).
-OSC_QUEUE = 1024
+# Messages waiting for hooks; beyond this they are dropped (status is a latest-value
+# signal, the next OSC supersedes a lost one).
+HOOKS_QUEUE = 1024
 # A hooks call that takes longer than this is abandoned; hooks answers in ms when up.
 HOOKS_TIMEOUT_S = 2.0
 # After an adopted child exits, how long to wait for the keeper to have reaped it:
@@ -77,11 +78,12 @@ class PtydSettings:
         )
 
 
-@dataclass
-class OscNote:
-    pane_key: str
-    terminal_handle: str
-    payload: str
+@dataclass(frozen=True)
+class HooksCall:
+    """One message for ``hooks``, queued so that sending it never delays output."""
+
+    op: str
+    args: dict[str, object]
 
 
 class Ptyd:
@@ -98,9 +100,9 @@ class Ptyd:
         )
         self.table = SessionTable(config, self)
         self.gc = SessionGc(settings.gc_grace_s)
-        self._osc_send, self._osc_recv = trio.open_memory_channel[OscNote](OSC_QUEUE)
-        self.osc_dropped = 0
-        self.osc_failed = 0
+        self._hooks_send, self._hooks_recv = trio.open_memory_channel[HooksCall](HOOKS_QUEUE)
+        self.hooks_dropped = 0  # queue full (hooks slow or down for long)
+        self.hooks_failed = 0  # calls that failed or timed out
         self.keeper: handoff.KeeperLink | None = None
 
     # -- SessionListener --------------------------------------------------------------
@@ -112,15 +114,34 @@ class Ptyd:
         )
 
     def on_osc(self, session: Session, payload: bytes) -> None:
-        note = OscNote(
-            session.info.pane_key,
-            session.info.terminal_handle,
-            payload.decode("utf-8", errors="replace"),
+        info = session.info
+        self.tell_hooks(
+            "agentStatus.ingest_osc",
+            {
+                "paneKey": info.pane_key,
+                "terminalHandle": info.terminal_handle,
+                "worktreeId": info.worktree_id,
+                "payload": payload.decode("utf-8", errors="replace"),
+            },
         )
+
+    def on_launch(self, session: Session) -> None:
+        """A live launch in the pane: hooks lifts its retirement fence, learns the hash."""
+        info = session.info
+        self.tell_hooks(
+            "agentStatus.restart_pane",
+            {
+                "paneKey": info.pane_key,
+                "launchTokenSha256": info.launch_token_sha256,
+                "worktreeId": info.worktree_id,
+            },
+        )
+
+    def tell_hooks(self, op: str, args: dict[str, object]) -> None:
         try:
-            self._osc_send.send_nowait(note)
+            self._hooks_send.send_nowait(HooksCall(op, args))
         except trio.WouldBlock:
-            self.osc_dropped += 1
+            self.hooks_dropped += 1
 
     def on_exit(self, session: Session) -> None:
         self.ctx.nursery.start_soon(self._publish_exit_after_output, session)
@@ -141,22 +162,17 @@ class Ptyd:
         )
 
     # -- background tasks -------------------------------------------------------------
-    async def forward_osc(self) -> None:
+    async def forward_to_hooks(self) -> None:
+        """Deliver queued OSC payloads and launches to ``hooks``, in order, one at a time."""
         hooks = self.ctx.connect("hooks")
-        async for note in self._osc_recv:
+        async for item in self._hooks_recv:
             try:
-                await hooks.call(
-                    "agentStatus.ingest_osc",
-                    {
-                        "paneKey": note.pane_key,
-                        "terminalHandle": note.terminal_handle,
-                        "payload": note.payload,
-                    },
-                    timeout=HOOKS_TIMEOUT_S,
-                )
+                await hooks.call(item.op, item.args, timeout=HOOKS_TIMEOUT_S)
             except OrcaError as exc:
-                self.osc_failed += 1
-                log.warning("OSC status for %s not delivered to hooks: %s", note.pane_key, exc)
+                self.hooks_failed += 1
+                log.warning(
+                    "%s for %s not delivered to hooks: %s", item.op, item.args["paneKey"], exc
+                )
 
     async def run_gc(self) -> None:
         store = self.ctx.connect("store")

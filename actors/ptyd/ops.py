@@ -34,6 +34,7 @@ def register_ops(ptyd: Ptyd) -> None:
         ptyd.gc.on_sessions_spawned(args.worktree_id)
         if ptyd.keeper is not None:
             ptyd.keeper.deposit(session.info, [session.master_fd, *(session.pipe or ())])
+        ptyd.on_launch(session)
         ptyd.start_session(session)
         ctx.events.publish(api.SPAWNED_EVENT, ptyd.row(session))
         info = session.info
@@ -138,6 +139,14 @@ async def setup(ctx: ActorContext) -> None:
         ptyd.keeper = handoff.KeeperLink(keeper_path)
         ptyd.adopt_from_keeper()
     register_ops(ptyd)
-    ctx.nursery.start_soon(ptyd.forward_osc)
+    ctx.rpc.extra_stats = lambda: {
+        "ptyd": {
+            "sessions": len(ptyd.table),
+            "hooksDropped": ptyd.hooks_dropped,
+            "hooksFailed": ptyd.hooks_failed,
+            "gcSuspects": len(ptyd.gc.suspects),
+        }
+    }
+    ctx.nursery.start_soon(ptyd.forward_to_hooks)
     ctx.nursery.start_soon(ptyd.run_gc)
     ctx.nursery.start_soon(ptyd.follow_renames)
