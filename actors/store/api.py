@@ -57,7 +57,8 @@ settings.changed {settings} · ui.changed {ui}
 session.changed {hostId, revision, fields, removed}: top-level session fields that changed
     (apply: drop ``removed`` wire names, then merge ``fields``); session.get has the whole
 session.paneRetired {hostId, tabId, leafId, revision}
-worktree.renamed {oldId, newId}
+worktree.renamed {oldId, newId}, then worktreeMeta.removed/changed and session.changed
+    for every record the migration re-keyed
 store.saveFailed {errno, message, at} · store.saveRecovered {}
 """
 

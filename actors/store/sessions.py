@@ -79,7 +79,9 @@ def session_delta(
     return fields, removed
 
 
-def _changed_event(state: PersistedState, host_id: str, old: WorkspaceSessionState) -> StoreEvent:
+def session_changed_event(
+    state: PersistedState, host_id: str, old: WorkspaceSessionState
+) -> StoreEvent:
     fields, removed = session_delta(old, session_for_host(state, host_id))
     data = {
         "hostId": host_id,
@@ -107,7 +109,7 @@ def _write(
     if normalized == current:
         return Change(state, {"applied": applied, "changed": False, "revision": current_revision})
     new_state = with_session_for_host(state, host_id, normalized)
-    event = _changed_event(new_state, host_id, current)
+    event = session_changed_event(new_state, host_id, current)
     result = {"applied": applied, "changed": True, "revision": current_revision}
     return Change(new_state, result, (event,))
 
@@ -165,6 +167,6 @@ def retire_session_pane(
             "session.paneRetired",
             {"hostId": host, "tabId": tab_id, "leafId": leaf_id, "revision": revision},
         ),
-        _changed_event(new_state, host, current),
+        session_changed_event(new_state, host, current),
     )
     return Change(new_state, {"revision": revision}, events, durability="flush")

@@ -25,6 +25,7 @@ import msgspec
 
 from actors.store.change import Change, StoreEvent, decode_record, patch_record
 from actors.store.entities import repo_host
+from actors.store.sessions import session_changed_event
 from orca.model.codec import to_builtins
 from orca.model.hosts import LOCAL_HOST_ID
 from orca.model.identity_migration import migrate_worktree_identity
@@ -37,7 +38,7 @@ from orca.model.ids import (
 )
 from orca.model.session import WORKTREE_ID_KEYED_SESSION_FIELDS, WorkspaceSessionState
 from orca.model.session_keys import parse_session_key
-from orca.model.state import PersistedState
+from orca.model.state import PersistedState, session_for_host
 from orca.model.worktree import WorkspaceLineage, WorktreeLineage, WorktreeMeta
 from orca.wire.errors import BadRequest, NotFound
 
@@ -176,8 +177,21 @@ def migrate_identity(state: PersistedState, old_id: str, new_id: str) -> Change:
     result = {"oldId": old_id, "newId": new_id}
     if migrated is state:
         return Change(state, result)
-    event = StoreEvent("worktree.renamed", result)
-    return Change(migrated, result, (event,), durability="flush")
+    # The rename first (ptyd re-keys its sessions on it), then the exact record changes
+    # so any mirror of metas or sessions converges without re-deriving the migration.
+    events = [StoreEvent("worktree.renamed", result)]
+    if old_id in state.worktree_meta:
+        events.append(StoreEvent("worktreeMeta.removed", {"worktreeIds": [old_id]}))
+    new_meta = migrated.worktree_meta[new_id]
+    events.append(
+        StoreEvent("worktreeMeta.changed", {"worktreeId": new_id, "meta": to_builtins(new_meta)})
+    )
+    hosts = [LOCAL_HOST_ID, *migrated.workspace_sessions_by_host_id]
+    for host in hosts:
+        before = session_for_host(state, host)
+        if session_for_host(migrated, host) != before:
+            events.append(session_changed_event(migrated, host, before))
+    return Change(migrated, result, tuple(events), durability="flush")
 
 
 def _session_worktree_ids(session: WorkspaceSessionState) -> set[str]:

@@ -90,7 +90,13 @@ def test_rename_keeps_sessions_findable_under_the_old_id() -> None:
     ).state
     change = worktrees.migrate_identity(state, "r::/w/old", "r::/w/new")
     assert change.durability == "flush"
-    assert [e.type for e in change.events] == ["worktree.renamed"]
+    assert [e.type for e in change.events] == [
+        "worktree.renamed",
+        "worktreeMeta.removed",
+        "worktreeMeta.changed",
+        "session.changed",
+    ]
+    assert change.events[3].data["hostId"] == "ssh:box"
     new = change.state
     assert new.worktree_meta["r::/w/new"].prior_worktree_ids == ("r::/w/old",)
     assert new.worktree_meta["r::/w/new"].comment == "note"
