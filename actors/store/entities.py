@@ -104,8 +104,11 @@ def remove_repo(state: PersistedState, repo_id: str) -> Change:
         worktree_lineage_by_id=lineage,
         projects=projects,
     )
-    event = StoreEvent("repo.removed", {"id": repo_id, "worktreeIds": sorted(owned)})
-    return Change(new_state, {"id": repo_id, "removedWorktreeMeta": len(owned)}, (event,))
+    events = [StoreEvent("repo.removed", {"id": repo_id, "worktreeIds": sorted(owned)})]
+    if owned:
+        events.append(StoreEvent("worktreeMeta.removed", {"worktreeIds": sorted(owned)}))
+    result = {"id": repo_id, "removedWorktreeMeta": len(owned)}
+    return Change(new_state, result, tuple(events))
 
 
 def _upsert(records: tuple[Any, ...], record: Any) -> tuple[tuple[Any, ...], bool]:

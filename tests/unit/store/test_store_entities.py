@@ -80,6 +80,7 @@ def test_remove_repo_drops_its_worktree_meta_and_project_links() -> None:
     assert list(change.state.worktree_meta) == ["r9::/b"]
     assert change.state.projects[0].source_repo_ids == ("r9",)
     assert change.events[0].data == {"id": "r1", "worktreeIds": ["r1::/a/w"]}
+    assert change.events[1].type == "worktreeMeta.removed"
 
 
 def test_project_group_in_use_cannot_be_removed() -> None:
