@@ -1,4 +1,11 @@
-"""``orca state export [-o FILE]``: the store's whole PersistedState as pretty JSON."""
+"""``orca state export [-o FILE]`` and ``orca state status [--json]``.
+
+``export`` prints the store's whole PersistedState as pretty JSON. ``status`` shows how
+the last load went (primary, or recovered from a backup with the corrupt file kept
+aside) and how saving goes (writes, skipped unchanged writes, the last error such as a
+full disk). :func:`store_warnings` turns the store's ``sys.stats`` into the lines a
+person must see; ``orca status`` can print them under its table.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from orca.cli.output import EXIT_OK, fail, fail_from
+from orca.cli.output import EXIT_OK, fail, fail_from, print_json, print_table
 from orca.wire.errors import OrcaError
 
 
@@ -30,9 +37,65 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def store_warnings(stats: dict[str, Any]) -> list[str]:
+    """Problems worth a person's attention in the store's ``sys.stats`` reply."""
+    store = stats.get("store") or {}
+    load = store.get("load") or {}
+    save = store.get("save") or {}
+    lines: list[str] = []
+    if load.get("source") == "backup":
+        lines.append(
+            f"orca-data.json was unreadable; loaded {load.get('loadedFrom')} instead"
+            f" (the bad file is kept as {load.get('corruptKeptAs')})"
+        )
+    elif load.get("source") == "no_valid_copy":
+        lines.append(
+            "orca-data.json and every backup were unreadable; started from defaults"
+            f" (the bad file is kept as {load.get('corruptKeptAs')})"
+        )
+    lines.extend(f"state: {problem}" for problem in load.get("stateProblems") or ())
+    error = save.get("lastError")
+    if error:
+        lines.append(
+            f"saving orca-data.json fails ({error.get('errno')}: {error.get('message')});"
+            " the last good file is kept and the save is retried"
+        )
+    return lines
+
+
+def _status(args: argparse.Namespace) -> int:
+    from orca.client.sync import call
+
+    try:
+        stats: dict[str, Any] = call("store", "sys.stats", {})
+    except OrcaError as exc:
+        return fail_from(exc)
+    store = stats.get("store") or {}
+    if args.json:
+        print_json("store", [store])
+        return EXIT_OK
+    load, save = store.get("load") or {}, store.get("save") or {}
+    duration = save.get("lastWriteDurationS")
+    rows = [
+        ("file", store.get("file")),
+        ("loaded from", load.get("loadedFrom") or load.get("source")),
+        ("writes", save.get("writes")),
+        ("unchanged, skipped", save.get("skippedUnchanged")),
+        ("failed saves", save.get("failures")),
+        ("last save", None if duration is None else f"{duration * 1000:.1f} ms"),
+    ]
+    print_table(("", "STORE"), rows)
+    for line in store_warnings(stats):
+        print(f"warning: {line}")
+    return EXIT_OK
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("state", help="the persisted state (export)")
     commands = parser.add_subparsers(dest="state_command", metavar="COMMAND", required=True)
     export = commands.add_parser("export", help="print orca-data.json's content as pretty JSON")
     export.add_argument("-o", "--output", help="write to FILE instead of stdout")
     export.set_defaults(func=_export)
+    status = commands.add_parser("status", help="how orca-data.json was loaded and is saved")
+    status.add_argument("--json", action="store_true", help='print {"store": [...]}')
+    status.set_defaults(func=_status)

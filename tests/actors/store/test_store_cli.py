@@ -69,3 +69,25 @@ async def test_cli_says_the_service_is_not_running(tmp_path: Path) -> None:
     with trio.fail_after(30):
         code, _, err = await orca(tmp_path, "repo", "ls")
     assert code == 3 and "orca" in err
+
+
+async def test_state_status_warns_after_a_recovery_from_backup(tmp_path: Path) -> None:
+    """A load from backup is shown to the user, with where the bad file went (seed 02 §13)."""
+    from orca.paths import resolve_paths
+
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            await store.call("repo.add", {"path": "/src/a"})
+            await store.stop()
+        code, out, _ = await orca(tmp_path, "state", "status")
+        assert code == 3  # not running
+        primary = resolve_paths({"ORCA_HOME": str(tmp_path)}).state_file
+        primary.write_bytes(primary.read_bytes()[:10])
+        async with running_store(tmp_path):
+            code, out, _ = await orca(tmp_path, "state", "status")
+            assert code == 0
+            assert "warning: orca-data.json was unreadable; loaded orca-data.json.bak.0" in out
+            assert "orca-data.json.corrupt-" in out
+            code, out, _ = await orca(tmp_path, "state", "status", "--json")
+            (store_stats,) = json.loads(out)["store"]
+            assert store_stats["load"]["source"] == "backup"
