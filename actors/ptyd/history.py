@@ -177,3 +177,24 @@ class RawJournal:
             ]
         except (FileNotFoundError, ValueError, KeyError, TypeError):
             return []
+
+
+def remove_orphans(directory: Path, keep_keys: set[str]) -> int:
+    """Delete journals whose session is gone (ptyd restarted without them); returns count.
+
+    A journal is addressed only through its live session, so once the session is
+    lost (a restart without an fd keeper hangs every terminal up) it is unreachable.
+    """
+    removed = 0
+    for meta_path in directory.glob("*.meta.json"):
+        try:
+            key = json.loads(meta_path.read_text()).get("key")
+        except (OSError, ValueError):
+            key = None
+        if key in keep_keys:
+            continue
+        stem = str(meta_path)[: -len(".meta.json")]
+        for suffix in (".0", ".1", ".meta.json", ".meta.json.tmp"):
+            Path(stem + suffix).unlink(missing_ok=True)
+        removed += 1
+    return removed

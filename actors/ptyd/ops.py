@@ -14,6 +14,7 @@ from actors.ptyd.actor import (
     spawn_errors,
     spawn_request,
 )
+from actors.ptyd.history import remove_orphans
 from actors.ptyd.session import InputBacklogFull, SessionEnded, decode_signal
 from orca.actor import ActorContext
 from orca.wire.errors import BadRequest
@@ -138,6 +139,11 @@ async def setup(ctx: ActorContext) -> None:
     if keeper_path:
         ptyd.keeper = handoff.KeeperLink(keeper_path)
         ptyd.adopt_from_keeper()
+    live_keys = {s.info.history_key for s in ptyd.table.sessions()}
+    if ctx.paths.terminal_history_dir.is_dir():
+        removed = remove_orphans(ctx.paths.terminal_history_dir, live_keys)
+        if removed:
+            log.info("removed %d terminal histories of sessions lost before this start", removed)
     register_ops(ptyd)
     ctx.rpc.extra_stats = lambda: {
         "ptyd": {

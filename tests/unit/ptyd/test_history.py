@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.ptyd.history import RawJournal
+from actors.ptyd.history import RawJournal, remove_orphans
 from actors.ptyd.osc import INTRODUCER, OscScanner
 
 KEY = "r::/w@@0123abcd"
@@ -92,3 +92,12 @@ def test_remove_deletes_every_file(tmp_path: Path) -> None:
     journal.append(b"x" * 300)
     journal.remove()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_orphaned_journals_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+    """At start, journals of sessions that did not survive are deleted."""
+    RawJournal(tmp_path, "live", resume=False).append(b"keep")
+    RawJournal(tmp_path, "lost", resume=False).append(b"drop")
+    assert remove_orphans(tmp_path, {"live"}) == 1
+    assert RawJournal(tmp_path, "live", resume=True).replay().raw == b"keep"
+    assert len(list(tmp_path.iterdir())) == 2  # live's segment 0 and its meta
