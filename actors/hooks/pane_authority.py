@@ -22,6 +22,7 @@ be aliased (seed 02 §8).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ WATERMARK_CAPACITY = 1024
 # Panes whose worktree we remember without a row: every pane of a large session.
 KNOWN_WORKTREE_CAPACITY = 4096
 MAX_PANE_KEY_LEN = 256
+# Every write parses its key two or three times (gate, persistability); the same few
+# hundred live panes repeat, so a small cache of the pure parse pays for itself.
+PARSED_KEY_CACHE = 4096
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -53,6 +57,7 @@ class PaneKey:
     is_legacy_numeric: bool
 
 
+@functools.lru_cache(maxsize=PARSED_KEY_CACHE)
 def parse_pane_key(text: str) -> PaneKey | None:
     """A stable (UUID leaf) or legacy numeric pane key; ``None`` otherwise (caller's fault)."""
     if len(text) > MAX_PANE_KEY_LEN:
