@@ -285,6 +285,7 @@ class AgentStatusStore:
             if is_persistable(row):
                 self._rows[row.pane_key] = row
                 self._clock_ms = max(self._clock_ms, row.updated_at_ms)
+                self._rev = max(self._rev, row.rev)
         for pane, digest in commitments.items():
             if parse_pane_key(pane) is not None and is_sha256_hex(digest):
                 self.authority.commitments[pane] = digest

@@ -276,3 +276,22 @@ def test_rev_and_updated_at_never_decrease(ops: list[tuple[str | None, str, int]
         if row is not None:
             assert row.updated_at_ms >= last_at
             last_at = row.updated_at_ms
+
+
+def test_hydrated_rows_keep_write_order_ahead_of_new_writes() -> None:
+    """After hydration, new writes get revs above every restored row's rev."""
+    store = AgentStatusStore()
+    restored = AgentStatusRow(
+        pane_key=PANE,
+        worktree_id=WT,
+        state="done",
+        source="hook",
+        updated_at_ms=T0,
+        state_since_ms=T0,
+        rev=41,
+    )
+    store.hydrate([restored], {})
+    other = "tab-2:3f1c2a9e-0000-4000-8000-000000000002"
+    store.apply_normalized_status(_ev("working", pane=other), T0 - 10_000)
+    row = store.row(other)
+    assert row is not None and row.rev == 42 and row.updated_at_ms == T0
