@@ -114,6 +114,8 @@ class StoreActor:
         result: dict[str, Any] = await self.apply(
             worktrees.remove_stale_meta(self.core.state, gone, now)
         )
+        if result["removed"]:
+            log.info("worktreeMeta GC removed %d stale entries", len(result["removed"]))
         return result
 
     # -- ops -------------------------------------------------------------------------

@@ -63,6 +63,9 @@ def store_warnings(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
+_SOURCE_WORDS = {"missing": "nothing yet (first start)", "no_valid_copy": "defaults"}
+
+
 def _status(args: argparse.Namespace) -> int:
     from orca.client.sync import call
 
@@ -78,7 +81,7 @@ def _status(args: argparse.Namespace) -> int:
     duration = save.get("lastWriteDurationS")
     rows = [
         ("file", store.get("file")),
-        ("loaded from", load.get("loadedFrom") or load.get("source")),
+        ("loaded from", load.get("loadedFrom") or _SOURCE_WORDS.get(str(load.get("source")), "-")),
         ("writes", save.get("writes")),
         ("unchanged, skipped", save.get("skippedUnchanged")),
         ("failed saves", save.get("failures")),
