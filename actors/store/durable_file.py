@@ -237,18 +237,20 @@ class DurableFile:
             return SaveWritten(generation, len(data), duration, backed_up)
 
     def statistics(self) -> DurableFileStatistics:
-        with self._lock:
-            return DurableFileStatistics(
-                writes=self._writes,
-                skipped_unchanged=self._skipped_unchanged,
-                skipped_stale=self._skipped_stale,
-                failures=self._failures,
-                backups_rotated=self._backups_rotated,
-                committed_generation=self._committed_generation,
-                last_write_duration_s=self._last_write_duration_s,
-                last_error=self._last_error,
-                last_backup_error=self._last_backup_error,
-            )
+        """Counters as of now. Deliberately lock-free: the save lock is held across fsync,
+        and the event loop must not wait for a slow disk to answer ``sys.stats``; each
+        field is read atomically, so the worst case is a view one save out of date."""
+        return DurableFileStatistics(
+            writes=self._writes,
+            skipped_unchanged=self._skipped_unchanged,
+            skipped_stale=self._skipped_stale,
+            failures=self._failures,
+            backups_rotated=self._backups_rotated,
+            committed_generation=self._committed_generation,
+            last_write_duration_s=self._last_write_duration_s,
+            last_error=self._last_error,
+            last_backup_error=self._last_backup_error,
+        )
 
     def _temp_path_for(self, target: Path) -> Path:
         self._temp_counter += 1
