@@ -67,19 +67,27 @@ async def ptyd(tmp_path: Path) -> AsyncIterator[Ptyd]:
 async def collect_output(
     tap: EventTap, session_id: str, cursor: StreamCursor, ptyd: Ptyd, until: bytes
 ) -> bytes:
-    """Apply live output events with gap detection until ``until`` has been seen."""
+    """Apply live output events with gap detection until ``until`` has been seen.
+
+    A heartbeat (the publisher's seq, once a second) also triggers a catch-up: events
+    published before our subscription reached the publisher are never delivered, and
+    no later event may come to reveal the gap (the zguide "slow joiner").
+    """
     seen = b""
     while until not in seen:
-        event = await tap.next_of("term.output")
-        if event.data["sessionId"] != session_id:
+        event = await tap.receive.receive()
+        if event.type == "term.output" and event.data["sessionId"] == session_id:
+            fresh = cursor.accept(event.data["offset"], event.data["data"])
+            if fresh is not None:
+                seen += fresh
+                continue
+        elif event.type != "sys.heartbeat":
             continue
-        fresh = cursor.accept(event.data["offset"], event.data["data"])
-        if fresh is None:  # gap: catch up by offset
-            reply = await ptyd.call("term.read", {"sessionId": session_id, "since": cursor.offset})
-            assert not reply["gap"]
-            fresh = cursor.accept(reply["offset"], reply["data"]) or b""
-            fresh += cursor.accept(event.data["offset"], event.data["data"]) or b""
-        seen += fresh
+        reply = await ptyd.call("term.read", {"sessionId": session_id, "since": cursor.offset})
+        assert not reply["gap"]
+        seen += cursor.accept(reply["offset"], reply["data"]) or b""
+        if event.type == "term.output":
+            seen += cursor.accept(event.data["offset"], event.data["data"]) or b""
     return seen
 
 
@@ -91,7 +99,7 @@ async def test_spawn_attach_write_and_read_over_the_wire(ptyd: Ptyd, tmp_path: P
         )
         sid = spawned["sessionId"]
         assert sid.startswith(WT + "@@") and len(spawned["launchTokenSha256"]) == 64
-        tap = await ptyd.tap([f"term.output.{sid}", f"term.exit.{sid}"])
+        tap = await ptyd.tap([f"term.output.{sid}", f"term.exit.{sid}", "sys.heartbeat"])
         attached = await ptyd.call("term.attach", {"sessionId": sid})
         cursor = StreamCursor(attached["offset"] + len(attached["data"]))
         await ptyd.call("term.write", {"sessionId": sid, "text": "echo wire-$((6*7))\n"})
@@ -127,7 +135,7 @@ async def test_osc_is_stripped_even_with_hooks_down(ptyd: Ptyd, tmp_path: Path) 
             "term.spawn", {"argv": ["/bin/sh", "-c", script], "cwd": "/", "worktreeId": WT}
         )
         sid = spawned["sessionId"]
-        tap = await ptyd.tap([f"term.output.{sid}"])
+        tap = await ptyd.tap([f"term.output.{sid}", "sys.heartbeat"])
         reply = await ptyd.call("term.read", {"sessionId": sid})
         cursor = StreamCursor(reply["offset"])
         seen = cursor.accept(reply["offset"], reply["data"]) or b""

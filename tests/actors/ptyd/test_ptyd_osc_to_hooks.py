@@ -21,7 +21,7 @@ async def test_osc_status_from_child_lands_in_hooks_store(tmp_path: Path) -> Non
     paths = resolve_paths({"ORCA_HOME": str(home)})
     hooks = start_actor_process("hooks", home)
     ptyd = start_actor_process("ptyd", home)
-    tap = EventTap(paths.ipc_endpoint("hooks", "pub"), ["agentStatus.set"])
+    tap = EventTap(paths.ipc_endpoint("hooks", "pub"), ["agentStatus.set", "sys.heartbeat"])
     try:
         async with (
             open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as pt,
@@ -45,8 +45,14 @@ async def test_osc_status_from_child_lands_in_hooks_store(tmp_path: Path) -> Non
                     },
                     timeout=15,
                 )
-                event = await tap.next_of("agentStatus.set")
-                row = event.data["row"]
+                row = None
+                while row is None:  # the event, or a snapshot if it beat our subscription
+                    event = await tap.receive.receive()
+                    if event.type == "agentStatus.set":
+                        row = event.data["row"]
+                    else:
+                        rows = (await hk.call("agentStatus.snapshot", {}, timeout=15))["rows"]
+                        row = next((r for r in rows if r["paneKey"] == pane_key), None)
                 assert row["paneKey"] == pane_key
                 assert row["state"] == "working"
                 assert row["terminalHandle"] == spawned["terminalHandle"]
