@@ -371,6 +371,17 @@ class Session:
             raise InputBacklogFull(
                 f"session {self.session_id} is not reading input ({self._input_bytes} bytes queued)"
             )
+        if data and not self._input:
+            # Nothing queued: write now (a keystroke then costs no task switch); only
+            # what the PTY does not take at once is queued for the writer task.
+            try:
+                data = data[os.write(self.master_fd, data) :]
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if exc.errno == errno.EIO:
+                    raise SessionEnded(f"session {self.session_id} has hung up") from None
+                raise
         if data:
             self._input.append(data)
             self._input_bytes += len(data)

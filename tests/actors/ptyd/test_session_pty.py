@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import signal
 
+import pytest
 import trio
 from ptyd_harness import Harness, read_until
 
 from actors.ptyd.cursor import StreamCursor
 from actors.ptyd.scrollback import Gap
+from actors.ptyd.session import MAX_INPUT_BACKLOG, InputBacklogFull, SessionEnded
 
 
 async def test_shell_session_driven_by_input_is_read_back(harness: Harness) -> None:
@@ -140,3 +142,19 @@ async def test_rename_rekeys_session_and_keeps_old_id_as_alias(harness: Harness)
         assert session.info.worktree_id == "repo1::/tmp/renamed"
         harness.table.get(old_id).write_nowait(b"echo still-alive\n")
         await read_until(session, b"still-alive\r\n")
+
+
+async def test_input_to_a_child_that_never_reads_is_bounded(harness: Harness) -> None:
+    """Writes never block; once the backlog bound is reached they are refused."""
+    with trio.fail_after(10):
+        session = harness.start(["/bin/sleep", "30"])
+        chunk = b"x" * (256 * 1024)
+        with pytest.raises(InputBacklogFull):
+            for _ in range(MAX_INPUT_BACKLOG // len(chunk) + 2):
+                session.write_nowait(chunk)
+        await trio.lowlevel.checkpoint()
+        assert session.send_signal(signal.SIGKILL)
+        await session.exited.wait()
+        with pytest.raises(SessionEnded):
+            await session.output_done.wait()
+            session.write_nowait(b"late")
