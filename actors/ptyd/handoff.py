@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from actors.ptyd.session import SessionInfo
+from actors.ptyd.info import SessionInfo
 from actors.ptyd.spawn import exit_code_of
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,8 @@ from actors.ptyd.actor import (
     spawn_request,
 )
 from actors.ptyd.history import remove_orphans
-from actors.ptyd.session import InputBacklogFull, SessionEnded, decode_signal
+from actors.ptyd.info import decode_signal
+from actors.ptyd.session import InputBacklogFull, SessionEnded
 from orca.actor import ActorContext
 from orca.wire.errors import BadRequest
 

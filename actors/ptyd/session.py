@@ -7,11 +7,11 @@ A PTY has a small kernel buffer (a few KiB per direction on Linux, ``N_TTY`` 4 K
 plus the master's flip buffers). When it is full the child blocks in ``write()``.
 Reading late therefore does not just add latency, it throttles the child: a reader
 that waits for a tick or yields to other work between small reads cuts throughput by
-an order of magnitude. So the reader loops on non-blocking ``os.read`` of up to 64 KiB
-and only parks in ``wait_readable`` when the read would block; between reads it does
-just the work that must happen before the next read (OSC scan, scrollback append,
-history write, fan-out), all of it non-blocking, and one ``checkpoint`` so other
-sessions and RPCs are served.
+an order of magnitude. So the reader takes everything the kernel has (non-blocking
+``splice``/``read`` calls until one would block, up to 64 KiB) and only parks in
+``wait_readable`` when there is nothing; between batches it does just the work that
+must happen before the next one (journal, OSC scan, scrollback append, fan-out), all
+of it non-blocking, and one ``checkpoint`` so other sessions and RPCs are served.
 
 Fan-out never blocks: events go to the PUB socket (which drops for a slow subscriber)
 and to in-process subscriptions through ``send_nowait`` (a full subscription is
@@ -27,18 +27,18 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Protocol
 
 import trio
 
 from actors.ptyd import memory, spawn
 from actors.ptyd.history import RawJournal
+from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
+from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, Subscription
 
 # One batch takes what the kernel has, up to this much (a PTY hands out a few KiB per
 # read): large enough that per-batch costs are amortised, small enough that one event
@@ -47,8 +47,6 @@ READ_SIZE = 64 * 1024
 # Unwritten input per session before writes are refused: a paste of a large file is
 # fine, an endless stream into a child that never reads is the caller's problem.
 MAX_INPUT_BACKLOG = 4 * 1024 * 1024
-# Chunks an in-process subscription may queue before it is marked lagged.
-SUBSCRIPTION_QUEUE = 256
 # A session whose output has been quiet this long compacts its scrollback (zlib);
 # the next output unpacks it. Agents waiting for input are the common case.
 IDLE_COMPACT_S = 2.0
@@ -70,67 +68,6 @@ class InputBacklogFull(Exception):
 
 class SessionEnded(Exception):
     """The operation needs a live PTY and this session's has closed."""
-
-
-@dataclass
-class SessionInfo:
-    """The serialisable description of a session (``term.list`` row, handoff record)."""
-
-    session_id: str
-    worktree_id: str
-    pane_key: str
-    tab_id: str
-    argv: list[str]
-    cwd: str
-    pid: int
-    cols: int
-    rows: int
-    launch_token_sha256: str
-    # The terminal's own handle (``term_<uuid>``), distinct from the session id; hooks
-    # rows carry it to tie a status row back to this terminal (seed 03).
-    terminal_handle: str = ""
-    created_at: float = field(default_factory=time.time)
-    exit_code: int | None = None  # None while running; -1 when unknown (not our child)
-    # Names the on-disk history; stays the id given at spawn when a rename re-keys.
-    history_key: str = ""
-
-    def to_wire(self, end_offset: int, attached: int) -> dict[str, object]:
-        return {
-            "sessionId": self.session_id,
-            "worktreeId": self.worktree_id,
-            "paneKey": self.pane_key,
-            "tabId": self.tab_id,
-            "terminalHandle": self.terminal_handle,
-            "argv": self.argv,
-            "cwd": self.cwd,
-            "pid": self.pid,
-            "cols": self.cols,
-            "rows": self.rows,
-            "createdAt": self.created_at,
-            "exitCode": self.exit_code,
-            "running": self.exit_code is None,
-            "endOffset": end_offset,
-            "subscribers": attached,
-        }
-
-
-class Subscription:
-    """An in-process attached reader: a bounded queue of chunks plus a lag flag."""
-
-    def __init__(self, capacity: int = SUBSCRIPTION_QUEUE) -> None:
-        self._send, self.receive = trio.open_memory_channel[Chunk](capacity)
-        self.lagged = False
-
-    def offer(self, chunk: Chunk) -> None:
-        try:
-            self._send.send_nowait(chunk)
-        except trio.WouldBlock:
-            self.lagged = True  # dropped: the reader resyncs by offset
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-
-    def close(self) -> None:
-        self._send.close()
 
 
 class Session:
@@ -433,14 +370,3 @@ class Session:
                 self.journal.close()  # the files stay for reading until term.close
         for sub in list(self._subscriptions):
             self.unsubscribe(sub)
-
-
-def decode_signal(name: str | int) -> int:
-    """``"TERM"``, ``"SIGTERM"`` or ``15`` → 15; raises ValueError for anything else."""
-    if isinstance(name, int):
-        return signal.Signals(name).value
-    upper = name.upper()
-    try:
-        return signal.Signals[upper if upper.startswith("SIG") else "SIG" + upper].value
-    except KeyError:
-        raise ValueError(f"unknown signal {name!r}") from None

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from actors.ptyd import spawn
 from actors.ptyd.history import DEFAULT_HISTORY_BYTES, RawJournal
+from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
-from actors.ptyd.session import Session, SessionInfo, SessionListener
+from actors.ptyd.session import Session, SessionListener
 from orca.model.panes import (
     make_pane_key,
     make_pty_session_id,

@@ -16,7 +16,7 @@ from actors.ptyd.handoff import (
     recv_packet,
     send_packet,
 )
-from actors.ptyd.session import SessionInfo
+from actors.ptyd.info import SessionInfo
 
 ROOT = Path(__file__).resolve().parents[3]
 
