@@ -174,12 +174,24 @@ def cmd_status(args: argparse.Namespace) -> int:
         for a in actors
     ]
     sup = status["supervisor"]
-    print_table(
-        ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "LAST EXIT"),
-        rows,
-        title=f"orcad pid {sup['pid']}, up {human_duration(sup['uptime'])}",
-    )
+    print_table(("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "LAST EXIT"), rows,
+                title=f"orcad pid {sup['pid']}, up {human_duration(sup['uptime'])}")
+    for line in _store_warnings(actors):
+        print(f"warning: {line}")
     return EXIT_OK
+
+
+def _store_warnings(actors: list[dict[str, Any]]) -> list[str]:
+    """What the store reports about its file (loaded from a backup, saves failing)."""
+    if not any(a["name"] == "store" and a["state"] == "running" for a in actors):
+        return []
+    from orca.cli.state import store_warnings
+    from orca.client.sync import call
+
+    try:
+        return store_warnings(call("store", "sys.stats", {}, timeout=2.0))
+    except OrcaError:
+        return []
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
