@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import trio
 
 from actors.gitwatch import api, errors
+from actors.gitwatch.factstate import RepoKind
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.lifecycle import (
     CreateRequest,
@@ -35,6 +36,7 @@ from actors.gitwatch.storeview import (
 from actors.gitwatch.watcher import GitWatcher
 from actors.gitwatch.wirerows import build_rows, dirty_to_wire, facts_to_wire, workspace_roots
 from orca.actor import ActorContext, Mirror
+from orca.model.types_repo import Repo
 from orca.wire import errors as wire
 
 log = logging.getLogger(__name__)
@@ -93,9 +95,13 @@ class GitwatchActor:
         }
 
     async def list_worktrees(self, args: api.ListArgs) -> dict[str, Any]:
+        if args.repo_id is not None:
+            repo = await self.store.lookup_repo(args.repo_id)
+            if repo is None:
+                raise errors.RepoNotFound(f"no repo with id {args.repo_id!r}")
+            if repo.id not in self.service.repos:  # store has it; the mirror lags
+                await self.service.track_repo(repo.id, repo.path, _kind(repo))
         view = self.view()
-        if args.repo_id is not None and args.repo_id not in view.repos:
-            raise errors.RepoNotFound(f"no repo with id {args.repo_id!r}")
         await self.service.retry_unavailable()
         roots = workspace_roots(view.repos, view.settings)
         rows: list[dict[str, Any]] = []
@@ -195,6 +201,14 @@ class GitwatchActor:
 def progress_topic(request_id: str | None) -> str:
     """Progress of one create goes on its own topic so a CLI subscribes to just that."""
     return f"{api.PROGRESS_TOPIC_PREFIX}{request_id or ''}"
+
+
+def _kind_of(kind: str | None) -> RepoKind:
+    return "folder" if kind == "folder" else "git"
+
+
+def _kind(repo: Repo) -> RepoKind:
+    return _kind_of(repo.kind)
 
 
 def _signature(view: StoreView) -> dict[str, tuple[str, str]]:

@@ -57,8 +57,8 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _git_repo(store: StorePort, repo_id: str) -> Repo:
-    repo = store.view().repos.get(repo_id)
+async def _git_repo(store: StorePort, repo_id: str) -> Repo:
+    repo = await store.lookup_repo(repo_id)
     if repo is None:
         raise errors.RepoNotFound(f"no repo with id {repo_id!r}")
     if repo.kind == "folder":
@@ -88,7 +88,7 @@ def plan_worktree_path(store: StorePort, repo: Repo, name: str) -> tuple[str, st
 async def create_worktree(
     service: GitwatchService, store: StorePort, request: CreateRequest, progress: Progress
 ) -> dict[str, Any]:
-    repo = _git_repo(store, request.repo_id)
+    repo = await _git_repo(store, request.repo_id)
     path, branch, layout = await trio.to_thread.run_sync(
         plan_worktree_path, store, repo, request.name
     )
@@ -167,7 +167,7 @@ async def _linked_row(
         parts = parse_worktree_id(worktree_id)
     except ValueError as exc:
         raise errors.CallerError(str(exc)) from exc
-    repo = _git_repo(store, parts.repo_id)
+    repo = await _git_repo(store, parts.repo_id)
     row = (await fresh_facts(service, repo)).rows.get(parts.path)
     if row is None:
         raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")

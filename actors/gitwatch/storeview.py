@@ -97,6 +97,10 @@ class StorePort(Protocol):
 
     def view(self) -> StoreView: ...
 
+    async def lookup_repo(self, repo_id: str) -> Repo | None:
+        """The repo with this id, asking store itself if the mirror has not seen it yet."""
+        ...
+
     async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
         """Set the whole meta of a worktree (a fresh worktree must not inherit old notes)."""
         ...
@@ -124,6 +128,17 @@ class RpcStorePort:
         if self._mirror.state is None:
             raise PeerUnavailable("store state not loaded yet (is store running?)")
         return self._mirror.state
+
+    async def lookup_repo(self, repo_id: str) -> Repo | None:
+        repo = self.view().repos.get(repo_id)
+        if repo is not None:
+            return repo
+        # A client may add a repo and use it at once; our mirror lags by one event.
+        listed = await self._client.call("repo.list", {}, timeout=STORE_WRITE_TIMEOUT_S)
+        for raw in listed.get("repos", []):
+            if isinstance(raw, dict) and raw.get("id") == repo_id:
+                return from_builtins(Repo, raw)
+        return None
 
     async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
         await self._client.call(

@@ -36,6 +36,9 @@ MUTATE_TIMEOUT_S = 60.0
 # Time for the progress SUB socket to connect before the create starts (ZeroMQ drops
 # events published before a subscriber is connected).
 SUBSCRIBE_SETTLE_S = 0.2
+# The reply and the progress events travel on different sockets; after the reply, wait
+# this long at most for the trailing "done" event so the last setup lines still print.
+TAIL_WAIT_S = 1.0
 _HEADS = "refs/heads/"
 
 
@@ -257,12 +260,21 @@ def _create_with_progress(
         columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True, disable=quiet) as bar:
             task = bar.add_task(f"creating {request['name']}", total=None)
-            while worker.is_alive():
-                if not sock.poll(100, zmq.POLLIN):
+            done_at: float | None = None  # when the reply arrived
+            while True:
+                if done_at is None and not worker.is_alive():
+                    done_at = time.monotonic()
+                if done_at is not None and (
+                    "error" in outcome or time.monotonic() - done_at > TAIL_WAIT_S
+                ):
+                    break  # a failed create sends no "done"
+                if not sock.poll(50, zmq.POLLIN):
                     continue
                 event = decode_event(sock.recv_multipart()[-1])
                 data = event.data if isinstance(event.data, dict) else {}
                 text = str(data.get("text", ""))
+                if data.get("stage") == "done":
+                    break  # the last progress event: every setup line is printed
                 if data.get("stage") == "setup":
                     if not quiet:
                         console.print(text, markup=False, highlight=False)

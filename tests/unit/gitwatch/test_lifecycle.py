@@ -43,6 +43,9 @@ class RecordingStore:
     def view(self) -> StoreView:
         return self.current
 
+    async def lookup_repo(self, repo_id: str) -> Repo | None:
+        return self.current.repos.get(repo_id)
+
     async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
         self.calls.append(("replace_meta", worktree_id, meta))
 
