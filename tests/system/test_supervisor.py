@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 import trio
+from support.lifecycle import lifecycle
 from support.procs import alive, descendants, run_cli, write_config
 
-from orca.actor import Mirror, open_rpc_client
+from orca.actor import open_rpc_client
 from orca.paths import resolve_paths
-from orca.wire.envelope import Event
 
 FAST = """
 [supervisor]
@@ -52,46 +50,6 @@ def status(home: Path) -> dict[str, dict[str, Any]]:
 def orcad_pid(home: Path) -> int:
     info = json.loads(resolve_paths({"ORCA_HOME": str(home)}).lock_file.read_text())
     return int(info["pid"])
-
-
-class Lifecycle:
-    """A mirror of the supervisor's status fed by its lifecycle events."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def load(self, snap: dict[str, Any]) -> dict[str, Any]:
-        return {a["name"]: a for a in snap["actors"]}
-
-    def apply(self, state: dict[str, Any], event: Event) -> dict[str, Any]:
-        self.events.append(event)
-        return state
-
-    def seen(self, type_: str, pred: Callable[[dict[str, Any]], bool] = lambda d: True) -> bool:
-        return any(e.type == type_ and pred(e.data) for e in self.events)
-
-
-@asynccontextmanager
-async def lifecycle(home: Path) -> AsyncIterator[tuple[Mirror[dict[str, Any]], Lifecycle]]:
-    paths = resolve_paths({"ORCA_HOME": str(home)})
-    rec = Lifecycle()
-    async with (
-        open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as client,
-        trio.open_nursery() as nursery,
-    ):
-        mirror = Mirror(
-            client=client,
-            pub_endpoint=paths.ipc_endpoint("supervisor", "pub"),
-            snapshot_op="sup.snapshot",
-            load=rec.load,
-            apply=rec.apply,
-        )
-        await nursery.start(mirror.run)
-        try:
-            yield mirror, rec
-        finally:
-            nursery.cancel_scope.cancel()
-            mirror.close()
 
 
 async def test_killed_actor_is_restarted_announced_and_its_clients_reconnect(
