@@ -93,14 +93,21 @@ def common_dir(repo_path: str) -> str:
 
 
 def scan_worktrees(repo_path: str) -> list[WorktreeFacts]:
-    """The main worktree first, then every linked worktree git knows about."""
+    """The main worktree first, then every linked worktree git knows about.
+
+    Any OS or libgit2 failure while reading (permissions, a corrupt HEAD, a directory
+    removed mid-scan) becomes RepoUnavailable: reported, never a crashed watcher.
+    """
     repo = open_repository(repo_path)
     if repo is None:
         return scan_worktrees_cli(repo_path)
-    common = common_dir(repo_path)
-    facts = [_main_worktree(repo, common)]
-    for name in sorted(_admin_names(common)):
-        facts.append(_linked_worktree(repo, os.path.join(common, "worktrees", name)))
+    try:
+        common = common_dir(repo_path)
+        facts = [_main_worktree(repo, common)]
+        for name in sorted(_admin_names(common)):
+            facts.append(_linked_worktree(repo, os.path.join(common, "worktrees", name)))
+    except (OSError, pygit2.GitError, KeyError) as exc:
+        raise RepoUnavailable(f"cannot read {repo_path}: {exc}") from exc
     return facts
 
 

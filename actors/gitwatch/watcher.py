@@ -62,8 +62,8 @@ def list_tree_dirs(
     """
     try:
         repo: pygit2.Repository | None = pygit2.Repository(worktree_path)
-    except (pygit2.GitError, KeyError):
-        repo = None  # a folder repo: watch everything but .git
+    except (pygit2.GitError, KeyError, OSError):
+        repo = None  # a folder repo (or one libgit2 cannot open): watch all but .git
     top = start or worktree_path
     if top != worktree_path and _skipped(repo, worktree_path, top):
         return []
@@ -88,15 +88,22 @@ def _skipped(repo: pygit2.Repository | None, worktree_path: str, directory: str)
         return True
     if os.path.lexists(os.path.join(directory, ".git")):
         return True  # a nested worktree or submodule is someone else's tree
-    rel = os.path.relpath(directory, worktree_path) + "/"
-    return repo is not None and bool(repo.path_is_ignored(rel))
+    if repo is None:
+        return False
+    try:
+        return bool(repo.path_is_ignored(os.path.relpath(directory, worktree_path) + "/"))
+    except pygit2.GitError:
+        return False  # watching one directory too many is harmless
 
 
 class GitWatcher:
     """Owns one inotify instance and the map from watch descriptors to their roles."""
 
-    def __init__(self, inotify: Inotify) -> None:
+    def __init__(
+        self, inotify: Inotify, *, tree_watch_limit: int = MAX_TREE_WATCHES_PER_WORKTREE
+    ) -> None:
         self._inotify = inotify
+        self._tree_watch_limit = tree_watch_limit
         self._roles: dict[int, WatchRole] = {}
         self._owned: dict[tuple[str, str], set[int]] = {}
         self._pending: set[Invalidation] = set()
@@ -125,8 +132,10 @@ class GitWatcher:
             self._add(WatchRole("admin", repo_id, admin_dir, worktree_path), owner=owner)
         if not files:
             return
-        dirs = await trio.to_thread.run_sync(list_tree_dirs, worktree_path)
-        if len(dirs) > MAX_TREE_WATCHES_PER_WORKTREE:
+        dirs = await trio.to_thread.run_sync(
+            list_tree_dirs, worktree_path, None, self._tree_watch_limit
+        )
+        if len(dirs) > self._tree_watch_limit:
             self.degraded.add(owner)
             log.warning("%s has too many directories; watching git only", worktree_path)
             return
@@ -195,7 +204,9 @@ class GitWatcher:
             for dirpath, _dirs, _files in os.walk(role.directory):
                 self._add(WatchRole("refs", role.repo_id, dirpath), owner=owner)
             return
-        dirs = await trio.to_thread.run_sync(list_tree_dirs, role.worktree_path, role.directory)
+        dirs = await trio.to_thread.run_sync(
+            list_tree_dirs, role.worktree_path, role.directory, self._tree_watch_limit
+        )
         for directory in dirs:
             self._add(WatchRole("tree", role.repo_id, directory, role.worktree_path), owner=owner)
 

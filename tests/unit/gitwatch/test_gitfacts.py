@@ -164,3 +164,10 @@ def test_repo_libgit2_cannot_open_falls_back_to_git_cli(tmp_path: Path, git: Git
 def test_porcelain_status_counts(output: bytes, expected: tuple[int, int, int, int]) -> None:
     """`git status --porcelain -z` entries count by kind; a rename's source is not an entry."""
     assert count_porcelain_status(output) == expected
+
+
+def test_corrupt_repository_is_unavailable_not_an_exception(repo: Path) -> None:
+    """A HEAD that neither libgit2 nor git can read reports RepoUnavailable."""
+    (repo / ".git" / "HEAD").write_text("garbage\n")
+    with pytest.raises(RepoUnavailable):
+        scan_worktrees(str(repo))

@@ -201,3 +201,41 @@ async def test_sha256_repository_is_watched_through_the_cli_fallback(
                 )
             )
             nursery.cancel_scope.cancel()
+
+
+async def test_oversized_tree_degrades_to_git_events_only(
+    repo: Path, git: Callable[..., str]
+) -> None:
+    """Beyond the per-worktree watch budget only git's own writes refresh the status."""
+    for name in ("a", "b", "c", "d"):
+        (repo / name).mkdir()
+    send, receive = trio.open_memory_channel[Event](100)
+    with trio.fail_after(15), Inotify() as inotify:
+        watcher = GitWatcher(inotify, tree_watch_limit=3)
+        service = GitwatchService(watcher, lambda kind, data: send.send_nowait((kind, data)))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watcher.run, service.apply_batch)
+            await service.track_repo("r1", str(repo))
+            assert watcher.degraded == {("r1", str(repo))}
+            watched = Watched(service, receive)
+            (repo / "README").write_text("edited\n")  # no watch sees this
+            await trio.sleep(0.6)
+            assert all(e[0] != "worktree.changed" or not e[1]["gitStatus"]["total"]
+                       for e in _drain(receive))  # fmt: skip
+            await trio.to_thread.run_sync(lambda: git(repo, "add", "README"))
+            await watched.next_matching(
+                lambda e: (
+                    _is("worktree.changed", repo)(e)
+                    and (e[1]["gitStatus"] or {}).get("staged") == 1
+                )
+            )
+            nursery.cancel_scope.cancel()
+
+
+def _drain(receive: trio.MemoryReceiveChannel[Event]) -> list[Event]:
+    events = []
+    while True:
+        try:
+            events.append(receive.receive_nowait())
+        except trio.WouldBlock:
+            return events
