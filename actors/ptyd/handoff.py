@@ -14,8 +14,8 @@ socket loop (``serve_keeper_connection`` is a blocking reference shell):
 
 1. ``prctl(PR_SET_CHILD_SUBREAPER, 1)`` before starting ``ptyd``, so the agents
    orphaned by a ``ptyd`` crash are re-parented to it, not to init.
-2. Listen on a Unix SEQPACKET socket (0600, in the runtime dir) and pass its path to
-   ``ptyd`` in ``ORCA_PTYD_FD_KEEPER``; feed each received packet and its fds to
+2. Listen on a Unix SEQPACKET socket (0600) at ``<runtime dir>/ptyd-keeper.sock``
+   (``KEEPER_SOCKET_NAME``; another path can be passed in ``ORCA_PTYD_FD_KEEPER``); feed each received packet and its fds to
    :meth:`KeeperState.handle` and send back what it returns.
 3. On SIGCHLD, ``waitpid(-1, WNOHANG)`` in a loop; for a pid that is not one of its
    own actors, call :meth:`KeeperState.record_exit` (it keeps the status for the
@@ -37,8 +37,9 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from actors.ptyd.info import SessionInfo
@@ -47,6 +48,8 @@ from actors.ptyd.spawn import exit_code_of
 log = logging.getLogger(__name__)
 
 KEEPER_ENV = "ORCA_PTYD_FD_KEEPER"
+# Where the supervisor listens unless KEEPER_ENV says otherwise (in the runtime dir).
+KEEPER_SOCKET_NAME = "ptyd-keeper.sock"
 # SCM_RIGHTS carries at most 253 fds per message (SCM_MAX_FD); stay well below.
 FDS_PER_PACKET = 128
 # A session's fds: the PTY master and both ends of its output pipe (history.py).
@@ -192,6 +195,15 @@ def serve_keeper_connection(conn: socket.socket, state: KeeperState) -> None:
             return
         for reply in state.handle(message, fds):
             send_packet(conn, reply.message, reply.fds)
+
+
+def find_keeper(environ: Mapping[str, str], runtime_dir: Path) -> str | None:
+    """The keeper socket to use: ``ORCA_PTYD_FD_KEEPER``, else the supervisor's default."""
+    explicit = environ.get(KEEPER_ENV)
+    if explicit:
+        return explicit
+    default = runtime_dir / KEEPER_SOCKET_NAME
+    return str(default) if default.exists() else None
 
 
 class KeeperLink:

@@ -136,10 +136,16 @@ def register_ops(ptyd: Ptyd) -> None:
 async def setup(ctx: ActorContext) -> None:
     """Build the actor: reclaim sessions from the fd keeper if any, register, start tasks."""
     ptyd = Ptyd(ctx, PtydSettings.from_env())
-    keeper_path = os.environ.get(handoff.KEEPER_ENV)
+    keeper_path = handoff.find_keeper(os.environ, ctx.paths.runtime_dir)
     if keeper_path:
-        ptyd.keeper = handoff.KeeperLink(keeper_path)
-        ptyd.adopt_from_keeper()
+        try:
+            ptyd.keeper = handoff.KeeperLink(keeper_path)
+        except OSError as exc:  # a stale socket of a supervisor that is gone
+            log.error("fd keeper at %s unreachable (%s): crash survival is off", keeper_path, exc)
+        else:
+            ptyd.adopt_from_keeper()
+    else:
+        log.warning("no fd keeper: terminals will not survive a ptyd crash")
     live_keys = {s.info.history_key for s in ptyd.table.sessions()}
     if ctx.paths.terminal_history_dir.is_dir():
         removed = remove_orphans(ctx.paths.terminal_history_dir, live_keys)

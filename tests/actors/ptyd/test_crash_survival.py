@@ -7,9 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import trio
 from ptyd_harness import ROOT, EventTap
 
@@ -41,12 +43,7 @@ def read_pid(pidfile: Path) -> int:
     return int(pidfile.read_text())
 
 
-async def test_kill_9_ptyd_mid_output_loses_no_byte_and_no_agent(tmp_path: Path) -> None:
-    """After kill -9 of ptyd during seq 1 2000000 the same child finishes; stream is complete."""
-    home = tmp_path / "home"
-    paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
-    sock = paths.runtime_dir / "ptyd-keeper.sock"
-    pidfile = tmp_path / "ptyd.pid"
+def tree_env(home: Path) -> dict[str, str]:
     env = dict(
         os.environ,
         ORCA_HOME=str(home),
@@ -55,7 +52,14 @@ async def test_kill_9_ptyd_mid_output_loses_no_byte_and_no_agent(tmp_path: Path)
         ORCA_PTYD_HISTORY_BYTES=str(64 << 20),
     )
     env.pop("ORCA_SUPERVISOR", None)
-    keeper = start_keeper(sock, pidfile, env)
+    return env
+
+
+async def kill_9_scenario(
+    home: Path, keeper: subprocess.Popen[bytes], ptyd_pid: Callable[[], int]
+) -> None:
+    """Spawn seq 1 2000000, kill -9 ptyd after 1 MB, check the same child and every byte."""
+    paths = resolve_paths({"ORCA_HOME": str(home)})
     tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.output", "term.exit", "sys.heartbeat"])
     child_pid = 0
     try:
@@ -76,7 +80,7 @@ async def test_kill_9_ptyd_mid_output_loses_no_byte_and_no_agent(tmp_path: Path)
                     },
                 )
                 sid, child_pid = spawned["sessionId"], spawned["pid"]
-                first_ptyd = read_pid(pidfile)
+                first_ptyd = ptyd_pid()
                 cursor = StreamCursor(0)
                 received: list[bytes] = []
                 await client.call("term.write", {"sessionId": sid, "text": "go\n"})
@@ -94,7 +98,7 @@ async def test_kill_9_ptyd_mid_output_loses_no_byte_and_no_agent(tmp_path: Path)
                 # The agent is alive while ptyd is dead (blocked on a full PTY buffer).
                 os.kill(child_pid, 0)
                 rows = (await call_retrying(client, "term.list", {}))["sessions"]
-                assert read_pid(pidfile) != first_ptyd
+                assert ptyd_pid() != first_ptyd
                 assert [(r["sessionId"], r["pid"]) for r in rows] == [(sid, child_pid)]
                 while True:
                     reply = await call_retrying(
@@ -125,3 +129,53 @@ async def test_kill_9_ptyd_mid_output_loses_no_byte_and_no_agent(tmp_path: Path)
                 os.kill(child_pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+async def test_kill_9_ptyd_with_reference_keeper_loses_nothing(tmp_path: Path) -> None:
+    """With the reference keeper (fd_keeper_process.py), kill -9 of ptyd loses nothing."""
+    home = tmp_path / "home"
+    paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
+    pidfile = tmp_path / "ptyd.pid"
+    keeper = start_keeper(paths.runtime_dir / "ptyd-keeper.sock", pidfile, tree_env(home))
+    await kill_9_scenario(home, keeper, lambda: read_pid(pidfile))
+
+
+ONLY_PTYD = """
+[supervisor]
+backoff_initial_s = 0.05
+backoff_max_s = 0.2
+heartbeat_interval_s = 0.5
+heartbeat_timeout_s = 5.0
+
+[[child]]
+name = "ptyd"
+module = "actors.ptyd"
+restart = "permanent"
+"""
+
+
+def start_orcad(home: Path) -> subprocess.Popen[bytes]:
+    paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
+    (paths.config_dir / "supervisor.toml").write_text(ONLY_PTYD)
+    with (home / "orcad.out").open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "actors.supervisor"],
+            env=tree_env(home),
+            stdout=log,
+            stderr=log,
+            cwd=ROOT,
+        )
+
+
+def ptyd_child_of(orcad: int) -> int:
+    for child in psutil.Process(orcad).children():
+        if "actors.ptyd" in child.cmdline():
+            return child.pid
+    raise AssertionError("orcad runs no ptyd")
+
+
+async def test_kill_9_ptyd_under_orcad_loses_nothing(tmp_path: Path) -> None:
+    """Under the real supervisor (fd keeper + subreaper), kill -9 of ptyd loses nothing."""
+    home = tmp_path / "home"
+    orcad = start_orcad(home)
+    await kill_9_scenario(home, orcad, lambda: ptyd_child_of(orcad.pid))
