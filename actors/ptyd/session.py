@@ -25,6 +25,7 @@ waits for a child that does not read its stdin.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import signal
 from collections import deque
@@ -39,6 +40,8 @@ from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
 from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, Subscription
+
+log = logging.getLogger(__name__)
 
 # One batch takes what the kernel has, up to this much (a PTY hands out a few KiB per
 # read): large enough that per-batch costs are amortised, small enough that one event
@@ -197,6 +200,13 @@ class Session:
                 except BlockingIOError:
                     break
                 except OSError as exc:
+                    if exc.errno == errno.EINVAL:
+                        # A kernel whose tty driver cannot splice: read instead (the
+                        # journal then trails the read by one syscall; see history.py).
+                        log.warning("PTY splice unsupported (%s); reading instead", exc)
+                        self._drain_pipe(pipe_r)
+                        await self._read_plain()
+                        return
                     if exc.errno != errno.EIO:
                         raise
                     ended = True
