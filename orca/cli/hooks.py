@@ -95,7 +95,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             }
         )
         wired = "yes" if status.installed else "partial" if status.installed_events else "no"
-        missing = ", ".join(status.missing_events) or None
+        missing = (", ".join(status.missing_events) if status.installed_events else "all") or None
         rows.append([agent, wired, str(status.config_path), missing])
     if args.json:
         print_json("integrations", report)
