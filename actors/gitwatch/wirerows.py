@@ -106,7 +106,9 @@ def build_rows(
 ) -> list[dict[str, Any]]:
     """The ``worktree.list`` rows of one repo (empty while it is unavailable)."""
     rows: list[dict[str, Any]] = []
-    for path, row in facts.rows.items():
+    # Main worktree first, then by path: stable output whatever order rows arrived in.
+    ordered = sorted(facts.rows.items(), key=lambda item: (not item[1].is_main, item[0]))
+    for path, row in ordered:
         worktree_meta = meta.get(make_worktree_id(repo.id, path))
         merged = merge_worktree(repo.id, facts_to_git_info(row), worktree_meta, repo.display_name)
         detected = to_detected_worktree(merged, worktree_meta, repo, roots)

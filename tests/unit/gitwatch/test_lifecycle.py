@@ -307,3 +307,11 @@ async def test_create_tracks_a_repo_the_service_has_not_seen_yet(
         )
     assert result["path"] == str(world.root / "other" / "x")
     assert result["path"] in world.service.repos["r2"].rows
+
+
+async def test_unknown_base_is_the_callers_error(world: World) -> None:
+    """A base ref git cannot resolve is a bad request, and nothing is left behind."""
+    with trio.fail_after(20), pytest.raises(errors.CallerError):
+        await _create(world, "based", base="no-such-ref")
+    assert not _exists(world.root / "repo" / "based")
+    assert world.store.calls == []

@@ -74,3 +74,13 @@ def test_folder_repo_rows_include_workspace_instances() -> None:
 def test_unavailable_repo_has_no_rows() -> None:
     """While a repo is unavailable it contributes no rows (it is reported separately)."""
     assert build_rows(RepoFacts(repo_id="r1", path="/gone", unavailable="gone"), REPO, {}, []) == []
+
+
+def test_rows_list_main_first_then_by_path() -> None:
+    """Row order is stable: the main worktree, then the others sorted by path."""
+    facts = RepoFacts(repo_id="r1", path="/src/app")
+    apply_listing(facts, [HAND, MADE])
+    apply_listing(facts, [MADE, HAND, MAIN])  # main arrives last
+    assert [r["path"] for r in build_rows(facts, REPO, {}, [])] == [
+        "/src/app", "/tmp/hand", "/ws/app/task",
+    ]  # fmt: skip
