@@ -179,3 +179,46 @@ async def test_kill_9_ptyd_under_orcad_loses_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     orcad = start_orcad(home)
     await kill_9_scenario(home, orcad, lambda: ptyd_child_of(orcad.pid))
+
+
+async def test_child_exiting_while_ptyd_is_down_reports_its_status(tmp_path: Path) -> None:
+    """An agent that exits during a ptyd outage is reaped by orcad; its code and output arrive."""
+    home = tmp_path / "home"
+    orcad = start_orcad(home)
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.exit", "sys.heartbeat"])
+    try:
+        async with (
+            open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client,
+            trio.open_nursery() as nursery,
+        ):
+            with trio.fail_after(60):
+                await call_retrying(client, "term.list", {})
+                await nursery.start(tap.run)
+                spawned = await call_retrying(
+                    client,
+                    "term.spawn",
+                    {
+                        "argv": ["/bin/sh", "-c", "sleep 0.3; echo last-words; exit 7"],
+                        "cwd": "/",
+                        "worktreeId": WT,
+                    },
+                )
+                first = ptyd_child_of(orcad.pid)
+                os.kill(first, signal.SIGKILL)
+                # The child exits during the outage (ptyd takes ~1 s to come back).
+                while True:
+                    reply = await call_retrying(
+                        client, "term.read", {"sessionId": spawned["sessionId"]}
+                    )
+                    if not reply["running"] and reply["outputEnded"]:
+                        break
+                    await tap.receive.receive()  # an exit event, or a heartbeat: look again
+                assert ptyd_child_of(orcad.pid) != first
+                assert reply["exitCode"] == 7
+                assert b"last-words" in reply["data"]
+                nursery.cancel_scope.cancel()
+    finally:
+        tap.close()
+        orcad.terminate()
+        await trio.to_thread.run_sync(orcad.wait)
