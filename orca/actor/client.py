@@ -6,11 +6,18 @@ idempotency key (generated if the caller gave none), so the server runs a retrie
 mutation once. ``ZMQ_IMMEDIATE`` keeps requests off connections that are not up: while
 the peer is down a send waits (and times out as ``unavailable``) instead of queueing
 into a pipe that will be discarded.
+
+Deadlines are kept by one watchdog task per client rather than a cancel scope per call
+(a scope costs as much as the rest of a call's client-side work): each attempt pushes
+its deadline, rounded up to ``DEADLINE_GRANULARITY_S`` so the watchdog wakes a bounded
+number of times per second, and the watchdog wakes the attempts whose time is up.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
+import math
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,13 +31,19 @@ from orca.wire.envelope import decode_reply, encode_request
 from orca.wire.errors import BadFrame, OrcaError, Timeout, error_from_wire
 
 DEFAULT_TIMEOUT_S = 5.0
+# Deadlines are rounded up to this: timeouts are coarse by nature, and rounding lets the
+# watchdog expire a whole batch of attempts per wake-up instead of one per call.
+DEADLINE_GRANULARITY_S = 0.05
 
 
-class _Pending:
-    __slots__ = ("done", "error", "result")
+class _Call:
+    """One logical call across its attempts; a late reply to any attempt completes it."""
+
+    __slots__ = ("answered", "done", "error", "result")
 
     def __init__(self) -> None:
-        self.done = trio.Event()
+        self.done = trio.Event()  # replaced per attempt; set by a reply or the watchdog
+        self.answered = False
         self.result: Any = None
         self.error: OrcaError | None = None
 
@@ -45,12 +58,37 @@ class RpcClient:
         sock.setsockopt(zmq.IMMEDIATE, 1)
         sock.connect(endpoint)
         self._zs = ZSocket(sock, self._on_message)
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, _Call] = {}
         self._prefix = secrets.token_hex(4) + "-"
         self._counter = itertools.count(1)
+        self._deadlines: list[tuple[float, int, trio.Event]] = []
+        self._watch_scope: trio.CancelScope | None = None
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        await self._zs.run(task_status=task_status)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watchdog)
+            await self._zs.run(task_status=task_status)
+
+    async def _watchdog(self) -> None:
+        heap = self._deadlines
+        while True:
+            now = trio.current_time()
+            while heap and heap[0][0] <= now:
+                heapq.heappop(heap)[2].set()  # no-op if a reply got there first
+            with trio.CancelScope(deadline=heap[0][0] if heap else math.inf) as scope:
+                self._watch_scope = scope
+                await trio.sleep_forever()
+            self._watch_scope = None
+
+    def _arm(self, timeout: float) -> tuple[float, trio.Event]:
+        deadline = trio.current_time() + timeout
+        deadline = math.ceil(deadline / DEADLINE_GRANULARITY_S) * DEADLINE_GRANULARITY_S
+        event = trio.Event()
+        heapq.heappush(self._deadlines, (deadline, next(self._counter), event))
+        scope = self._watch_scope
+        if scope is not None and deadline < scope.deadline:
+            scope.deadline = deadline
+        return deadline, event
 
     def _on_message(self, frames: list[bytes]) -> None:
         if len(frames) != 1:
@@ -59,14 +97,15 @@ class RpcClient:
             reply = decode_reply(frames[0])
         except BadFrame:
             return
-        pending = self._pending.get(reply.id) if reply.id is not None else None
-        if pending is None or pending.done.is_set():
-            return  # a late reply to a call that already gave up or was answered
+        call = self._pending.get(reply.id) if reply.id is not None else None
+        if call is None or call.answered:
+            return  # a reply to a call that already gave up, or a duplicate
+        call.answered = True
         if reply.ok:
-            pending.result = reply.result
+            call.result = reply.result
         else:
-            pending.error = error_from_wire(reply.error)
-        pending.done.set()
+            call.error = error_from_wire(reply.error)
+        call.done.set()
 
     async def call(
         self,
@@ -81,18 +120,20 @@ class RpcClient:
         per_attempt = self.timeout if timeout is None else timeout
         if retries and idem is None:
             idem = secrets.token_hex(12)
-        pending = _Pending()
+        call = _Call()
         ids: list[str] = []
         try:
             for _attempt in range(retries + 1):
                 rid = f"{self._prefix}{next(self._counter)}"
                 ids.append(rid)
-                self._pending[rid] = pending
-                frame = encode_request(rid, op, args, idem)
-                with trio.move_on_after(per_attempt):
-                    await self._zs.send((frame,))
-                    await pending.done.wait()
-                if pending.done.is_set():
+                self._pending[rid] = call
+                deadline, call.done = self._arm(per_attempt)
+                frame = (encode_request(rid, op, args, idem),)
+                if not self._zs.send_nowait(frame):  # the peer is not connected (yet)
+                    with trio.move_on_at(deadline):
+                        await self._zs.send(frame)
+                await call.done.wait()
+                if call.answered:
                     break
             else:
                 raise Timeout(
@@ -102,9 +143,9 @@ class RpcClient:
         finally:
             for rid in ids:
                 self._pending.pop(rid, None)
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
+        if call.error is not None:
+            raise call.error
+        return call.result
 
     def close(self) -> None:
         self._zs.close()
