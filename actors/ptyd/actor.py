@@ -144,6 +144,9 @@ class Ptyd:
             self.hooks_dropped += 1
 
     def on_exit(self, session: Session) -> None:
+        if self.keeper is not None:
+            # A restarted ptyd must not watch this pid again: it may be reused by now.
+            self.keeper.update(session.info)
         self.ctx.nursery.start_soon(self._publish_exit_after_output, session)
 
     async def _publish_exit_after_output(self, session: Session) -> None:

@@ -139,8 +139,9 @@ class KeeperState:
             return []
         for fd in fds:  # fds only travel with a deposit
             os.close(fd)
-        if op == "update" and isinstance(key, str) and key in self._kept:
-            self._kept[key].info = dict(message.get("info") or {})
+        if op == "update" and isinstance(key, str):
+            if key in self._kept:  # else withdrawn meanwhile: nothing to update
+                self._kept[key].info = dict(message.get("info") or {})
             return []
         if op == "withdraw" and isinstance(key, str):
             kept = self._kept.pop(key, None)

@@ -222,3 +222,33 @@ async def test_child_exiting_while_ptyd_is_down_reports_its_status(tmp_path: Pat
         tap.close()
         orcad.terminate()
         await trio.to_thread.run_sync(orcad.wait)
+
+
+async def test_session_that_exited_before_the_crash_keeps_its_status(tmp_path: Path) -> None:
+    """A session whose child exited before kill -9 of ptyd is not watched again after it."""
+    home = tmp_path / "home"
+    orcad = start_orcad(home)
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.exit"])
+    try:
+        async with (
+            open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client,
+            trio.open_nursery() as nursery,
+        ):
+            with trio.fail_after(60):
+                await call_retrying(client, "term.list", {})
+                await nursery.start(tap.run)
+                args = {"argv": ["/bin/sh", "-c", "read x; exit 3"], "cwd": "/", "worktreeId": WT}
+                sid = (await call_retrying(client, "term.spawn", args))["sessionId"]
+                await client.call("term.write", {"sessionId": sid, "text": "go\n"})
+                assert (await tap.next_of("term.exit")).data["exitCode"] == 3
+                os.kill(ptyd_child_of(orcad.pid), signal.SIGKILL)
+                rows = (await call_retrying(client, "term.list", {}))["sessions"]
+                assert [(r["sessionId"], r["running"], r["exitCode"]) for r in rows] == [
+                    (sid, False, 3)
+                ]
+                nursery.cancel_scope.cancel()
+    finally:
+        tap.close()
+        orcad.terminate()
+        await trio.to_thread.run_sync(orcad.wait)
