@@ -37,7 +37,7 @@ from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk, Gap, OffsetInFuture
 from actors.ptyd.session import InputBacklogFull, Session, SessionEnded
 from actors.ptyd.sessions import SessionTable, SpawnRequest, TableConfig, UnknownSession
 from actors.ptyd.spawn import SpawnFailed, exit_code_of
-from orca.actor import ActorContext
+from orca.actor import ActorContext, RpcClient
 from orca.actor.zsocket import ZSocket, new_socket
 from orca.model.panes import BadPtySessionId
 from orca.wire.envelope import decode_event
@@ -183,7 +183,7 @@ class Ptyd:
             await trio.sleep(self.settings.gc_interval_s)
             await self.gc_round(store)
 
-    async def gc_round(self, store: Any) -> None:
+    async def gc_round(self, store: RpcClient) -> None:
         live = {s.info.worktree_id for s in self.table.sessions()}
         self.gc.forget(live)
         for wt in sorted(live):
