@@ -49,7 +49,9 @@ UNLIMITED = -1
 _POLLIN = int(zmq.POLLIN)
 _POLLOUT = int(zmq.POLLOUT)
 _NOBLOCK = int(zmq.NOBLOCK)
+_NOBLOCK_MORE = int(zmq.NOBLOCK) | int(zmq.SNDMORE)
 _EVENTS = int(zmq.EVENTS)
+_RCVMORE = int(zmq.RCVMORE)
 # Reconnect quickly after a peer restarts (ipc reconnects are cheap), but back off to at
 # most half a second so a peer that stays down costs nothing measurable.
 RECONNECT_IVL_MS = 20
@@ -97,7 +99,6 @@ class ZSocket:
         self._on_message = on_message
         self._fd = int(sock.getsockopt(zmq.FD))
         self._wait_scope: trio.CancelScope | None = None
-        self._poked = False
         self._send_lot = trio.lowlevel.ParkingLot()
         self.closed = False
 
@@ -117,7 +118,9 @@ class ZSocket:
         while events & _POLLIN:
             if reads == limit:
                 return True
-            frames = sock.recv_multipart(_NOBLOCK)
+            frames = [sock.recv(_NOBLOCK)]
+            while sock.getsockopt(_RCVMORE):  # the rest of a multipart message is already here
+                frames.append(sock.recv(_NOBLOCK))
             reads += 1
             if handler is not None:
                 handler(frames)
@@ -127,10 +130,15 @@ class ZSocket:
     # -- sending (any task) -------------------------------------------------------
     def send_nowait(self, frames: Sequence[bytes | memoryview]) -> bool:
         """Send now if the socket has room; False if it would block."""
+        # Frame by frame with int flags (send_multipart does enum arithmetic per frame).
+        # Only the first frame can raise EAGAIN: libzmq queues a multipart message whole.
+        sock, last = self.sock, len(frames) - 1
         try:
-            self.sock.send_multipart(frames, _NOBLOCK)
+            sock.send(frames[0], _NOBLOCK_MORE if last else _NOBLOCK)
         except zmq.Again:
             return False
+        for i in range(1, last + 1):
+            sock.send(frames[i], _NOBLOCK_MORE if i < last else _NOBLOCK)
         # The send may have consumed the fd's edge: service what it announced ourselves
         # (the callback is synchronous and cheap), all of it, so the owner may sleep on.
         self._service(UNLIMITED)
@@ -148,22 +156,26 @@ class ZSocket:
 
     # -- the owner ----------------------------------------------------------------
     def wake_owner(self) -> None:
-        """Interrupt the owner's sleep (pokeable sockets only)."""
+        """Interrupt the owner's sleep, if it sleeps (pokeable sockets only).
+
+        An owner that is not sleeping is running or awaiting inside its own loop, and
+        looks at its work again before it next sleeps (trio switches tasks only at
+        awaits), so only a sleeping owner needs waking.
+        """
         assert self._pokeable, "wake_owner on a socket created without pokeable=True"
-        self._poked = True
         if self._wait_scope is not None:
             self._wait_scope.cancel()
 
     def service(self) -> bool:
         """Owner only: handle what is pending; True if a flood left input unread."""
-        self._poked = False
         return self._service(RECV_BATCH)
 
     async def wait(self) -> None:
         """Owner only: sleep until the fd signals or a sender pokes us.
 
-        Call only right after ``service()`` returned False, with no libzmq call on this
-        socket in between: that is what makes sleeping on the edge-triggered fd safe.
+        Call only right after ``service()`` returned False, or after a send (which
+        services the socket itself), with no other libzmq call in between: that is what
+        makes sleeping on the edge-triggered fd safe.
         """
         if not self._pokeable:
             await trio.lowlevel.wait_readable(self._fd)
@@ -171,8 +183,7 @@ class ZSocket:
         with trio.CancelScope() as scope:
             self._wait_scope = scope
             try:
-                if not self._poked:
-                    await trio.lowlevel.wait_readable(self._fd)
+                await trio.lowlevel.wait_readable(self._fd)
             finally:
                 self._wait_scope = None
 
