@@ -13,7 +13,7 @@ import pytest
 import trio
 from ptyd_harness import ROOT, EventTap, start_actor_process, stop_actor_process
 
-from actors.ptyd.spawn import spawn_on_pty
+from actors.ptyd.spawn import resize, spawn_on_pty
 from orca.actor import open_rpc_client
 from orca.paths import resolve_paths
 
@@ -88,7 +88,7 @@ async def test_new_ls_send_read_kill(home: Path, tmp_path: Path) -> None:
 
 
 async def test_attach_detach_and_reattach_shows_the_screen(home: Path, tmp_path: Path) -> None:
-    """Attach in raw mode runs keystrokes; Ctrl-] detaches; reattach shows earlier output."""
+    """Attach types raw, forwards window size, detaches on Ctrl-]; reattach shows the screen."""
     with trio.fail_after(30):
         sid = (await run_cli(home, "new", f"repo1::{tmp_path}", "--", "/bin/sh")).stdout
         sid_text = sid.decode().strip()
@@ -102,6 +102,11 @@ async def test_attach_detach_and_reattach_shows_the_screen(home: Path, tmp_path:
             await read_master_until(master, b"\x1b[2J")
             os.write(master, b"echo first-$((40+2))\r")
             await read_master_until(master, b"first-42")
+            os.write(master, b"stty size\r")
+            await read_master_until(master, b"30 100")
+            resize(master, pid, 132, 43)  # the user resizes the window attach runs in
+            os.write(master, b"stty size\r")
+            await read_master_until(master, b"43 132")
             os.write(master, b"\x1d")
             await read_master_until(master, b"[detached]")
             os.close(master)
