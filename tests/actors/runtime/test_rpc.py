@@ -148,3 +148,44 @@ async def test_many_concurrent_calls_are_matched_to_their_replies(endpoint: str)
                 for i in range(300):
                     nursery.start_soon(one, i)
         assert results == {i: {"sum": 2 * i} for i in range(300)}
+
+
+async def test_oversized_request_gets_too_large_and_the_server_keeps_serving(endpoint: str) -> None:
+    """A frame above the request limit (but below the socket's hard cap) is refused with too_large."""
+    import zmq
+
+    from orca.wire.codec import MAX_FRAME_BYTES
+    from orca.wire.envelope import decode_reply, encode_request
+
+    with trio.fail_after(20):
+        server, _ = make_server()
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            sock = zmq.Context.instance().socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(endpoint)
+            try:
+                sock.send(
+                    encode_request("big", "calc.add", {"a": 1, "pad": "x" * (MAX_FRAME_BYTES + 10)})
+                )
+                # A plain blocking socket, waited on in a thread (only that thread uses it).
+                assert await trio.to_thread.run_sync(sock.poll, 10_000)
+                reply = decode_reply(sock.recv())
+            finally:
+                sock.close()
+            assert reply.error is not None and reply.error["code"] == "too_large"
+            assert await client.call("calc.add", {"a": 3}) == {"sum": 3}
+
+
+async def test_unencodable_result_is_an_internal_error_not_a_crash(endpoint: str) -> None:
+    """A handler returning something MessagePack cannot carry gets an internal error reply."""
+    with trio.fail_after(10):
+        server, _ = make_server()
+
+        async def bad(_: dict[str, Any]) -> object:
+            return object()
+
+        server.register("calc.bad", bad)
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            with pytest.raises(Internal, match="unencodable"):
+                await client.call("calc.bad")
+            assert await client.call("calc.add", {"a": 1}) == {"sum": 1}
