@@ -17,10 +17,12 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     {sessionId, worktreeId, paneKey, tabId, terminalHandle, argv, cwd, pid, cols,
     rows, createdAt, exitCode, running, endOffset, subscribers}
 ``term.read`` {sessionId, since?, limit?} → {sessionId, offset, data, end, gap,
-    running, exitCode, outputEnded}. ``outputEnded``: the PTY hung up and ``end`` is
-    final (``running`` may turn false before the last output has been read). Without ``since``: the snapshot (scrollback, starting at a
-    safe boundary). With ``since``: bytes from that offset; if they were trimmed,
-    ``gap`` is true and the snapshot is returned instead (resync).
+    running, exitCode, outputEnded}. Without ``since``: the snapshot (scrollback,
+    starting at a safe boundary). With ``since``: bytes from that offset; if they were
+    trimmed, ``gap`` is true and the snapshot is returned instead (resync).
+    ``outputEnded``: the PTY hung up and ``end`` is final (``running`` may turn false
+    before the last output has been read). ``exitCode``: null while running, the
+    code, 128+N for signal N, -1 when unknown.
     Errors: ``not_found``; ``bad_request`` (``since`` beyond ``end``).
 ``term.attach`` {sessionId} → like ``term.read`` without ``since`` plus
     {epoch, seq, topics}. Subscribe to ``topics`` *before* calling it; then apply
@@ -37,9 +39,19 @@ Events (PUB; envelope {v, src, epoch, seq, type, data}):
     a client checks ``data.sessionId``.
 ``term.exit`` topic ``term.exit.<sessionId>``: {sessionId, exitCode, endOffset}.
     Published after the child's final output was published.
-``term.spawned`` {row}, ``term.closed`` {sessionId},
+``term.spawned`` row (as in ``term.list``), ``term.closed`` {sessionId},
 ``term.rekeyed`` {old, new} (a worktree rename moved a session; the old id stays a
     valid alias for every op).
+
+Calls ``ptyd`` makes (never on the output path; through one ordered bounded queue):
+``hooks`` ``agentStatus.restart_pane`` {paneKey, launchTokenSha256, worktreeId} on
+every spawn, ``agentStatus.ingest_osc`` {paneKey, terminalHandle, worktreeId,
+payload} per OSC 9999 sequence; ``store`` ``identity.resolve`` {worktreeId} (session
+GC) and its ``worktree.renamed`` {oldId, newId} events (re-key).
+
+Environment: ``ORCA_PTYD_SCROLLBACK_BYTES`` (1 MiB), ``ORCA_PTYD_HISTORY_BYTES``
+(4 MiB), ``ORCA_PTYD_GC_GRACE_S`` (300), ``ORCA_PTYD_GC_INTERVAL_S`` (60),
+``ORCA_PTYD_FD_KEEPER`` (default ``<runtime dir>/ptyd-keeper.sock`` if present).
 """
 
 from __future__ import annotations
