@@ -183,11 +183,13 @@ def _attach_loop(
     poller.register(stdin, zmq.POLLIN)
     poller.register(attachment.socket, zmq.POLLIN)
     while True:
+        readable = dict(poller.poll(POLL_MS))
+        # A resize is applied before the keys that woke us: typed after the window
+        # changed, they must run at the new size (SIGWINCH's handler ran during poll).
         if resized[0]:
             resized[0] = False
             size = os.get_terminal_size()
             attachment.resize(size.columns, size.lines)
-        readable = dict(poller.poll(POLL_MS))
         if stdin in readable:
             keys = os.read(stdin, 4096)
             if DETACH_KEY in keys:
