@@ -58,6 +58,18 @@ async def test_script_without_endpoint_file_exits_quietly(tmp_path: Path) -> Non
         assert await _run(script, _env(ORCA_PANE_KEY=PANE)) == (0, b"{}\n")
 
 
+async def test_script_without_curl_exits_quietly(tmp_path: Path) -> None:
+    """Where curl is missing the script still prints {} and exits 0."""
+    hooks_dir = tmp_path / "agent-hooks"
+    script = install_hook_script(hooks_dir)
+    write_endpoint_env(hooks_dir, 9, "x" * 64)
+    empty_bin = tmp_path / "empty-bin"
+    empty_bin.mkdir()
+    env = {"PATH": str(empty_bin), "ORCA_PANE_KEY": PANE}
+    with trio.fail_after(5):
+        assert await _run(script, env) == (0, b"{}\n")
+
+
 async def test_script_with_dead_endpoint_gives_up_quickly(tmp_path: Path) -> None:
     """A stale endpoint (server gone) costs the agent at most the short timeouts."""
     hooks_dir = tmp_path / "agent-hooks"
