@@ -80,28 +80,50 @@ def start_actor(home: Path) -> subprocess.Popen[bytes]:
             time.sleep(0.05)
 
 
-class Subscriber(threading.Thread):
-    """Records the arrival time of every agentStatus.set, keyed by the row's detail."""
+def subscribe_main(endpoint: str, expected: int) -> None:
+    """``--subscribe``: a subscriber in its own process (no GIL shared with the senders).
 
-    def __init__(self, endpoint: str) -> None:
-        super().__init__(daemon=True)
-        self.sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
-        self.sock.setsockopt(zmq.SUBSCRIBE, b"agentStatus.set")
-        self.sock.setsockopt(zmq.RCVHWM, 1_000_000)
-        self.sock.connect(endpoint)
-        self.arrivals: dict[str, float] = {}
-        self.count = 0
-        self.stop = threading.Event()
+    Prints ``ready`` once a heartbeat proves the subscription live, then collects the
+    arrival time of ``expected`` agentStatus.set events (keyed by the row's detail) and
+    prints them as JSON. ``perf_counter`` is CLOCK_MONOTONIC, comparable across processes.
+    """
+    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
+    sock.setsockopt(zmq.SUBSCRIBE, b"agentStatus.set")
+    sock.setsockopt(zmq.SUBSCRIBE, b"sys.heartbeat")
+    sock.setsockopt(zmq.RCVHWM, 1_000_000)
+    sock.connect(endpoint)
+    while decode_event(sock.recv_multipart()[-1]).type != "sys.heartbeat":
+        pass
+    print("ready", flush=True)
+    arrivals: dict[str, float] = {}
+    while len(arrivals) < expected and sock.poll(10_000):
+        frames = sock.recv_multipart()
+        now = time.perf_counter()
+        event = decode_event(frames[-1])
+        if event.type == "agentStatus.set":
+            arrivals[event.data["row"]["detail"]] = now
+    print(json.dumps(arrivals), flush=True)
 
-    def run(self) -> None:
-        while not self.stop.is_set():
-            if not self.sock.poll(100):
-                continue
-            frames = self.sock.recv_multipart()
-            now = time.perf_counter()
-            event = decode_event(frames[-1])
-            self.arrivals[event.data["row"]["detail"]] = now
-            self.count += 1
+
+class Subscriber:
+    """The subscriber process, started before a phase and read after it."""
+
+    def __init__(self, endpoint: str, expected: int) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--subscribe", endpoint, str(expected)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("subscriber did not start")
+
+    def arrivals(self) -> dict[str, float]:
+        out, _ = self.proc.communicate(timeout=60)
+        arrivals: dict[str, float] = json.loads(out)
+        return arrivals
 
 
 def hook_body(i: int) -> bytes:
@@ -133,10 +155,11 @@ class Sender:
             raise RuntimeError(f"hook refused: {response.status}")
 
 
-def bench_latency(port: int, secret: str, sub: Subscriber) -> dict[str, float]:
+def bench_latency(port: int, secret: str, endpoint: str) -> dict[str, float]:
     warm = Sender(port, secret)
     for i in range(200):  # warm-up, outside the sample
         warm.post(10**6 + i, pane_key("w", i % PANES))
+    sub = Subscriber(endpoint, PACED_EVENTS)
     sent: dict[str, float] = {}
     start = time.perf_counter() + 0.05
 
@@ -157,10 +180,8 @@ def bench_latency(port: int, secret: str, sub: Subscriber) -> dict[str, float]:
     for t in threads:
         t.join()
     elapsed = max(sent.values()) - start
-    deadline = time.monotonic() + 5
-    while any(k not in sub.arrivals for k in sent) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    lat = [(sub.arrivals[k] - t) * 1000 for k, t in sent.items() if k in sub.arrivals]
+    arrivals = sub.arrivals()
+    lat = [(arrivals[k] - t) * 1000 for k, t in sent.items() if k in arrivals]
     return {
         "p50": statistics.median(lat),
         "p99": pct(lat, 0.99),
@@ -170,9 +191,9 @@ def bench_latency(port: int, secret: str, sub: Subscriber) -> dict[str, float]:
     }
 
 
-def bench_sustained(port: int, secret: str, sub: Subscriber) -> float:
-    before = sub.count
+def bench_sustained(port: int, secret: str, endpoint: str) -> float:
     per_sender = SUSTAINED_EVENTS // SENDERS
+    sub = Subscriber(endpoint, SENDERS * per_sender)
 
     def run(k: int) -> None:
         sender = Sender(port, secret)
@@ -185,10 +206,8 @@ def bench_sustained(port: int, secret: str, sub: Subscriber) -> float:
         t.start()
     for t in threads:
         t.join()
-    deadline = time.monotonic() + 10
-    while sub.count - before < SENDERS * per_sender and time.monotonic() < deadline:
-        time.sleep(0.005)
-    return (sub.count - before) / (time.perf_counter() - start)
+    arrivals = sub.arrivals()
+    return len(arrivals) / (max(arrivals.values()) - start)
 
 
 def populate(paths: OrcaPaths) -> None:
@@ -269,21 +288,18 @@ def main() -> None:
         try:
             fields = read_endpoint_env(paths.hooks_dir / "endpoint.env")
             port, secret = int(fields["ORCA_HOOK_PORT"]), fields["ORCA_HOOK_SECRET"]
-            sub = Subscriber(paths.ipc_endpoint("hooks", "pub"))
-            sub.start()
-            time.sleep(0.3)  # let the SUB connection settle before the first event
-            lat = bench_latency(port, secret, sub)
+            endpoint = paths.ipc_endpoint("hooks", "pub")
+            lat = bench_latency(port, secret, endpoint)
             print(
                 f"hook POST → subscriber event at {lat['rate']:.0f} events/s over "
                 f"{PANES} panes: p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, "
                 f"max {lat['max']:.2f} ms, lost {lat['lost']} (goal p99 < 10 ms)"
             )
-            rate = bench_sustained(port, secret, sub)
+            rate = bench_sustained(port, secret, endpoint)
             print(
                 f"sustained: {rate:,.0f} events/s delivered to a subscriber "
-                f"({SENDERS} keep-alive HTTP clients in this process, unpaced)"
+                f"({SENDERS} keep-alive HTTP clients, unpaced)"
             )
-            sub.stop.set()
         finally:
             stop_actor(proc)
 
@@ -311,4 +327,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 4 and sys.argv[1] == "--subscribe":
+        subscribe_main(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()
