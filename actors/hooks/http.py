@@ -108,7 +108,10 @@ class HookHttpServer:
                 while await self._serve_one(stream, conn):
                     conn.start_next_cycle()
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
+                return  # the client went away; nothing to answer
+            except Exception:
+                # A bug of ours costs this connection, never the server's nursery.
+                log.exception("hook connection failed")
 
     async def _serve_one(self, stream: trio.SocketStream, conn: h11.Connection) -> bool:
         """Serve one request; return whether the connection may carry another."""
