@@ -14,14 +14,21 @@ rows, from the legacy terminal tab rows and from its tab groups' order/MRU/activ
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 import msgspec
 
 from actors.store.session_normalize import LEAF_KEYED_MAPS, PANE_KEYED_MAPS
-from orca.model.layout import iter_terminal_leaf_ids, prune_terminal_pane_layout
+from orca.model.layout import iter_terminal_leaf_ids
 from orca.model.session import WorkspaceSessionState
-from orca.model.tabs import Tab, TabGroup, TerminalLayoutSnapshot
+from orca.model.tabs import (
+    Tab,
+    TabGroup,
+    TerminalLayoutSnapshot,
+    TerminalPaneLayoutNode,
+    TerminalPaneLeaf,
+)
 
 
 def terminal_tab_ids(session: WorkspaceSessionState) -> set[str]:
@@ -36,25 +43,37 @@ def terminal_tab_ids(session: WorkspaceSessionState) -> set[str]:
     return ids
 
 
-class _OncePerLeaf:
-    """A leaf set that admits each allowed leaf once: a stale snapshot that repeats a
-    surviving leaf must not grow into two panes when the duplicate is re-minted."""
+def _first_occurrences(
+    node: TerminalPaneLayoutNode, allowed: AbstractSet[str], seen: set[str]
+) -> TerminalPaneLayoutNode | None:
+    """Keep leaves in ``allowed``, each at its first position (left to right) only.
 
-    def __init__(self, allowed: set[str]) -> None:
-        self._allowed = allowed
-        self._seen: set[str] = set()
-
-    def __contains__(self, leaf: object) -> bool:
-        if not isinstance(leaf, str) or leaf not in self._allowed or leaf in self._seen:
-            return False
-        self._seen.add(leaf)
-        return True
+    Membership is a set of panes, a layout a sequence of leaves: a stale snapshot that
+    shows a surviving leaf twice would otherwise pass the fence twice, and normalizing
+    re-mints the repeat into a pane that never existed. Same object back when nothing
+    under ``node`` was dropped.
+    """
+    if isinstance(node, TerminalPaneLeaf):
+        if node.leaf_id not in allowed or node.leaf_id in seen:
+            return None
+        seen.add(node.leaf_id)
+        return node
+    first = _first_occurrences(node.first, allowed, seen)
+    second = _first_occurrences(node.second, allowed, seen)
+    if first is None or second is None:
+        return second if first is None else first  # promote the surviving side (or None)
+    if first is node.first and second is node.second:
+        return node
+    return msgspec.structs.replace(node, first=first, second=second)
 
 
 def _restrict_layout(
-    snapshot: TerminalLayoutSnapshot, allowed: Container[str]
+    snapshot: TerminalLayoutSnapshot, allowed: AbstractSet[str]
 ) -> TerminalLayoutSnapshot | None:
-    root = prune_terminal_pane_layout(snapshot.root, allowed)
+    """``snapshot`` with only the panes in ``allowed``, each once; None when none is left."""
+    if snapshot.root is None:
+        return None
+    root = _first_occurrences(snapshot.root, allowed, set())
     if root is None:
         return None
     if root is snapshot.root:
@@ -171,8 +190,7 @@ def restrict_to_current_membership(
         stored = current.terminal_layouts_by_tab_id.get(tab_id)
         if stored is None:
             continue
-        allowed = _OncePerLeaf(set(iter_terminal_leaf_ids(stored.root)))
-        restricted = _restrict_layout(snapshot, allowed)
+        restricted = _restrict_layout(snapshot, set(iter_terminal_leaf_ids(stored.root)))
         layouts[tab_id] = stored if restricted is None else restricted
     gone = terminal_tab_ids(incoming) - current_tabs
     known_panes = {
