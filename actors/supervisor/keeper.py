@@ -33,7 +33,6 @@ from actors.ptyd.handoff import FDS_PER_PACKET, MAX_PACKET, KeeperProtocolError,
 
 log = logging.getLogger(__name__)
 
-KEEPER_SOCKET_NAME = "ptyd-keeper.sock"
 _PR_SET_CHILD_SUBREAPER = 36
 _FD_SIZE = array.array("i").itemsize
 

@@ -21,10 +21,11 @@ from typing import Any
 import trio
 import trio.lowlevel
 
+from actors.ptyd.handoff import KEEPER_ENV, KEEPER_SOCKET_NAME
 from actors.supervisor import api
 from actors.supervisor.config import SupervisorSpec
 from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
-from actors.supervisor.keeper import KEEPER_SOCKET_NAME, FdKeeper, become_subreaper
+from actors.supervisor.keeper import FdKeeper, become_subreaper
 from actors.supervisor.logs import RotatingLog
 from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV, TCP_HOST_ENV
 from orca.actor.publisher import EventPublisher
@@ -111,6 +112,7 @@ class Supervisor:
                 HEARTBEAT_ENV: str(self.spec.heartbeat_interval_s),
                 "ORCA_ACTOR_NAME": name,
                 "PYTHONUNBUFFERED": "1",
+                KEEPER_ENV: self.keeper.path,
             }
         )
         if self.paths.home is not None:

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "orca.cli.worktree_ps",
     "orca.cli.hooks",
     "orca.cli.state",
+    "orca.cli.term",
 )
 
 
