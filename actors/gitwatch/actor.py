@@ -95,19 +95,22 @@ class GitwatchActor:
         }
 
     async def list_worktrees(self, args: api.ListArgs) -> dict[str, Any]:
-        if args.repo_id is not None:
-            repo = await self.store.lookup_repo(args.repo_id)
-            if repo is None:
-                raise errors.RepoNotFound(f"no repo with id {args.repo_id!r}")
-            if repo.id not in self.service.repos:  # store has it; the mirror lags
-                await self.service.track_repo(repo.id, repo.path, _kind(repo))
         view = self.view()
+        repos = dict(view.repos)
+        if args.repo_id is not None:
+            asked = await self.store.lookup_repo(args.repo_id)
+            if asked is None:
+                raise errors.RepoNotFound(f"no repo with id {args.repo_id!r}")
+            repos[asked.id] = asked
+            # Tracks it if the mirror lags behind store, or waits for a first scan
+            # that follow_store started a moment ago.
+            await self.service.track_repo(asked.id, asked.path, _kind(asked))
         await self.service.retry_unavailable()
-        roots = workspace_roots(view.repos, view.settings)
+        roots = workspace_roots(repos, view.settings)
         rows: list[dict[str, Any]] = []
         unavailable: list[dict[str, Any]] = []
         for repo_id, facts in self.service.repos.items():
-            repo = view.repos.get(repo_id)
+            repo = repos.get(repo_id)
             if repo is None or (args.repo_id is not None and repo_id != args.repo_id):
                 continue
             if facts.unavailable:
@@ -193,9 +196,7 @@ class GitwatchActor:
             for repo_id, (path, kind) in wanted.items():
                 if repo_id not in tracked:
                     tracked[repo_id] = (path, kind)
-                    await self.service.track_repo(
-                        repo_id, path, "folder" if kind == "folder" else "git"
-                    )
+                    await self.service.track_repo(repo_id, path, _kind_of(kind))
 
 
 def progress_topic(request_id: str | None) -> str:

@@ -152,7 +152,7 @@ async def fresh_facts(service: GitwatchService, repo: Repo) -> RepoFacts:
     if repo.id not in service.repos:
         await service.track_repo(repo.id, repo.path)
     else:
-        await service.rescan_repo(repo.id)
+        await service.rescan_repo(repo.id)  # waits for a first scan in progress, too
     facts = service.repos[repo.id]
     if facts.unavailable:
         raise errors.RepoUnavailable(f"repo {repo.path} is unavailable: {facts.unavailable}")

@@ -62,15 +62,23 @@ class GitwatchService:
         return self._locks.setdefault(repo_id, trio.Lock())
 
     async def track_repo(self, repo_id: str, path: str, kind: RepoKind = "git") -> None:
-        """Start tracking a repo: read it, watch it, publish its rows as added."""
+        """Start tracking a repo: read it, watch it, publish its rows as added.
+
+        Returns once the first scan is done, also when another task started it.
+        """
         if repo_id in self.repos:
-            return
+            async with self.repo_lock(repo_id):
+                return  # the lock is held across the first scan: now it is complete
         self.repos[repo_id] = RepoFacts(repo_id=repo_id, path=path, kind=kind)
+        # Invariant: no checkpoint between registering the repo and taking its lock
+        # (trio's Lock.acquire does not yield when the lock is free).
         await self.rescan_repo(repo_id)
 
     def untrack_repo(self, repo_id: str) -> None:
-        """Stop tracking (the repo left the store); its rows vanish without events."""
-        self.repos.pop(repo_id, None)
+        """Stop tracking (the repo left the store or moved): its rows are removed."""
+        repo = self.repos.pop(repo_id, None)
+        if repo is not None:
+            self._emit([WorktreeRemoved(repo_id, path) for path in repo.rows])
         self._common_dirs.pop(repo_id, None)
         self.watcher.unwatch_repo(repo_id)
 

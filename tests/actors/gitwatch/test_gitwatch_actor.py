@@ -138,6 +138,33 @@ async def test_recreated_path_does_not_inherit_old_meta(actors: tuple[Actors, st
         assert meta.get("comment", "") == "" and meta["instanceId"] != first_meta["instanceId"]
 
 
+async def test_repo_removed_from_store_drops_its_rows(
+    actors: tuple[Actors, str], repo: Path
+) -> None:
+    """When store forgets a repo, gitwatch stops watching it and publishes its rows removed."""
+    running, repo_id = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        await running.store.call("repo.remove", {"id": repo_id})
+        await running.events.next_matching(_at("worktree.removed", repo))
+        snapshot = await running.git("gitwatch.snapshot")
+        assert repo_id not in snapshot["repos"] and snapshot["watches"] == 0
+
+
+async def test_repo_listed_right_after_it_is_added(
+    actors: tuple[Actors, str], tmp_path: Path
+) -> None:
+    """Listing a repo added a moment ago answers with its rows (no mirror-lag NotFound)."""
+    running, _ = actors
+    other = tmp_path / "other"
+    other.mkdir()
+    _git(other, "init", "-q", "-b", "trunk")
+    _git(other, "commit", "-q", "--allow-empty", "-m", "init")
+    with trio.fail_after(TEST_TIMEOUT_S):
+        added = await running.store.call("repo.add", {"path": str(other)})
+        listing = await running.git("worktree.list", {"repoId": added["id"]})
+    assert [r["branch"] for r in listing["worktrees"]] == ["refs/heads/trunk"], listing
+
+
 async def test_errors_cross_the_wire_by_fault(actors: tuple[Actors, str], repo: Path) -> None:
     """Bad names are bad_request, a checked-out branch or dirty removal is conflict."""
     running, repo_id = actors
