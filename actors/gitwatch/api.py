@@ -2,8 +2,10 @@
 
 gitwatch owns git facts (worktree list, HEAD, branch, dirty counts) and git mutations
 (worktree add/remove/move). It never writes ``orca-data.json``: repos, settings and
-worktreeMeta come from a mirror of ``store``; meta is changed through store ops
-(``worktreeMeta.patch``, ``worktree.migrate_identity``). Field names are camelCase.
+worktreeMeta come from a mirror of ``store`` (a repo the mirror has not seen yet is
+looked up with ``repo.list``); meta is changed through store ops (``worktreeMeta.set``
+on create, ``worktreeMeta.remove`` on remove, ``worktree.migrate_identity`` on
+rename). Field names are camelCase.
 
 Errors: ``bad_request`` (invalid name or id, path outside the workspace root, folder
 repo, unsupported orca.yaml setup, main worktree), ``not_found`` (no such repo or
@@ -19,14 +21,24 @@ worktree.list     {repoId?} → {worktrees: [Row], unavailableRepos: [{repoId, p
                   isBare, isMainWorktree, locked, lockReason, prunable, prunableReason,
                   ownership, selectedCheckout, visible, meta fields...) + isDetached
                   + gitStatus {staged, unstaged, untracked, conflicted, total} | null.
-                  not_found: unknown repoId. Retries unavailable repos first.
+                  not_found: unknown repoId. Retries unavailable repos first. Rows:
+                  main worktree first, then by path. Served from memory.
 worktree.create   {repoId, name, base?, setup?: "run"|"skip" (default run), requestId?,
                   source?} → {worktreeId, path, branch, setup: {ran, exitCode}}
                   progress: worktree.create.progress events tagged with requestId.
+                  The meta becomes the creation evidence (instanceId, createdAt,
+                  orcaCreatedAt, orcaCreationSource, orcaCreationWorkspaceLayout,
+                  baseRef when a branch was made). A failing setup script is reported
+                  in setup.exitCode; the worktree is kept.
 worktree.remove   {worktreeId, force?: false, deleteBranch?: false}
                   → {worktreeId, removed, branchDeleted, branchError?}
+                  conflict: dirty or locked (unless force). The branch stays unless
+                  deleteBranch (an unmerged one only with force). Meta is dropped.
 worktree.rename   {worktreeId, newName} → {oldWorktreeId, newWorktreeId, path}
-                  git worktree move → store worktree.migrate_identity → worktree.renamed.
+                  git worktree move → store worktree.migrate_identity → worktree.renamed,
+                  nothing in between. The folder stays in its parent directory.
+                  unavailable: moved but store did not migrate (the event still goes
+                  out, with identityMigrated false).
 gitwatch.snapshot {} → {epoch, seq, repos: {repoId: {path, kind, unavailable,
                   worktrees: {path: {git, gitStatus}}}}, watches, degraded: [path]}
 sys.stats         built in.
@@ -35,7 +47,7 @@ Events (type → data); every envelope carries epoch + seq
 -------------------------------------------------------
 worktree.added    {repoId, worktreeId, git}             git = GitWorktreeInfo + isDetached
 worktree.changed  {repoId, worktreeId, git, gitStatus}  HEAD/branch/lock or dirty counts
-worktree.removed  {repoId, worktreeId, path}
+worktree.removed  {repoId, worktreeId, path}         also when store drops the repo
 worktree.renamed  {repoId, oldWorktreeId, newWorktreeId, oldPath, newPath, identityMigrated}
 repo.unavailable  {repoId, path, reason}                once per outage
 worktree.create.progress {requestId, repoId, stage: git|setup|done, text}
