@@ -8,7 +8,7 @@ on create, ``worktreeMeta.remove`` on remove, ``worktree.migrate_identity`` on
 rename). Field names are camelCase.
 
 Errors: ``bad_request`` (invalid name or id, path outside the workspace root, folder
-repo, unsupported orca.yaml setup, main worktree), ``not_found`` (no such repo or
+repo, unknown base ref, main worktree), ``not_found`` (no such repo or
 worktree), ``conflict`` (branch checked out elsewhere, dirty or locked worktree,
 destination exists, no workspace root configured), ``unavailable`` (repo directory
 gone, store unreachable), ``internal`` (git failed for another reason; the message
@@ -24,12 +24,13 @@ worktree.list     {repoId?} → {worktrees: [Row], unavailableRepos: [{repoId, p
                   not_found: unknown repoId. Retries unavailable repos first. Rows:
                   main worktree first, then by path. Served from memory.
 worktree.create   {repoId, name, base?, setup?: "run"|"skip" (default run), requestId?,
-                  source?} → {worktreeId, path, branch, setup: {ran, exitCode}}
+                  source?} → {worktreeId, path, branch, setup: {ran, exitCode, error?}}
                   progress: worktree.create.progress events tagged with requestId.
                   The meta becomes the creation evidence (instanceId, createdAt,
                   orcaCreatedAt, orcaCreationSource, orcaCreationWorkspaceLayout,
                   baseRef when a branch was made). A failing setup script is reported
-                  in setup.exitCode; the worktree is kept.
+                  in setup.exitCode, one that cannot run in setup.error; the worktree
+                  is kept either way.
 worktree.remove   {worktreeId, force?: false, deleteBranch?: false}
                   → {worktreeId, removed, branchDeleted, branchError?}
                   conflict: dirty or locked (unless force). The branch stays unless

@@ -33,7 +33,7 @@ from actors.gitwatch.factstate import RepoFacts, apply_move
 from actors.gitwatch.gitcli import run_git
 from actors.gitwatch.gitfacts import WorktreeFacts, read_dirty_counts
 from actors.gitwatch.service import GitwatchService, Publish
-from actors.gitwatch.setupscript import run_setup_script
+from actors.gitwatch.setupscript import UnsupportedSetup, run_setup_script
 from actors.gitwatch.storeview import StorePort
 from orca.model import naming
 from orca.model.ids import make_worktree_id, parse_worktree_id
@@ -126,10 +126,15 @@ async def create_worktree(
     await service.rescan_repo(repo.id)
     setup: dict[str, Any] = {"ran": False, "exitCode": None}
     if request.run_setup:
-        exit_code = await run_setup_script(
-            path, repo.path, lambda line: progress("setup", line), worktree_id=worktree_id
-        )
-        setup = {"ran": exit_code is not None, "exitCode": exit_code}
+        # The worktree exists from here on: a setup problem is reported, not raised.
+        try:
+            exit_code = await run_setup_script(
+                path, repo.path, lambda line: progress("setup", line), worktree_id=worktree_id
+            )
+            setup = {"ran": exit_code is not None, "exitCode": exit_code}
+        except (UnsupportedSetup, OSError) as exc:
+            progress("setup", f"setup not run: {exc}")
+            setup = {"ran": False, "exitCode": None, "error": str(exc)}
     progress("done", path)
     return {"worktreeId": worktree_id, "path": path, "branch": _HEADS + branch, "setup": setup}
 

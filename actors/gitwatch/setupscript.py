@@ -42,8 +42,12 @@ def parse_setup_script(text: str) -> str | None:
         value = _strip_comment(line[len("setup:") :]).strip()
         if value in ("|", "|-", "|+"):
             return _block(lines[index + 1 :]) or None
-        if value.startswith(("[", "{", ">", "-", "&", "*", "!")):
-            raise UnsupportedSetup(f"orca.yaml setup must be a string or a '|' block: {value!r}")
+        if value.startswith(("[", "{", ">", "-", "&", "*", "!")) or (
+            not value and _block(lines[index + 1 :])
+        ):
+            # A flow or block collection, a folded scalar, an anchor: not guessed at.
+            shown = value or lines[index + 1].strip()
+            raise UnsupportedSetup(f"orca.yaml setup must be a string or a '|' block: {shown!r}")
         return _unquote(value) or None
     return None
 

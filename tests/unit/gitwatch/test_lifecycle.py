@@ -315,3 +315,12 @@ async def test_unknown_base_is_the_callers_error(world: World) -> None:
         await _create(world, "based", base="no-such-ref")
     assert not _exists(world.root / "repo" / "based")
     assert world.store.calls == []
+
+
+async def test_unsupported_setup_is_reported_and_worktree_kept(world: World) -> None:
+    """A setup key this parser refuses does not fail the create; the result says why."""
+    _commit_setup(world.repo, "setup:\n  - npm ci\n")
+    with trio.fail_after(20):
+        result = await _create(world, "listy")
+    assert result["setup"]["ran"] is False and "setup must be" in result["setup"]["error"]
+    assert _exists(result["path"])

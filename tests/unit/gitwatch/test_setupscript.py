@@ -28,7 +28,7 @@ def test_setup_shapes(text: str, expected: str | None) -> None:
     assert parse_setup_script(text) == expected
 
 
-@pytest.mark.parametrize("value", ["[a, b]", ">\n  folded", "- item"])
+@pytest.mark.parametrize("value", ["[a, b]", ">\n  folded", "- item", "\n  - npm ci", "\n  a: b"])
 def test_other_yaml_constructs_are_refused_not_guessed(value: str) -> None:
     """A list, flow map or folded block is reported as unsupported."""
     with pytest.raises(UnsupportedSetup):
