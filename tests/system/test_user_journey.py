@@ -1,0 +1,153 @@
+"""A new user's first session with Orca, end to end, through the CLI only.
+
+Real orcad and actors, a real git repository, the hook script ``orca hooks install``
+installs (the one real agents call) and a fake agent that also speaks OSC 9999.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import trio
+from support.journey import FAKE_AGENT, User, hooks_mirror, make_git_repo, recorded
+from support.lifecycle import lifecycle
+from support.procs import alive, descendants
+
+from orca.actor import open_rpc_client
+
+# Longer than trio's worker-thread idle timeout (10 s): an idle tree must outlive the
+# thread orcad happened to spawn its children from.
+IDLE_S = 14.0
+
+
+def orcad_pid(user: User) -> int:
+    return int(json.loads(user.paths.lock_file.read_text())["pid"])
+
+
+def states(rows: dict, worktree_id: str) -> list[str]:  # type: ignore[type-arg]
+    return [r.state for r in rows.values() if r.worktree_id == worktree_id]
+
+
+def ps_states(user: User) -> dict[str, list[tuple[str, bool]]]:
+    """``orca worktree ps --json`` as {worktreeId: [(state, restoredUnconfirmed)]}."""
+    return {
+        w["worktreeId"]: [(a["state"], a["restoredUnconfirmed"]) for a in w["agents"]]
+        for w in user.json("worktree", "ps")["worktrees"]
+    }
+
+
+async def test_idle_tree_keeps_every_actor_up(orca_home: Path, tmp_path: Path) -> None:
+    """`orca up` then nothing: no actor exits or restarts (seed 02: the service stays up)."""
+    with trio.fail_after(60):
+        user = User(orca_home, tmp_path / "user")
+        user.ok("up")
+        async with lifecycle(orca_home) as (mirror, rec):
+            with trio.move_on_after(IDLE_S):
+                await mirror.wait_until(
+                    lambda m: any(e.type.endswith(".exited") for e in rec.events)
+                )
+            exits = [e.data for e in rec.events if e.type.endswith(".exited")]
+        assert exits == [], f"actors exited while the tree was idle: {exits}"
+        status = {a["name"]: a for a in user.json("status")["actors"]}
+        assert {n: a["restarts"] for n, a in status.items()} == {n: 0 for n in status}
+        user.ok("down")
+
+
+async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_path: Path) -> None:
+    """up, repo add, two worktrees with agents, working→done, rename live, down, up restores."""
+    with trio.fail_after(150):
+        user = User(orca_home, tmp_path / "user")
+        project = make_git_repo(tmp_path / "project")
+        assert "every actor ready" in user.ok("up")
+        user.ok("repo", "add", str(project))
+        (repo,) = user.json("repo", "ls")["repos"]
+        assert repo["path"] == str(project)
+        assert "installed into" in user.ok("hooks", "install", "claude")
+        settings = (user.user_home / ".claude" / "settings.json").read_text()
+        assert str(user.hook_script) in settings and user.hook_script.exists()
+
+        wt = {
+            name: user.json("worktree", "create", repo["id"], name, "--setup", "skip")["worktree"]
+            for name in ("alpha", "beta")
+        }
+        ids = {name: w["worktreeId"] for name, w in wt.items()}
+        async with (
+            hooks_mirror(orca_home) as (rows, _),
+            recorded(orca_home, "ptyd", "term.snapshot") as (ptyd_mirror, ptyd_rec, ptyd),
+        ):
+            sessions = {
+                name: user.ok(
+                    "term", "new", ids[name], "--", str(FAKE_AGENT), str(user.hook_script)
+                ).strip()
+                for name in ("alpha", "beta")
+            }
+            await rows.wait_until(
+                lambda m: all(states(m.state, ids[n]) == ["working"] for n in ids)
+            )
+            ps = ps_states(user)
+            assert ps[ids["alpha"]] == [("working", False)]
+            assert ps[ids["beta"]] == [("working", False)]
+            (row_a,) = [r for r in rows.state.values() if r.worktree_id == ids["alpha"]]
+            assert row_a.source == "hook", "the hook outranks the OSC document (seed 03)"
+
+            user.ok("term", "send", "--enter", sessions["alpha"], "go")
+            await rows.wait_until(lambda m: states(m.state, ids["alpha"]) == ["done"])
+            ps = ps_states(user)
+            assert ps[ids["alpha"]] == [("done", False)]
+            assert ps[ids["beta"]] == [("working", False)]
+
+            # Rename alpha's folder while its agent is alive: the session is re-keyed.
+            (before,) = [
+                s
+                for s in user.json("term", "ls")["sessions"]
+                if s["sessionId"] == sessions["alpha"]
+            ]
+            user.ok("worktree", "mv", ids["alpha"], "alpha-renamed")
+            new_alpha = ids["alpha"].replace("/alpha", "/alpha-renamed")
+            await ptyd_mirror.wait_until(
+                lambda m: ptyd_rec.seen("term.rekeyed", lambda d: d["old"] == sessions["alpha"])
+            )
+            (moved,) = [e.data["new"] for e in ptyd_rec.events if e.type == "term.rekeyed"]
+            (after,) = [s for s in user.json("term", "ls")["sessions"] if s["sessionId"] == moved]
+            assert after["worktreeId"] == new_alpha
+            assert after["pid"] == before["pid"] and after["running"]
+            user.ok("term", "send", "--enter", moved, "still-here")
+            while (
+                b"agent: echo still-here"
+                not in (await ptyd.call("term.read", {"sessionId": moved, "since": 0}))["data"]
+            ):
+                await ptyd_mirror.wait_until(
+                    lambda m, n=len(ptyd_rec.events): len(ptyd_rec.events) > n
+                )
+            assert "still-here" in user.ok("term", "read", sessions["alpha"]), "old id is an alias"
+
+            # A UI saves its layout: one tab per agent, each a single-leaf pane.
+            terms = user.json("term", "ls")["sessions"]
+            layout = {
+                t["tabId"]: {"root": {"type": "leaf", "leafId": t["paneKey"].split(":", 1)[1]}}
+                for t in terms
+            }
+            async with open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store:
+                flushed = await store.call(
+                    "session.flush", {"session": {"terminalLayoutsByTabId": layout}}
+                )
+                assert flushed["flushed"]
+
+        tree = orcad_pid(user)
+        everything = [tree, *descendants(tree)]
+        user.ok("down")
+        assert alive(everything) == [], "down leaves no process behind"
+
+        assert "every actor ready" in user.ok("up")
+        (restored,) = user.json("repo", "ls")["repos"]
+        assert restored == repo
+        ps = ps_states(user)
+        assert ps[ids["beta"]] == [("working", True)], "a hydrated row is restoredUnconfirmed"
+        assert [s for wt_rows in ps.values() for s in wt_rows if s[0] == "done"] == [
+            ("done", False)
+        ], "a finished turn is restored as it was"
+        async with open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store:
+            session = (await store.call("session.get", {}))["session"]
+        assert session["terminalLayoutsByTabId"] == layout
+        user.ok("down")
