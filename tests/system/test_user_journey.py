@@ -113,13 +113,13 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
             assert after["worktreeId"] == new_alpha
             assert after["pid"] == before["pid"] and after["running"]
             user.ok("term", "send", "--enter", moved, "still-here")
+            seen = len(ptyd_rec.events)
             while (
                 b"agent: echo still-here"
                 not in (await ptyd.call("term.read", {"sessionId": moved, "since": 0}))["data"]
             ):
-                await ptyd_mirror.wait_until(
-                    lambda m, n=len(ptyd_rec.events): len(ptyd_rec.events) > n
-                )
+                await ptyd_mirror.wait_until(lambda m: len(ptyd_rec.events) > seen)
+                seen = len(ptyd_rec.events)
             assert "still-here" in user.ok("term", "read", sessions["alpha"]), "old id is an alias"
 
             # A UI saves its layout: one tab per agent, each a single-leaf pane.
