@@ -35,6 +35,7 @@ from actors.store.writer_lock import WriterLock
 from orca.actor import ActorContext
 from orca.model.codec import to_builtins
 from orca.model.state import PersistedState, session_for_host
+from orca.paths import ORCA_HOME_ENV
 from orca.wire.errors import NotFound, Unavailable
 
 log = logging.getLogger(__name__)
@@ -287,7 +288,9 @@ class StoreActor:
 
 
 def _load(path: Path) -> tuple[DurableFile, StoreCore, LoadReport, LoadedState | None]:
-    home_dir = os.path.expanduser("~")
+    # ORCA_HOME isolates every path, the default workspace root included (tests and
+    # profiles must never create worktrees under the user's real home).
+    home_dir = os.environ.get(ORCA_HOME_ENV) or os.path.expanduser("~")
     durable = DurableFile(path)
     core = StoreCore(fresh_state(home_dir=home_dir))
     loaded, report = durable.load(parser(home_dir, core.mint))
