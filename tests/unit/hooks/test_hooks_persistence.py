@@ -135,8 +135,8 @@ async def test_saver_coalesces_a_burst_into_one_trailing_write(tmp_path: Path) -
             for i in range(10):
                 content["n"] = i
                 saver.schedule()
+                settled = trio.current_time()  # the debounce runs from the last change
                 await trio.sleep(0.01)
-            settled = trio.current_time()
             await saver.wait_for_write()
             assert trio.current_time() - settled >= 0.1 - 0.01
             nursery.cancel_scope.cancel()
