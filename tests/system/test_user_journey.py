@@ -10,7 +10,14 @@ import json
 from pathlib import Path
 
 import trio
-from support.journey import FAKE_AGENT, User, hooks_mirror, make_git_repo, recorded
+from support.journey import (
+    FAKE_AGENT,
+    User,
+    hooks_mirror,
+    make_git_repo,
+    recorded,
+    wait_for_output,
+)
 from support.lifecycle import lifecycle
 from support.procs import alive, descendants
 
@@ -113,13 +120,7 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
             assert after["worktreeId"] == new_alpha
             assert after["pid"] == before["pid"] and after["running"]
             user.ok("term", "send", "--enter", moved, "still-here")
-            seen = len(ptyd_rec.events)
-            while (
-                b"agent: echo still-here"
-                not in (await ptyd.call("term.read", {"sessionId": moved, "since": 0}))["data"]
-            ):
-                await ptyd_mirror.wait_until(lambda m: len(ptyd_rec.events) > seen)
-                seen = len(ptyd_rec.events)
+            await wait_for_output(ptyd, ptyd_mirror, ptyd_rec, moved, b"agent: echo still-here")
             assert "still-here" in user.ok("term", "read", sessions["alpha"]), "old id is an alias"
 
             # A UI saves its layout: one tab per agent, each a single-leaf pane.
