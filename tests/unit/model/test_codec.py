@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -161,17 +160,10 @@ def _big_state() -> PersistedState:
     return PersistedState(worktree_meta=metas, workspace_session=session)
 
 
-def test_large_state_encodes_and_decodes_within_budget() -> None:
-    """1,500 worktreeMeta entries + 300 tabs encode+decode in well under 50 ms (store save/load budget)."""
+def test_large_state_round_trips() -> None:
+    """1,500 worktreeMeta entries + 300 tabs round-trip exactly (their cost is in bench/store.py)."""
     state = _big_state()
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        raw = encode_json(state)
-        loaded = decode_json(PersistedState, raw)
-        best = min(best, time.perf_counter() - start)
-    assert loaded == state
-    assert best < 0.050, f"encode+decode took {best * 1000:.1f} ms"
+    assert decode_json(PersistedState, encode_json(state)) == state
 
 
 def test_enum_values_from_a_newer_build_do_not_make_the_file_unreadable() -> None:
