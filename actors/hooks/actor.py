@@ -28,6 +28,7 @@ from actors.hooks.service import HooksService, wall_clock_ms
 from actors.hooks.status_file import decode_status_file, encode_status_file
 from actors.hooks.store_core import AgentStatusStore, StoreEffects
 from orca.actor import ActorContext
+from orca.host import current_host_id
 from orca.wire.errors import BadRequest
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ class HooksActor:
         hooks_dir = ctx.paths.hooks_dir
         ensure_private_dir(hooks_dir)
         self.status_path = hooks_dir / STATUS_FILE_NAME
-        self.store = AgentStatusStore()
+        self.store = AgentStatusStore(current_host_id())
         self.saver = DebouncedSaver(
             self.status_path,
             lambda: encode_status_file(self.store.rows(), self.store.authority.commitments),

@@ -48,6 +48,7 @@ from actors.hooks.pane_authority import (
     parse_pane_key,
 )
 from orca.model.agent_status import SOURCE_RANK, AgentState, AgentStatusRow, StatusSource
+from orca.model.hosts import LOCAL_HOST_ID
 
 # A hook-reporting agent usually also prints OSC 9999. The hook knows the turn
 # structure, so OSC may take over a hook row only once the hook has been silent this
@@ -123,7 +124,8 @@ def is_persistable(row: AgentStatusRow) -> bool:
 class AgentStatusStore:
     """The one agent-status store of this execution host."""
 
-    def __init__(self) -> None:
+    def __init__(self, host_id: str = LOCAL_HOST_ID) -> None:
+        self.host_id = host_id
         self.authority = PaneAuthority()
         self._rows: dict[str, AgentStatusRow] = {}
         # The worktree of each pane we have heard of, so an OSC row (ptyd sends only
@@ -219,6 +221,7 @@ class AgentStatusStore:
             structured_host=event.structured_host,
             restored_unconfirmed=False,
             rev=self._rev,
+            host_id=self.host_id,
         )
         self._rows[pane] = row
         return StoreEffects(

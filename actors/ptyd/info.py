@@ -6,6 +6,8 @@ import signal
 import time
 from dataclasses import dataclass, field
 
+from orca.host import current_host_id
+
 
 @dataclass
 class SessionInfo:
@@ -28,10 +30,13 @@ class SessionInfo:
     exit_code: int | None = None  # None while running; -1 when unknown (not our child)
     # Names the on-disk history; stays the id given at spawn when a rename re-keys.
     history_key: str = ""
+    # The execution host running the session (ARCHITECTURE §4: every session carries it).
+    host_id: str = field(default_factory=current_host_id)
 
     def to_wire(self, end_offset: int, attached: int) -> dict[str, object]:
         return {
             "sessionId": self.session_id,
+            "hostId": self.host_id,
             "worktreeId": self.worktree_id,
             "paneKey": self.pane_key,
             "tabId": self.tab_id,

@@ -85,6 +85,9 @@ class AgentStatusRow(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
     structured_host: str | None = None
     restored_unconfirmed: bool = False
     rev: int = 0
+    # The execution host whose store holds the row (one store per host, seed 03): a
+    # client mirroring several hosts keys rows by (hostId, paneKey).
+    host_id: str = "local"
 
 
 class WorktreeSummary(msgspec.Struct, frozen=True, rename="camel", kw_only=True):

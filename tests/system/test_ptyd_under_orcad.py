@@ -127,7 +127,7 @@ async def test_kill_9_of_ptyd_keeps_the_agent_and_every_byte(
                 == hashlib.sha256(expected_output()).hexdigest()
             )
             (row,) = (await ptyd.call("term.list", {}))["sessions"]
-            assert row["pid"] == agent_pid and row["running"]
+            assert row["pid"] == agent_pid and row["running"] and row["hostId"] == "local"
             nursery.cancel_scope.cancel()
             watch.zs.close()
         root = int(json.loads(paths.lock_file.read_text())["pid"])

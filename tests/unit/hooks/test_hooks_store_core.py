@@ -295,3 +295,16 @@ def test_hydrated_rows_keep_write_order_ahead_of_new_writes() -> None:
     store.apply_normalized_status(_ev("working", pane=other), T0 - 10_000)
     row = store.row(other)
     assert row is not None and row.rev == 42 and row.updated_at_ms == T0
+
+
+def test_rows_carry_their_execution_host_id() -> None:
+    """Every row names the host whose store holds it, so mirrors of several hosts never merge."""
+    store = AgentStatusStore("ssh:build-box")
+    fx = store.apply_normalized_status(_ev("working"), T0)
+    row = store.row(PANE)
+    assert row is not None and row.host_id == "ssh:build-box"
+    assert fx.publish[0].data["row"]["hostId"] == "ssh:build-box"  # type: ignore[index]
+    assert (
+        AgentStatusStore().apply_normalized_status(_ev("done"), T0).publish[0].data["row"]["hostId"]
+        == "local"
+    )  # type: ignore[index]
