@@ -35,7 +35,8 @@ def _call(op: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> 
 
 
 def resolve_worktree(arg: str) -> tuple[str, str]:
-    """(worktree id, cwd) from a worktree id or a repo's path; raises ValueError."""
+    """(worktree id, cwd) from a worktree id, or any reference ``orca worktree`` accepts
+    (a worktree's path, folder, branch or display name); raises ValueError."""
     from orca.model.ids import split_worktree_id_for_filesystem
 
     if "::" in arg:
@@ -43,14 +44,18 @@ def resolve_worktree(arg: str) -> tuple[str, str]:
         if parts is None:
             raise ValueError(f"not a worktree id: {arg!r}")
         return arg, parts.path
+    from orca.cli.worktree import LIST_TIMEOUT_S, AmbiguousReference
+    from orca.cli.worktree import resolve_worktree as resolve_row
     from orca.client.sync import call
-    from orca.model.ids import make_worktree_id
 
-    path = os.path.abspath(os.path.expanduser(arg))
-    for repo in call("store", "repo.list", {})["repos"]:
-        if os.path.abspath(repo["path"]) == path:
-            return make_worktree_id(repo["id"], repo["path"]), path
-    raise ValueError(f"{arg!r} is not a known worktree; pass its id (<repoId>::<path>)")
+    rows = call("gitwatch", "worktree.list", {}, timeout=LIST_TIMEOUT_S)["worktrees"]
+    try:
+        row = resolve_row(rows, arg)
+    except AmbiguousReference as exc:
+        raise ValueError(f"{exc} (see `orca worktree ls`)") from None
+    worktree_id = row["id"]
+    parts = split_worktree_id_for_filesystem(worktree_id)
+    return worktree_id, parts.path if parts is not None else row["path"]
 
 
 def _new(args: argparse.Namespace) -> int:
