@@ -36,7 +36,10 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                     await client.start()
                     stats = await client.call("sys.stats")
                     source = stats["store"]["load"]["source"]
-                    assert source == ("missing" if cycle == 0 else "primary"), (seed, stats)
+                    # Nothing is on disk until a first save lands: while no flush has been
+                    # acknowledged yet, a kill may have come first and "missing" is right.
+                    expected = {"primary"} if flushed else {"missing", "primary"}
+                    assert source in expected, (seed, cycle, stats)
                     swept += stats["store"]["load"]["sweptTempFiles"]
                     snapshot = await client.call("state.snapshot")
                     from_builtins(PersistedState, snapshot["state"])  # a valid state
