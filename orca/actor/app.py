@@ -9,13 +9,14 @@
    heartbeating (``sup.heartbeat``), so "ready" always means "requests will be served",
 5. serve until SIGTERM/SIGINT, run the stop callbacks (bounded by a deadline), exit.
 
-The process asks the kernel to SIGTERM it if its supervisor dies (PR_SET_PDEATHSIG),
-so a killed ``orcad`` never leaves actors behind.
+An actor watches its supervisor through a pidfd and stops gracefully (as on SIGTERM)
+the moment the supervisor dies, so a killed ``orcad`` never leaves actors behind.
+(Not PR_SET_PDEATHSIG: it fires when the *thread* that forked the child exits, and
+trio spawns from worker threads that retire when idle, which SIGTERMed healthy actors.)
 """
 
 from __future__ import annotations
 
-import ctypes
 import ipaddress
 import logging
 import os
@@ -44,7 +45,6 @@ DEFAULT_HEARTBEAT_S = 1.0
 # Upper bound on stop callbacks (flushes): the supervisor's grace is longer, so an
 # actor finishes its own shutdown before it would be SIGKILLed.
 STOP_CALLBACK_DEADLINE_S = 2.5
-_PR_SET_PDEATHSIG = 1
 
 Setup = Callable[[ActorContext], Awaitable[None]]
 
@@ -57,14 +57,26 @@ def configure_logging(name: str) -> None:
     )
 
 
-def _die_with_supervisor() -> None:
+async def _stop_when_supervisor_dies() -> None:
+    """SIGTERM ourselves (the graceful path: stop callbacks, flush) when orcad exits."""
     parent = os.environ.get(SUPERVISOR_PID_ENV)
-    if not parent or not sys.platform.startswith("linux"):
+    if not parent:
         return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != int(parent):  # the supervisor died before prctl took effect
-        sys.exit(0)
+    pid = int(parent)
+    try:
+        pidfd = os.pidfd_open(pid)  # Linux >= 5.3, like ptyd's exit watches
+    except OSError:
+        pidfd = None
+    if pidfd is not None and os.getppid() == pid:
+        try:
+            await trio.lowlevel.wait_readable(pidfd)  # readable once the process exited
+        finally:
+            trio.lowlevel.notify_closing(pidfd)
+            os.close(pidfd)
+    elif pidfd is not None:
+        os.close(pidfd)  # the pid is not our parent any more: it died before we looked
+    log.warning("supervisor (pid %d) is gone: stopping", pid)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def tcp_host_from_env() -> str | None:
@@ -130,6 +142,7 @@ async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
                 await nursery.start(rpc.serve)
                 nursery.start_soon(events.run_heartbeats)
                 nursery.start_soon(_supervisor_link, name, rpc, events)
+                nursery.start_soon(_stop_when_supervisor_dies)
                 log.info("%s ready on %s", name, ", ".join(rpc.endpoints))
                 async for signum in signals:
                     log.info("%s stopping on %s", name, signal.Signals(signum).name)
@@ -149,6 +162,5 @@ async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
 def run_actor(name: str, setup: Setup) -> None:
     """Entry point of an actor process (``python -m actors.<name>``)."""
     configure_logging(name)
-    _die_with_supervisor()
     paths = resolve_paths().ensure()
     trio.run(serve_actor, name, setup, paths)

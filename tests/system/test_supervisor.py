@@ -251,3 +251,22 @@ async def test_foreground_up_serves_until_interrupted(orca_home: Path) -> None:
         finally:
             proc.kill()
             await proc.wait()
+
+
+async def test_actors_stop_when_orcad_is_killed(orca_home: Path) -> None:
+    """kill -9 of orcad: every actor notices (pidfd) and stops on its own; none is orphaned."""
+    with trio.fail_after(60):
+        write_config(
+            orca_home, tree(("alpha", "fixture_actors.steady"), ("beta", "fixture_actors.steady"))
+        )
+        up(orca_home)
+        root = orcad_pid(orca_home)
+        pidfds = [os.pidfd_open(a["pid"]) for a in status(orca_home).values()]
+        try:
+            os.kill(root, signal.SIGKILL)
+            for fd in pidfds:  # readable once that process has exited
+                await trio.lowlevel.wait_readable(fd)
+        finally:
+            for fd in pidfds:
+                trio.lowlevel.notify_closing(fd)
+                os.close(fd)
