@@ -27,64 +27,72 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
     sent: dict[int, int] = {}  # cycle -> highest value sent (maybe applied, maybe not)
     flushed: dict[int, int] = {}  # cycle -> highest value acknowledged before a flush reply
     swept = 0  # temp files left by a kill in the middle of a save, swept at the next start
-    with trio.fail_after(240):
-        async with store_zygote(tmp_path) as zygote:
-            for cycle in range(CRASH_CYCLES):
+    clients: list[StoreClient] = []  # closed even when an assertion fails mid-cycle
+    try:
+        with trio.fail_after(240):
+            async with store_zygote(tmp_path) as zygote:
+                for cycle in range(CRASH_CYCLES):
+                    pid = await zygote.spawn()
+                    async with trio.open_nursery() as nursery:
+                        client = StoreClient(tmp_path, nursery)
+                        clients.append(client)
+                        await client.start()
+                        stats = await client.call("sys.stats")
+                        source = stats["store"]["load"]["source"]
+                        # Nothing is on disk until a first save lands: while no flush has been
+                        # acknowledged yet, a kill may have come first and "missing" is right.
+                        expected = {"primary"} if flushed else {"missing", "primary"}
+                        assert source in expected, (seed, cycle, stats)
+                        swept += stats["store"]["load"]["sweptTempFiles"]
+                        snapshot = await client.call("state.snapshot")
+                        from_builtins(PersistedState, snapshot["state"])  # a valid state
+                        stored = snapshot["state"]["settings"]
+                        for c, n in flushed.items():
+                            assert stored.get(f"c{c}", 0) >= n, (seed, c, n, stored.get(f"c{c}"))
+                        for c, n in sent.items():
+                            assert stored.get(f"c{c}", 0) <= n, (seed, c, n)
+
+                        async def stream(cycle: int = cycle, client: StoreClient = client) -> None:
+                            n = 0
+                            while True:
+                                n += 1
+                                sent[cycle] = n
+                                await client.call("settings.patch", {"patch": {f"c{cycle}": n}})
+                                if n % FLUSH_EVERY == 0:
+                                    reply = await client.call("session.flush")
+                                    assert reply["flushed"] is True
+                                    flushed[cycle] = n
+
+                        nursery.start_soon(stream)
+                        await trio.sleep(rng.uniform(0, KILL_WINDOW_S))  # the random kill moment
+                        os.kill(pid, signal.SIGKILL)
+                        await wait_dead(pid)
+                        nursery.cancel_scope.cancel()
+                    client.close()
+                # A graceful stop flushes everything acknowledged, flushed or not.
                 pid = await zygote.spawn()
                 async with trio.open_nursery() as nursery:
                     client = StoreClient(tmp_path, nursery)
+                    clients.append(client)
                     await client.start()
-                    stats = await client.call("sys.stats")
-                    source = stats["store"]["load"]["source"]
-                    # Nothing is on disk until a first save lands: while no flush has been
-                    # acknowledged yet, a kill may have come first and "missing" is right.
-                    expected = {"primary"} if flushed else {"missing", "primary"}
-                    assert source in expected, (seed, cycle, stats)
-                    swept += stats["store"]["load"]["sweptTempFiles"]
-                    snapshot = await client.call("state.snapshot")
-                    from_builtins(PersistedState, snapshot["state"])  # a valid state
-                    stored = snapshot["state"]["settings"]
-                    for c, n in flushed.items():
-                        assert stored.get(f"c{c}", 0) >= n, (seed, c, n, stored.get(f"c{c}"))
-                    for c, n in sent.items():
-                        assert stored.get(f"c{c}", 0) <= n, (seed, c, n)
-
-                    async def stream(cycle: int = cycle, client: StoreClient = client) -> None:
-                        n = 0
-                        while True:
-                            n += 1
-                            sent[cycle] = n
-                            await client.call("settings.patch", {"patch": {f"c{cycle}": n}})
-                            if n % FLUSH_EVERY == 0:
-                                reply = await client.call("session.flush")
-                                assert reply["flushed"] is True
-                                flushed[cycle] = n
-
-                    nursery.start_soon(stream)
-                    await trio.sleep(rng.uniform(0, KILL_WINDOW_S))  # the random kill moment
+                    await client.call("settings.patch", {"patch": {"last": 1}})
+                    os.kill(pid, signal.SIGTERM)
+                    await wait_dead(pid)
+                    nursery.cancel_scope.cancel()
+                client.close()
+                pid = await zygote.spawn()
+                async with trio.open_nursery() as nursery:
+                    client = StoreClient(tmp_path, nursery)
+                    clients.append(client)
+                    await client.start()
+                    assert (await client.call("settings.get"))["last"] == 1
                     os.kill(pid, signal.SIGKILL)
                     await wait_dead(pid)
                     nursery.cancel_scope.cancel()
                 client.close()
-            # A graceful stop flushes everything acknowledged, flushed or not.
-            pid = await zygote.spawn()
-            async with trio.open_nursery() as nursery:
-                client = StoreClient(tmp_path, nursery)
-                await client.start()
-                await client.call("settings.patch", {"patch": {"last": 1}})
-                os.kill(pid, signal.SIGTERM)
-                await wait_dead(pid)
-                nursery.cancel_scope.cancel()
-            client.close()
-            pid = await zygote.spawn()
-            async with trio.open_nursery() as nursery:
-                client = StoreClient(tmp_path, nursery)
-                await client.start()
-                assert (await client.call("settings.get"))["last"] == 1
-                os.kill(pid, signal.SIGKILL)
-                await wait_dead(pid)
-                nursery.cancel_scope.cancel()
-            client.close()
+    finally:
+        for c in clients:
+            c.close()
     cycles_with_flushes = sum(1 for n in flushed.values() if n > 0)
     assert cycles_with_flushes >= CRASH_CYCLES // 2, (seed, cycles_with_flushes)
     # About a fifth of the kills land while a save's temp file exists (measured: 44/200);
