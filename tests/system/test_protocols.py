@@ -6,6 +6,8 @@ See docs/protocols.md for the message sequences these tests follow.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -21,6 +23,7 @@ from support.journey import (
     recorded,
     rows_by_pane,
 )
+from support.lifecycle import lifecycle
 from support.procs import alive
 
 from orca.actor import open_rpc_client
@@ -280,6 +283,30 @@ async def test_term_close_fences_the_pane(orca_home: Path, tmp_path: Path) -> No
                     "payload": '{"state":"working"}',
                 },
             )
+        assert late == {"outcome": "rejected", "reason": "retired_pane"}
+        user.ok("down")
+
+
+async def test_fence_survives_a_hooks_restart(orca_home: Path, tmp_path: Path) -> None:
+    """kill -9 of hooks after a retirement: the pane stays fenced (§3.2; seed 02 §9)."""
+    with trio.fail_after(60):
+        user, _ = setup_user(orca_home, tmp_path)
+        worktree = f"{uuid.uuid4()}::{tmp_path / 'fenced'}"
+        key = f"tab-fence:{uuid.uuid4()}"
+        working = {"paneKey": key, "worktreeId": worktree, "payload": '{"state":"working"}'}
+        async with lifecycle(orca_home) as (life, rec):
+            async with open_rpc_client(user.paths.ipc_endpoint("hooks", "rpc")) as hooks:
+                assert (await hooks.call("agentStatus.ingest_osc", working))["outcome"] == "applied"
+                assert (await hooks.call("agentStatus.retire_pane", {"paneKey": key}))["removed"]
+            (actor,) = [a for a in user.json("status")["actors"] if a["name"] == "hooks"]
+            os.kill(actor["pid"], signal.SIGKILL)
+            await life.wait_until(
+                lambda m: rec.seen("actor.hooks.started", lambda d: d["pid"] != actor["pid"])
+            )
+        async with open_rpc_client(user.paths.ipc_endpoint("hooks", "rpc")) as hooks:
+            late = await hooks.call("agentStatus.ingest_osc", working, timeout=5, retries=3)
+            rows = await hooks_rows(hooks)
+        assert key not in rows, "the retired pane's row came back after a hooks restart"
         assert late == {"outcome": "rejected", "reason": "retired_pane"}
         user.ok("down")
 
