@@ -152,3 +152,33 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
             session = (await store.call("session.get", {}))["session"]
         assert session["terminalLayoutsByTabId"] == layout
         user.ok("down")
+
+
+async def test_agent_status_follows_a_renamed_worktree(orca_home: Path, tmp_path: Path) -> None:
+    """After `orca worktree mv`, `orca worktree ps` shows the live agent under the new id."""
+    with trio.fail_after(90):
+        user = User(orca_home, tmp_path / "user")
+        project = make_git_repo(tmp_path / "project")
+        user.ok("up")
+        user.ok("repo", "add", str(project))
+        (repo,) = user.json("repo", "ls")["repos"]
+        user.ok("hooks", "install", "claude")
+        created = user.json("worktree", "create", repo["id"], "before", "--setup", "skip")
+        old_id = created["worktree"]["worktreeId"]
+        async with (
+            hooks_mirror(orca_home) as (rows, _),
+            recorded(orca_home, "ptyd", "term.snapshot") as (ptyd_mirror, ptyd_rec, _),
+        ):
+            sid = user.ok("term", "new", old_id, "--", str(FAKE_AGENT), str(user.hook_script))
+            await rows.wait_until(lambda m: states(m.state, old_id) == ["working"])
+            user.ok("worktree", "mv", old_id, "after")
+            new_id = old_id.replace("/before", "/after")
+            await ptyd_mirror.wait_until(
+                lambda m: ptyd_rec.seen("term.rekeyed", lambda d: d["old"] == sid.strip())
+            )
+            user.ok("term", "send", "--enter", sid.strip(), "go")
+            await rows.wait_until(lambda m: "done" in [r.state for r in m.state.values()])
+        ps = ps_states(user)
+        assert old_id not in ps, f"status still filed under the old id: {ps}"
+        assert ps.get(new_id) == [("done", False)]
+        user.ok("down")
