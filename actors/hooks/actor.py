@@ -1,9 +1,11 @@
 """The ``hooks`` actor shell: RPC ops, the HTTP endpoint, the saver (thin, trio).
 
-Start-up order: hydrate ``last-status.json`` (rows come back ``restoredUnconfirmed``),
-start the HTTP server on a random loopback port with a fresh secret, write
+Start-up order: hydrate ``last-status.json`` (rows come back ``restoredUnconfirmed``,
+retired-pane fences come back in force), start the HTTP server on a random loopback port with a fresh secret, write
 ``endpoint.env`` atomically, install the hook script (so ``orca hooks install`` and
-running agents find an up-to-date one), register ops. Stop: one synchronous flush.
+running agents find an up-to-date one), follow the store's pane retirements and
+worktree renames (:mod:`actors.hooks.store_follower`; restored rows are re-resolved
+once in the background), register ops. Stop: one synchronous flush.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from actors.hooks.persistence import DebouncedSaver
 from actors.hooks.service import HooksService, wall_clock_ms
 from actors.hooks.status_file import decode_status_file, encode_status_file
 from actors.hooks.store_core import AgentStatusStore, StoreEffects
+from actors.hooks.store_follower import StoreFollower
 from orca.actor import ActorContext
 from orca.host import current_host_id
 from orca.wire.errors import BadRequest
@@ -52,14 +55,16 @@ class HooksActor:
         ensure_private_dir(hooks_dir)
         self.status_path = hooks_dir / STATUS_FILE_NAME
         self.store = AgentStatusStore(current_host_id())
-        self.saver = DebouncedSaver(
-            self.status_path,
-            lambda: encode_status_file(self.store.rows(), self.store.authority.commitments),
-        )
+        self.saver = DebouncedSaver(self.status_path, self.render_status)
         self.service = HooksService(self.store, ctx.events.publish, self.saver.schedule)
+        self.follower = StoreFollower(ctx, self.service, self.saver.flush_now)
         self.secret = new_secret()
         self.http = HookHttpServer(self.secret, self.service.ingest_hook)
         self.script_path = install_hook_script(hooks_dir)
+
+    def render_status(self) -> bytes:
+        authority = self.store.authority
+        return encode_status_file(self.store.rows(), authority.commitments, authority.fences())
 
     def hydrate(self) -> None:
         try:
@@ -67,9 +72,14 @@ class HooksActor:
         except FileNotFoundError:
             return
         loaded = decode_status_file(data, wall_clock_ms())
-        self.store.hydrate(loaded.rows, loaded.commitments)
-        self.saver.prime(encode_status_file(self.store.rows(), self.store.authority.commitments))
-        log.info("hydrated %d agent rows (%d dropped)", len(loaded.rows), loaded.dropped)
+        self.store.hydrate(loaded.rows, loaded.commitments, loaded.fences)
+        self.saver.prime(self.render_status())
+        log.info(
+            "hydrated %d agent rows (%d dropped), %d retired-pane fences",
+            len(loaded.rows),
+            loaded.dropped,
+            self.store.authority.fence_count(),
+        )
 
     # ops -------------------------------------------------------------------
     async def snapshot(self, _: api.NoArgs) -> dict[str, Any]:
@@ -123,7 +133,7 @@ class HooksActor:
         digest = args.launch_token_sha256
         if digest is not None and not is_sha256_hex(digest):
             raise BadRequest("launchTokenSha256 must be 64 lowercase hex digits")
-        lifted = self.store.restart_pane(args.pane_key, digest, args.worktree_id)
+        lifted = self.service.restart_pane(args.pane_key, digest, args.worktree_id)
         return {"fenceLifted": lifted}
 
     async def alias_pane(self, args: api.AliasPaneArgs) -> dict[str, Any]:
@@ -154,6 +164,8 @@ async def setup(ctx: ActorContext) -> None:
     port = await ctx.nursery.start(actor.http.run)
     write_endpoint_env(ctx.paths.hooks_dir, port, actor.secret)
     ctx.nursery.start_soon(actor.saver.run)
+    await ctx.nursery.start(actor.follower.run)
+    ctx.nursery.start_soon(actor.follower.resolve_restored_worktrees)
     rpc = ctx.rpc
     rpc.register(api.SNAPSHOT_OP, actor.snapshot, api.NoArgs)
     rpc.register(api.INGEST_OSC_OP, actor.ingest_osc, api.IngestOscArgs)

@@ -20,7 +20,8 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
     (the row is removed). Structured rows are never persisted.
 ``agentStatus.retire_pane`` {paneKey, retireId?} → {removed}
     The pane closed: its row goes (one ``agentStatus.clear``) and it is fenced, with
-    its aliases, until ``restart_pane``.
+    its aliases, until ``restart_pane``. The fence is on disk before the reply and
+    survives a hooks restart (seed 02 §9, §13).
 ``agentStatus.restart_pane`` {paneKey, launchTokenSha256?, worktreeId?} → {fenceLifted}
     A live launch in the pane: lifts the fence and commits the new token hash.
 ``agentStatus.alias_pane`` {alias, paneKey} → {outcome}
@@ -29,6 +30,14 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
     Remove a row without fencing (authenticated exit, provider replacement).
 ``hooks.endpoint`` {} → {port, version, endpointFile, scriptPath}
     Where the HTTP endpoint listens (the secret is only in ``endpoint.env``).
+
+Followed (``store`` PUB; :mod:`actors.hooks.store_follower`):
+
+``session.paneRetired`` {hostId, tabId, leafId, revision} - same as ``retire_pane``
+    for ``tabId:leafId`` (the row is cleared only if it belongs to ``hostId``).
+``worktree.renamed`` {oldId, newId} - rows filed under ``oldId`` are re-published
+    under ``newId`` (``agentStatus.set``), and later writes naming ``oldId`` land under
+    ``newId``. At start, restored rows' ids are checked with ``identity.resolve``.
 
 Events (PUB; envelope {v, src, epoch, seq, type, data}):
 

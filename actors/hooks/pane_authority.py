@@ -10,6 +10,7 @@ Only the ``hooks`` actor holds these facts, and they gate every write:
   still in flight, a relay replay) cannot resurrect its row. Lifted only by a live
   restart event. Bounded LRU: seed 02 §9 prefers a bounded fence to permanent
   tombstones; an evicted fence belongs to a pane closed thousands of closes ago.
+  Fences are persisted with the rows (seed 02 §9, §13), so a restart keeps them.
 * **pane-key aliases** - legacy numeric leaves mapped to their stable owner
   (seed 02 §8); HTTP writes need a stable key or a registered alias.
 * **per-connection watermarks** - a producer connection numbers its events; a number
@@ -42,11 +43,22 @@ WATERMARK_CAPACITY = 1024
 # Panes whose worktree we remember without a row: every pane of a large session.
 KNOWN_WORKTREE_CAPACITY = 4096
 MAX_PANE_KEY_LEN = 256
+# A retirement id is a uuid hex or ``store:<hostId>``; bound what one fence costs on disk.
+MAX_RETIRE_ID_CHARS = 256
 # Every write parses its key two or three times (gate, persistability); the same few
 # hundred live panes repeat, so a small cache of the pure parse pays for itself.
 PARSED_KEY_CACHE = 4096
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Fence:
+    """One retired pane: the retirement's id and when it happened (store clock, ms)."""
+
+    pane_key: str
+    retire_id: str
+    retired_at_ms: int
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,13 @@ class BoundedLru(Generic[K, V]):
     def pop(self, key: K) -> V | None:
         return self._items.pop(key, None)
 
+    def replace_values(self, old: V, new: V) -> int:
+        """Every entry holding ``old`` now holds ``new`` (order kept); returns how many."""
+        keys = [k for k, v in self._items.items() if v == old]
+        for k in keys:
+            self._items[k] = new
+        return len(keys)
+
     def __contains__(self, key: object) -> bool:
         return key in self._items
 
@@ -113,7 +132,7 @@ class PaneAuthority:
 
     def __init__(self) -> None:
         self.commitments: dict[str, str] = {}
-        self._fences: BoundedLru[str, str] = BoundedLru(RETIRED_FENCE_CAPACITY)
+        self._fences: BoundedLru[str, Fence] = BoundedLru(RETIRED_FENCE_CAPACITY)
         self._aliases: BoundedLru[str, str] = BoundedLru(ALIAS_CAPACITY)
         self._watermarks: BoundedLru[str, int] = BoundedLru(WATERMARK_CAPACITY)
 
@@ -134,13 +153,22 @@ class PaneAuthority:
     def is_fenced(self, pane_key: str) -> bool:
         return pane_key in self._fences
 
-    def fence(self, pane_key: str, retire_id: str) -> list[str]:
+    def fence(self, pane_key: str, retire_id: str, retired_at_ms: int = 0) -> list[str]:
         """Fence the pane and every alias of it (closing one alias revokes the group)."""
         group = [pane_key, *self.aliases_of(pane_key)]
         for key in group:
-            self._fences.put(key, retire_id)
+            self._fences.put(key, Fence(key, retire_id[:MAX_RETIRE_ID_CHARS], retired_at_ms))
             self.commitments.pop(key, None)
         return group
+
+    def fences(self) -> list[Fence]:
+        """Every fence, oldest retirement first (the LRU order, to persist and restore)."""
+        return [fence for _, fence in self._fences.items()]
+
+    def restore_fences(self, fences: list[Fence]) -> None:
+        """Re-fence from disk in the saved order; capacity still bounds the set."""
+        for fence in fences:
+            self._fences.put(fence.pane_key, fence)
 
     def lift_fence(self, pane_key: str) -> bool:
         """Lift on a live restart only; returns whether a fence was there."""

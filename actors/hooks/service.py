@@ -68,7 +68,23 @@ class HooksService:
         return HookReply(200, {"outcome": effects.outcome})
 
     def retire_pane(self, pane_key: str, retire_id: str | None) -> StoreEffects:
-        return self.carry_out(self.store.retire_pane(pane_key, retire_id))
+        return self.carry_out(self.store.retire_pane(pane_key, retire_id, self._clock_ms()))
+
+    def retire_from_store(self, host_id: str, tab_id: str, leaf_id: str) -> StoreEffects:
+        return self.carry_out(
+            self.store.retire_from_store(host_id, tab_id, leaf_id, self._clock_ms())
+        )
+
+    def restart_pane(
+        self, pane_key: str, launch_token_sha256: str | None, worktree_id: str
+    ) -> bool:
+        lifted = self.store.restart_pane(pane_key, launch_token_sha256, worktree_id)
+        if lifted:
+            self._schedule_save()  # the fence list on disk shrank
+        return lifted
+
+    def rekey_worktree(self, old: str, new: str) -> StoreEffects:
+        return self.carry_out(self.store.rekey_worktree(old, new))
 
     def clear_pane(self, pane_key: str, reason: str) -> StoreEffects:
         return self.carry_out(self.store.clear_pane(pane_key, reason))

@@ -5,6 +5,9 @@ their terminal handle, plus the launch-token *hashes* of those panes. Never a ra
 never a handle (it belongs to the runtime that issued it; restoring it would tie a row
 to someone else's terminal).
 
+The retired-pane fences are written too, oldest retirement first, each with its
+retirement id and time (seed 02 §9, §13): a pane closed before a crash stays closed.
+
 What is read back: rows younger than ``HYDRATE_WINDOW_MS``; every non-``done`` row is
 stamped ``restoredUnconfirmed`` so no reader takes it for live truth; a structured row
 found on disk (it should never be there) is dropped, as is anything malformed - a
@@ -17,11 +20,17 @@ content yields identical bytes and the writer can skip unchanged saves.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 
-from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
+from actors.hooks.pane_authority import (
+    MAX_RETIRE_ID_CHARS,
+    RETIRED_FENCE_CAPACITY,
+    Fence,
+    is_sha256_hex,
+    parse_pane_key,
+)
 from actors.hooks.store_core import is_persistable
 from orca.model.agent_status import AgentStatusRow
 
@@ -35,10 +44,15 @@ class LoadedStatus:
     rows: list[AgentStatusRow]
     commitments: dict[str, str]
     dropped: int
+    fences: list[Fence] = field(default_factory=list)
 
 
-def encode_status_file(rows: list[AgentStatusRow], commitments: dict[str, str]) -> bytes:
-    """Canonical bytes for the persistable subset of ``rows``."""
+def encode_status_file(
+    rows: list[AgentStatusRow],
+    commitments: dict[str, str],
+    fences: list[Fence] | None = None,
+) -> bytes:
+    """Canonical bytes for the persistable subset of ``rows`` and the fences, in order."""
     kept = sorted((r for r in rows if is_persistable(r)), key=lambda r: r.pane_key)
     panes = {r.pane_key for r in kept}
     wire_rows = []
@@ -51,6 +65,10 @@ def encode_status_file(rows: list[AgentStatusRow], commitments: dict[str, str]) 
         "version": FILE_VERSION,
         "rows": wire_rows,
         "launchTokenSha256": {p: h for p, h in sorted(commitments.items()) if p in panes},
+        "retiredPanes": [
+            {"paneKey": f.pane_key, "retireId": f.retire_id, "retiredAtMs": f.retired_at_ms}
+            for f in fences or ()
+        ],
     }
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 
@@ -80,7 +98,25 @@ def decode_status_file(data: bytes, now_ms: int) -> LoadedStatus:
         for pane, digest in (raw_hashes.items() if isinstance(raw_hashes, dict) else ())
         if pane in panes and isinstance(digest, str) and is_sha256_hex(digest)
     }
-    return LoadedStatus(rows, commitments, dropped)
+    return LoadedStatus(rows, commitments, dropped, _decode_fences(document.get("retiredPanes")))
+
+
+def _decode_fences(raw: object) -> list[Fence]:
+    """Well-formed fences in file order, the newest ``RETIRED_FENCE_CAPACITY`` of them."""
+    fences: list[Fence] = []
+    for item in raw if isinstance(raw, list) else ():
+        if not isinstance(item, dict):
+            continue
+        key, retire_id, at = item.get("paneKey"), item.get("retireId"), item.get("retiredAtMs")
+        if (
+            isinstance(key, str)
+            and parse_pane_key(key) is not None
+            and isinstance(retire_id, str)
+            and isinstance(at, int)
+            and not isinstance(at, bool)
+        ):
+            fences.append(Fence(key, retire_id[:MAX_RETIRE_ID_CHARS], at))
+    return fences[-RETIRED_FENCE_CAPACITY:]
 
 
 def _decode_row(raw: object, now_ms: int) -> AgentStatusRow | None:

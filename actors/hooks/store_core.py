@@ -43,6 +43,7 @@ from msgspec.structs import replace as replace_row
 from actors.hooks.pane_authority import (
     KNOWN_WORKTREE_CAPACITY,
     BoundedLru,
+    Fence,
     PaneAuthority,
     is_sha256_hex,
     parse_pane_key,
@@ -57,6 +58,10 @@ PRIORITY_HOLD_MS = 5 * 60 * 1000
 # Details are one-line labels (tool name, notification text); bound what we store.
 MAX_DETAIL_CHARS = 200
 MAX_LABEL_CHARS = 64
+# Renamed worktrees we still translate (old id -> new id): agents launched before a
+# ``git worktree move`` keep reporting the id in their environment until they exit.
+# One entry per rename; thousands of renames outlive any agent that saw the old id.
+WORKTREE_RENAME_CAPACITY = 4096
 
 Outcome = Literal["applied", "unchanged", "rejected"]
 EventType = Literal["agentStatus.set", "agentStatus.clear"]
@@ -131,6 +136,9 @@ class AgentStatusStore:
         # The worktree of each pane we have heard of, so an OSC row (ptyd sends only
         # the pane key) can be placed once a hook or a restart has named it.
         self._pane_worktrees: BoundedLru[str, str] = BoundedLru(KNOWN_WORKTREE_CAPACITY)
+        # Invariant: acyclic - recording old -> new first forgets any rename out of
+        # ``new`` (it is current again), so following the chain always ends.
+        self._renames: BoundedLru[str, str] = BoundedLru(WORKTREE_RENAME_CAPACITY)
         self._clock_ms = 0
         self._rev = 0
 
@@ -147,6 +155,20 @@ class AgentStatusStore:
 
     def persistable_rows(self) -> list[AgentStatusRow]:
         return [r for r in self.rows() if is_persistable(r)]
+
+    def worktree_ids(self) -> list[str]:
+        """The distinct worktree ids the rows are filed under (to re-resolve at start)."""
+        return sorted({r.worktree_id for r in self._rows.values()})
+
+    def current_worktree(self, worktree_id: str) -> str:
+        """``worktree_id`` after every rename we have heard of (itself if none)."""
+        # The map is acyclic (see ``__init__``); the bound is belt and braces.
+        for _ in range(WORKTREE_RENAME_CAPACITY):
+            renamed = self._renames.get(worktree_id)
+            if renamed is None:
+                break
+            worktree_id = renamed
+        return worktree_id
 
     # the one ingest path ---------------------------------------------------
     def apply_normalized_status(self, event: StatusEvent, now_ms: int) -> StoreEffects:
@@ -189,10 +211,11 @@ class AgentStatusStore:
         if existing is not None and self._outranks(existing, event.source, observed_ms):
             return self._carry_handle_only(existing, event.terminal_handle)
 
-        worktree_id = (
+        worktree_id = self.current_worktree(
             event.worktree_id
             or (existing.worktree_id if existing else "")
             or self._pane_worktrees.get(pane)
+            or ""
         )
         if not worktree_id:
             return StoreEffects("rejected", "unknown_worktree")
@@ -231,13 +254,62 @@ class AgentStatusStore:
         )
 
     # closes and restarts ---------------------------------------------------
-    def retire_pane(self, pane_key: str, retire_id: str | None = None) -> StoreEffects:
-        """Close a pane: drop its row and fence it (and its aliases) against late writes."""
+    def retire_pane(
+        self, pane_key: str, retire_id: str | None = None, now_ms: int = 0
+    ) -> StoreEffects:
+        """Close a pane: drop its row and fence it (and its aliases) against late writes.
+
+        Always ``persist``: the fence itself is saved (seed 02 §9, §13).
+        """
         pane = self.authority.resolve(pane_key)
-        self.authority.fence(pane, retire_id or uuid.uuid4().hex)
+        self.authority.fence(pane, retire_id or uuid.uuid4().hex, self._tick(now_ms))
         self._pane_worktrees.pop(pane)
         removed = self._remove(pane, "retired")
-        return replace(removed, outcome="applied")
+        return replace(removed, outcome="applied", persist=True)
+
+    def retire_from_store(
+        self, host_id: str, tab_id: str, leaf_id: str, now_ms: int = 0
+    ) -> StoreEffects:
+        """The store's ``session.paneRetired``: the same close as :meth:`retire_pane`.
+
+        The key is fenced whatever host retired it; the row goes (with its clear) only
+        when it belongs to that execution host. A malformed key is the sender's fault.
+        """
+        pane_key = f"{tab_id}:{leaf_id}"
+        if parse_pane_key(pane_key) is None:
+            return StoreEffects("rejected", "bad_pane_key")
+        row = self.row(pane_key)
+        if row is not None and row.host_id != host_id:
+            pane = self.authority.resolve(pane_key)
+            self.authority.fence(pane, f"store:{host_id}", self._tick(now_ms))
+            return StoreEffects("applied", "other_host", persist=True)
+        return self.retire_pane(pane_key, f"store:{host_id}", now_ms)
+
+    def rekey_worktree(self, old: str, new: str) -> StoreEffects:
+        """A worktree changed id (``git worktree move``): file its rows under ``new``.
+
+        Each moved row is re-published; panes remembered without a row move too, and
+        later writes naming ``old`` (agents keep their launch environment) land under
+        ``new``.
+        """
+        if not old or not new or old == new:
+            return StoreEffects("rejected", "bad_worktree_rename")
+        self._renames.pop(new)
+        self._renames.put(old, new)
+        self._pane_worktrees.replace_values(old, new)
+        moved: list[Publish] = []
+        persist = False
+        for pane, row in sorted(self._rows.items()):
+            if row.worktree_id != old:
+                continue
+            self._rev += 1
+            renamed = replace_row(row, worktree_id=new, rev=self._rev)
+            self._rows[pane] = renamed
+            moved.append(Publish("agentStatus.set", {"row": row_to_wire(renamed)}))
+            persist = persist or is_persistable(renamed)
+        if not moved:
+            return StoreEffects("unchanged")
+        return StoreEffects("applied", publish=tuple(moved), persist=persist)
 
     def restart_pane(
         self, pane_key: str, launch_token_sha256: str | None = None, worktree_id: str = ""
@@ -282,10 +354,22 @@ class AgentStatusStore:
         )
 
     # hydration ---------------------------------------------------------------
-    def hydrate(self, rows: list[AgentStatusRow], commitments: dict[str, str]) -> None:
-        """Load rows restored from disk (already marked unconfirmed by the decoder)."""
+    def hydrate(
+        self,
+        rows: list[AgentStatusRow],
+        commitments: dict[str, str],
+        fences: list[Fence] | None = None,
+    ) -> None:
+        """Load rows and fences restored from disk (rows already marked unconfirmed).
+
+        A fenced pane's row is not loaded: the fence is the later fact.
+        """
+        restored = [f for f in fences or () if parse_pane_key(f.pane_key) is not None]
+        self.authority.restore_fences(restored)
+        for fence in restored:
+            self._clock_ms = max(self._clock_ms, fence.retired_at_ms)
         for row in rows:
-            if is_persistable(row):
+            if is_persistable(row) and not self.authority.is_fenced(row.pane_key):
                 self._rows[row.pane_key] = row
                 self._clock_ms = max(self._clock_ms, row.updated_at_ms)
                 self._rev = max(self._rev, row.rev)
