@@ -9,7 +9,9 @@ module wires it to the runtime. Rules it keeps:
   drained by its own task, so a down ``hooks`` costs dropped status updates
   (counted in ``sys.stats``), never terminal output;
 * GC never reaps on its own belief (``gc.py``): only ``store``'s answers decide;
-  ``store``'s ``worktree.renamed {oldId, newId}`` re-keys at once.
+  ``store``'s ``worktree.renamed {oldId, newId}`` re-keys at once;
+* a pane retired in ``store`` (``session.paneRetired``) has its PTYs ended, and a
+  closed session retires its pane in ``store`` and ``hooks`` (``retire.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import trio
 import zmq
 
-from actors.ptyd import api, handoff
+from actors.ptyd import api, handoff, retire
 from actors.ptyd.gc import (
     DEFAULT_CHECK_INTERVAL_S,
     DEFAULT_GRACE_S,
@@ -56,6 +58,10 @@ KEEPER_EXIT_POLLS = 50
 KEEPER_EXIT_POLL_S = 0.02
 # identity.resolve deadline; a slow store means "no answer", never "unknown".
 STORE_TIMEOUT_S = 5.0
+# How long term.close waits for hooks to confirm the pane's fence: one HOOKS_TIMEOUT_S
+# call plus room for a short backlog of queued OSC updates ahead of it. Below the CLI's
+# close timeout, so a down hooks yields an answer ("not fenced"), not a client timeout.
+FENCE_WAIT_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -78,12 +84,18 @@ class PtydSettings:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class HooksCall:
-    """One message for ``hooks``, queued so that sending it never delays output."""
+    """One message for ``hooks``, queued so that sending it never delays output.
+
+    ``acked`` (when given) is set once the call was answered or failed; ``delivered``
+    tells which. Only a caller that must know (``term.close``'s fence) asks for it.
+    """
 
     op: str
     args: dict[str, object]
+    acked: trio.Event | None = None
+    delivered: bool = False
 
 
 class Ptyd:
@@ -171,11 +183,34 @@ class Ptyd:
         async for item in self._hooks_recv:
             try:
                 await hooks.call(item.op, item.args, timeout=HOOKS_TIMEOUT_S)
+                item.delivered = True
             except OrcaError as exc:
                 self.hooks_failed += 1
                 log.warning(
                     "%s for %s not delivered to hooks: %s", item.op, item.args["paneKey"], exc
                 )
+            finally:
+                if item.acked is not None:
+                    item.acked.set()
+
+    async def tell_hooks_and_wait(self, op: str, args: dict[str, object]) -> bool:
+        """Queue ``op`` behind every earlier hooks message (a queued ``restart_pane`` must
+        not land after a retirement and lift its fence); True once hooks answered."""
+        item = HooksCall(op, args, acked=trio.Event())
+        try:
+            self._hooks_send.send_nowait(item)
+        except trio.WouldBlock:
+            # The queue is full (hooks far behind or down): a fence outranks ordering.
+            try:
+                await self.ctx.connect("hooks").call(op, args, timeout=HOOKS_TIMEOUT_S)
+            except OrcaError as exc:
+                log.warning("%s for %s not delivered to hooks: %s", op, args["paneKey"], exc)
+                return False
+            return True
+        assert item.acked is not None
+        with trio.move_on_after(FENCE_WAIT_S):
+            await item.acked.wait()
+        return item.delivered
 
     async def run_gc(self) -> None:
         store = self.ctx.connect("store")
@@ -205,20 +240,25 @@ class Ptyd:
                         log.warning("GC: reaping %s (store: worktree unknown)", session.session_id)
                         self.close_session(session)
 
-    async def follow_renames(self) -> None:
+    async def follow_store(self) -> None:
+        """Follow ``store``'s ``worktree.renamed`` (re-key) and ``session.paneRetired``
+        (end the pane's PTYs) events; a malformed event is logged and skipped."""
         sock = new_socket(zmq.SUB)
-        sock.setsockopt(zmq.SUBSCRIBE, b"worktree.renamed")
+        for topic in (retire.RENAMED_EVENT, retire.PANE_RETIRED_EVENT):
+            sock.setsockopt(zmq.SUBSCRIBE, topic.encode())
         sock.connect(self.ctx.paths.ipc_endpoint("store", "pub"))
 
         def on_message(frames: list[bytes]) -> None:
             try:
                 event = decode_event(frames[-1])
-                old, new = str(event.data["oldId"]), str(event.data["newId"])
-            except (BadFrame, KeyError, TypeError) as exc:
-                log.warning("ignoring a malformed worktree.renamed event: %s", exc)
-                return
-            decision = self.gc.on_renamed(old, new)
-            self.apply_rekey(decision.old, decision.new)
+                if event.type == retire.RENAMED_EVENT:
+                    old, new = retire.parse_renamed(event.data)
+                    decision = self.gc.on_renamed(old, new)
+                    self.apply_rekey(decision.old, decision.new)
+                elif event.type == retire.PANE_RETIRED_EVENT:
+                    self.end_retired_pane(retire.parse_pane_retired(event.data))
+            except (BadFrame, retire.MalformedStoreEvent, IndexError) as exc:
+                log.warning("ignoring a malformed store event: %s", exc)
 
         zs = ZSocket(sock, on_message)
         try:
@@ -233,6 +273,31 @@ class Ptyd:
             if self.keeper is not None:
                 self.keeper.update(self.table.get(new_id).info)
             self.ctx.events.publish(api.REKEYED_EVENT, {"old": old_id, "new": new_id})
+
+    def end_retired_pane(self, pane: retire.RetiredPane) -> None:
+        """End (like ``term.kill``) every live session of a pane the store retired."""
+        for session in retire.sessions_in_pane(self.table.sessions(), pane):
+            log.info("pane %s retired in store: ending %s", pane.pane_key, session.session_id)
+            self.ctx.nursery.start_soon(session.kill)
+
+    async def retire_closed_pane(self, session: Session) -> dict[str, object]:
+        """After ``term.close`` ended a session: fence its pane in hooks and retire it in
+        store, both at once and best effort. ``fenced``: hooks confirmed the fence."""
+        info = session.info
+        outcome: dict[str, object] = {"fenced": False, "storeRevision": None}
+
+        async def fence() -> None:
+            args = retire.hooks_retire_args(info)
+            outcome["fenced"] = await self.tell_hooks_and_wait("agentStatus.retire_pane", args)
+
+        async def retire_in_store() -> None:
+            store = self.ctx.connect("store")
+            outcome["storeRevision"] = await retire.retire_in_store(store, info)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fence)
+            nursery.start_soon(retire_in_store)
+        return outcome
 
     def adopt_from_keeper(self) -> None:
         """Take back every session the keeper held across our restart; resume reading."""

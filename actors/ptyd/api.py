@@ -12,7 +12,16 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
 ``term.resize`` {sessionId, cols, rows} → {} (TIOCSWINSZ + SIGWINCH to the group).
 ``term.signal`` {sessionId, signal ("TERM", "SIGINT", 15)} → {delivered}
 ``term.kill`` {sessionId} → {} SIGHUP+SIGTERM to the group, SIGKILL after a grace.
-``term.close`` {sessionId} → {} kill if running, forget the session and its history.
+``term.close`` {sessionId} → {fenced, storeRevision} a pane close (ARCHITECTURE §3.2):
+    kill if running, forget the session and its history, then retire its pane
+    everywhere before replying: ``hooks`` ``agentStatus.retire_pane`` (queued behind
+    every earlier hooks message, so a pending ``restart_pane`` cannot lift the fence)
+    and ``store`` ``session.retire_pane`` (revision bump + flush; skipped for legacy
+    numeric pane keys), at once, best effort. ``fenced`` true means hooks confirmed the
+    fence: a status write for the pane key sent after this reply is rejected
+    (``retired_pane``) until a new spawn in the pane. ``storeRevision``: the host's new
+    topology revision, null if the store did not answer or there was nothing to retire.
+    Neither failure fails the close; the reply comes within ~3 s even with both down.
 ``term.list`` {worktreeId?} → {sessions: [row]} where row is
     {sessionId, worktreeId, paneKey, tabId, terminalHandle, argv, cwd, pid, cols,
     rows, createdAt, exitCode, running, endOffset, subscribers}
@@ -46,8 +55,13 @@ Events (PUB; envelope {v, src, epoch, seq, type, data}):
 Calls ``ptyd`` makes (never on the output path; through one ordered bounded queue):
 ``hooks`` ``agentStatus.restart_pane`` {paneKey, launchTokenSha256, worktreeId} on
 every spawn, ``agentStatus.ingest_osc`` {paneKey, terminalHandle, worktreeId,
-payload} per OSC 9999 sequence; ``store`` ``identity.resolve`` {worktreeId} (session
-GC) and its ``worktree.renamed`` {oldId, newId} events (re-key).
+payload} per OSC 9999 sequence, ``agentStatus.retire_pane`` {paneKey} on
+``term.close``; ``store`` ``identity.resolve`` {worktreeId} (session GC),
+``session.retire_pane`` {hostId, tabId, leafId} on ``term.close`` (directly, short
+timeout); its ``worktree.renamed`` {oldId, newId} events (re-key) and
+``session.paneRetired`` {hostId, tabId, leafId, revision} events: every running
+session of that host whose pane key is ``tabId:leafId`` is ended like ``term.kill``
+(``term.exit`` follows as usual; the session stays listed until closed).
 
 Environment: ``ORCA_PTYD_SCROLLBACK_BYTES`` (1 MiB), ``ORCA_PTYD_HISTORY_BYTES``
 (4 MiB), ``ORCA_PTYD_GC_GRACE_S`` (300), ``ORCA_PTYD_GC_INTERVAL_S`` (60),

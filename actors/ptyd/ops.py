@@ -86,8 +86,11 @@ def register_ops(ptyd: Ptyd) -> None:
         return {}
 
     async def close_op(args: api.SessionArgs) -> dict[str, object]:
-        ptyd.close_session(ptyd.session(args.session_id))
-        return {}
+        # A pane close (ARCHITECTURE §3.2): end the PTY, then retire the pane in store and
+        # fence it in hooks before replying. Concurrent: those calls wait on peers.
+        session = ptyd.session(args.session_id)
+        ptyd.close_session(session)
+        return await ptyd.retire_closed_pane(session)
 
     async def list_op(args: api.ListArgs) -> dict[str, object]:
         rows = [
@@ -125,7 +128,7 @@ def register_ops(ptyd: Ptyd) -> None:
     ctx.rpc.register("term.resize", resize_op, api.ResizeArgs)
     ctx.rpc.register("term.signal", signal_op, api.SignalArgs)
     ctx.rpc.register("term.kill", kill_op, api.SessionArgs)
-    ctx.rpc.register("term.close", close_op, api.SessionArgs)
+    ctx.rpc.register("term.close", close_op, api.SessionArgs, concurrent=True)
     ctx.rpc.register("term.list", list_op, api.ListArgs)
     ctx.rpc.register("term.read", read_op, api.ReadArgs)
     ctx.rpc.register("term.attach", attach_op, api.SessionArgs)
@@ -162,4 +165,4 @@ async def setup(ctx: ActorContext) -> None:
     }
     ctx.nursery.start_soon(ptyd.forward_to_hooks)
     ctx.nursery.start_soon(ptyd.run_gc)
-    ctx.nursery.start_soon(ptyd.follow_renames)
+    ctx.nursery.start_soon(ptyd.follow_store)

@@ -26,6 +26,9 @@ DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get 
 # How long attach waits in one poll; bounds the delay of noticing a resize.
 POLL_MS = 200
 CLEAR_SCREEN = b"\x1b[H\x1b[2J"
+# term.close replies once hooks fenced the pane and store retired it, or within ~3 s
+# when either is down (actors/ptyd/api.py); this leaves room above that bound.
+CLOSE_TIMEOUT_S = 8.0
 
 
 def _call(op: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> Any:
@@ -139,10 +142,17 @@ def _kill(args: argparse.Namespace) -> int:
 
 
 def _close(args: argparse.Namespace) -> int:
+    """A pane close: on success the pane is fenced in hooks (late status is rejected)."""
     try:
-        _call("term.close", {"sessionId": args.id})
+        reply = _call("term.close", {"sessionId": args.id}, timeout=CLOSE_TIMEOUT_S)
     except OrcaError as exc:
         return fail_from(exc)
+    if isinstance(reply, dict) and reply.get("fenced") is False:
+        print(
+            "orca: session closed, but hooks did not confirm the pane's fence "
+            "(is hooks running? see `orca status`)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -244,6 +254,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--signal", help="send this signal instead (e.g. INT, HUP)")
     p.set_defaults(func=_kill)
 
-    p = tsub.add_parser("close", help="kill if running and forget the session and its history")
+    p = tsub.add_parser(
+        "close", help="close the pane: kill, forget the session and its history, fence its status"
+    )
     p.add_argument("id")
     p.set_defaults(func=_close)
