@@ -4,8 +4,8 @@ Start-up order: hydrate ``last-status.json`` (rows come back ``restoredUnconfirm
 retired-pane fences come back in force), start the HTTP server on a random loopback port with a fresh secret, write
 ``endpoint.env`` atomically, install the hook script (so ``orca hooks install`` and
 running agents find an up-to-date one), follow the store's pane retirements and
-worktree renames (:mod:`actors.hooks.store_follower`; restored rows are re-resolved
-once in the background), register ops. Stop: one synchronous flush.
+worktree renames (:mod:`actors.hooks.store_follower`), re-resolve the restored rows'
+worktree ids with the store (bounded; a down store leaves them), register ops. Stop: one synchronous flush.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ async def setup(ctx: ActorContext) -> None:
     write_endpoint_env(ctx.paths.hooks_dir, port, actor.secret)
     ctx.nursery.start_soon(actor.saver.run)
     await ctx.nursery.start(actor.follower.run)
-    ctx.nursery.start_soon(actor.follower.resolve_restored_worktrees)
+    await actor.follower.resolve_restored_worktrees()
     rpc = ctx.rpc
     rpc.register(api.SNAPSHOT_OP, actor.snapshot, api.NoArgs)
     rpc.register(api.INGEST_OSC_OP, actor.ingest_osc, api.IngestOscArgs)

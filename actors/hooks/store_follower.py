@@ -11,8 +11,8 @@ that change which rows may exist and where they are filed:
 
 Events missed while hooks was down are recovered once at start:
 :meth:`StoreFollower.resolve_restored_worktrees` asks ``identity.resolve`` for each
-worktree id the restored rows name and re-keys the aliases. A store that does not
-answer leaves the rows as they are (no answer is not "unknown").
+worktree id the restored rows name and re-keys the aliases, before the ops answer.
+A store that does not answer leaves the rows as they are (no answer is not "unknown").
 
 A malformed event is the publisher's fault: it is logged and dropped, never raised.
 """
@@ -31,7 +31,7 @@ from actors.hooks.service import HooksService
 from orca.actor import ActorContext
 from orca.actor.zsocket import ZSocket, new_socket
 from orca.wire.envelope import Event, decode_event
-from orca.wire.errors import BadFrame, OrcaError
+from orca.wire.errors import BadFrame, OrcaError, Timeout
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,9 @@ PANE_RETIRED_EVENT = "session.paneRetired"
 WORKTREE_RENAMED_EVENT = "worktree.renamed"
 # identity.resolve deadline at start; a slow store means "no answer", never "unknown".
 RESOLVE_TIMEOUT_S = 2.0
+# The whole start-up catch-up delays readiness; bound it so a store that answers
+# slowly for hundreds of worktrees cannot hold hooks down (the rest stay as they are).
+RESOLVE_BUDGET_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -132,17 +135,31 @@ class StoreFollower:
             zs.close()
 
     async def resolve_restored_worktrees(self) -> None:
-        """Catch up on renames missed while down: re-key every id the store calls an alias."""
+        """Catch up on renames missed while down: re-key every id the store calls an alias.
+
+        Run once at start, before the ops answer, so the first snapshot is already
+        filed under current ids. Bounded by ``RESOLVE_BUDGET_S`` in all; the first
+        unanswered call ends it (the store is down: leave the rows as they are).
+        """
+        worktree_ids = self.service.store.worktree_ids()
+        if not worktree_ids:
+            return
         store = self.ctx.connect("store")
-        for worktree_id in self.service.store.worktree_ids():
-            try:
-                answer = await store.call(
-                    "identity.resolve", {"worktreeId": worktree_id}, timeout=RESOLVE_TIMEOUT_S
-                )
-            except OrcaError as exc:
-                log.info("store did not resolve %s (%s); rows left as they are", worktree_id, exc)
-                continue
-            current = parse_resolution(answer)
-            if current is not None and current != worktree_id:
-                self.service.rekey_worktree(worktree_id, current)
-                log.info("re-keyed restored agent status %s -> %s", worktree_id, current)
+        with trio.move_on_after(RESOLVE_BUDGET_S) as budget:
+            for worktree_id in worktree_ids:
+                try:
+                    answer = await store.call(
+                        "identity.resolve", {"worktreeId": worktree_id}, timeout=RESOLVE_TIMEOUT_S
+                    )
+                except Timeout as exc:
+                    log.info("store did not answer (%s); restored rows left as they are", exc)
+                    return
+                except OrcaError as exc:
+                    log.info("store refused to resolve %s: %s", worktree_id, exc)
+                    continue
+                current = parse_resolution(answer)
+                if current is not None and current != worktree_id:
+                    self.service.rekey_worktree(worktree_id, current)
+                    log.info("re-keyed restored agent status %s -> %s", worktree_id, current)
+        if budget.cancelled_caught:
+            log.info("identity.resolve budget spent; remaining restored rows left as they are")

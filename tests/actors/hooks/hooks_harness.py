@@ -104,14 +104,35 @@ async def post_hook(
     return int(head_bytes.split(b" ", 2)[1]), json.loads(reply) if reply else {}
 
 
-def _start(home: Path) -> subprocess.Popen[bytes]:
+def _start(home: Path, actor: str = "hooks") -> subprocess.Popen[bytes]:
     env = dict(os.environ, ORCA_HOME=str(home))
     env.pop("ORCA_SUPERVISOR", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    with open(home / "hooks.stderr", "ab") as log:
+    with open(home / f"{actor}.stderr", "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "actors.hooks"], env=env, stdout=log, stderr=log, cwd=ROOT
+            [sys.executable, "-m", f"actors.{actor}"], env=env, stdout=log, stderr=log, cwd=ROOT
         )
+
+
+@asynccontextmanager
+async def running_store(home: Path) -> AsyncIterator[RpcClient]:
+    """A real ``store`` actor on ``home``, answering RPC; stopped by pid on exit."""
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    proc = _start(home, "store")
+    client = RpcClient(paths.ipc_endpoint("store", "rpc"), timeout=START_TIMEOUT_S)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(client.run)
+            await client.call("state.snapshot", {}, timeout=START_TIMEOUT_S)
+            client.timeout = 5.0
+            try:
+                yield client
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        client.close()
+        with trio.CancelScope(shield=True):
+            await stop(proc)
 
 
 async def stop(proc: subprocess.Popen[bytes]) -> int:

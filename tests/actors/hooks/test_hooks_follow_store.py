@@ -1,0 +1,104 @@
+"""hooks and a real store process: retirements fence, renames re-key, fences persist (§3.2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+import trio
+from hooks_harness import PANE, running_hooks, running_store
+
+TAB, LEAF = PANE.split(":", 1)
+OLD = "repo1::/src/before"
+NEW = "repo1::/src/after"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("ORCA_HOME", str(home))
+    return home
+
+
+def _osc(state: str, worktree_id: str) -> dict[str, object]:
+    return {"paneKey": PANE, "worktreeId": worktree_id, "payload": json.dumps({"state": state})}
+
+
+async def test_store_pane_retirement_clears_and_fences_the_row(home: Path) -> None:
+    """store's session.paneRetired clears the row, fences the pane, on disk at once (§3.2)."""
+    with trio.fail_after(40):
+        async with running_store(home) as store, running_hooks(home) as hooks:
+            assert (await hooks.call("agentStatus.ingest_osc", _osc("working", OLD)))[
+                "outcome"
+            ] == "applied"
+            await store.call("session.retire_pane", {"tabId": TAB, "leafId": LEAF})
+            while True:
+                event = await hooks.tap.receive.receive()
+                if event.type == "agentStatus.clear":
+                    break
+            assert event.data == {"paneKey": PANE, "worktreeId": OLD, "reason": "retired"}
+            late = await hooks.call("agentStatus.ingest_osc", _osc("done", OLD))
+            assert late == {"outcome": "rejected", "reason": "retired_pane"}
+            assert await hooks.rows() == []
+            # Seed 02 §9: the fence is durable as soon as it is applied, not debounced.
+            saved = json.loads((hooks.paths.hooks_dir / "last-status.json").read_bytes())
+            assert [f["paneKey"] for f in saved["retiredPanes"]] == [PANE]
+
+
+async def test_worktree_rename_refiles_rows_and_later_writes(home: Path) -> None:
+    """worktree.renamed re-publishes the row under the new id; writes naming the old follow."""
+    with trio.fail_after(40):
+        async with running_store(home) as store, running_hooks(home) as hooks:
+            await store.call("worktreeMeta.patch", {"worktreeId": OLD, "patch": {}})
+            await hooks.call("agentStatus.ingest_osc", _osc("working", OLD))
+            await store.call("worktree.migrate_identity", {"oldId": OLD, "newId": NEW})
+            while True:
+                event = await hooks.tap.receive.receive()
+                if event.type == "agentStatus.set" and event.data["row"]["worktreeId"] == NEW:
+                    break
+            assert event.data["row"]["paneKey"] == PANE
+            await hooks.call("agentStatus.ingest_osc", _osc("done", OLD))
+            assert [(r["worktreeId"], r["state"]) for r in await hooks.rows()] == [(NEW, "done")]
+
+
+async def test_rename_missed_while_hooks_was_down_is_recovered_at_start(home: Path) -> None:
+    """A rename published while hooks was stopped is found via identity.resolve at start."""
+    with trio.fail_after(60):
+        async with running_store(home) as store:
+            await store.call("worktreeMeta.patch", {"worktreeId": OLD, "patch": {}})
+            async with running_hooks(home) as hooks:
+                await hooks.call("agentStatus.ingest_osc", _osc("done", OLD))
+            await store.call("worktree.migrate_identity", {"oldId": OLD, "newId": NEW})
+            async with running_hooks(home) as hooks:
+                rows = await hooks.rows()
+                assert [(r["paneKey"], r["worktreeId"]) for r in rows] == [(PANE, NEW)]
+
+
+async def test_restored_rows_stay_put_when_the_store_is_down(home: Path) -> None:
+    """No store at start: hooks still starts and keeps its rows under their saved ids."""
+    with trio.fail_after(60):
+        async with running_hooks(home) as hooks:
+            await hooks.call("agentStatus.ingest_osc", _osc("done", OLD))
+        async with running_hooks(home) as hooks:
+            assert [r["worktreeId"] for r in await hooks.rows()] == [OLD]
+
+
+async def test_fence_survives_kill_9_until_a_live_restart(home: Path) -> None:
+    """retire_pane, SIGKILL, restart: the pane is still fenced; restart_pane lifts it (§9, §13)."""
+    with trio.fail_after(60):
+        async with running_hooks(home) as hooks:
+            await hooks.call("agentStatus.ingest_osc", _osc("working", OLD))
+            assert (await hooks.call("agentStatus.retire_pane", {"paneKey": PANE}))["removed"]
+            os.kill(hooks.proc.pid, signal.SIGKILL)
+        async with running_hooks(home) as hooks:
+            late = await hooks.call("agentStatus.ingest_osc", _osc("working", OLD))
+            assert late == {"outcome": "rejected", "reason": "retired_pane"}
+            assert await hooks.rows() == []
+            lifted = await hooks.call("agentStatus.restart_pane", {"paneKey": PANE})
+            assert lifted == {"fenceLifted": True}
+            again = await hooks.call("agentStatus.ingest_osc", _osc("working", OLD))
+            assert again["outcome"] == "applied"
