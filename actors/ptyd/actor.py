@@ -20,7 +20,6 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import trio
 import zmq
@@ -31,19 +30,18 @@ from actors.ptyd.gc import (
     DEFAULT_GRACE_S,
     Reap,
     Rekey,
-    Resolution,
     SessionGc,
+    parse_resolution,
 )
 from actors.ptyd.history import DEFAULT_HISTORY_BYTES
-from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk, Gap, OffsetInFuture
-from actors.ptyd.session import InputBacklogFull, Session, SessionEnded
-from actors.ptyd.sessions import SessionTable, SpawnRequest, TableConfig, UnknownSession
-from actors.ptyd.spawn import SpawnFailed, exit_code_of
+from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk
+from actors.ptyd.session import Session
+from actors.ptyd.sessions import SessionTable, TableConfig, UnknownSession
+from actors.ptyd.spawn import exit_code_of
 from orca.actor import ActorContext, RpcClient
 from orca.actor.zsocket import ZSocket, new_socket
-from orca.model.panes import BadPtySessionId
 from orca.wire.envelope import decode_event
-from orca.wire.errors import BadFrame, BadRequest, Conflict, NotFound, OrcaError, Unavailable
+from orca.wire.errors import BadFrame, NotFound, OrcaError
 
 log = logging.getLogger(__name__)
 
@@ -351,71 +349,3 @@ class Ptyd:
 
     def row(self, session: Session) -> dict[str, object]:
         return session.info.to_wire(session.scrollback.end, session.subscribers)
-
-
-def parse_resolution(worktree_id: str, answer: Any) -> Resolution:
-    """Read store's ``identity.resolve`` reply ``{status: current|alias|unknown, worktreeId}``."""
-    status = answer.get("status") if isinstance(answer, dict) else None
-    current = answer.get("worktreeId") if isinstance(answer, dict) else None
-    if status == "unknown":
-        return Resolution(worktree_id, known=False)
-    if status in ("current", "alias") and isinstance(current, str):
-        return Resolution(worktree_id, known=True, current_id=current)
-    raise ValueError(f"unexpected identity.resolve reply: {answer!r}")
-
-
-def read_reply(session: Session, since: int | None, limit: int | None) -> dict[str, object]:
-    """The ``term.read`` reply: data since an offset, or the snapshot on a gap."""
-    limit = min(limit or api.MAX_READ_BYTES, api.MAX_READ_BYTES)
-    gap = False
-    if since is None:
-        result: Chunk | Gap = session.scrollback.snapshot()
-    else:
-        try:
-            result = session.read_since(since, limit)
-        except OffsetInFuture as exc:
-            raise BadRequest(str(exc)) from None
-    if isinstance(result, Gap):
-        gap = True
-        result = session.scrollback.snapshot()
-    return {
-        "sessionId": session.session_id,
-        "offset": result.offset,
-        "data": result.data,
-        "end": session.scrollback.end,
-        "gap": gap,
-        "running": not session.exited.is_set(),
-        "exitCode": session.info.exit_code,
-        # True once the PTY hung up: ``end`` is final. The child's exit can be seen
-        # before its last output is read, so a reader waits for this, not ``running``.
-        "outputEnded": session.output_done.is_set(),
-    }
-
-
-def map_session_errors(exc: Exception) -> OrcaError:
-    if isinstance(exc, InputBacklogFull):
-        return Unavailable(str(exc))
-    if isinstance(exc, SessionEnded):
-        return Conflict(str(exc))
-    return BadRequest(str(exc))
-
-
-def spawn_request(args: api.SpawnArgs) -> SpawnRequest:
-    for dim in (args.cols, args.rows):
-        if not 1 <= dim <= api.MAX_DIMENSION:
-            raise BadRequest(f"cols/rows must be within 1..{api.MAX_DIMENSION}")
-    return SpawnRequest(
-        argv=args.argv,
-        cwd=args.cwd,
-        worktree_id=args.worktree_id,
-        cols=args.cols,
-        rows=args.rows,
-        env=args.env,
-        pane_key=args.pane_key,
-    )
-
-
-def spawn_errors(exc: Exception) -> OrcaError:
-    if isinstance(exc, SpawnFailed | BadPtySessionId | ValueError):
-        return BadRequest(str(exc))
-    return map_session_errors(exc)

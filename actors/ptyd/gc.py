@@ -24,6 +24,7 @@ The class holds only suspicion timestamps; time is passed in, so tests drive it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # Default grace between the first "unknown" and the re-check that may reap. Long
 # enough to ride out a worktree move (git + store migration take well under a second)
@@ -129,3 +130,14 @@ class SessionGc:
         for wt in list(self._suspected_since):
             if wt not in live_worktree_ids:
                 del self._suspected_since[wt]
+
+
+def parse_resolution(worktree_id: str, answer: Any) -> Resolution:
+    """Read store's ``identity.resolve`` reply ``{status: current|alias|unknown, worktreeId}``."""
+    status = answer.get("status") if isinstance(answer, dict) else None
+    current = answer.get("worktreeId") if isinstance(answer, dict) else None
+    if status == "unknown":
+        return Resolution(worktree_id, known=False)
+    if status in ("current", "alias") and isinstance(current, str):
+        return Resolution(worktree_id, known=True, current_id=current)
+    raise ValueError(f"unexpected identity.resolve reply: {answer!r}")

@@ -6,16 +6,10 @@ import logging
 import os
 
 from actors.ptyd import api, handoff
-from actors.ptyd.actor import (
-    Ptyd,
-    PtydSettings,
-    map_session_errors,
-    read_reply,
-    spawn_errors,
-    spawn_request,
-)
+from actors.ptyd.actor import Ptyd, PtydSettings
 from actors.ptyd.history import remove_orphans
 from actors.ptyd.info import decode_signal
+from actors.ptyd.replies import map_session_errors, read_reply, spawn_errors, spawn_request
 from actors.ptyd.session import InputBacklogFull, SessionEnded
 from orca.actor import ActorContext
 from orca.wire.errors import BadRequest
