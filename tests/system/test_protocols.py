@@ -24,7 +24,7 @@ from support.journey import (
     rows_by_pane,
 )
 from support.lifecycle import lifecycle
-from support.procs import alive
+from support.procs import alive, write_config
 
 from orca.actor import open_rpc_client
 from orca.actor.mirror import Mirror
@@ -107,6 +107,45 @@ async def test_unknown_worktree_reaped_after_grace_renamed_never(
             (moved_id,) = [e.data["new"] for e in rec.events if e.type == "term.rekeyed"]
             assert rows[moved_id]["running"] and rows[kept["sessionId"]]["running"]
             assert doomed["sessionId"] not in rows
+        user.ok("down")
+
+
+async def test_store_down_is_no_evidence_for_a_reap(orca_home: Path, tmp_path: Path) -> None:
+    """While store cannot answer, an unknown worktree's session is kept; the grace starts after (§3.1)."""
+    with trio.fail_after(90):
+        # A stopped store must stay stopped (not be killed by the heartbeat watchdog).
+        write_config(orca_home, "[supervisor]\nheartbeat_timeout_s = 120\n")
+        user, _ = setup_user(
+            orca_home,
+            tmp_path,
+            ORCA_PTYD_GC_GRACE_S=str(GC_GRACE_S),
+            ORCA_PTYD_GC_INTERVAL_S=str(GC_INTERVAL_S),
+        )
+        (store,) = [a for a in user.json("status")["actors"] if a["name"] == "store"]
+        stray_dir = tmp_path / "stray"
+        stray_dir.mkdir()
+        async with recorded(orca_home, "ptyd", "term.snapshot") as (mirror, rec, ptyd):
+            os.kill(store["pid"], signal.SIGSTOP)
+            try:
+                doomed = await ptyd.call(
+                    "term.spawn",
+                    {
+                        "argv": ["sleep", "600"],
+                        "cwd": str(stray_dir),
+                        "worktreeId": f"{uuid.uuid4()}::{stray_dir}",
+                    },
+                )
+                with trio.move_on_after(3 * GC_GRACE_S):
+                    await mirror.wait_until(lambda m: rec.seen("term.closed"))
+                assert not rec.seen("term.closed"), "reaped while the store could not answer"
+            finally:
+                os.kill(store["pid"], signal.SIGCONT)
+            resumed = time.monotonic()
+            await mirror.wait_until(
+                lambda m: rec.seen("term.closed", lambda d: d["sessionId"] == doomed["sessionId"])
+            )
+            waited = time.monotonic() - resumed
+            assert waited >= GC_GRACE_S, f"reaped {waited:.2f}s after the store came back"
         user.ok("down")
 
 
