@@ -142,8 +142,11 @@ async def remove_worktree(user: User, worktree_id: str) -> None:
     """`orca worktree rm` until acknowledged (a kill may eat a reply; retry is safe)."""
     while True:
         result = await trio.to_thread.run_sync(lambda: user.run("worktree", "rm", worktree_id))
-        if result.returncode == 0 or "no such worktree" in result.stderr.lower():
+        if result.returncode == 0:
             return
+        gone = not await trio.Path(worktree_id.split("::", 1)[1]).exists()
+        if gone and "no worktree matches" in result.stderr:
+            return  # an earlier attempt removed it but its reply was lost to a kill
         await trio.sleep(RETRY_S)
 
 
