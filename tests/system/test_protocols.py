@@ -168,7 +168,7 @@ def two_leaf_layout(tab_id: str, first: str, second: str) -> dict[str, Any]:
 async def test_retired_pane_rejects_late_status_and_stale_snapshot(
     orca_home: Path, tmp_path: Path
 ) -> None:
-    """Retire: store revision+flush → hooks fence → ptyd ends the PTY; nothing brings it back (§3.2)."""
+    """One store retirement: revision+flush, hooks fences, ptyd ends the PTY; nothing brings it back (§3.2)."""
     with trio.fail_after(90):
         user, repo = setup_user(orca_home, tmp_path)
         user.ok("hooks", "install", "claude")
@@ -207,10 +207,10 @@ async def test_retired_pane_rejects_late_status_and_stale_snapshot(
             on_disk = json.loads(user.paths.state_file.read_text())
             assert on_disk["topologyRevisionByHostId"]["local"] == stale_revision + 1
             assert gone not in json.dumps(on_disk["workspaceSession"])
-            # 2. hooks: fence the pane; its row goes in one clear event.
-            assert (await hooks.call("agentStatus.retire_pane", {"paneKey": gone_key}))["removed"]
-            # 3. ptyd: end the PTY; the agent's trap posts a late "done" (hook + OSC).
-            await ptyd.call("term.kill", {"sessionId": spawned[gone_key]["sessionId"]})
+            # 2. hooks follows the store: fences the pane, its row goes in one clear event.
+            await ui.wait_until(lambda m: gone_key not in m.state)
+            # 3. ptyd follows the store: ends the PTY; the agent's trap posts a late
+            # "done" (hook + OSC) on its way out.
             await pm.wait_until(
                 lambda m: prec.seen(
                     "term.exit", lambda d: d["sessionId"] == spawned[gone_key]["sessionId"]
@@ -323,6 +323,78 @@ async def test_term_close_fences_the_pane(orca_home: Path, tmp_path: Path) -> No
                 },
             )
         assert late == {"outcome": "rejected", "reason": "retired_pane"}
+        user.ok("down")
+
+
+async def test_retirement_missed_while_hooks_and_ptyd_were_down(
+    orca_home: Path, tmp_path: Path
+) -> None:
+    """A pane retired while hooks and ptyd restart is still fenced and its PTY ended (§3.2)."""
+    with trio.fail_after(90):
+        user, repo = setup_user(orca_home, tmp_path)
+        user.ok("hooks", "install", "claude")
+        worktree = create_worktree(user, repo, "missed")
+        tab, leaf = "tab-missed", str(uuid.uuid4())
+        key = f"{tab}:{leaf}"
+        status = {a["name"]: a for a in user.json("status")["actors"]}
+        orcad = int(json.loads(user.paths.lock_file.read_text())["pid"])
+        async with (
+            lifecycle(orca_home) as (life, rec),
+            hooks_mirror(orca_home) as (ui, hooks),
+            recorded(orca_home, "ptyd", "term.snapshot") as (pm, prec, ptyd),
+            open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store,
+        ):
+            spawned = await ptyd.call(
+                "term.spawn",
+                {
+                    "argv": [str(LATE_AGENT), str(user.hook_script)],
+                    "cwd": worktree.split("::", 1)[1],
+                    "worktreeId": worktree,
+                    "paneKey": key,
+                },
+            )
+            await ui.wait_until(lambda m: key in m.state)
+            layout = {tab: {"root": {"type": "leaf", "leafId": leaf}}}
+            await store.call("session.flush", {"session": {"terminalLayoutsByTabId": layout}})
+            # Hold orcad so neither actor is back before the store's event is published.
+            os.kill(orcad, signal.SIGSTOP)
+            try:
+                os.kill(status["hooks"]["pid"], signal.SIGKILL)
+                os.kill(status["ptyd"]["pid"], signal.SIGKILL)
+                retired = await store.call("session.retire_pane", {"tabId": tab, "leafId": leaf})
+                assert retired["durable"]
+            finally:
+                os.kill(orcad, signal.SIGCONT)
+            for name in ("hooks", "ptyd"):
+                await life.wait_until(
+                    lambda m, n=name: rec.seen(
+                        f"actor.{n}.started", lambda d: d["pid"] != status[n]["pid"]
+                    )
+                )
+            late = await hooks.call(
+                "agentStatus.ingest_osc",
+                {"paneKey": key, "worktreeId": worktree, "payload": '{"state":"working"}'},
+                timeout=5,
+                retries=3,
+            )
+            with trio.move_on_after(10):
+                await pm.wait_until(
+                    lambda m: prec.seen(
+                        "term.exit", lambda d: d["sessionId"] == spawned["sessionId"]
+                    )
+                )
+            rows = await hooks_rows(hooks)
+            pty_ended = alive([spawned["pid"]]) == []
+        problems = [
+            message
+            for ok, message in (
+                (key not in rows, "hooks kept the row of a pane retired while it was down"),
+                (late.get("reason") == "retired_pane", f"hooks accepted a late status: {late}"),
+                (pty_ended, "ptyd never ended the PTY of a pane retired while it was down"),
+            )
+            if not ok
+        ]
+        assert problems == []
         user.ok("down")
 
 
