@@ -110,6 +110,60 @@ async def test_unknown_worktree_reaped_after_grace_renamed_never(
         user.ok("down")
 
 
+async def test_rename_missed_by_ptyd_is_recovered_never_reaped(
+    orca_home: Path, tmp_path: Path
+) -> None:
+    """A rename published while ptyd restarts: the next check finds the alias and re-keys (§3.1)."""
+    with trio.fail_after(90):
+        user, repo = setup_user(
+            orca_home,
+            tmp_path,
+            ORCA_PTYD_GC_GRACE_S=str(GC_GRACE_S),
+            ORCA_PTYD_GC_INTERVAL_S=str(GC_INTERVAL_S),
+        )
+        old_id = create_worktree(user, repo, "unaware")
+        new_id = old_id.replace("/unaware", "/renamed")
+        status = {a["name"]: a for a in user.json("status")["actors"]}
+        orcad = int(json.loads(user.paths.lock_file.read_text())["pid"])
+        async with (
+            lifecycle(orca_home) as (life, rec),
+            recorded(orca_home, "ptyd", "term.snapshot") as (pm, prec, ptyd),
+        ):
+            spawned = await ptyd.call(
+                "term.spawn",
+                {"argv": ["sleep", "600"], "cwd": old_id.split("::", 1)[1], "worktreeId": old_id},
+            )
+            os.kill(orcad, signal.SIGSTOP)
+            try:
+                os.kill(status["ptyd"]["pid"], signal.SIGKILL)
+                moved = await trio.to_thread.run_sync(
+                    lambda: user.run("worktree", "mv", old_id, "renamed")
+                )
+                assert moved.returncode == 0, moved.stderr
+            finally:
+                os.kill(orcad, signal.SIGCONT)
+            await life.wait_until(
+                lambda m: rec.seen(
+                    "actor.ptyd.started", lambda d: d["pid"] != status["ptyd"]["pid"]
+                )
+            )
+
+            def filed_under_new(m: object) -> bool:
+                return any(
+                    row.get("worktreeId") == new_id for row in prec.snapshot.get("sessions", [])
+                ) or prec.seen("term.rekeyed", lambda d: d["old"] == spawned["sessionId"])
+
+            await pm.wait_until(filed_under_new)
+            # Several graces of checks later the session is still there, re-keyed.
+            with trio.move_on_after(2 * GC_GRACE_S):
+                await pm.wait_until(lambda m: prec.seen("term.closed"))
+            sessions = (await ptyd.call("term.list", {}))["sessions"]
+        assert [(s["worktreeId"], s["pid"], s["running"]) for s in sessions] == [
+            (new_id, spawned["pid"], True)
+        ]
+        user.ok("down")
+
+
 async def test_store_down_is_no_evidence_for_a_reap(orca_home: Path, tmp_path: Path) -> None:
     """While store cannot answer, an unknown worktree's session is kept; the grace starts after (§3.1)."""
     with trio.fail_after(90):
