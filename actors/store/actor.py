@@ -24,7 +24,7 @@ from typing import Any
 
 import trio
 
-from actors.store import api, entities, sessions, worktrees
+from actors.store import api, entities, retired_log, sessions, worktrees
 from actors.store.change import Change
 from actors.store.core import StoreCore, parser
 from actors.store.durable_file import DurableFile, SaveFailed, SaveOutcome
@@ -240,7 +240,14 @@ class StoreActor:
         mutation(
             "session.retire_pane",
             api.RetirePaneArgs,
-            lambda a: sessions.retire_session_pane(st(), a.host_id, a.tab_id, a.leaf_id),
+            lambda a: sessions.retire_session_pane(st(), a.host_id, a.tab_id, a.leaf_id, now_ms()),
+        )
+        op(
+            "session.retired_since",
+            api.RetiredSinceArgs,
+            lambda a: value(
+                retired_log.retired_since(st(), sessions.resolve_host_id(a.host_id), a.revision)
+            ),
         )
         mutation(
             "worktree.migrate_identity",

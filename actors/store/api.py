@@ -40,6 +40,13 @@ session.flush       {hostId?, session?, revision?} → {applied?, changed?, revi
                     applies the optional session, then saves before replying
 session.retire_pane {hostId?, tabId, leafId} → {revision, durable}   bumps the host's
                     topology revision and saves before replying (seed 02 §9)
+session.retired_since {hostId?, revision: int} → {hostId, revision, panes, truncated}
+                    catch-up for a follower that missed session.paneRetired while down:
+                    ``revision`` is the host's current topology revision; ``panes`` the
+                    logged retirements newer than the given one, oldest first, each
+                    {tabId, leafId, paneKey, revision, retiredAtMs (store clock)}; the log
+                    keeps the last 1024 per host, so ``truncated`` is true when it no
+                    longer reaches back to the given revision (some retirements unknown)
 worktree.migrate_identity {oldId, newId} → {oldId, newId, durable}   saved before replying
 identity.resolve    {worktreeId} → {status: current|alias|unknown, worktreeId|null}
 state.snapshot      {} → {epoch, seq, revision, state}          for mirrors (Clone pattern)
@@ -163,6 +170,11 @@ class RetirePaneArgs(_Args, frozen=True, kw_only=True):
     host_id: str | None = None
     tab_id: str
     leaf_id: str
+
+
+class RetiredSinceArgs(_Args, frozen=True, kw_only=True):
+    host_id: str | None = None
+    revision: int
 
 
 class MigrateIdentityArgs(_Args, frozen=True, kw_only=True):

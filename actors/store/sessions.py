@@ -20,6 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from actors.store.change import Change, StoreEvent, decode_record
+from actors.store.retired_log import append_retirement
 from actors.store.session_normalize import Mint, normalize_session_for_write
 from actors.store.session_topology import restrict_to_current_membership, retire_pane
 from orca.model.codec import to_builtins
@@ -149,12 +150,14 @@ def patch_session(
 
 
 def retire_session_pane(
-    state: PersistedState, host_id: str | None, tab_id: str, leaf_id: str
+    state: PersistedState, host_id: str | None, tab_id: str, leaf_id: str, now_ms: int = 0
 ) -> Change:
     """The host retired pane ``tab_id:leaf_id``: remove it, bump the revision, flush.
 
     The revision goes up even when the pane was never saved: a snapshot taken before
-    the retirement must not add it later.
+    the retirement must not add it later. The retirement is also appended to the
+    host's bounded log (``retired_log``) in the same change, so a follower that was
+    down when the event went out catches up with ``session.retired_since``.
     """
     host = resolve_host_id(host_id)
     if not tab_id or ":" in tab_id or not leaf_id:
@@ -162,6 +165,7 @@ def retire_session_pane(
     current = session_for_host(state, host)
     session = retire_pane(current, tab_id, leaf_id)
     new_state, revision = bump_topology_revision(with_session_for_host(state, host, session), host)
+    new_state = append_retirement(new_state, host, tab_id, leaf_id, revision, now_ms)
     events = (
         StoreEvent(
             "session.paneRetired",
