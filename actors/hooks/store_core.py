@@ -365,9 +365,8 @@ class AgentStatusStore:
         A fenced pane's row is not loaded: the fence is the later fact.
         """
         restored = [f for f in fences or () if parse_pane_key(f.pane_key) is not None]
+        # A fence's time is a record, not evidence: it does not move the store clock.
         self.authority.restore_fences(restored)
-        for fence in restored:
-            self._clock_ms = max(self._clock_ms, fence.retired_at_ms)
         for row in rows:
             if is_persistable(row) and not self.authority.is_fenced(row.pane_key):
                 self._rows[row.pane_key] = row
