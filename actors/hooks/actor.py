@@ -64,7 +64,12 @@ class HooksActor:
 
     def render_status(self) -> bytes:
         authority = self.store.authority
-        return encode_status_file(self.store.rows(), authority.commitments, authority.fences())
+        return encode_status_file(
+            self.store.rows(),
+            authority.commitments,
+            authority.fences(),
+            self.follower.cursor.revision,
+        )
 
     def hydrate(self) -> None:
         try:
@@ -73,6 +78,7 @@ class HooksActor:
             return
         loaded = decode_status_file(data, wall_clock_ms())
         self.store.hydrate(loaded.rows, loaded.commitments, loaded.fences)
+        self.follower.cursor.revision = loaded.store_revision
         self.saver.prime(self.render_status())
         log.info(
             "hydrated %d agent rows (%d dropped), %d retired-pane fences",
@@ -166,6 +172,8 @@ async def setup(ctx: ActorContext) -> None:
     ctx.nursery.start_soon(actor.saver.run)
     await ctx.nursery.start(actor.follower.run)
     await actor.follower.resolve_restored_worktrees()
+    # Retirements missed while down: in the background, never delaying readiness.
+    ctx.nursery.start_soon(actor.follower.run_catch_up)
     rpc = ctx.rpc
     rpc.register(api.SNAPSHOT_OP, actor.snapshot, api.NoArgs)
     rpc.register(api.INGEST_OSC_OP, actor.ingest_osc, api.IngestOscArgs)

@@ -7,6 +7,9 @@ to someone else's terminal).
 
 The retired-pane fences are written too, oldest retirement first, each with its
 retirement id and time (seed 02 §9, §13): a pane closed before a crash stays closed.
+So is ``storeRevision``, the last ``local`` topology revision of ``store`` whose
+retirements hooks has applied: after a restart, ``session.retired_since`` from that
+revision replays exactly the retirements it missed (ARCHITECTURE §3.2).
 
 What is read back: rows younger than ``HYDRATE_WINDOW_MS``; every non-``done`` row is
 stamped ``restoredUnconfirmed`` so no reader takes it for live truth; a structured row
@@ -45,12 +48,14 @@ class LoadedStatus:
     commitments: dict[str, str]
     dropped: int
     fences: list[Fence] = field(default_factory=list)
+    store_revision: int = 0
 
 
 def encode_status_file(
     rows: list[AgentStatusRow],
     commitments: dict[str, str],
     fences: list[Fence] | None = None,
+    store_revision: int = 0,
 ) -> bytes:
     """Canonical bytes for the persistable subset of ``rows`` and the fences, in order."""
     kept = sorted((r for r in rows if is_persistable(r)), key=lambda r: r.pane_key)
@@ -69,6 +74,7 @@ def encode_status_file(
             {"paneKey": f.pane_key, "retireId": f.retire_id, "retiredAtMs": f.retired_at_ms}
             for f in fences or ()
         ],
+        "storeRevision": store_revision,
     }
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 
@@ -98,7 +104,10 @@ def decode_status_file(data: bytes, now_ms: int) -> LoadedStatus:
         for pane, digest in (raw_hashes.items() if isinstance(raw_hashes, dict) else ())
         if pane in panes and isinstance(digest, str) and is_sha256_hex(digest)
     }
-    return LoadedStatus(rows, commitments, dropped, _decode_fences(document.get("retiredPanes")))
+    revision = document.get("storeRevision")
+    revision = revision if type(revision) is int and revision >= 0 else 0
+    fences = _decode_fences(document.get("retiredPanes"))
+    return LoadedStatus(rows, commitments, dropped, fences, revision)
 
 
 def _decode_fences(raw: object) -> list[Fence]:

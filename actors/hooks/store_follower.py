@@ -13,6 +13,12 @@ Events missed while hooks was down are recovered once at start:
 :meth:`StoreFollower.resolve_restored_worktrees` asks ``identity.resolve`` for each
 worktree id the restored rows name and re-keys the aliases, before the ops answer.
 A store that does not answer leaves the rows as they are (no answer is not "unknown").
+Retirements missed while down are replayed from the store's bounded log:
+:meth:`StoreFollower.catch_up` asks ``session.retired_since`` from the last ``local``
+topology revision hooks applied (persisted in ``last-status.json``) and applies each
+entry exactly like a live ``session.paneRetired``. It runs in the background at start
+(retrying with a short backoff while the store is down, never delaying readiness) and
+again whenever a live event's revision shows that earlier ones were lost (a gap).
 
 A malformed event is the publisher's fault: it is logged and dropped, never raised.
 """
@@ -27,9 +33,11 @@ from typing import Any
 import trio
 import zmq
 
+from actors.hooks.retirement_cursor import RetirementCursor
 from actors.hooks.service import HooksService
 from orca.actor import ActorContext
 from orca.actor.zsocket import ZSocket, new_socket
+from orca.model.hosts import LOCAL_HOST_ID
 from orca.wire.envelope import Event, decode_event
 from orca.wire.errors import BadFrame, OrcaError, Timeout
 
@@ -42,6 +50,12 @@ RESOLVE_TIMEOUT_S = 2.0
 # The whole start-up catch-up delays readiness; bound it so a store that answers
 # slowly for hundreds of worktrees cannot hold hooks down (the rest stay as they are).
 RESOLVE_BUDGET_S = 3.0
+# Catch-up retry while the store is down: it is restarted by the supervisor within a
+# second or two; start quick, back off to a few seconds so a long outage costs little.
+CATCH_UP_FIRST_RETRY_S = 0.2
+CATCH_UP_MAX_RETRY_S = 5.0
+# session.retired_since reads memory only; a store that takes longer is busy or down.
+CATCH_UP_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,8 @@ class PaneRetired:
     host_id: str
     tab_id: str
     leaf_id: str
+    # The host's topology revision after this retirement (None: an older store).
+    revision: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,8 +88,32 @@ def parse_store_event(event: Event) -> PaneRetired | WorktreeRenamed | None:
     if not isinstance(data, dict):
         raise ValueError(f"{event.type} data is not a map: {data!r}")
     if event.type == PANE_RETIRED_EVENT:
-        return PaneRetired(_text(data, "hostId"), _text(data, "tabId"), _text(data, "leafId"))
+        revision = data.get("revision")
+        return PaneRetired(
+            _text(data, "hostId"),
+            _text(data, "tabId"),
+            _text(data, "leafId"),
+            revision if type(revision) is int else None,
+        )
     return WorktreeRenamed(_text(data, "oldId"), _text(data, "newId"))
+
+
+def parse_retired_since(answer: object) -> tuple[int, list[PaneRetired]]:
+    """``session.retired_since`` (local host) → (current revision, retirements oldest
+    first); ``ValueError`` if the answer is malformed. Malformed entries are skipped."""
+    if not isinstance(answer, dict) or type(answer.get("revision")) is not int:
+        raise ValueError(f"session.retired_since answer without a revision: {answer!r}")
+    panes = answer.get("panes")
+    facts: list[PaneRetired] = []
+    for entry in panes if isinstance(panes, list) else ():
+        if not isinstance(entry, dict) or type(entry.get("revision")) is not int:
+            continue
+        try:
+            tab_id, leaf_id = _text(entry, "tabId"), _text(entry, "leafId")
+        except ValueError:
+            continue
+        facts.append(PaneRetired(LOCAL_HOST_ID, tab_id, leaf_id, entry["revision"]))
+    return answer["revision"], facts
 
 
 def parse_resolution(answer: object) -> str | None:
@@ -94,6 +134,31 @@ class StoreFollower:
         self.service = service
         self.flush = flush
         self.malformed = 0
+        # Local topology revisions applied (persisted by the actor in last-status.json;
+        # restored from the file before run/run_catch_up start).
+        self.cursor = RetirementCursor()
+        self._catch_up_wanted = trio.Event()
+        self._catch_up_wanted.set()  # once at start
+        self.catch_ups = 0
+
+    def _apply_retirement(self, fact: PaneRetired) -> bool:
+        effects = self.service.retire_from_store(fact.host_id, fact.tab_id, fact.leaf_id)
+        if effects.outcome == "rejected":
+            log.warning("store retired an unusable pane key: %s", fact)
+            return False
+        return True
+
+    def apply_catch_up(self, revision: int, facts: list[PaneRetired]) -> int:
+        """Apply the replayed retirements not applied yet, then record ``revision``.
+        Returns how many were applied."""
+        applied = 0
+        for fact in facts:
+            if fact.revision is not None and self.cursor.wants(fact.revision):
+                applied += self._apply_retirement(fact)
+        self.cursor.settle(revision)
+        # Seed 02 §9: fences (and the revision they bring) are flushed at once.
+        self.flush()
+        return applied
 
     def on_event(self, event: Event) -> None:
         try:
@@ -103,9 +168,10 @@ class StoreFollower:
             log.warning("ignoring a malformed %s event from store: %s", event.type, exc)
             return
         if isinstance(fact, PaneRetired):
-            effects = self.service.retire_from_store(fact.host_id, fact.tab_id, fact.leaf_id)
-            if effects.outcome == "rejected":
-                log.warning("store retired an unusable pane key: %s", fact)
+            revision = fact.revision if fact.host_id == LOCAL_HOST_ID else None
+            if revision is not None and self.cursor.on_live(revision):
+                self._catch_up_wanted.set()  # earlier retirements were lost
+            if not self._apply_retirement(fact):
                 return
             # Seed 02 §9: a retirement is flushed at once, not debounced.
             self.flush()
@@ -133,6 +199,35 @@ class StoreFollower:
             await zs.run(task_status=task_status)
         finally:
             zs.close()
+
+    async def run_catch_up(self) -> None:
+        """Replay missed retirements whenever wanted (at start, after a gap); forever."""
+        while True:
+            await self._catch_up_wanted.wait()
+            self._catch_up_wanted = trio.Event()
+            await self._catch_up_once()
+
+    async def _catch_up_once(self) -> None:
+        store = self.ctx.connect("store")
+        delay = CATCH_UP_FIRST_RETRY_S
+        while True:
+            args = {"hostId": LOCAL_HOST_ID, "revision": self.cursor.revision}
+            try:
+                answer = await store.call("session.retired_since", args, timeout=CATCH_UP_TIMEOUT_S)
+                revision, facts = parse_retired_since(answer)
+            except (OrcaError, ValueError) as exc:
+                log.info("retirement catch-up: store did not answer (%s); retrying", exc)
+                await trio.sleep(delay)
+                delay = min(delay * 2, CATCH_UP_MAX_RETRY_S)
+                continue
+            if answer.get("truncated"):
+                log.warning(
+                    "store's retirement log no longer reaches revision %d", args["revision"]
+                )
+            applied = self.apply_catch_up(revision, facts)
+            self.catch_ups += 1
+            log.info("retirement catch-up to revision %d: %d panes retired", revision, applied)
+            return
 
     async def resolve_restored_worktrees(self) -> None:
         """Catch up on renames missed while down: re-key every id the store calls an alias.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from hooks_harness import PANE, running_hooks, running_store
+from hooks_harness import PANE, next_event, running_hooks, running_store
 
 TAB, LEAF = PANE.split(":", 1)
 OLD = "repo1::/src/before"
@@ -102,3 +102,30 @@ async def test_fence_survives_kill_9_until_a_live_restart(home: Path) -> None:
             assert lifted == {"fenceLifted": True}
             again = await hooks.call("agentStatus.ingest_osc", _osc("working", OLD))
             assert again["outcome"] == "applied"
+
+
+async def test_retirement_missed_while_hooks_was_down_is_replayed_from_store(home: Path) -> None:
+    """A pane retired while hooks was stopped is fenced once store answers retired_since
+    (§3.2); a store still down at start does not delay hooks' readiness."""
+    with trio.fail_after(60):
+        async with running_store(home), running_hooks(home) as hooks:
+            await hooks.call("agentStatus.ingest_osc", _osc("working", OLD))
+        async with running_store(home) as store:
+            assert (await store.call("session.retire_pane", {"tabId": TAB, "leafId": LEAF}))[
+                "durable"
+            ]
+        async with running_hooks(home) as hooks:
+            # store is down: hooks answers anyway, the row still there until it is back.
+            assert [r["paneKey"] for r in await hooks.rows()] == [PANE]
+            async with running_store(home):
+                event = await next_event(hooks, "agentStatus.clear")
+                assert event.data == {"paneKey": PANE, "worktreeId": OLD, "reason": "retired"}
+            late = await hooks.call("agentStatus.ingest_osc", _osc("done", OLD))
+            assert late == {"outcome": "rejected", "reason": "retired_pane"}
+            saved = json.loads((hooks.paths.hooks_dir / "last-status.json").read_bytes())
+            assert saved["storeRevision"] == 1
+        # Applied once: a second restart replays nothing and keeps the pane fenced.
+        async with running_store(home), running_hooks(home) as hooks:
+            assert await hooks.rows() == []
+            late = await hooks.call("agentStatus.ingest_osc", _osc("done", OLD))
+            assert late == {"outcome": "rejected", "reason": "retired_pane"}
