@@ -40,6 +40,7 @@ from actors.ptyd.sessions import SessionTable, TableConfig, UnknownSession
 from actors.ptyd.spawn import exit_code_of
 from orca.actor import ActorContext, RpcClient
 from orca.actor.zsocket import ZSocket, new_socket
+from orca.host import current_host_id
 from orca.wire.envelope import decode_event
 from orca.wire.errors import BadFrame, NotFound, OrcaError
 
@@ -297,10 +298,28 @@ class Ptyd:
             nursery.start_soon(retire_in_store)
         return outcome
 
-    def adopt_from_keeper(self) -> None:
-        """Take back every session the keeper held across our restart; resume reading."""
+    async def end_panes_retired_while_down(self, adopted: set[str]) -> None:
+        """Catch up on ``session.paneRetired`` events lost while ptyd was down: end every
+        adopted session whose pane the store retired after its spawn (background)."""
+        if not adopted:
+            return
+        host = current_host_id()
+        entries = await retire.fetch_retirement_log(self.ctx.connect("store"), host)
+        infos = [s.info for s in self.table.sessions() if s.session_id in adopted]
+        ended = retire.retired_after_spawn(infos, entries)
+        for session in self.table.sessions():
+            if session.session_id not in ended or session.exited.is_set():
+                continue
+            pane = session.info.pane_key
+            log.info("pane %s retired while ptyd was down: ending %s", pane, session.session_id)
+            self.ctx.nursery.start_soon(session.kill)
+
+    def adopt_from_keeper(self) -> set[str]:
+        """Take back every session the keeper held across our restart; resume reading.
+        Returns the adopted session ids."""
         assert self.keeper is not None
         keeper = self.keeper
+        adopted: set[str] = set()
         for info, fds in keeper.reclaim():
             pipe = (fds[1], fds[2]) if len(fds) == 3 else None
             session = self.table.adopt(info, fds[0], pipe, resume_history=True)
@@ -317,6 +336,8 @@ class Ptyd:
             session.foreign_exit = ask_keeper
             self.start_session(session)
             log.info("reclaimed session %s (pid %d)", info.session_id, info.pid)
+            adopted.add(info.session_id)
+        return adopted
 
     def start_session(self, session: Session) -> None:
         self.ctx.nursery.start_soon(self._run_session, session)

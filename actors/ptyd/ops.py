@@ -140,7 +140,9 @@ async def setup(ctx: ActorContext) -> None:
         except OSError as exc:  # a stale socket of a supervisor that is gone
             log.error("fd keeper at %s unreachable (%s): crash survival is off", keeper_path, exc)
         else:
-            ptyd.adopt_from_keeper()
+            adopted = ptyd.adopt_from_keeper()
+            # Retirements published while ptyd was down (never blocks the start).
+            ctx.nursery.start_soon(ptyd.end_panes_retired_while_down, adopted)
     else:
         log.warning("no fd keeper: terminals will not survive a ptyd crash")
     live_keys = {s.info.history_key for s in ptyd.table.sessions()}
