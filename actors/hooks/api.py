@@ -35,6 +35,9 @@ Followed (``store`` PUB; :mod:`actors.hooks.store_follower`):
 
 ``session.paneRetired`` {hostId, tabId, leafId, revision} - same as ``retire_pane``
     for ``tabId:leafId`` (the row is cleared only if it belongs to ``hostId``).
+    Missed ones are replayed with ``store`` ``session.retired_since`` {hostId: local,
+    revision} from the last applied revision (``storeRevision`` in last-status.json):
+    at start (background, retried while store is down) and after a revision gap.
 ``worktree.renamed`` {oldId, newId} - rows filed under ``oldId`` are re-published
     under ``newId`` (``agentStatus.set``), and later writes naming ``oldId`` land under
     ``newId``. At start, restored rows' ids are checked with ``identity.resolve``.

@@ -61,7 +61,11 @@ payload} per OSC 9999 sequence, ``agentStatus.retire_pane`` {paneKey} on
 timeout); its ``worktree.renamed`` {oldId, newId} events (re-key) and
 ``session.paneRetired`` {hostId, tabId, leafId, revision} events: every running
 session of that host whose pane key is ``tabId:leafId`` is ended like ``term.kill``
-(``term.exit`` follows as usual; the session stays listed until closed).
+(``term.exit`` follows as usual; the session stays listed until closed). Events
+missed while ptyd was down: after adopting the keeper's sessions it calls ``store``
+``session.retired_since`` {hostId, revision: 0} (in the background, retrying while the
+store is down) and ends the same way every adopted session whose pane was retired
+after the session was created.
 
 Environment: ``ORCA_PTYD_SCROLLBACK_BYTES`` (1 MiB), ``ORCA_PTYD_HISTORY_BYTES``
 (4 MiB), ``ORCA_PTYD_GC_GRACE_S`` (300), ``ORCA_PTYD_GC_INTERVAL_S`` (60),

@@ -11,8 +11,8 @@ Two directions, both keyed by the pane key ``<tabId>:<leafId>``:
   bounded log) and ends every adopted session whose pane was retired *after* the
   session was created (a pane key may be reused by a later spawn).
 
-The parsing and matching here are pure; the one I/O helper (the store call) is a
-best-effort call that logs and never raises.
+The parsing and matching here are pure; the two I/O helpers (store calls) are
+best effort: they log, never raise (the catch-up one retries until answered).
 """
 
 from __future__ import annotations
