@@ -289,7 +289,8 @@ async def test_retired_pane_rejects_late_status_and_stale_snapshot(
             session = (await store.call("session.get", {}))["session"]
             assert gone not in json.dumps(session["terminalLayoutsByTabId"])
             assert stays in json.dumps(session["terminalLayoutsByTabId"])
-            assert gone not in json.dumps(json.loads(user.paths.state_file.read_text()))
+            saved = json.loads(user.paths.state_file.read_text())["workspaceSession"]
+            assert gone not in json.dumps(saved["terminalLayoutsByTabId"])
 
             # Every reader lost the row at once: one clear event, no set after it.
             truth = await hooks_rows(hooks)
