@@ -258,7 +258,10 @@ def _create_with_progress(
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-        with Progress(*columns, console=console, transient=True, disable=quiet) as bar:
+        # A live display only on a terminal: rich's refresh thread and its redirection of
+        # stdout/stderr have no business in a pipe or a test's capture.
+        live = not quiet and sys.stderr.isatty()
+        with Progress(*columns, console=console, transient=True, disable=not live) as bar:
             task = bar.add_task(f"creating {request['name']}", total=None)
             done_at: float | None = None  # when the reply arrived
             while True:
