@@ -325,6 +325,7 @@ async def test_kill_9_chaos_keeps_agents_streams_and_acked_state(
 
 
 @pytest.mark.soak
+@pytest.mark.timeout(0)  # runs for ORCA_SOAK_S, longer than the suite's per-test safety net
 async def test_kill_9_soak(orca_home: Path, tmp_path: Path) -> None:
     """The chaos run for ORCA_SOAK_S (600) seconds."""
     duration = float(os.environ.get("ORCA_SOAK_S", "600"))
