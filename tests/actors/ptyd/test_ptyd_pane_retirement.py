@@ -33,7 +33,7 @@ async def test_store_retired_pane_ends_its_pty_and_only_on_its_host(tmp_path: Pa
     paths = resolve_paths({"ORCA_HOME": str(home)})
     store = start_actor_process("store", home)
     ptyd = None
-    tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.exit"])
+    tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.exit", "sys.heartbeat"])
     try:
         async with open_rpc_client(paths.ipc_endpoint("store", "rpc")) as st:
             with trio.fail_after(30):
@@ -46,6 +46,9 @@ async def test_store_retired_pane_ends_its_pty_and_only_on_its_host(tmp_path: Pa
                     trio.open_nursery() as nursery,
                 ):
                     await nursery.start(tap.run)
+                    # The tap connected before ptyd bound: a heartbeat proves it is live
+                    # (a SUB reconnects on a timer; an exit before that would be lost).
+                    await tap.next_of("sys.heartbeat")
                     (tab_a, leaf_a, key_a), (tab_b, leaf_b, key_b) = pane(), pane()
                     (tab_c, leaf_c, key_c) = pane()
                     sid_a = await spawn_in_pane(pt, key_a)
