@@ -9,8 +9,9 @@ restart races a crash — is answered here and unit-tested without processes.
 Policy, per child:
 - restart type: ``permanent`` always restarts, ``transient`` only after an abnormal exit
   (non-zero, a signal, or killed by us), ``temporary`` never;
-- exponential backoff between restarts (``backoff_initial_s`` doubling to
-  ``backoff_max_s``), reset once the child has stayed up ``stable_after_s``;
+- the first crash after a stable run restarts at once (a one-off kill costs only the
+  start-up); each further crash waits longer: ``backoff_initial_s``, doubling up to
+  ``backoff_max_s``; the delay resets once the child has stayed up ``stable_after_s``;
 - intensity: more than ``intensity`` restarts within ``period_s`` escalates: the child
   is marked ``failed`` and left alone (no CPU burnt) until an operator restart clears it;
 - liveness: a child that misses heartbeats for ``heartbeat_timeout_s``, or is not ready
@@ -29,6 +30,10 @@ from typing import Any, Literal
 from actors.supervisor.config import ChildSpec, SupervisorSpec
 
 State = Literal["starting", "running", "backoff", "failed", "stopped"]
+
+# A child that was stable and crashes once is restarted without delay: the crash loop
+# guard is the growing delay of the crashes that follow (and the intensity limit).
+FIRST_RESTART_DELAY_S = 0.0
 
 
 @dataclass(frozen=True)
@@ -105,7 +110,7 @@ class SupervisorCore:
     def __init__(self, spec: SupervisorSpec) -> None:
         self.spec = spec
         self.children = {
-            c.name: ChildRecord(c, i, spec.backoff_initial_s) for i, c in enumerate(spec.children)
+            c.name: ChildRecord(c, i, FIRST_RESTART_DELAY_S) for i, c in enumerate(spec.children)
         }
         self.stopping = False
 
@@ -191,7 +196,7 @@ class SupervisorCore:
             and rec.ready_at is not None
             and now - rec.ready_at >= self.spec.stable_after_s
         ):
-            rec.backoff_s = self.spec.backoff_initial_s
+            rec.backoff_s = FIRST_RESTART_DELAY_S
         return True
 
     def exited(self, name: str, pid: int, returncode: int, now: float) -> list[Effect]:
@@ -247,9 +252,9 @@ class SupervisorCore:
             window.append(now)
             rec.restarts += 1
             if rec.ready_at is not None and now - rec.ready_at >= self.spec.stable_after_s:
-                rec.backoff_s = self.spec.backoff_initial_s
+                rec.backoff_s = FIRST_RESTART_DELAY_S
             delay = rec.backoff_s
-            rec.backoff_s = min(delay * 2, self.spec.backoff_max_s)
+            rec.backoff_s = min(max(delay * 2, self.spec.backoff_initial_s), self.spec.backoff_max_s)
             rec.state = "backoff"
             rec.restart_at = now + delay
             effects.append(
@@ -312,7 +317,7 @@ class SupervisorCore:
         """Operator restart: clears ``failed`` and the intensity window, restarts at once."""
         rec = self.children[name]
         rec.recent_restarts.clear()
-        rec.backoff_s = self.spec.backoff_initial_s
+        rec.backoff_s = FIRST_RESTART_DELAY_S
         if rec.pid is not None:
             rec.operator_restart = True
             rec.kill_reason = "restarted by operator"
