@@ -32,7 +32,7 @@ from orca.actor import Mirror, open_rpc_client
 from orca.paths import resolve_paths
 from orca.wire.envelope import Event
 
-ROUNDS = 5
+ROUNDS = int(os.environ.get("ORCA_BENCH_ROUNDS", "5"))
 SESSIONS = 50
 ACTORS = ("store", "hooks", "ptyd", "gitwatch")
 # The shipped tree doubles an actor's restart delay per crash and resets it once the
