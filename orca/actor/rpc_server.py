@@ -213,7 +213,7 @@ class RpcServer:
         zs, queue = self._zs, self._queue
         async with trio.open_nursery() as nursery:
             task_status.started()
-            while True:
+            while not zs.closed:
                 flooded = zs.service()
                 while queue:
                     identity, req, spec = queue.popleft()

@@ -110,6 +110,8 @@ class ZSocket:
         all of it before returning: input is handed to the callback, room to send wakes
         parked senders. Only then may anyone sleep on the fd again.
         """
+        if self.closed:  # closed under us (teardown): nothing to service, ever again
+            return False
         sock, handler = self.sock, self._on_message
         events = _events(sock)
         if events & _POLLOUT and self._send_lot:
@@ -124,6 +126,8 @@ class ZSocket:
             reads += 1
             if handler is not None:
                 handler(frames)
+                if self.closed:  # the handler closed the socket
+                    return False
             events = _events(sock)
         return False
 
@@ -177,20 +181,25 @@ class ZSocket:
         services the socket itself), with no other libzmq call in between: that is what
         makes sleeping on the edge-triggered fd safe.
         """
-        if not self._pokeable:
-            await trio.lowlevel.wait_readable(self._fd)
-            return
-        with trio.CancelScope() as scope:
-            self._wait_scope = scope
-            try:
+        try:
+            if not self._pokeable:
                 await trio.lowlevel.wait_readable(self._fd)
-            finally:
-                self._wait_scope = None
+                return
+            with trio.CancelScope() as scope:
+                self._wait_scope = scope
+                try:
+                    await trio.lowlevel.wait_readable(self._fd)
+                finally:
+                    self._wait_scope = None
+        except trio.ClosedResourceError:
+            pass  # close() woke us; the caller sees self.closed
+
+
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """The plain owner loop: service, sleep on the fd, repeat, until cancelled."""
+        """The plain owner loop: service, sleep on the fd, repeat, until cancelled or closed."""
         task_status.started()
-        while True:
+        while not self.closed:
             if self.service():
                 await trio.lowlevel.checkpoint()  # a flood: let the others run
             else:
