@@ -270,3 +270,21 @@ async def test_actors_stop_when_orcad_is_killed(orca_home: Path) -> None:
             for fd in pidfds:
                 trio.lowlevel.notify_closing(fd)
                 os.close(fd)
+
+
+async def test_every_op_is_reachable_over_loopback_tcp(orca_home: Path) -> None:
+    """With tcp_host set, each actor also serves its ops on tcp://127.0.0.1 (remote hosts' path)."""
+    with trio.fail_after(60):
+        write_config(
+            orca_home,
+            tree(("alpha", "fixture_actors.steady")).replace(
+                "[supervisor]\n", "[supervisor]\ntcp_host = '127.0.0.1'\n"
+            ),
+        )
+        up(orca_home)
+        paths = resolve_paths({"ORCA_HOME": str(orca_home)})
+        async with open_rpc_client(paths.ipc_endpoint("alpha", "rpc")) as over_ipc:
+            hello = await over_ipc.call("sys.hello")
+        (tcp,) = [e for e in hello["endpoints"] if e.startswith("tcp://127.0.0.1:")]
+        async with open_rpc_client(tcp) as over_tcp:
+            assert (await over_tcp.call("counter.bump", {"by": 5}))["counter"] == 5
