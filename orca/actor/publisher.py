@@ -20,7 +20,7 @@ import trio
 import zmq
 
 from orca import PROTOCOL_VERSION
-from orca.actor.zsocket import ipc_identity, last_endpoint, new_socket, unlink_ipc
+from orca.actor.zsocket import bind_endpoint, new_socket, unlink_ipc
 from orca.wire.envelope import Event, encode_event
 
 HEARTBEAT_TYPE = "sys.heartbeat"
@@ -48,13 +48,7 @@ class EventPublisher:
         self.closed = False
 
     def bind(self, endpoint: str) -> str:
-        self._sock.bind(endpoint)
-        actual = last_endpoint(self._sock)
-        self.endpoints.append(actual)
-        ipc = ipc_identity(actual)
-        if ipc is not None:
-            self._ipc_files.append(ipc)
-        return actual
+        return bind_endpoint(self._sock, endpoint, self.endpoints, self._ipc_files)
 
     def publish(self, type: str, data: Any = None, *, topic: str | None = None) -> int:
         """Publish one event; returns its seq. Never blocks."""

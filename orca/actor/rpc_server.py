@@ -28,7 +28,7 @@ import trio
 import zmq
 
 from orca import PROTOCOL_VERSION, __version__
-from orca.actor.zsocket import ZSocket, ipc_identity, last_endpoint, new_socket, unlink_ipc
+from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
 from orca.wire.codec import typed_decoder
 from orca.wire.envelope import (
     Request,
@@ -107,13 +107,7 @@ class RpcServer:
 
     def bind(self, endpoint: str) -> str:
         """Bind one more endpoint; returns the resolved endpoint (tcp wildcards)."""
-        self._sock.bind(endpoint)
-        actual = last_endpoint(self._sock)
-        self.endpoints.append(actual)
-        ipc = ipc_identity(actual)
-        if ipc is not None:
-            self._ipc_files.append(ipc)
-        return actual
+        return bind_endpoint(self._sock, endpoint, self.endpoints, self._ipc_files)
 
     # -- receive path (owner task, must not block) -----------------------------------
     def _reply(self, identity: bytes, body: bytes) -> None:

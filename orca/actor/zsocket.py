@@ -246,3 +246,16 @@ def unlink_ipc(identities: list[tuple[str, int]]) -> None:
                 os.unlink(path)
         except OSError:
             pass
+
+
+def bind_endpoint(
+    sock: zmq.Socket[bytes], endpoint: str, endpoints: list[str], ipc_files: list[tuple[str, int]]
+) -> str:
+    """Bind ``endpoint``; record the resolved endpoint and, for ipc, the file to remove later."""
+    sock.bind(endpoint)
+    actual = last_endpoint(sock)
+    endpoints.append(actual)
+    ipc = ipc_identity(actual)
+    if ipc is not None:
+        ipc_files.append(ipc)
+    return actual
