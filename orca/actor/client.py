@@ -21,16 +21,19 @@ import math
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 import zmq
 
 from orca.actor.zsocket import ZSocket, new_socket
-from orca.wire.envelope import decode_reply, encode_request
+from orca.contracts.base import Op, decode_result
+from orca.wire.codec import decode_any
+from orca.wire.envelope import decode_reply_raw, encode_request
 from orca.wire.errors import BadFrame, OrcaError, Timeout, error_from_wire
 
 DEFAULT_TIMEOUT_S = 5.0
+R = TypeVar("R")
 # Deadlines are rounded up to this: timeouts are coarse by nature, and rounding lets the
 # watchdog expire a whole batch of attempts per wake-up instead of one per call.
 DEADLINE_GRANULARITY_S = 0.05
@@ -44,7 +47,7 @@ class _Call:
     def __init__(self) -> None:
         self.done = trio.Event()  # replaced per attempt; set by a reply or the watchdog
         self.answered = False
-        self.result: Any = None
+        self.result: bytes = b""
         self.error: OrcaError | None = None
 
 
@@ -94,7 +97,7 @@ class RpcClient:
         if len(frames) != 1:
             return
         try:
-            reply = decode_reply(frames[0])
+            reply = decode_reply_raw(frames[0])
         except BadFrame:
             return
         call = self._pending.get(reply.id) if reply.id is not None else None
@@ -102,10 +105,27 @@ class RpcClient:
             return  # a reply to a call that already gave up, or a duplicate
         call.answered = True
         if reply.ok:
-            call.result = reply.result
+            call.result = bytes(reply.result)
         else:
             call.error = error_from_wire(reply.error)
         call.done.set()
+
+    async def invoke(
+        self,
+        op: Op[Any, R],
+        args: Any = None,
+        *,
+        timeout: float | None = None,
+        retries: int = 0,
+        idem: str | None = None,
+    ) -> R:
+        """Call ``op`` with ``args`` (its args Struct, or None for none) → its typed result.
+
+        A reply whose result does not match the op's declared type is the peer's fault:
+        it raises ``BadFrame`` here, at the one boundary, never deeper in the caller.
+        """
+        raw = await self._roundtrip(op.name, args, timeout, retries, idem)
+        return decode_result(op, raw, self.endpoint)
 
     async def call(
         self,
@@ -116,7 +136,18 @@ class RpcClient:
         retries: int = 0,
         idem: str | None = None,
     ) -> Any:
-        """Call ``op``; ``timeout`` bounds each attempt, ``retries`` resends with one idem key."""
+        """Untyped twin of ``invoke`` by op *name*, for tests and probes that speak raw maps."""
+        return decode_any(await self._roundtrip(op, args, timeout, retries, idem))
+
+    async def _roundtrip(
+        self,
+        op: str,
+        args: Any,
+        timeout: float | None,
+        retries: int,
+        idem: str | None,
+    ) -> bytes:
+        """Send ``op`` (retrying with one idem key) and return the reply's raw result."""
         per_attempt = self.timeout if timeout is None else timeout
         if retries and idem is None:
             idem = secrets.token_hex(12)
@@ -166,3 +197,4 @@ async def open_rpc_client(
                 nursery.cancel_scope.cancel()
     finally:
         client.close()
+

@@ -6,28 +6,43 @@ in the snapshot and are dropped. A gap in ``seq``, a new ``epoch`` (the publishe
 restarted) or a heartbeat announcing a seq we have not seen (we lost the tail of a
 burst) all mean the same thing: our copy may be wrong, so we take a new snapshot.
 
-The snapshot op must return a map with ``epoch`` and ``seq`` (the publisher's values at
-the moment the snapshot was taken) next to whatever state it carries; ``load`` turns
-that map into the mirror's state and ``apply`` folds one event into it. Both are pure,
-which is what lets every reader share one projection.
+The snapshot op (a contract ``Op``) must return a result with ``epoch`` and ``seq``
+(the publisher's values at the moment the snapshot was taken) next to whatever state it
+carries; ``load`` turns that result into the mirror's state and ``apply`` folds one
+typed event (decoded with the contract's specs; a malformed one is logged and skipped,
+its seq still counted) into it. Both are pure, which is what lets every reader share
+one projection.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, Protocol, TypeVar
 
 import trio
 import zmq
 
 from orca.actor.client import RpcClient
-from orca.actor.publisher import HEARTBEAT_TYPE
 from orca.actor.zsocket import ZSocket, new_socket
+from orca.contracts.base import DecodeStats, EventSpec, Op, decode_event_data, specs_by_type
+from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.wire.envelope import Event, decode_event
 from orca.wire.errors import BadFrame, OrcaError
 
+
+class Snapshot(Protocol):
+    """What a snapshot op's result must carry besides the state."""
+
+    @property
+    def epoch(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+
 S = TypeVar("S")
+R = TypeVar("R", bound=Snapshot)
 
 # How long to wait before asking again for a snapshot the publisher could not give.
 RESNAPSHOT_BACKOFF_S = 0.1
@@ -44,16 +59,21 @@ class Mirror(Generic[S]):
         *,
         client: RpcClient,
         pub_endpoint: str,
-        snapshot_op: str,
-        load: Callable[[dict[str, Any]], S],
-        apply: Callable[[S, Event], S],
-        snapshot_args: dict[str, Any] | None = None,
+        snapshot: Op[Any, R],
+        events: Iterable[EventSpec[Any]],
+        load: Callable[[R], S],
+        apply: Callable[[S, Event, Any], S],
+        snapshot_args: Any = None,
+        consumer: str = "mirror",
         rcvhwm: int = 100_000,
     ) -> None:
         self._client = client
-        self._snapshot_op = snapshot_op
-        self._snapshot_args = snapshot_args or {}
-        self._load = load
+        self._snapshot_op: Op[Any, Any] = snapshot
+        self._snapshot_args = snapshot_args
+        self._specs = specs_by_type(events)
+        self._consumer = consumer
+        self.decode_stats = DecodeStats()
+        self._load: Callable[[Any], S] = load
         self._apply = apply
         sock = new_socket(zmq.SUB)
         sock.setsockopt(zmq.RCVHWM, rcvhwm)
@@ -92,15 +112,15 @@ class Mirror(Generic[S]):
     async def _snapshot(self) -> None:
         while True:
             try:
-                snap = await self._client.call(self._snapshot_op, self._snapshot_args)
+                snap = await self._client.invoke(self._snapshot_op, self._snapshot_args)
                 break
             except OrcaError:
                 await trio.sleep(RESNAPSHOT_BACKOFF_S)
-        if self.epoch is not None and snap["epoch"] != self.epoch:
+        if self.epoch is not None and snap.epoch != self.epoch:
             self._retired_epochs.add(self.epoch)
         self.state = self._load(snap)
-        self.epoch = snap["epoch"]
-        self.seq = snap["seq"]
+        self.epoch = snap.epoch
+        self.seq = snap.seq
         self.snapshots += 1
         self._overflowed = False
         await self._notify()
@@ -136,7 +156,11 @@ class Mirror(Generic[S]):
                     await self._snapshot()
                     continue
                 assert self.state is not None
-                self.state = self._apply(self.state, event)
+                data = decode_event_data(
+                    event, self._specs, consumer=self._consumer, stats=self.decode_stats
+                )
+                if data is not None:
+                    self.state = self._apply(self.state, event, data)
                 self.seq = event.seq
                 self.applied += 1
                 await self._notify()

@@ -16,14 +16,16 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+import msgspec
 import trio
 import zmq
 
 from orca import PROTOCOL_VERSION
 from orca.actor.zsocket import bind_endpoint, new_socket, unlink_ipc
+from orca.contracts.base import spec_of
+from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.wire.envelope import Event, encode_event
 
-HEARTBEAT_TYPE = "sys.heartbeat"
 # How often an idle publisher restates its seq: bounds how long a subscriber can stay
 # unknowingly behind after losing the tail of a burst; 1 Hz costs nothing measurable.
 HEARTBEAT_INTERVAL_S = 1.0
@@ -50,8 +52,14 @@ class EventPublisher:
     def bind(self, endpoint: str) -> str:
         return bind_endpoint(self._sock, endpoint, self.endpoints, self._ipc_files)
 
+    def emit(self, event: msgspec.Struct) -> int:
+        """Publish a contract event Struct under its declared type and topic; returns its
+        seq. Never blocks. (``KeyError`` if ``event`` is no declared event: a bug.)"""
+        spec = spec_of(event)
+        return self.publish(spec.type, event, topic=spec.topic(event))
+
     def publish(self, type: str, data: Any = None, *, topic: str | None = None) -> int:
-        """Publish one event; returns its seq. Never blocks."""
+        """Publish one event by name (the untyped primitive under ``emit``); returns its seq."""
         self.seq += 1
         self._send(
             topic or type, Event(PROTOCOL_VERSION, self.src, self.epoch, self.seq, type, data)

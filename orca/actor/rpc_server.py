@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import trio
@@ -29,7 +29,8 @@ import zmq
 
 from orca import PROTOCOL_VERSION, __version__
 from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
-from orca.wire.codec import typed_decoder
+from orca.contracts import sys as sys_contract
+from orca.contracts.base import NoArgs, Op
 from orca.wire.envelope import (
     Request,
     RequestError,
@@ -48,14 +49,14 @@ MAX_QUEUED_REQUESTS = 4096
 IDEMPOTENCY_CACHE_SIZE = 4096
 
 Handler = Callable[[Any], Awaitable[Any]]
-_any_map = msgspec.msgpack.Decoder(dict[str, Any])
+A = TypeVar("A", bound=msgspec.Struct)
 
 
 @dataclass(frozen=True)
 class OpSpec:
     name: str
     handler: Handler
-    decoder: msgspec.msgpack.Decoder[Any]
+    decode_args: Callable[[bytes], Any]
     concurrent: bool
 
 
@@ -82,24 +83,21 @@ class RpcServer:
         self.endpoints: list[str] = []
         self._ipc_files: list[tuple[str, int]] = []
         self.extra_stats: Callable[[], dict[str, Any]] | None = None
-        self.hello_extra: dict[str, Any] = {}
         self.epoch = ""
         self._register_builtins()
 
     # -- registry -----------------------------------------------------------------
     def register(
-        self,
-        op: str,
-        handler: Handler,
-        args_type: type[Any] | None = None,
-        *,
-        concurrent: bool = False,
+        self, op: Op[A, Any], handler: Callable[[A], Awaitable[Any]], *, concurrent: bool = False
     ) -> None:
-        """Register ``handler`` for ``op``; its args are validated as ``args_type``."""
-        if op in self._ops:
-            raise ValueError(f"op {op!r} is already registered")
-        decoder = typed_decoder(args_type) if args_type is not None else _any_map
-        self._ops[op] = OpSpec(op, handler, decoder, concurrent)
+        """Serve ``op`` with ``handler``; its args are validated as the op's ``args`` type.
+
+        The handler returns the op's result (its Struct, or builtins of the same shape):
+        clients decode it with the same descriptor.
+        """
+        if op.name in self._ops:
+            raise ValueError(f"op {op.name!r} is already registered")
+        self._ops[op.name] = OpSpec(op.name, handler, op.decode_args, concurrent)
 
     @property
     def ops(self) -> list[str]:
@@ -158,7 +156,7 @@ class RpcServer:
     # -- dispatch -----------------------------------------------------------------
     async def _execute(self, spec: OpSpec, req: Request) -> tuple[bool, Any]:
         try:
-            args = spec.decoder.decode(req.args)
+            args = spec.decode_args(req.args)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             return False, BadRequest(f"invalid args for {spec.name}: {exc}")
         try:
@@ -226,26 +224,25 @@ class RpcServer:
 
     # -- built-in ops ----------------------------------------------------------------
     def _register_builtins(self) -> None:
-        self.register("sys.hello", self._hello)
-        self.register("sys.ping", self._ping)
-        self.register("sys.stats", self._stats)
+        self.register(sys_contract.HELLO, self._hello)
+        self.register(sys_contract.PING, self._ping)
+        self.register(sys_contract.STATS, self._stats)
 
-    async def _hello(self, _: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "version": __version__,
-            "protocol": PROTOCOL_VERSION,
-            "capabilities": self.ops,
-            "epoch": self.epoch,
-            "pid": os.getpid(),
-            "endpoints": list(self.endpoints),
-            **self.hello_extra,
-        }
+    async def _hello(self, _: NoArgs) -> sys_contract.Hello:
+        return sys_contract.Hello(
+            name=self.name,
+            version=__version__,
+            protocol=PROTOCOL_VERSION,
+            capabilities=self.ops,
+            epoch=self.epoch,
+            pid=os.getpid(),
+            endpoints=list(self.endpoints),
+        )
 
-    async def _ping(self, _: dict[str, Any]) -> dict[str, Any]:
-        return {"pong": True, "t": time.time()}
+    async def _ping(self, _: NoArgs) -> sys_contract.Pong:
+        return sys_contract.Pong(pong=True, t=time.time())
 
-    async def _stats(self, _: dict[str, Any]) -> dict[str, Any]:
+    async def _stats(self, _: NoArgs) -> dict[str, Any]:
         import psutil  # imported on demand: only sys.stats needs it
 
         proc = psutil.Process()

@@ -39,6 +39,16 @@ class Reply(msgspec.Struct, frozen=True, omit_defaults=True):
     error: dict[str, str] | None = None
 
 
+class RawReply(msgspec.Struct, frozen=True):
+    """A reply with ``result`` left as bytes, for the caller to decode with the op's type."""
+
+    v: int
+    id: str | None
+    ok: bool
+    result: msgspec.Raw = msgspec.Raw(b"\xc0")
+    error: dict[str, str] | None = None
+
+
 class Event(msgspec.Struct, frozen=True):
     v: int
     src: str
@@ -50,6 +60,7 @@ class Event(msgspec.Struct, frozen=True):
 
 _request_decoder = msgspec.msgpack.Decoder(Request)
 _reply_decoder = msgspec.msgpack.Decoder(Reply)
+_raw_reply_decoder = msgspec.msgpack.Decoder(RawReply)
 _event_decoder = msgspec.msgpack.Decoder(Event)
 
 
@@ -124,6 +135,13 @@ def encode_error(request_id: str | None, error: OrcaError) -> bytes:
 def decode_reply(frame: bytes) -> Reply:
     try:
         return _reply_decoder.decode(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise BadFrame(f"invalid reply frame: {exc}") from exc
+
+
+def decode_reply_raw(frame: bytes) -> RawReply:
+    try:
+        return _raw_reply_decoder.decode(frame)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise BadFrame(f"invalid reply frame: {exc}") from exc
 

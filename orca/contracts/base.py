@@ -1,0 +1,202 @@
+"""The pieces every contract module is made of: ``Args``, ``Payload``, ``Op``, ``EventSpec``.
+
+A contract (``orca/contracts/<actor>.py``) is the one place where an actor's wire names
+and shapes are written. Both sides import it: the server registers its handlers from
+the ``Op`` descriptors and publishes the event Structs; clients ``invoke`` the same
+descriptors and decode events with the same specs. So there is exactly one decoder per
+message, and two consumers of one event can no longer disagree about its fields.
+
+- ``Op[A, R]``: name, args Struct ``A``, result type ``R`` (a Struct, or an open map
+  for results whose shape is the model's), the errors it may raise, its prose. The
+  owning actor's name is on the descriptor, so a blocking client finds the endpoint.
+- ``EventSpec[E]``: the event ``type`` string, its data Struct ``E`` (one frozen Struct
+  per type) and its topic (the type itself unless the event says otherwise, e.g. a
+  per-session output topic). ``EventPublisher.emit(struct)`` finds the spec by class.
+- ``Contract``: the set of one actor's ops and events, built by the module that
+  declares them; a test checks that what an actor registers equals its contract.
+
+Decoding an event is the consumer's boundary: an event of a type the consumer does
+not follow is none of its business (``None``); a malformed one (wrong type, missing
+field) is the publisher's fault: ``decode_event_data`` logs it once and returns
+``None``, so no consumer ever raises out of its loop on a peer's event.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from orca.wire.envelope import Event
+from orca.wire.errors import BadFrame, OrcaError
+
+log = logging.getLogger(__name__)
+
+A = TypeVar("A", bound=msgspec.Struct)
+R = TypeVar("R")
+E = TypeVar("E", bound=msgspec.Struct)
+
+
+class Args(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Base of every op's args: camelCase on the wire, frozen; unknown fields are ignored
+    (msgspec's default), so a newer caller's optional field reaches an older actor safely."""
+
+
+class NoArgs(Args, frozen=True, kw_only=True):
+    """The args of an op that takes none."""
+
+
+class Payload(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Base of every result and event data Struct: camelCase, frozen."""
+
+
+@dataclass(frozen=True, eq=False)
+class Op(Generic[A, R]):
+    """One op: what it is called, what it takes, what it returns, what it may raise."""
+
+    actor: str
+    name: str
+    args: type[A]
+    result: type[R]
+    errors: tuple[type[OrcaError], ...] = ()
+    doc: str = ""
+    _args_decoder: msgspec.msgpack.Decoder[A] = field(init=False, repr=False)
+    _result_decoder: msgspec.msgpack.Decoder[R] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_args_decoder", msgspec.msgpack.Decoder(self.args))
+        object.__setattr__(self, "_result_decoder", msgspec.msgpack.Decoder(self.result))
+
+    def decode_args(self, raw: bytes | memoryview) -> A:
+        """Validate a request's args (raises msgspec's ValidationError/DecodeError)."""
+        return self._args_decoder.decode(raw)
+
+    def decode_result(self, raw: bytes | memoryview) -> R:
+        """Validate a reply's result (raises msgspec's ValidationError/DecodeError)."""
+        return self._result_decoder.decode(raw)
+
+
+def decode_result(op: Op[Any, R], raw: bytes, endpoint: str) -> R:
+    """The typed result of ``op`` from a reply's raw bytes; a mismatch is ``BadFrame``
+    (the peer's fault), raised here, at the one boundary, never deeper in the caller."""
+    try:
+        return op.decode_result(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise BadFrame(f"malformed reply to {op.name} from {endpoint}: {exc}") from exc
+
+
+@dataclass(frozen=True, eq=False)
+class EventSpec(Generic[E]):
+    """One event type: its ``type`` string, its data Struct, how its topic is formed."""
+
+    src: str
+    type: str
+    data: builtins.type[E]
+    doc: str = ""
+    topic_of: Callable[[E], str] | None = None
+
+    def topic(self, event: E) -> str:
+        return self.type if self.topic_of is None else self.topic_of(event)
+
+    def decode(self, data: Any) -> E:
+        """Validate an envelope's ``data`` (raises ``msgspec.ValidationError``)."""
+        return msgspec.convert(data, self.data)
+
+
+# Every declared event Struct class → its spec, so a publisher needs only the Struct.
+_SPEC_BY_CLASS: dict[type[Any], EventSpec[Any]] = {}
+
+
+def spec_of(event: msgspec.Struct) -> EventSpec[Any]:
+    """The spec an event Struct was declared with (``KeyError`` if it is not an event)."""
+    return _SPEC_BY_CLASS[type(event)]
+
+
+class Contract:
+    """One actor's ops and events, in declaration order."""
+
+    def __init__(self, actor: str) -> None:
+        self.actor = actor
+        self.ops: dict[str, Op[Any, Any]] = {}
+        self.events: dict[str, EventSpec[Any]] = {}
+
+    def op(
+        self,
+        name: str,
+        args: type[A],
+        result: type[R],
+        *errors: type[OrcaError],
+        doc: str = "",
+    ) -> Op[A, R]:
+        if name in self.ops:
+            raise ValueError(f"{self.actor} declares op {name!r} twice")
+        declared = Op(self.actor, name, args, result, errors, doc)
+        self.ops[name] = declared
+        return declared
+
+    def event(
+        self,
+        type: str,
+        data: type[E],
+        *,
+        doc: str = "",
+        topic_of: Callable[[E], str] | None = None,
+    ) -> EventSpec[E]:
+        if type in self.events:
+            raise ValueError(f"{self.actor} declares event {type!r} twice")
+        if data in _SPEC_BY_CLASS:
+            raise ValueError(f"{data.__name__} is already the data of another event")
+        spec = EventSpec(self.actor, type, data, doc, topic_of)
+        self.events[type] = spec
+        _SPEC_BY_CLASS[data] = spec
+        return spec
+
+
+def specs_by_type(specs: Iterable[EventSpec[Any]]) -> dict[str, EventSpec[Any]]:
+    return {spec.type: spec for spec in specs}
+
+
+@dataclass
+class DecodeStats:
+    """What one consumer's decoder has seen: malformed events are counted, not raised."""
+
+    decoded: int = 0
+    malformed: int = 0
+
+
+def decode_event_data(
+    event: Event,
+    specs: Mapping[str, EventSpec[Any]],
+    *,
+    consumer: str,
+    stats: DecodeStats | None = None,
+) -> Any | None:
+    """The typed data of ``event`` if it is one of ``specs``; ``None`` otherwise.
+
+    A malformed event (its data does not match the declared Struct) is logged once,
+    as a warning naming the consumer and the field msgspec reports, and dropped.
+    """
+    spec = specs.get(event.type)
+    if spec is None:
+        return None
+    try:
+        typed = spec.decode(event.data)
+    except msgspec.ValidationError as exc:
+        if stats is not None:
+            stats.malformed += 1
+        log.warning(
+            "%s: ignoring a malformed %s event from %s (seq %d): %s",
+            consumer,
+            event.type,
+            event.src,
+            event.seq,
+            exc,
+        )
+        return None
+    if stats is not None:
+        stats.decoded += 1
+    return typed
