@@ -1,16 +1,21 @@
 """``orca``: the command line. Each topic lives in its own module with ``add_parser``.
 
 Exit codes: 0 success, 1 the operation failed, 2 bad usage or input, 3 the service is
-not running.
+not running. ``main`` is the one error boundary: a command raises ``OrcaError`` (from
+an actor's reply or its own checks) and ``main`` maps it to the message and exit code
+(``output.fail_from``); no command catches it only to do the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from orca import __version__
+from orca.cli.output import fail_from
+from orca.wire.errors import OrcaError
 
 # Topic modules, each exposing add_parser(subparsers). Imported when the parser is
 # built, so they keep their own heavy imports inside the command functions.
@@ -45,8 +50,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         code: int = func(args)
+        sys.stdout.flush()
+    except OrcaError as exc:
+        return fail_from(exc)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader of a pipe went away (`orca worktree ls | head -1`): what it wanted
+        # it has; point stdout at /dev/null so the interpreter's final flush is quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 0
     return code
 
 

@@ -22,11 +22,28 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+# Every error class by its wire code, filled by ``OrcaError.__init_subclass__``.
+_BY_CODE: dict[str, type[OrcaError]] = {}
+
 
 class OrcaError(Exception):
-    """Base of every error Orca sends or raises across an actor boundary."""
+    """Base of every error Orca sends or raises across an actor boundary.
+
+    Each subclass that declares a ``code`` registers it on definition, so a reply
+    naming it decodes back to that class (``error_from_wire``); two classes may not
+    declare the same code. A subclass without its own ``code`` travels as its parent.
+    """
 
     code: ClassVar[str] = "internal"
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in cls.__dict__:
+            return  # a finer class on our side that travels as its parent's code
+        known = _BY_CODE.get(cls.code)
+        if known is not None and known is not cls:
+            raise TypeError(f"error code {cls.code!r} is already {known.__name__}'s")
+        _BY_CODE[cls.code] = cls
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -74,23 +91,6 @@ class Timeout(Unavailable):
 
 class Internal(OrcaError):
     code = "internal"
-
-
-_BY_CODE: dict[str, type[OrcaError]] = {
-    cls.code: cls
-    for cls in (
-        BadRequest,
-        BadFrame,
-        TooLarge,
-        UnknownOp,
-        BadVersion,
-        NotFound,
-        Conflict,
-        Unavailable,
-        Timeout,
-        Internal,
-    )
-}
 
 
 def error_from_wire(error: object) -> OrcaError:

@@ -7,10 +7,19 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.lowlevel
 
+from fixture_actors.contracts import (
+    COUNTER_CHANGED,
+    COUNTER_SNAPSHOT,
+    CounterChanged,
+    CounterSnapshot,
+)
+
 from orca.actor import EventPublisher, Mirror, RpcServer, open_rpc_client
+from orca.contracts.base import NoArgs
 from orca.wire.envelope import Event
 
 
@@ -24,15 +33,15 @@ class Counter:
         self.rpc_endpoint = f"ipc://{base}/counter.rpc"
         self.pub_endpoint = f"ipc://{base}/counter.pub"
 
-        async def snapshot(_: dict[str, Any]) -> dict[str, Any]:
-            return {"epoch": self.events.epoch, "seq": self.events.seq, "value": self.value}
+        async def snapshot(_: NoArgs) -> CounterSnapshot:
+            return CounterSnapshot(epoch=self.events.epoch, seq=self.events.seq, value=self.value)
 
-        self.rpc.register("counter.snapshot", snapshot)
+        self.rpc.register(COUNTER_SNAPSHOT, snapshot)
 
     def bump(self, n: int = 1) -> None:
         for _ in range(n):
             self.value += 1
-            self.events.publish("counter.changed", {"value": self.value})
+            self.events.emit(CounterChanged(value=self.value))
 
     @asynccontextmanager
     async def running(self, heartbeat_s: float = 0.05) -> AsyncIterator[None]:
@@ -49,13 +58,13 @@ class Counter:
         self.events.close()
 
 
-def load(snap: dict[str, Any]) -> int:
-    return int(snap["value"])
+def load(snap: CounterSnapshot) -> int:
+    return snap.value
 
 
-def apply(state: int, event: Event) -> int:
-    assert event.data["value"] == state + 1, "events must be applied in order without gaps"
-    return int(event.data["value"])
+def apply(state: int, event: Event, changed: CounterChanged) -> int:
+    assert changed.value == state + 1, "events must be applied in order without gaps"
+    return changed.value
 
 
 @asynccontextmanager
@@ -64,7 +73,8 @@ async def mirroring(counter: Counter, *, rcvhwm: int = 100_000) -> AsyncIterator
         mirror = Mirror(
             client=client,
             pub_endpoint=counter.pub_endpoint,
-            snapshot_op="counter.snapshot",
+            snapshot=COUNTER_SNAPSHOT,
+            events=[COUNTER_CHANGED],
             load=load,
             apply=apply,
             rcvhwm=rcvhwm,
@@ -125,7 +135,8 @@ async def test_mirror_resnapshots_when_the_publisher_restarts(tmp_path: Path) ->
             mirror = Mirror(
                 client=client,
                 pub_endpoint=first.pub_endpoint,
-                snapshot_op="counter.snapshot",
+                snapshot=COUNTER_SNAPSHOT,
+                events=[COUNTER_CHANGED],
                 load=load,
                 apply=apply,
             )
@@ -140,3 +151,18 @@ async def test_mirror_resnapshots_when_the_publisher_restarts(tmp_path: Path) ->
                 assert mirror.epoch == second.events.epoch
             nursery.cancel_scope.cancel()
         mirror.close()
+
+
+async def test_mirror_logs_a_malformed_event_once_and_keeps_following(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An event whose data breaks its Struct is logged once, counted, skipped; the next applies."""
+    with trio.fail_after(10):
+        counter = Counter(tmp_path)
+        async with counter.running(), mirroring(counter) as mirror:
+            counter.events.publish(COUNTER_CHANGED.type, {"value": "not a number"})
+            counter.bump()  # seq 2 follows seq 1 (the bad one): no gap, no resnapshot
+            await mirror.wait_until(lambda m: m.state == 1)
+            assert mirror.decode_stats.malformed == 1 and mirror.snapshots == 1
+        warnings = [r for r in caplog.records if "malformed counter.changed" in r.getMessage()]
+        assert len(warnings) == 1 and "$.value" in warnings[0].getMessage()

@@ -7,17 +7,22 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 import trio
+from fixture_actors.contracts import (
+    CALC_ADD,
+    CALC_BAD,
+    CALC_BOOM,
+    CALC_MISSING,
+    CALC_SLOW,
+    AddArgs,
+    Sum,
+)
 
 from orca.actor import RpcServer, open_rpc_client
-from orca.wire.errors import BadRequest, Internal, NotFound, Timeout, UnknownOp
-
-
-class AddArgs(msgspec.Struct):
-    a: int
-    b: int = 0
+from orca.contracts import sys as sys_contract
+from orca.contracts.base import NoArgs
+from orca.wire.errors import BadFrame, BadRequest, Internal, NotFound, Timeout, UnknownOp
 
 
 @asynccontextmanager
@@ -40,10 +45,10 @@ def make_server() -> tuple[RpcServer, dict[str, int]]:
         calls["add"] += 1
         return {"sum": args.a + args.b}
 
-    async def missing(_: dict[str, Any]) -> None:
+    async def missing(_: NoArgs) -> None:
         raise NotFound("no such thing")
 
-    async def boom(_: dict[str, Any]) -> None:
+    async def boom(_: NoArgs) -> None:
         raise RuntimeError("kaboom")
 
     async def slow(args: AddArgs) -> int:
@@ -52,10 +57,10 @@ def make_server() -> tuple[RpcServer, dict[str, int]]:
             await trio.sleep(0.5)  # the first attempt outlives the caller's per-attempt deadline
         return args.a
 
-    server.register("calc.add", add, AddArgs)
-    server.register("calc.missing", missing)
-    server.register("calc.boom", boom)
-    server.register("calc.slow", slow, AddArgs, concurrent=True)
+    server.register(CALC_ADD, add)
+    server.register(CALC_MISSING, missing)
+    server.register(CALC_BOOM, boom)
+    server.register(CALC_SLOW, slow, concurrent=True)
     return server, calls
 
 
@@ -72,6 +77,40 @@ async def test_call_returns_the_result(endpoint: str) -> None:
             assert await client.call("calc.add", {"a": 2, "b": 3}) == {"sum": 5}
             hello = await client.call("sys.hello")
             assert "calc.add" in hello["capabilities"] and hello["protocol"] == 1
+
+
+async def test_invoke_returns_the_typed_result(endpoint: str) -> None:
+    """``invoke`` sends the op's args Struct and decodes the reply as the op's result type."""
+    with trio.fail_after(10):
+        server, _ = make_server()
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            assert await client.invoke(CALC_ADD, AddArgs(a=2, b=3)) == Sum(sum=5)
+            hello = await client.invoke(sys_contract.HELLO)
+            assert hello.name == "calc" and set(hello.capabilities) == {
+                "calc.add",
+                "calc.missing",
+                "calc.boom",
+                "calc.slow",
+                "sys.hello",
+                "sys.ping",
+                "sys.stats",
+            }
+
+
+async def test_a_reply_that_does_not_match_the_result_type_is_bad_frame(endpoint: str) -> None:
+    """A peer answering with the wrong shape fails the call at the client boundary."""
+    with trio.fail_after(10):
+        server, _ = make_server()
+
+        async def wrong(_: AddArgs) -> dict[str, str]:
+            return {"sum": "five"}
+
+        server._ops.pop(CALC_ADD.name)
+        server.register(CALC_ADD, wrong)
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            with pytest.raises(BadFrame, match=r"malformed reply to calc.add.*\$\.sum"):
+                await client.invoke(CALC_ADD, AddArgs(a=1))
+            assert (await client.invoke(sys_contract.PING)).pong is True
 
 
 async def test_bad_args_unknown_op_and_handler_errors_keep_the_server_serving(
@@ -181,10 +220,10 @@ async def test_unencodable_result_is_an_internal_error_not_a_crash(endpoint: str
     with trio.fail_after(10):
         server, _ = make_server()
 
-        async def bad(_: dict[str, Any]) -> object:
+        async def bad(_: NoArgs) -> object:
             return object()
 
-        server.register("calc.bad", bad)
+        server.register(CALC_BAD, bad)
         async with serving(endpoint, server), open_rpc_client(endpoint) as client:
             with pytest.raises(Internal, match="unencodable"):
                 await client.call("calc.bad")
