@@ -38,9 +38,13 @@ class UnsafeDirectory(OSError):
 
 
 def ensure_private_dir(path: Path, *, mode: int = PRIVATE_DIR_MODE) -> Path:
-    """Create ``path`` (and parents) with ``mode``, tighten it if wider, and check that
-    we own it: a directory another user made could be swapped under us."""
-    path.mkdir(parents=True, exist_ok=True, mode=mode)
+    """Create ``path`` (and missing parents, each with ``mode``), tighten it if wider,
+    and check that we own it: a directory another user made could be swapped under us."""
+    missing = [p for p in (path, *path.parents) if not os.path.lexists(p)]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # a racing process of ours made it
+            directory.mkdir(mode=mode)
+            directory.chmod(mode)  # mkdir's mode is masked by the umask
     st = path.lstat()
     if not stat.S_ISDIR(st.st_mode):
         raise UnsafeDirectory(f"{path} is not a directory (a symlink or file is in its place)")
@@ -49,6 +53,24 @@ def ensure_private_dir(path: Path, *, mode: int = PRIVATE_DIR_MODE) -> Path:
     if st.st_mode & 0o777 != mode:
         path.chmod(mode)
     return path
+
+
+def verify_ancestors(path: Path) -> None:
+    """Refuse a path below a directory another user could rename things in: every
+    existing ancestor must be ours or root's, and not group/other-writable unless
+    sticky (``/tmp`` is 1777: others can add entries, but not replace ours)."""
+    me = os.geteuid()
+    for ancestor in path.absolute().parents:
+        try:
+            st = ancestor.stat()
+        except FileNotFoundError:
+            continue  # created by us, below an ancestor that passed
+        if st.st_uid not in (me, 0):
+            raise UnsafeDirectory(f"{ancestor} (above {path}) is owned by uid {st.st_uid}")
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            raise UnsafeDirectory(
+                f"{ancestor} (above {path}) is writable by other users and not sticky"
+            )
 
 
 def temp_name(path: Path) -> Path:

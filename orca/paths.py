@@ -4,11 +4,22 @@
 overrides all of them (tests and multiple profiles use it), so nothing a test does can
 touch the user's real home.
 
+The runtime dir (sockets, the orcad lock) is ``$XDG_RUNTIME_DIR/orca`` when the
+session has one; without it (ssh, root, containers) it is the per-user
+``/tmp/orca-<uid>/default`` rather than platformdirs' shared fallback (which also warns on
+every command). With ``ORCA_HOME`` it is ``$ORCA_HOME/run``, so two profiles never share
+sockets.
+
 ZeroMQ ``ipc://`` endpoints are Unix socket paths, limited to 107 bytes by the kernel
 (``sun_path``). A deep ``ORCA_HOME`` (pytest's temp dirs are deep) would overflow it, so
-when the natural runtime dir is too long the sockets move to a short directory under
-``/tmp`` named after a hash of the home; the mapping stays deterministic, so every
+when the natural runtime dir is too long the sockets move to
+``/tmp/orca-<uid>/<hash of the natural dir>``; the mapping stays deterministic, so every
 process of one profile finds the same sockets.
+
+Every directory is created 0700 and checked at every start (``ensure``): it must be a
+real directory we own, and no ancestor may be writable by another user unless it is
+sticky (``/tmp``). The per-user ``/tmp/orca-<uid>`` is predictable, so another local
+user could create it first: that is refused with a clear error, never used.
 """
 
 from __future__ import annotations
@@ -20,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+
+from orca import fsio
 
 APP_NAME = "orca"
 ORCA_HOME_ENV = "ORCA_HOME"
@@ -63,17 +76,24 @@ class OrcaPaths:
         return self.log_dir / f"{actor}.log"
 
     def ensure(self) -> OrcaPaths:
-        """Create every directory (0700: sockets and state are the user's alone)."""
+        """Create and check every directory (0700, ours, safe ancestors); raises
+        ``fsio.UnsafeDirectory`` for one that fails the check."""
         for d in (self.data_dir, self.runtime_dir, self.log_dir, self.config_dir):
-            d.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fsio.verify_ancestors(d)
+            fsio.ensure_private_dir(d)
         return self
+
+
+def user_tmp_root() -> Path:
+    """``/tmp/orca-<uid>``: the per-user parent of runtime dirs that cannot live elsewhere."""
+    return Path(tempfile.gettempdir()) / f"orca-{os.getuid()}"
 
 
 def _short_runtime_dir(natural: Path) -> Path:
     if len(str(natural)) + 1 + _LONGEST_SOCKET_NAME <= _MAX_IPC_PATH:
         return natural
     digest = hashlib.sha256(str(natural).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"orca-{os.getuid()}-{digest}"
+    return user_tmp_root() / digest
 
 
 def resolve_paths(environ: dict[str, str] | None = None) -> OrcaPaths:
@@ -90,7 +110,10 @@ def resolve_paths(environ: dict[str, str] | None = None) -> OrcaPaths:
             config_dir=root / "config",
         )
     dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
-    runtime = Path(dirs.user_runtime_dir)
+    xdg_runtime = env.get("XDG_RUNTIME_DIR", "")
+    runtime = (
+        Path(xdg_runtime) / APP_NAME if os.path.isabs(xdg_runtime) else user_tmp_root() / "default"
+    )
     return OrcaPaths(
         home=None,
         data_dir=Path(dirs.user_data_dir),

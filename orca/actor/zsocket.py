@@ -52,6 +52,8 @@ _NOBLOCK = int(zmq.NOBLOCK)
 _NOBLOCK_MORE = int(zmq.NOBLOCK) | int(zmq.SNDMORE)
 _EVENTS = int(zmq.EVENTS)
 _RCVMORE = int(zmq.RCVMORE)
+# ipc:// socket files: owner only (a peer that can connect can call every op).
+SOCKET_FILE_MODE = 0o600
 # Reconnect quickly after a peer restarts (ipc reconnects are cheap), but back off to at
 # most half a second so a peer that stays down costs nothing measurable.
 RECONNECT_IVL_MS = 20
@@ -257,5 +259,8 @@ def bind_endpoint(
     endpoints.append(actual)
     ipc = ipc_identity(actual)
     if ipc is not None:
+        # The runtime dir is 0700 already; the socket gets an explicit mode too, never
+        # the umask's, so a directory mode mistake alone cannot expose it.
+        os.chmod(ipc[0], SOCKET_FILE_MODE)
         ipc_files.append(ipc)
     return actual

@@ -14,7 +14,8 @@ import os
 import sys
 
 from orca import __version__
-from orca.cli.output import fail_from
+from orca.cli.output import fail, fail_from
+from orca.fsio import UnsafeDirectory
 from orca.wire.errors import OrcaError
 
 # Topic modules, each exposing add_parser(subparsers). Imported when the parser is
@@ -53,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
     except OrcaError as exc:
         return fail_from(exc)
+    except UnsafeDirectory as exc:
+        return fail(f"refusing an unsafe directory: {exc}")
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
