@@ -31,6 +31,7 @@ from orca import PROTOCOL_VERSION, __version__
 from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
 from orca.contracts import sys as sys_contract
 from orca.contracts.base import NoArgs, Op
+from orca.wire.codec import DECODE_ERRORS
 from orca.wire.envelope import (
     Request,
     RequestError,
@@ -157,7 +158,7 @@ class RpcServer:
     async def _execute(self, spec: OpSpec, req: Request) -> tuple[bool, Any]:
         try:
             args = spec.decode_args(req.args)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except DECODE_ERRORS as exc:
             return False, BadRequest(f"invalid args for {spec.name}: {exc}")
         try:
             return True, await spec.handler(args)

@@ -31,6 +31,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from orca.wire.codec import DECODE_ERRORS
 from orca.wire.envelope import Event
 from orca.wire.errors import BadFrame, OrcaError
 
@@ -85,7 +86,7 @@ def decode_result(op: Op[Any, R], raw: bytes, endpoint: str) -> R:
     (the peer's fault), raised here, at the one boundary, never deeper in the caller."""
     try:
         return op.decode_result(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except DECODE_ERRORS as exc:
         raise BadFrame(f"malformed reply to {op.name} from {endpoint}: {exc}") from exc
 
 
@@ -185,7 +186,7 @@ def decode_event_data(
         return None
     try:
         typed = spec.decode(event.data)
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, RecursionError) as exc:
         if stats is not None:
             stats.malformed += 1
         log.warning(

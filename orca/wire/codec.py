@@ -29,6 +29,11 @@ ZMQ_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # 64 KiB, a full orca-data.json snapshot a few MB) and small enough to bound decoding.
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 
+# What a decoder raises on bytes from a peer. RecursionError included: msgspec recurses
+# once per nesting level, so a 2 KB frame nested ~1,000 deep (b"\x91" * 2000) would
+# otherwise escape as an exception no handler expects and end the actor.
+DECODE_ERRORS = (msgspec.DecodeError, RecursionError)
+
 _encoder = msgspec.msgpack.Encoder()
 _generic = msgspec.msgpack.Decoder(dict[str, Any])
 _any = msgspec.msgpack.Decoder()
@@ -47,7 +52,7 @@ def decode_map(data: bytes | memoryview) -> dict[str, Any]:
         return _generic.decode(data)
     except msgspec.ValidationError as exc:
         raise BadFrame(f"frame is not a map with string keys: {exc}") from exc
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise BadFrame(f"undecodable MessagePack frame: {exc}") from exc
 
 
@@ -55,7 +60,7 @@ def decode_any(data: bytes | memoryview) -> Any:
     """Decode any MessagePack value (string keys not enforced below the top level)."""
     try:
         return _any.decode(data)
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise BadFrame(f"undecodable MessagePack frame: {exc}") from exc
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from orca import PROTOCOL_VERSION
-from orca.wire.codec import MAX_FRAME_BYTES, decode_any, encode
+from orca.wire.codec import DECODE_ERRORS, MAX_FRAME_BYTES, decode_any, encode
 from orca.wire.errors import BadFrame, BadRequest, BadVersion, OrcaError, TooLarge
 
 _EMPTY_MAP = msgspec.Raw(b"\x80")
@@ -100,7 +100,7 @@ def decode_request(frame: bytes) -> Request:
         req = _request_decoder.decode(frame)
     except msgspec.ValidationError as exc:
         raise _refusal(frame, exc) from exc
-    except msgspec.DecodeError as exc:
+    except DECODE_ERRORS as exc:
         raise RequestError(BadFrame(f"undecodable request frame: {exc}"), None) from exc
     if req.v != PROTOCOL_VERSION:
         raise RequestError(
@@ -135,14 +135,14 @@ def encode_error(request_id: str | None, error: OrcaError) -> bytes:
 def decode_reply(frame: bytes) -> Reply:
     try:
         return _reply_decoder.decode(frame)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except DECODE_ERRORS as exc:
         raise BadFrame(f"invalid reply frame: {exc}") from exc
 
 
 def decode_reply_raw(frame: bytes) -> RawReply:
     try:
         return _raw_reply_decoder.decode(frame)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except DECODE_ERRORS as exc:
         raise BadFrame(f"invalid reply frame: {exc}") from exc
 
 
@@ -153,5 +153,5 @@ def encode_event(event: Event) -> bytes:
 def decode_event(frame: bytes) -> Event:
     try:
         return _event_decoder.decode(frame)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except DECODE_ERRORS as exc:
         raise BadFrame(f"invalid event frame: {exc}") from exc

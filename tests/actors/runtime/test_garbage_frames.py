@@ -118,3 +118,27 @@ def test_ill_typed_args_name_the_field(actor: tuple[zmq.Socket[bytes], str]) -> 
     reply = decode_reply(raw)
     assert reply.error is not None
     assert reply.error["code"] == "bad_request" and "$.by" in reply.error["message"]
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        b"\x91" * 2000 + b"\x00",  # an array nested 2,000 deep (2 KB)
+        b"\x81\xa1a" * 2000 + b"\x00",  # maps nested 2,000 deep
+        msgpack.packb({"v": 1, "id": "deep", "op": "counter.bump", "args": {}})[:-1]
+        + b"\x81\xa2by"
+        + b"\x91" * 3000
+        + b"\x00",  # a valid envelope whose args nest 3,000 deep
+    ],
+    ids=["array", "map", "args"],
+)
+def test_deeply_nested_frames_are_bad_frames_not_a_crash(
+    actor: tuple[zmq.Socket[bytes], str], frame: bytes
+) -> None:
+    """Nesting deeper than the decoder's recursion gets bad_frame; the actor keeps serving."""
+    sock, _ = actor
+    sock.send(frame)
+    replies = [decode_reply(r) for r in drain(sock, 5000)]
+    assert [r.error["code"] for r in replies if r.error is not None] == ["bad_frame"]
+    sock.send(encode_request("alive", "sys.ping", {}))
+    assert any(decode_reply(r).id == "alive" for r in drain(sock, 5000))
