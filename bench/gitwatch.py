@@ -25,8 +25,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -34,15 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from actors.gitwatch.gitfacts import scan_worktrees
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.porcelain import parse_worktree_list_z
-from actors.gitwatch.service import GitwatchService
+from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import DEBOUNCE_S, GitWatcher
 from actors.gitwatch.wirerows import build_rows
+from orca.contracts import gitwatch as gw
 from orca.model.types_repo import Repo
 
 FILES_PER_WORKTREE = 30
 IDLE_WINDOW_S = 5.0
 
-Event = tuple[str, dict[str, Any]]
+Event = msgspec.Struct  # what the tracker emits: the contract's event Structs
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -119,23 +120,23 @@ async def bench(worktrees: int, samples: int) -> None:
         send, receive = trio.open_memory_channel[Event](100_000)
         with Inotify() as inotify:
             watcher = GitWatcher(inotify)
-            service = GitwatchService(watcher, lambda k, d: send.send_nowait((k, d)))
+            tracker = RepoTracker(watcher, send.send_nowait)
             async with trio.open_nursery() as nursery:
-                await nursery.start(watcher.run, service.apply_batch)
+                await nursery.start(watcher.run, tracker.apply_batch)
                 start = time.perf_counter()
-                await service.track_repo("r1", str(repo))
+                await tracker.track_repo("r1", str(repo))
                 print(f"start tracking (listing + {worktrees + 1} statuses + "
                       f"{watcher.watch_count} watches): {time.perf_counter() - start:.2f}s")  # fmt: skip
-                facts = service.repos["r1"]
+                facts = tracker.repos["r1"]
                 record = Repo(id="r1", path=str(repo), display_name="repo")
                 rows_ms = median_ms(lambda: build_rows(facts, record, {}, []), 30)
                 print(f"worktree.list rows from cache: {rows_ms:.2f} ms for {len(facts.rows)} rows")
                 await drain(receive)
 
                 few = max(3, samples // 4)
-                edit = await latencies(samples, receive, service, "edit", worktrees, repo)
-                commit = await latencies(few, receive, service, "commit", worktrees, repo)
-                add = await latencies(few, receive, service, "add", worktrees, repo)
+                edit = await latencies(samples, receive, tracker, "edit", worktrees, repo)
+                commit = await latencies(few, receive, tracker, "commit", worktrees, repo)
+                add = await latencies(few, receive, tracker, "add", worktrees, repo)
                 for label, values in (("file edit -> dirty count", edit),
                                       ("commit -> HEAD", commit),
                                       ("external worktree add -> row", add)):  # fmt: skip
@@ -164,36 +165,37 @@ async def drain(receive: trio.MemoryReceiveChannel[Event]) -> None:
 async def latencies(
     count: int,
     receive: trio.MemoryReceiveChannel[Event],
-    service: GitwatchService,
+    tracker: RepoTracker,
     kind: str,
     worktrees: int,
     repo: Path,
 ) -> list[float]:
     """Milliseconds from the start of each change on disk to the event that reports it."""
     base = repo.parent
+    event_kind: type[gw.WorktreeAdded | gw.WorktreeChanged]
     values = []
     for i in range(count):
         wt = base / "wt" / f"w{(i * 7) % worktrees}"  # spread over the tree
-        old = service.repos["r1"].rows[str(wt)]
+        old = tracker.repos["r1"].rows[str(wt)]
         start = time.perf_counter()
         if kind == "edit":
-            target, event_kind = wt, "worktree.changed"
+            target, event_kind = wt, gw.WorktreeChanged
             (wt / "src" / "f0.txt").write_text(f"edit {i}\n")
         elif kind == "commit":
-            target, event_kind = wt, "worktree.changed"
+            target, event_kind = wt, gw.WorktreeChanged
             (wt / "src" / "f1.txt").write_text(f"commit {i}\n")
             await trio.to_thread.run_sync(functools.partial(git, wt, "commit", "-qam", "bench"))
         else:
-            target, event_kind = base / "extra" / f"x{i}", "worktree.added"
+            target, event_kind = base / "extra" / f"x{i}", gw.WorktreeAdded
             add = functools.partial(git, repo, "worktree", "add", "-q", str(target), "-b", f"x{i}")
             await trio.to_thread.run_sync(add)
         with trio.fail_after(10):
             while True:
-                event_type, data = await receive.receive()
-                facts = data.get("git") or {}
-                if event_type != event_kind or facts.get("path") != str(target):
+                event = await receive.receive()
+                facts = getattr(event, "git", None)
+                if not isinstance(event, event_kind) or facts is None or facts.path != str(target):
                     continue
-                if kind == "commit" and facts.get("head") == old.head:
+                if kind == "commit" and facts.head == old.head:
                     continue  # the dirty-count event of the edit, not the new HEAD yet
                 break
         values.append((time.perf_counter() - start) * 1000)

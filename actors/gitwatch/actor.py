@@ -1,11 +1,12 @@
-"""The gitwatch actor: wires the watcher, the fact service, the store mirror and the ops.
+"""The gitwatch actor: wires the watcher, the repo tracker, the store mirror and the ops.
 
 Start-up order: ops are registered and the watcher runs at once; the store mirror
 loads in the background (store may start later or restart: the mirror re-snapshots),
 and every change to the mirrored repo list is reconciled into tracked repos. Until
 the first snapshot arrives, ops that need repos answer ``unavailable``.
 
-Errors cross the boundary here, once: gitwatch's own tree (``errors``) is mapped to
+Ops are registered from ``orca.contracts.gitwatch``'s descriptors, events go out as its
+Structs (``ctx.events.emit``). Errors cross the boundary here, once: gitwatch's own tree (``errors``) is mapped to
 the wire classes; errors already on the wire (from store calls) pass through.
 """
 
@@ -15,9 +16,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import msgspec
 import trio
 
-from actors.gitwatch import api, errors
+from actors.gitwatch import errors
 from actors.gitwatch.factstate import RepoKind
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.lifecycle import (
@@ -26,22 +28,20 @@ from actors.gitwatch.lifecycle import (
     remove_worktree,
     rename_worktree,
 )
-from actors.gitwatch.service import GitwatchService
-from actors.gitwatch.storeview import (
-    RpcStorePort,
-    StoreView,
-    apply_store_event,
-    load_store_view,
-)
+from actors.gitwatch.storeview import RpcStorePort, StoreView, store_mirror
+from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
-from actors.gitwatch.wirerows import build_rows, dirty_to_wire, facts_to_wire, workspace_roots
+from actors.gitwatch.wirerows import build_rows, snapshot_repo, workspace_roots
 from orca.actor import ActorContext, Mirror
+from orca.contracts import NoArgs, Op
+from orca.contracts import gitwatch as contract
+from orca.model.codec import to_builtins
 from orca.model.types_repo import Repo
 from orca.wire import errors as wire
 
 log = logging.getLogger(__name__)
 
-A = TypeVar("A")
+A = TypeVar("A", bound=msgspec.Struct)
 _WIRE_ERROR: tuple[tuple[type[errors.GitwatchError], type[wire.OrcaError]], ...] = (
     (errors.CallerError, wire.BadRequest),
     (errors.MissingTarget, wire.NotFound),
@@ -70,31 +70,37 @@ def _mapped(handler: Callable[[A], Awaitable[Any]]) -> Callable[[A], Awaitable[A
 
 
 class GitwatchActor:
-    def __init__(self, ctx: ActorContext, service: GitwatchService, mirror: Mirror[StoreView]):
+    def __init__(self, ctx: ActorContext, tracker: RepoTracker, mirror: Mirror[StoreView]):
         self.ctx = ctx
-        self.service = service
+        self.tracker = tracker
         self.mirror = mirror
         self.store = RpcStorePort(ctx.connect("store"), mirror)
 
     def view(self) -> StoreView:
         return self.store.view()
 
+    def handlers(self) -> list[tuple[Op[Any, Any], Callable[[Any], Awaitable[Any]]]]:
+        """Every op of the contract with its handler (a test checks they are all served)."""
+        return [
+            (contract.WORKTREE_LIST, self.list_worktrees),
+            (contract.WORKTREE_CREATE, self.create),
+            (contract.WORKTREE_REMOVE, self.remove),
+            (contract.WORKTREE_RENAME, self.rename),
+            (contract.SNAPSHOT, self.snapshot),
+        ]
+
     def register(self) -> None:
-        rpc = self.ctx.rpc
-        rpc.register("worktree.list", _mapped(self.list_worktrees), api.ListArgs)
-        rpc.register("worktree.create", _mapped(self.create), api.CreateArgs)
-        rpc.register("worktree.remove", _mapped(self.remove), api.RemoveArgs)
-        rpc.register("worktree.rename", _mapped(self.rename), api.RenameArgs)
-        rpc.register("gitwatch.snapshot", _mapped(self.snapshot), api.NoArgs)
-        rpc.extra_stats = lambda: {
+        for op, handler in self.handlers():
+            self.ctx.rpc.register(op, _mapped(handler))
+        self.ctx.rpc.extra_stats = lambda: {
             "gitwatch": {
-                "repos": len(self.service.repos),
-                "watches": self.service.watcher.watch_count,
-                "degraded": len(self.service.watcher.degraded),
+                "repos": len(self.tracker.repos),
+                "watches": self.tracker.watcher.watch_count,
+                "degraded": len(self.tracker.watcher.degraded),
             }
         }
 
-    async def list_worktrees(self, args: api.ListArgs) -> dict[str, Any]:
+    async def list_worktrees(self, args: contract.ListArgs) -> dict[str, Any]:
         view = self.view()
         repos = dict(view.repos)
         if args.repo_id is not None:
@@ -104,33 +110,34 @@ class GitwatchActor:
             repos[asked.id] = asked
             # Tracks it if the mirror lags behind store, or waits for a first scan
             # that follow_store started a moment ago.
-            await self.service.track_repo(asked.id, asked.path, _kind(asked))
-        await self.service.retry_unavailable()
+            await self.tracker.track_repo(asked.id, asked.path, _kind(asked))
+        await self.tracker.retry_unavailable()
         roots = workspace_roots(repos, view.settings)
-        rows: list[dict[str, Any]] = []
-        unavailable: list[dict[str, Any]] = []
-        for repo_id, facts in self.service.repos.items():
+        rows: list[contract.WorktreeRow] = []
+        unavailable: list[contract.UnavailableRepo] = []
+        for repo_id, facts in self.tracker.repos.items():
             repo = repos.get(repo_id)
             if repo is None or (args.repo_id is not None and repo_id != args.repo_id):
                 continue
             if facts.unavailable:
                 unavailable.append(
-                    {"repoId": repo_id, "path": facts.path, "reason": facts.unavailable}
+                    contract.UnavailableRepo(
+                        repo_id=repo_id, path=facts.path, reason=facts.unavailable
+                    )
                 )
             rows.extend(build_rows(facts, repo, view.meta, roots))
-        return {"worktrees": rows, "unavailableRepos": unavailable}
+        listing = contract.WorktreeList(worktrees=rows, unavailable_repos=unavailable)
+        # Rows are model records: the codec writes their ``extra`` (fields this build does
+        # not know) back as keys of their own; a plain msgspec encode would nest it.
+        wire_listing: dict[str, Any] = to_builtins(listing)
+        return wire_listing
 
-    async def create(self, args: api.CreateArgs) -> dict[str, Any]:
-        def progress(stage: str, text: str) -> None:
-            self.ctx.events.publish(
-                "worktree.create.progress",
-                {
-                    "requestId": args.request_id,
-                    "repoId": args.repo_id,
-                    "stage": stage,
-                    "text": text,
-                },
-                topic=progress_topic(args.request_id),
+    async def create(self, args: contract.CreateArgs) -> contract.Created:
+        def progress(stage: contract.Stage, text: str) -> None:
+            self.ctx.events.emit(
+                contract.CreateProgress(
+                    request_id=args.request_id, repo_id=args.repo_id, stage=stage, text=text
+                )
             )
 
         request = CreateRequest(
@@ -140,45 +147,30 @@ class GitwatchActor:
             run_setup=args.setup == "run",
             source=args.source,
         )
-        return await create_worktree(self.service, self.store, request, progress)
+        return await create_worktree(self.tracker, self.store, request, progress)
 
-    async def remove(self, args: api.RemoveArgs) -> dict[str, Any]:
+    async def remove(self, args: contract.RemoveArgs) -> contract.Removed:
         return await remove_worktree(
-            self.service,
+            self.tracker,
             self.store,
             args.worktree_id,
             force=args.force,
             delete_branch=args.delete_branch,
         )
 
-    async def rename(self, args: api.RenameArgs) -> dict[str, Any]:
+    async def rename(self, args: contract.RenameArgs) -> contract.Renamed:
         return await rename_worktree(
-            self.service, self.store, self.ctx.events.publish, args.worktree_id, args.new_name
+            self.tracker, self.store, self.ctx.events.emit, args.worktree_id, args.new_name
         )
 
-    async def snapshot(self, args: api.NoArgs) -> dict[str, Any]:
-        repos = {
-            repo_id: {
-                "path": facts.path,
-                "kind": facts.kind,
-                "unavailable": facts.unavailable,
-                "worktrees": {
-                    path: {
-                        "git": facts_to_wire(row),
-                        "gitStatus": dirty_to_wire(facts.dirty.get(path)),
-                    }
-                    for path, row in facts.rows.items()
-                },
-            }
-            for repo_id, facts in self.service.repos.items()
-        }
-        return {
-            "epoch": self.ctx.events.epoch,
-            "seq": self.ctx.events.seq,
-            "repos": repos,
-            "watches": self.service.watcher.watch_count,
-            "degraded": sorted(path for _repo, path in self.service.watcher.degraded),
-        }
+    async def snapshot(self, args: NoArgs) -> contract.GitwatchSnapshot:
+        return contract.GitwatchSnapshot(
+            epoch=self.ctx.events.epoch,
+            seq=self.ctx.events.seq,
+            repos={rid: snapshot_repo(facts) for rid, facts in self.tracker.repos.items()},
+            watches=self.tracker.watcher.watch_count,
+            degraded=sorted(path for _repo, path in self.tracker.watcher.degraded),
+        )
 
     async def follow_store(self) -> None:
         """Track exactly the repos the store has, as the mirror changes."""
@@ -191,17 +183,12 @@ class GitwatchActor:
             await self.mirror.wait_until(changed)
             wanted = _signature(self.view())
             for repo_id in [r for r in tracked if wanted.get(r) != tracked[r]]:
-                self.service.untrack_repo(repo_id)
+                self.tracker.untrack_repo(repo_id)
                 del tracked[repo_id]
             for repo_id, (path, kind) in wanted.items():
                 if repo_id not in tracked:
                     tracked[repo_id] = (path, kind)
-                    await self.service.track_repo(repo_id, path, _kind_of(kind))
-
-
-def progress_topic(request_id: str | None) -> str:
-    """Progress of one create goes on its own topic so a CLI subscribes to just that."""
-    return f"{api.PROGRESS_TOPIC_PREFIX}{request_id or ''}"
+                    await self.tracker.track_repo(repo_id, path, _kind_of(kind))
 
 
 def _kind_of(kind: str | None) -> RepoKind:
@@ -219,20 +206,14 @@ def _signature(view: StoreView) -> dict[str, tuple[str, str]]:
 async def setup(ctx: ActorContext) -> None:
     inotify = Inotify()
     watcher = GitWatcher(inotify)
-    service = GitwatchService(watcher, ctx.events.publish)
-    mirror: Mirror[StoreView] = Mirror(
-        client=ctx.connect("store"),
-        pub_endpoint=ctx.paths.ipc_endpoint("store", "pub"),
-        snapshot_op="state.snapshot",
-        load=load_store_view,
-        apply=apply_store_event,
-    )
-    actor = GitwatchActor(ctx, service, mirror)
+    tracker = RepoTracker(watcher, ctx.events.emit)
+    mirror = store_mirror(ctx.connect("store"), ctx.paths.ipc_endpoint("store", "pub"))
+    actor = GitwatchActor(ctx, tracker, mirror)
     actor.register()
 
     async def watch() -> None:
         try:
-            await watcher.run(service.apply_batch)
+            await watcher.run(tracker.apply_batch)
         finally:
             inotify.close()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from actors.gitwatch.gitfacts import DirtyCounts, WorktreeFacts
+from actors.gitwatch.records import DirtyCounts, WorktreeFacts
 
 RepoKind = Literal["git", "folder"]
 

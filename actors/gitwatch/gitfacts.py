@@ -36,8 +36,6 @@ from actors.gitwatch.errors import RepoUnavailable
 from actors.gitwatch.records import DirtyCounts, WorktreeFacts
 
 __all__ = [
-    "DirtyCounts",
-    "WorktreeFacts",
     "common_dir",
     "folder_facts",
     "open_repository",

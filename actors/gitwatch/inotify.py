@@ -8,10 +8,7 @@ The fd is opened non-blocking. Invariant: after ``wait_readable`` says the fd is
 readable we read until ``EAGAIN``, so a burst that arrived while we were busy is never
 left behind waiting for a wake-up that will not come.
 
-Kernel facts relied on:
-* one ``read`` returns only whole events; a 64 KiB buffer holds hundreds of them;
-* ``IN_IGNORED`` arrives after a watch ends (rm_watch, or its directory deleted);
-* ``IN_Q_OVERFLOW`` (wd -1) means events were dropped: the caller must rescan.
+The flag values, the event record and its parser are the pure ``inotifyabi``.
 """
 
 from __future__ import annotations
@@ -19,30 +16,13 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import struct
-from dataclasses import dataclass
 
 import trio
 
-IN_MODIFY = 0x00000002
-IN_ATTRIB = 0x00000004
-IN_CLOSE_WRITE = 0x00000008
-IN_MOVED_FROM = 0x00000040
-IN_MOVED_TO = 0x00000080
-IN_CREATE = 0x00000100
-IN_DELETE = 0x00000200
-IN_DELETE_SELF = 0x00000400
-IN_MOVE_SELF = 0x00000800
-IN_Q_OVERFLOW = 0x00004000
-IN_IGNORED = 0x00008000
-IN_ONLYDIR = 0x01000000
-IN_DONT_FOLLOW = 0x02000000
-IN_EXCL_UNLINK = 0x04000000
-IN_ISDIR = 0x40000000
+from actors.gitwatch.inotifyabi import InotifyEvent, parse_events
 
 _IN_NONBLOCK = os.O_NONBLOCK
 _IN_CLOEXEC = os.O_CLOEXEC
-_HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (struct inotify_event)
 # Big enough for hundreds of events per read; the kernel never splits an event.
 _READ_SIZE = 64 * 1024
 
@@ -53,34 +33,6 @@ _libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint
 _libc.inotify_add_watch.restype = ctypes.c_int
 _libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
 _libc.inotify_rm_watch.restype = ctypes.c_int
-
-
-@dataclass(frozen=True, slots=True)
-class InotifyEvent:
-    wd: int
-    mask: int
-    cookie: int
-    name: str  # "" for events on the watched directory itself
-
-
-def parse_events(buffer: bytes) -> list[InotifyEvent]:
-    """Split a ``read`` of an inotify fd into events (pure; names NUL-padded)."""
-    events: list[InotifyEvent] = []
-    offset = 0
-    while offset + _HEADER.size <= len(buffer):
-        wd, mask, cookie, length = _HEADER.unpack_from(buffer, offset)
-        start = offset + _HEADER.size
-        raw_name = buffer[start : start + length].split(b"\0", 1)[0]
-        events.append(InotifyEvent(wd, mask, cookie, os.fsdecode(raw_name)))
-        offset = start + length
-    return events
-
-
-def encode_event(event: InotifyEvent) -> bytes:
-    """The kernel's byte layout of one event (inverse of :func:`parse_events`; for tests)."""
-    name = os.fsencode(event.name)
-    padded = name + b"\0" * (-(len(name) + 1) % 16 + 1) if name else b""
-    return _HEADER.pack(event.wd, event.mask, event.cookie, len(padded)) + padded
 
 
 class Inotify:

@@ -24,23 +24,25 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import trio
 
 from actors.gitwatch import errors
 from actors.gitwatch.factstate import RepoFacts, apply_move
 from actors.gitwatch.gitcli import run_git
-from actors.gitwatch.gitfacts import WorktreeFacts, read_dirty_counts
-from actors.gitwatch.service import GitwatchService, Publish
+from actors.gitwatch.gitfacts import read_dirty_counts
+from actors.gitwatch.records import WorktreeFacts
 from actors.gitwatch.setupscript import UnsupportedSetup, run_setup_script
 from actors.gitwatch.storeview import StorePort
+from actors.gitwatch.tracker import Emit, RepoTracker
+from orca.contracts import gitwatch as contract
 from orca.model import naming
 from orca.model.ids import make_worktree_id, parse_worktree_id
 from orca.model.types_repo import Repo
+from orca.model.worktree import WorktreeMeta
 from orca.wire.errors import OrcaError
 
-Progress = Callable[[str, str], None]  # (stage, text)
+Progress = Callable[[contract.Stage, str], None]  # (stage, text)
 _HEADS = "refs/heads/"
 
 
@@ -86,15 +88,15 @@ def plan_worktree_path(store: StorePort, repo: Repo, name: str) -> tuple[str, st
 
 
 async def create_worktree(
-    service: GitwatchService, store: StorePort, request: CreateRequest, progress: Progress
-) -> dict[str, Any]:
+    tracker: RepoTracker, store: StorePort, request: CreateRequest, progress: Progress
+) -> contract.Created:
     repo = await _git_repo(store, request.repo_id)
     path, branch, layout = await trio.to_thread.run_sync(
         plan_worktree_path, store, repo, request.name
     )
     if await trio.to_thread.run_sync(os.path.lexists, path):
         raise errors.DestinationExists(f"{path} already exists")
-    for row in (await fresh_facts(service, repo)).rows.values():
+    for row in (await fresh_facts(tracker, repo)).rows.values():
         if row.branch == _HEADS + branch:
             raise errors.BranchCheckedOutElsewhere(branch, row.path)
     exists = await run_git(
@@ -111,32 +113,31 @@ async def create_worktree(
         _raise_add_failure(result.stderr, branch)
     worktree_id = make_worktree_id(repo.id, path)
     now = _now_ms()
-    evidence: dict[str, Any] = {
-        "instanceId": str(uuid.uuid4()),
-        "createdAt": now,
-        "lastActivityAt": now,
-        "orcaCreatedAt": now,
-        "orcaCreationSource": request.source,
-        "orcaCreationWorkspaceLayout": layout,
-    }
-    if exists.returncode != 0:
-        evidence["baseRef"] = base
+    evidence = WorktreeMeta(
+        instance_id=str(uuid.uuid4()),
+        created_at=now,
+        last_activity_at=now,
+        orca_created_at=now,
+        orca_creation_source=request.source,
+        orca_creation_workspace_layout=layout,
+        base_ref=base if exists.returncode != 0 else None,  # only when a branch was made
+    )
     # Replace, not patch: notes left at this path by an earlier worktree are not ours.
     await store.replace_meta(worktree_id, evidence)
-    await service.rescan_repo(repo.id)
-    setup: dict[str, Any] = {"ran": False, "exitCode": None}
+    await tracker.rescan_repo(repo.id)
+    setup = contract.SetupOutcome(ran=False, exit_code=None)
     if request.run_setup:
         # The worktree exists from here on: a setup problem is reported, not raised.
         try:
             exit_code = await run_setup_script(
                 path, repo.path, lambda line: progress("setup", line), worktree_id=worktree_id
             )
-            setup = {"ran": exit_code is not None, "exitCode": exit_code}
+            setup = contract.SetupOutcome(ran=exit_code is not None, exit_code=exit_code)
         except (UnsupportedSetup, OSError) as exc:
             progress("setup", f"setup not run: {exc}")
-            setup = {"ran": False, "exitCode": None, "error": str(exc)}
+            setup = contract.SetupOutcome(ran=False, exit_code=None, error=str(exc))
     progress("done", path)
-    return {"worktreeId": worktree_id, "path": path, "branch": _HEADS + branch, "setup": setup}
+    return contract.Created(worktree_id=worktree_id, path=path, branch=_HEADS + branch, setup=setup)
 
 
 def _raise_add_failure(stderr: str, branch: str) -> None:
@@ -152,20 +153,20 @@ def _raise_add_failure(stderr: str, branch: str) -> None:
     raise errors.GitFailure(f"git worktree add: {text}")
 
 
-async def fresh_facts(service: GitwatchService, repo: Repo) -> RepoFacts:
+async def fresh_facts(tracker: RepoTracker, repo: Repo) -> RepoFacts:
     """The repo's facts re-read now (tracking it first if the mirror has not yet)."""
-    if repo.id not in service.repos:
-        await service.track_repo(repo.id, repo.path)
+    if repo.id not in tracker.repos:
+        await tracker.track_repo(repo.id, repo.path)
     else:
-        await service.rescan_repo(repo.id)  # waits for a first scan in progress, too
-    facts = service.repos[repo.id]
+        await tracker.rescan_repo(repo.id)  # waits for a first scan in progress, too
+    facts = tracker.repos[repo.id]
     if facts.unavailable:
         raise errors.RepoUnavailable(f"repo {repo.path} is unavailable: {facts.unavailable}")
     return facts
 
 
 async def _linked_row(
-    service: GitwatchService, store: StorePort, worktree_id: str
+    tracker: RepoTracker, store: StorePort, worktree_id: str
 ) -> tuple[Repo, WorktreeFacts]:
     """The repo and current facts of a linked worktree named by id (after a rescan)."""
     try:
@@ -173,7 +174,7 @@ async def _linked_row(
     except ValueError as exc:
         raise errors.CallerError(str(exc)) from exc
     repo = await _git_repo(store, parts.repo_id)
-    row = (await fresh_facts(service, repo)).rows.get(parts.path)
+    row = (await fresh_facts(tracker, repo)).rows.get(parts.path)
     if row is None:
         raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
     if row.is_main:
@@ -182,14 +183,14 @@ async def _linked_row(
 
 
 async def remove_worktree(
-    service: GitwatchService,
+    tracker: RepoTracker,
     store: StorePort,
     worktree_id: str,
     *,
     force: bool = False,
     delete_branch: bool = False,
-) -> dict[str, Any]:
-    repo, row = await _linked_row(service, store, worktree_id)
+) -> contract.Removed:
+    repo, row = await _linked_row(tracker, store, worktree_id)
     repo_id, path = repo.id, row.path
     if row.is_locked and not force:
         raise errors.WorktreeLocked(f"{path} is locked ({row.lock_reason or 'no reason given'})")
@@ -209,23 +210,26 @@ async def remove_worktree(
         args = ["worktree", "prune"]  # the directory is already gone; drop git's record
     await run_git(repo.path, *args)
     await store.forget_meta(worktree_id)
-    result: dict[str, Any] = {"worktreeId": worktree_id, "removed": True, "branchDeleted": False}
+    result = contract.Removed(worktree_id=worktree_id, removed=True, branch_deleted=False)
     if delete_branch and row.branch and row.branch.startswith(_HEADS):
         deleted = await run_git(
             repo.path, "branch", "-D" if force else "-d", row.branch[len(_HEADS) :], check=False
         )
-        result["branchDeleted"] = deleted.returncode == 0
-        if deleted.returncode != 0:
-            result["branchError"] = deleted.stderr.strip()
-    await service.rescan_repo(repo_id)
+        result = contract.Removed(
+            worktree_id=worktree_id,
+            removed=True,
+            branch_deleted=deleted.returncode == 0,
+            branch_error=None if deleted.returncode == 0 else deleted.stderr.strip(),
+        )
+    await tracker.rescan_repo(repo_id)
     return result
 
 
 async def rename_worktree(
-    service: GitwatchService, store: StorePort, publish: Publish, worktree_id: str, new_name: str
-) -> dict[str, Any]:
+    tracker: RepoTracker, store: StorePort, emit: Emit, worktree_id: str, new_name: str
+) -> contract.Renamed:
     """Move a worktree's folder to ``<same parent>/<sanitized new_name>`` (seed 01 §4.3)."""
-    repo, current = await _linked_row(service, store, worktree_id)
+    repo, current = await _linked_row(tracker, store, worktree_id)
     repo_id, old_path = repo.id, current.path
     try:
         leaf = naming.sanitize_worktree_name(new_name)
@@ -233,12 +237,14 @@ async def rename_worktree(
     except naming.InvalidWorktreeName as exc:
         raise errors.InvalidWorktreeName(str(exc)) from exc
     if new_path == old_path:
-        return {"oldWorktreeId": worktree_id, "newWorktreeId": worktree_id, "path": old_path}
+        return contract.Renamed(
+            old_worktree_id=worktree_id, new_worktree_id=worktree_id, path=old_path
+        )
     if await trio.to_thread.run_sync(os.path.lexists, new_path):
         raise errors.DestinationExists(f"{new_path} already exists")
     new_id = make_worktree_id(repo_id, new_path)
-    async with service.repo_lock(repo_id):
-        facts = service.repos[repo_id]
+    async with tracker.repo_lock(repo_id):
+        facts = tracker.repos[repo_id]
         row = facts.rows.get(old_path)
         if row is None:
             raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
@@ -252,14 +258,14 @@ async def rename_worktree(
         except OrcaError as exc:
             failure = exc  # the folder moved regardless: still re-key and announce it
         apply_move(facts, old_path, new_path)
-        publish("worktree.renamed", {
-            "repoId": repo_id, "oldWorktreeId": worktree_id, "newWorktreeId": new_id,
-            "oldPath": old_path, "newPath": new_path, "identityMigrated": failure is None,
-        })  # fmt: skip
-        service.watcher.unwatch_worktree(repo_id, old_path)
-        await service.watcher.watch_worktree(repo_id, new_path, row.admin_dir)
+        emit(contract.WorktreeRenamed(
+            repo_id=repo_id, old_worktree_id=worktree_id, new_worktree_id=new_id,
+            old_path=old_path, new_path=new_path, identity_migrated=failure is None,
+        ))  # fmt: skip
+        tracker.watcher.unwatch_worktree(repo_id, old_path)
+        await tracker.watcher.watch_worktree(repo_id, new_path, row.admin_dir)
     if failure is not None:
         raise errors.PeerUnavailable(
             f"moved {old_path} to {new_path} but store did not migrate its identity: {failure}"
         ) from failure
-    return {"oldWorktreeId": worktree_id, "newWorktreeId": new_id, "path": new_path}
+    return contract.Renamed(old_worktree_id=worktree_id, new_worktree_id=new_id, path=new_path)

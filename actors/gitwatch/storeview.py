@@ -1,10 +1,12 @@
 """gitwatch's read-only copy of what it needs from ``store``, and its one write seam.
 
 gitwatch never writes ``orca-data.json``: it mirrors repos, settings and worktreeMeta
-(the Clone pattern, :class:`orca.actor.Mirror` over ``state.snapshot`` + store events)
-and asks ``store`` to change meta (``worktreeMeta.set``/``remove``,
-``worktree.migrate_identity``). :func:`load_store_view` and
-:func:`apply_store_event` are the mirror's pure halves.
+(the Clone pattern, :class:`orca.actor.Mirror` over ``state.snapshot`` + the store
+events of :data:`FOLLOWED`, decoded by ``orca.contracts.store``) and asks ``store`` to
+change meta (``worktreeMeta.set``/``remove``, ``worktree.migrate_identity``).
+:func:`load_store_view` and :func:`apply_store_event` are the mirror's pure halves;
+they only ever see typed events (a malformed one is logged and dropped by the mirror's
+decoder before it gets here).
 
 :class:`StorePort` is the seam lifecycle code talks to (read the view, patch meta,
 migrate an identity); :class:`RpcStorePort` is the real one. Tests of lifecycle
@@ -24,7 +26,8 @@ import trio
 from actors.gitwatch.errors import PeerUnavailable
 from orca.actor.client import RpcClient
 from orca.actor.mirror import Mirror
-from orca.model.codec import from_builtins
+from orca.contracts import store
+from orca.model.codec import from_builtins, to_builtins
 from orca.model.state import GlobalSettings, PersistedState
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
@@ -47,9 +50,23 @@ class StoreView:
     meta: Mapping[str, WorktreeMeta] = field(default_factory=dict)
 
 
-def load_store_view(snapshot: dict[str, Any]) -> StoreView:
+# The store events that change what gitwatch mirrors; every other store event is
+# none of its business (the mirror still counts its seq).
+FOLLOWED = (
+    store.REPO_ADDED,
+    store.REPO_UPDATED,
+    store.REPO_REMOVED,
+    store.SETTINGS_CHANGED,
+    store.WORKTREE_META_CHANGED,
+    store.WORKTREE_META_REMOVED,
+    store.WORKTREE_RENAMED,
+)
+MIRROR_CONSUMER = "gitwatch<-store"
+
+
+def load_store_view(snapshot: store.StateSnapshot) -> StoreView:
     """Build the view from a ``state.snapshot`` result."""
-    state = from_builtins(PersistedState, snapshot.get("state") or {})
+    state = from_builtins(PersistedState, snapshot.state)
     return StoreView(
         repos={repo.id: repo for repo in state.repos},
         settings=state.settings,
@@ -57,27 +74,36 @@ def load_store_view(snapshot: dict[str, Any]) -> StoreView:
     )
 
 
-def apply_store_event(view: StoreView, event: Event) -> StoreView:
-    """Fold one store event into the view (events gitwatch does not need are skipped)."""
-    data = event.data if isinstance(event.data, dict) else {}
-    kind = event.type
-    if kind in ("repo.added", "repo.updated") and isinstance(data.get("repo"), dict):
-        repo = from_builtins(Repo, data["repo"])
-        return dc_replace(view, repos={**view.repos, repo.id: repo})
-    if kind == "repo.removed":
-        repos = {k: v for k, v in view.repos.items() if k != data.get("id")}
-        return dc_replace(view, repos=repos)
-    if kind == "settings.changed" and isinstance(data.get("settings"), dict):
-        return dc_replace(view, settings=from_builtins(GlobalSettings, data["settings"]))
-    if kind == "worktreeMeta.changed" and isinstance(data.get("meta"), dict):
-        meta = from_builtins(WorktreeMeta, data["meta"])
-        return dc_replace(view, meta={**view.meta, str(data.get("worktreeId")): meta})
-    if kind == "worktreeMeta.removed":
-        gone = set(data.get("worktreeIds") or ())
+def apply_store_event(view: StoreView, event: Event, typed: Any) -> StoreView:
+    """Fold one typed store event (one of :data:`FOLLOWED`) into the view."""
+    if isinstance(typed, (store.RepoAdded, store.RepoUpdated)):
+        return dc_replace(view, repos={**view.repos, typed.repo.id: typed.repo})
+    if isinstance(typed, store.RepoRemoved):
+        return dc_replace(view, repos={k: v for k, v in view.repos.items() if k != typed.id})
+    if isinstance(typed, store.SettingsChanged):
+        return dc_replace(view, settings=typed.settings)
+    if isinstance(typed, store.WorktreeMetaChanged):
+        return dc_replace(view, meta={**view.meta, typed.worktree_id: typed.meta})
+    if isinstance(typed, store.WorktreeMetaRemoved):
+        gone = set(typed.worktree_ids)
         return dc_replace(view, meta={k: v for k, v in view.meta.items() if k not in gone})
-    if kind == "worktree.renamed":
-        return _renamed(view, str(data.get("oldId")), str(data.get("newId")))
+    if isinstance(typed, store.WorktreeRenamed):
+        return _renamed(view, typed.old_id, typed.new_id)
     return view
+
+
+def store_mirror(client: RpcClient, pub_endpoint: str) -> Mirror[StoreView]:
+    """gitwatch's mirror of store (the actor runs it; a test may run it against any
+    publisher that speaks store's contract)."""
+    return Mirror(
+        client=client,
+        pub_endpoint=pub_endpoint,
+        snapshot=store.STATE_SNAPSHOT,
+        events=FOLLOWED,
+        load=load_store_view,
+        apply=apply_store_event,
+        consumer=MIRROR_CONSUMER,
+    )
 
 
 def _renamed(view: StoreView, old_id: str, new_id: str) -> StoreView:
@@ -101,7 +127,7 @@ class StorePort(Protocol):
         """The repo with this id, asking store itself if the mirror has not seen it yet."""
         ...
 
-    async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
+    async def replace_meta(self, worktree_id: str, meta: WorktreeMeta) -> None:
         """Set the whole meta of a worktree (a fresh worktree must not inherit old notes)."""
         ...
 
@@ -134,33 +160,32 @@ class RpcStorePort:
         if repo is not None:
             return repo
         # A client may add a repo and use it at once; our mirror lags by one event.
-        listed = await self._client.call("repo.list", {}, timeout=STORE_WRITE_TIMEOUT_S)
-        for raw in listed.get("repos", []):
-            if isinstance(raw, dict) and raw.get("id") == repo_id:
-                return from_builtins(Repo, raw)
-        return None
+        listed = await self._client.invoke(store.REPO_LIST, timeout=STORE_WRITE_TIMEOUT_S)
+        return next((r for r in listed.repos if r.id == repo_id), None)
 
-    async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
-        await self._client.call(
-            "worktreeMeta.set",
-            {"worktreeId": worktree_id, "meta": meta},
+    async def replace_meta(self, worktree_id: str, meta: WorktreeMeta) -> None:
+        await self._client.invoke(
+            store.WORKTREE_META_SET,
+            store.MetaSetArgs(worktree_id=worktree_id, meta=to_builtins(meta)),
             timeout=STORE_WRITE_TIMEOUT_S,
         )
         await self._settle(lambda view: worktree_id in view.meta)
 
     async def forget_meta(self, worktree_id: str) -> None:
         try:
-            await self._client.call(
-                "worktreeMeta.remove", {"worktreeId": worktree_id}, timeout=STORE_WRITE_TIMEOUT_S
+            await self._client.invoke(
+                store.WORKTREE_META_REMOVE,
+                store.WorktreeIdArgs(worktree_id=worktree_id),
+                timeout=STORE_WRITE_TIMEOUT_S,
             )
         except NotFound:
             return
         await self._settle(lambda view: worktree_id not in view.meta)
 
     async def migrate_identity(self, old_id: str, new_id: str) -> None:
-        await self._client.call(
-            "worktree.migrate_identity",
-            {"oldId": old_id, "newId": new_id},
+        await self._client.invoke(
+            store.WORKTREE_MIGRATE_IDENTITY,
+            store.MigrateIdentityArgs(old_id=old_id, new_id=new_id),
             timeout=STORE_WRITE_TIMEOUT_S,
             # The move already happened: the migration must land. One idem key makes
             # the resends safe (store applies it once).

@@ -21,13 +21,8 @@ from collections.abc import Awaitable, Callable
 import pygit2
 import trio
 
-from actors.gitwatch.inotify import (
-    IN_DONT_FOLLOW,
-    IN_EXCL_UNLINK,
-    IN_IGNORED,
-    IN_ONLYDIR,
-    Inotify,
-)
+from actors.gitwatch.inotify import Inotify
+from actors.gitwatch.inotifyabi import IN_DONT_FOLLOW, IN_EXCL_UNLINK, IN_IGNORED, IN_ONLYDIR
 from actors.gitwatch.watchplan import (
     MASK_BY_KIND,
     Invalidation,

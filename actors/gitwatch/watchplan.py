@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from actors.gitwatch.inotify import (
+from actors.gitwatch.inotifyabi import (
     IN_ATTRIB,
     IN_CLOSE_WRITE,
     IN_CREATE,

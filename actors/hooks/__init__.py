@@ -1,1 +1,1 @@
-"""The hooks actor: the agent-status store and the loopback hook endpoint (seed 03)."""
+"""The hooks actor: the agent-status table and the loopback hook endpoint (seed 03)."""

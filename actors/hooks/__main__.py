@@ -1,4 +1,4 @@
-"""``python -m actors.hooks``: the agent-status store and hook endpoint process."""
+"""``python -m actors.hooks``: the agent-status table and hook endpoint process."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ worktree ids with the store (bounded; a down store leaves them), register ops. S
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actors.hooks import api
 from actors.hooks.atomic_file import ensure_private_dir
 from actors.hooks.endpoint_file import (
     ENDPOINT_FILE_NAME,
@@ -28,19 +28,23 @@ from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
 from actors.hooks.persistence import DebouncedSaver
 from actors.hooks.service import HooksService, wall_clock_ms
 from actors.hooks.status_file import decode_status_file, encode_status_file
-from actors.hooks.store_core import AgentStatusStore, StoreEffects
+from actors.hooks.status_table import AgentStatusTable, TableEffects
 from actors.hooks.store_follower import StoreFollower
 from orca.actor import ActorContext
+from orca.contracts import hooks
+from orca.contracts.base import NoArgs, Op
 from orca.host import current_host_id
 from orca.wire.errors import BadRequest
 
 log = logging.getLogger(__name__)
 
 STATUS_FILE_NAME = "last-status.json"
+# ``agentStatus.clear`` reasons are labels carried by the clear event; bound them.
+MAX_CLEAR_REASON_CHARS = 64
 
 
-def _answer(effects: StoreEffects) -> dict[str, Any]:
-    return {"outcome": effects.outcome, "reason": effects.reason}
+def _answer(effects: TableEffects) -> hooks.IngestResult:
+    return hooks.IngestResult(outcome=effects.outcome, reason=effects.reason)
 
 
 def _require_pane_key(pane_key: str) -> None:
@@ -54,18 +58,18 @@ class HooksActor:
         hooks_dir = ctx.paths.hooks_dir
         ensure_private_dir(hooks_dir)
         self.status_path = hooks_dir / STATUS_FILE_NAME
-        self.store = AgentStatusStore(current_host_id())
+        self.table = AgentStatusTable(current_host_id())
         self.saver = DebouncedSaver(self.status_path, self.render_status)
-        self.service = HooksService(self.store, ctx.events.publish, self.saver.schedule)
+        self.service = HooksService(self.table, ctx.events.emit, self.saver.schedule)
         self.follower = StoreFollower(ctx, self.service, self.saver.flush_now)
         self.secret = new_secret()
         self.http = HookHttpServer(self.secret, self.service.ingest_hook)
         self.script_path = install_hook_script(hooks_dir)
 
     def render_status(self) -> bytes:
-        authority = self.store.authority
+        authority = self.table.authority
         return encode_status_file(
-            self.store.rows(),
+            self.table.rows(),
             authority.commitments,
             authority.fences(),
             self.follower.cursor.revision,
@@ -77,26 +81,26 @@ class HooksActor:
         except FileNotFoundError:
             return
         loaded = decode_status_file(data, wall_clock_ms())
-        self.store.hydrate(loaded.rows, loaded.commitments, loaded.fences)
+        self.table.hydrate(loaded.rows, loaded.commitments, loaded.fences)
         self.follower.cursor.revision = loaded.store_revision
         self.saver.prime(self.render_status())
         log.info(
             "hydrated %d agent rows (%d dropped), %d retired-pane fences",
             len(loaded.rows),
             loaded.dropped,
-            self.store.authority.fence_count(),
+            self.table.authority.fence_count(),
         )
 
     # ops -------------------------------------------------------------------
-    async def snapshot(self, _: api.NoArgs) -> dict[str, Any]:
-        return {
-            "epoch": self.ctx.events.epoch,
-            "seq": self.ctx.events.seq,
-            "rev": self.store.rev,
-            "rows": self.service.snapshot_rows(),
-        }
+    async def snapshot(self, _: NoArgs) -> hooks.Snapshot:
+        return hooks.Snapshot(
+            epoch=self.ctx.events.epoch,
+            seq=self.ctx.events.seq,
+            rev=self.table.rev,
+            rows=self.service.snapshot_rows(),
+        )
 
-    async def ingest_osc(self, args: api.IngestOscArgs) -> dict[str, Any]:
+    async def ingest_osc(self, args: hooks.IngestOscArgs) -> hooks.IngestResult:
         _require_pane_key(args.pane_key)
         document = decode_osc_payload(args.payload)
         if document is None:
@@ -111,10 +115,10 @@ class HooksActor:
             evidence_age_ms=args.evidence_age_ms,
         )
         if event is None:
-            return {"outcome": "ignored", "reason": "no_status"}
+            return hooks.IngestResult(outcome="ignored", reason="no_status")
         return _answer(self.service.apply(event))
 
-    async def ingest_structured(self, args: api.IngestStructuredArgs) -> dict[str, Any]:
+    async def ingest_structured(self, args: hooks.IngestStructuredArgs) -> hooks.IngestResult:
         _require_pane_key(args.pane_key)
         event = event_from_structured(
             args.pane_key,
@@ -127,41 +131,56 @@ class HooksActor:
         )
         return _answer(self.service.apply(event))
 
-    async def retire_pane(self, args: api.RetirePaneArgs) -> dict[str, Any]:
+    async def retire_pane(self, args: hooks.RetirePaneArgs) -> hooks.Removed:
         _require_pane_key(args.pane_key)
         effects = self.service.retire_pane(args.pane_key, args.retire_id)
         # Seed 02 §9: a retirement is flushed at once, not debounced.
         self.saver.flush_now()
-        return {"removed": bool(effects.publish)}
+        return hooks.Removed(removed=bool(effects.events))
 
-    async def restart_pane(self, args: api.RestartPaneArgs) -> dict[str, Any]:
+    async def restart_pane(self, args: hooks.RestartPaneArgs) -> hooks.Restarted:
         _require_pane_key(args.pane_key)
         digest = args.launch_token_sha256
         if digest is not None and not is_sha256_hex(digest):
             raise BadRequest("launchTokenSha256 must be 64 lowercase hex digits")
         lifted = self.service.restart_pane(args.pane_key, digest, args.worktree_id)
-        return {"fenceLifted": lifted}
+        return hooks.Restarted(fence_lifted=lifted)
 
-    async def alias_pane(self, args: api.AliasPaneArgs) -> dict[str, Any]:
+    async def alias_pane(self, args: hooks.AliasPaneArgs) -> hooks.Aliased:
         _require_pane_key(args.alias)
         _require_pane_key(args.pane_key)
-        return {"outcome": self.service.alias_pane(args.alias, args.pane_key).outcome}
+        outcome = self.service.alias_pane(args.alias, args.pane_key).outcome
+        assert outcome != "rejected"  # aliasing always answers applied or unchanged
+        return hooks.Aliased(outcome=outcome)
 
-    async def clear(self, args: api.ClearArgs) -> dict[str, Any]:
+    async def clear(self, args: hooks.ClearArgs) -> hooks.Removed:
         _require_pane_key(args.pane_key)
-        effects = self.service.clear_pane(args.pane_key, args.reason[:64])
-        return {"removed": bool(effects.publish)}
+        effects = self.service.clear_pane(args.pane_key, args.reason[:MAX_CLEAR_REASON_CHARS])
+        return hooks.Removed(removed=bool(effects.events))
 
-    async def endpoint(self, _: api.NoArgs) -> dict[str, Any]:
-        return {
-            "port": self.http.port,
-            "version": HOOK_PROTOCOL_VERSION,
-            "endpointFile": str(self.ctx.paths.hooks_dir / ENDPOINT_FILE_NAME),
-            "scriptPath": str(self.script_path),
-        }
+    async def endpoint(self, _: NoArgs) -> hooks.Endpoint:
+        return hooks.Endpoint(
+            port=self.http.port,
+            version=HOOK_PROTOCOL_VERSION,
+            endpoint_file=str(self.ctx.paths.hooks_dir / ENDPOINT_FILE_NAME),
+            script_path=str(self.script_path),
+        )
 
     async def flush(self) -> None:
         self.saver.flush_now()
+
+    def handlers(self) -> list[tuple[Op[Any, Any], Callable[[Any], Awaitable[Any]]]]:
+        """Every op of ``orca.contracts.hooks`` with the method serving it."""
+        return [
+            (hooks.SNAPSHOT, self.snapshot),
+            (hooks.INGEST_OSC, self.ingest_osc),
+            (hooks.INGEST_STRUCTURED, self.ingest_structured),
+            (hooks.RETIRE_PANE, self.retire_pane),
+            (hooks.RESTART_PANE, self.restart_pane),
+            (hooks.ALIAS_PANE, self.alias_pane),
+            (hooks.CLEAR, self.clear),
+            (hooks.ENDPOINT, self.endpoint),
+        ]
 
 
 async def setup(ctx: ActorContext) -> None:
@@ -174,14 +193,7 @@ async def setup(ctx: ActorContext) -> None:
     await actor.follower.resolve_restored_worktrees()
     # Retirements missed while down: in the background, never delaying readiness.
     ctx.nursery.start_soon(actor.follower.run_catch_up)
-    rpc = ctx.rpc
-    rpc.register(api.SNAPSHOT_OP, actor.snapshot, api.NoArgs)
-    rpc.register(api.INGEST_OSC_OP, actor.ingest_osc, api.IngestOscArgs)
-    rpc.register(api.INGEST_STRUCTURED_OP, actor.ingest_structured, api.IngestStructuredArgs)
-    rpc.register(api.RETIRE_PANE_OP, actor.retire_pane, api.RetirePaneArgs)
-    rpc.register(api.RESTART_PANE_OP, actor.restart_pane, api.RestartPaneArgs)
-    rpc.register(api.ALIAS_PANE_OP, actor.alias_pane, api.AliasPaneArgs)
-    rpc.register(api.CLEAR_OP, actor.clear, api.ClearArgs)
-    rpc.register(api.ENDPOINT_OP, actor.endpoint, api.NoArgs)
+    for op, handler in actor.handlers():
+        ctx.rpc.register(op, handler)
     ctx.on_stop(actor.flush)
     log.info("hook endpoint on 127.0.0.1:%d", port)

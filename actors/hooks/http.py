@@ -28,6 +28,7 @@ import trio
 
 from actors.hooks.http_request import (
     MAX_BODY_BYTES,
+    HookReply,
     HookSubmission,
     HttpRejection,
     check_secret,
@@ -50,12 +51,6 @@ RECEIVE_CHUNK = 64 * 1024
 # unread input makes the kernel send RST, and the client would lose our 413/408.
 LINGER_S = 0.5
 LINGER_MAX_BYTES = 4 * MAX_BODY_BYTES
-
-
-@dataclass(frozen=True)
-class HookReply:
-    status: int
-    body: dict[str, object]
 
 
 IngestFn = Callable[[HookSubmission], HookReply]

@@ -43,6 +43,14 @@ class HttpRejection:
 
 
 @dataclass(frozen=True)
+class HookReply:
+    """What the endpoint answers: an HTTP status and a JSON body."""
+
+    status: int
+    body: dict[str, object]
+
+
+@dataclass(frozen=True)
 class HookSubmission:
     agent: str
     pane_key: str

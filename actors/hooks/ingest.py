@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from actors.hooks.agent_events import KNOWN_AGENTS, decide
 from actors.hooks.http_request import MAX_JSON_DEPTH, HookSubmission, exceeds_depth
-from actors.hooks.store_core import StatusEvent
+from actors.hooks.status_table import StatusEvent
 from orca.model.agent_status import StructuredState, map_structured_state
 
 

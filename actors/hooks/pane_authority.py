@@ -54,7 +54,7 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 @dataclass(frozen=True)
 class Fence:
-    """One retired pane: the retirement's id and when it happened (store clock, ms)."""
+    """One retired pane: the retirement's id and when it happened (table clock, ms)."""
 
     pane_key: str
     retire_id: str

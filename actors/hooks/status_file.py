@@ -34,7 +34,7 @@ from actors.hooks.pane_authority import (
     is_sha256_hex,
     parse_pane_key,
 )
-from actors.hooks.store_core import is_persistable
+from actors.hooks.status_table import is_persistable
 from orca.model.agent_status import AgentStatusRow
 
 FILE_VERSION = 1

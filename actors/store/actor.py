@@ -6,10 +6,14 @@ run the pure load pipeline (``load.decode_state``), then schedule one save: it w
 nothing when the loaded bytes are already canonical. A GC pass over worktreeMeta runs
 in the background.
 
-Each op runs the pure function for it against the current state, commits the Change
-(``core.StoreCore``), publishes its events and schedules a debounced save; changes that
-must survive a crash before the caller moves on (pane retirement, identity migration,
-``session.flush``) are saved before the reply. On SIGTERM the saver is fenced and
+Ops and events are those of ``orca.contracts.store`` and nothing else: ``op_table``
+pairs every descriptor with its handler (``register`` refuses a table that differs from
+the contract). Each op runs the pure function for it against the current state, commits
+the Change (``core.StoreCore``), publishes its event Structs and schedules a debounced
+save; changes that must survive a crash before the caller moves on (pane retirement,
+identity migration, ``session.flush``) are saved before the reply. Results and events
+leave as ``orca.model.codec`` builtins (``wire``), so unknown record fields travel as
+the top-level keys they are in the file. On SIGTERM the saver is fenced and
 flushed: that flush is the last write of the process.
 """
 
@@ -20,11 +24,12 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import trio
 
-from actors.store import api, entities, retired_log, sessions, worktrees
+from actors.store import entities, retired_log, sessions, worktrees
 from actors.store.change import Change
 from actors.store.core import StoreCore, parser
 from actors.store.durable_file import DurableFile, SaveFailed, SaveOutcome
@@ -33,12 +38,21 @@ from actors.store.load import LoadedState, fresh_state
 from actors.store.saver import Saver
 from actors.store.writer_lock import WriterLock
 from orca.actor import ActorContext
+from orca.contracts import store
+from orca.contracts.base import NoArgs, Op
 from orca.model.codec import to_builtins
 from orca.model.state import PersistedState, session_for_host
+from orca.model.worktree import WorktreeMeta
 from orca.paths import ORCA_HOME_ENV
 from orca.wire.errors import NotFound, Unavailable
 
 log = logging.getLogger(__name__)
+
+A = TypeVar("A", bound=msgspec.Struct)
+R = TypeVar("R")
+Handler = Callable[[Any], Awaitable[Any]]
+# One row of the op table: the contract's descriptor and the handler serving it.
+Row = tuple[Op[Any, Any], Handler]
 
 
 def now_ms() -> int:
@@ -62,7 +76,7 @@ class StoreActor:
         self.saver = Saver(durable, core.encoder, on_outcome=self._on_save_outcome)
         self._failing = False
 
-    # -- saving ------------------------------------------------------------------
+    # -- publishing and saving ---------------------------------------------------------
     def _on_save_outcome(self, outcome: SaveOutcome) -> None:
         if isinstance(outcome, SaveFailed):
             log.error(
@@ -71,12 +85,15 @@ class StoreActor:
                 outcome.error.message,
             )
             if not self._failing:
-                self.ctx.events.publish("store.saveFailed", outcome.error.to_dict())
+                error = outcome.error
+                self.ctx.events.emit(
+                    store.SaveFailed(errno=error.errno_name, message=error.message, at=error.at)
+                )
             self._failing = True
         elif self._failing:
             self._failing = False
             log.info("saving %s works again", self.durable.path)
-            self.ctx.events.publish("store.saveRecovered", {})
+            self.ctx.events.emit(store.SaveRecovered())
 
     async def apply(self, change: Change) -> Any:
         """Commit, publish, and save (debounced, or before replying for a flush change)."""
@@ -85,13 +102,14 @@ class StoreActor:
             raise Unavailable("the store is stopping; retry when it is back")
         events = self.core.commit(change)
         for event in events:
-            self.ctx.events.publish(event.type, event.data)
+            self.ctx.events.emit(event)
         if events:
             self.saver.mark_dirty()
             if change.durability == "flush":
                 outcome = await self.saver.flush()
-                if isinstance(change.result, dict):
-                    return {**change.result, "durable": not isinstance(outcome, SaveFailed)}
+                if isinstance(change.result, (store.PaneRetiredResult, store.IdentityMigrated)):
+                    durable = not isinstance(outcome, SaveFailed)
+                    return msgspec.structs.replace(change.result, durable=durable)
         return change.result
 
     def stats(self) -> dict[str, Any]:
@@ -106,192 +124,194 @@ class StoreActor:
             }
         }
 
-    async def gc_worktree_meta(self) -> dict[str, Any]:
+    async def gc_worktree_meta(self) -> store.MetasRemoved:
         now = now_ms()
         candidates = worktrees.gc_candidates(self.core.state, now)
         gone = await trio.to_thread.run_sync(
             lambda: [w for w, path in candidates if not os.path.exists(path)]
         )
-        result: dict[str, Any] = await self.apply(
+        result: store.MetasRemoved = await self.apply(
             worktrees.remove_stale_meta(self.core.state, gone, now)
         )
-        if result["removed"]:
-            log.info("worktreeMeta GC removed %d stale entries", len(result["removed"]))
+        if result.removed:
+            log.info("worktreeMeta GC removed %d stale entries", len(result.removed))
         return result
 
     # -- ops -------------------------------------------------------------------------
     def register(self) -> None:
-        rpc = self.ctx.rpc
+        """Serve every op of ``orca.contracts.store`` from the table (and nothing else)."""
+        rows = self.op_table()
+        served = [op.name for op, _ in rows]
+        if sorted(served) != sorted(store.CONTRACT.ops):
+            raise RuntimeError(f"store op table {sorted(served)} is not its contract")
+        for op, handler in rows:
+            self.ctx.rpc.register(op, handler)
+        self.ctx.rpc.extra_stats = self.stats
+
+    def op_table(self) -> list[Row]:
+        core = self.core
 
         def st() -> PersistedState:
-            return self.core.state  # the state when the op runs, not when registered
+            return core.state  # the state when the op runs, not when registered
 
-        mint = self.core.mint
+        mint = core.mint
 
-        def op(name: str, args_type: type[Any], fn: Callable[[Any], Awaitable[Any]]) -> None:
-            rpc.register(name, fn, args_type)
-
-        def mutation(name: str, args_type: type[Any], fn: Callable[[Any], Change]) -> None:
-            async def handler(args: Any) -> Any:
+        def mutate(op: Op[A, Any], fn: Callable[[A], Change]) -> Row:
+            async def handler(args: A) -> Any:
                 return await self.apply(fn(args))
 
-            rpc.register(name, handler, args_type)
+            return op, handler
 
-        async def value(result: Any) -> Any:
-            return result
+        def read(op: Op[A, R], fn: Callable[[A], R]) -> Row:
+            async def handler(args: A) -> Any:
+                return fn(args)
 
-        mutation(
-            "repo.add",
-            api.RepoAddArgs,
-            lambda a: entities.add_repo(
-                st(),
-                a.path,
-                new_id=mint(),
-                now_ms=now_ms(),
-                display_name=a.display_name,
-                kind=a.kind,
-                fields=a.fields,
-            ),
-        )
-        mutation(
-            "repo.update", api.PatchByIdArgs, lambda a: entities.update_repo(st(), a.id, a.patch)
-        )
-        mutation("repo.remove", api.IdArgs, lambda a: entities.remove_repo(st(), a.id))
-        op(
-            "repo.list",
-            api.NoArgs,
-            lambda a: value({"repos": [to_builtins(r) for r in st().repos]}),
-        )
-        mutation(
-            "project.upsert",
-            api.ProjectArgs,
-            lambda a: entities.upsert_project(st(), a.project, new_id=mint(), now_ms=now_ms()),
-        )
-        mutation("project.remove", api.IdArgs, lambda a: entities.remove_project(st(), a.id))
-        mutation(
-            "projectGroup.upsert",
-            api.ProjectGroupArgs,
-            lambda a: entities.upsert_project_group(
-                st(), a.project_group, new_id=mint(), now_ms=now_ms()
-            ),
-        )
-        mutation(
-            "projectGroup.remove", api.IdArgs, lambda a: entities.remove_project_group(st(), a.id)
-        )
-        mutation(
-            "folderWorkspace.upsert",
-            api.FolderWorkspaceArgs,
-            lambda a: entities.upsert_folder_workspace(
-                st(), a.folder_workspace, new_id=mint(), now_ms=now_ms()
-            ),
-        )
-        mutation(
-            "folderWorkspace.remove",
-            api.IdArgs,
-            lambda a: entities.remove_folder_workspace(st(), a.id),
-        )
-        op("worktreeMeta.get", api.OptionalWorktreeIdArgs, self._get_meta)
-        mutation(
-            "worktreeMeta.set",
-            api.MetaSetArgs,
-            lambda a: worktrees.set_meta(st(), a.worktree_id, a.meta),
-        )
-        mutation(
-            "worktreeMeta.patch",
-            api.MetaPatchArgs,
-            lambda a: worktrees.patch_meta(st(), a.worktree_id, a.patch),
-        )
-        mutation(
-            "worktreeMeta.remove",
-            api.WorktreeIdArgs,
-            lambda a: worktrees.remove_meta(st(), a.worktree_id),
-        )
-        op("worktreeMeta.gc", api.NoArgs, lambda a: self.gc_worktree_meta())
-        mutation(
-            "lineage.set",
-            api.LineageSetArgs,
-            lambda a: worktrees.set_lineage(st(), a.worktree_id, a.lineage),
-        )
-        mutation(
-            "workspaceLineage.set",
-            api.WorkspaceLineageSetArgs,
-            lambda a: worktrees.set_workspace_lineage(st(), a.child_workspace_key, a.lineage),
-        )
-        op("settings.get", api.NoArgs, lambda a: value(to_builtins(st().settings)))
-        mutation("settings.patch", api.PatchArgs, lambda a: entities.patch_settings(st(), a.patch))
-        op("ui.get", api.NoArgs, lambda a: value(to_builtins(st().ui)))
-        mutation("ui.patch", api.PatchArgs, lambda a: entities.patch_ui(st(), a.patch))
-        op(
-            "session.get",
-            api.SessionGetArgs,
-            lambda a: value(sessions.session_view(st(), sessions.resolve_host_id(a.host_id))),
-        )
-        mutation(
-            "session.set",
-            api.SessionSetArgs,
-            lambda a: sessions.set_session(st(), a.host_id, a.session, a.revision, mint),
-        )
-        mutation(
-            "session.patch",
-            api.SessionPatchArgs,
-            lambda a: sessions.patch_session(st(), a.host_id, a.patch, a.revision, mint),
-        )
-        op("session.flush", api.SessionFlushArgs, self._flush_session)
-        mutation(
-            "session.retire_pane",
-            api.RetirePaneArgs,
-            lambda a: sessions.retire_session_pane(st(), a.host_id, a.tab_id, a.leaf_id, now_ms()),
-        )
-        op(
-            "session.retired_since",
-            api.RetiredSinceArgs,
-            lambda a: value(
-                retired_log.retired_since(st(), sessions.resolve_host_id(a.host_id), a.revision)
-            ),
-        )
-        mutation(
-            "worktree.migrate_identity",
-            api.MigrateIdentityArgs,
-            lambda a: worktrees.migrate_identity(st(), a.old_id, a.new_id),
-        )
-        op(
-            "identity.resolve",
-            api.WorktreeIdArgs,
-            lambda a: value(worktrees.resolve_identity(st(), a.worktree_id)),
-        )
-        op(
-            "state.snapshot",
-            api.NoArgs,
-            lambda a: value(
-                {"epoch": self.ctx.events.epoch, "seq": self.ctx.events.seq, **self.core.snapshot()}
-            ),
-        )
-        rpc.extra_stats = self.stats
+            return op, handler
 
-    async def _get_meta(self, args: api.OptionalWorktreeIdArgs) -> Any:
-        metas = self.core.state.worktree_meta
-        if args.worktree_id is None:
-            return {"worktreeMeta": {k: to_builtins(v) for k, v in metas.items()}}
-        meta = metas.get(args.worktree_id)
+        def serve(op: Op[A, R], fn: Callable[[A], Awaitable[R]]) -> Row:
+            async def handler(args: A) -> Any:
+                return await fn(args)
+
+            return op, handler
+
+        return [
+            mutate(
+                store.REPO_ADD,
+                lambda a: entities.add_repo(
+                    st(),
+                    a.path,
+                    new_id=mint(),
+                    now_ms=now_ms(),
+                    display_name=a.display_name,
+                    kind=a.kind,
+                    fields=a.fields,
+                ),
+            ),
+            mutate(store.REPO_UPDATE, lambda a: entities.update_repo(st(), a.id, a.patch)),
+            mutate(store.REPO_REMOVE, lambda a: entities.remove_repo(st(), a.id)),
+            read(store.REPO_LIST, lambda a: store.RepoList(repos=list(st().repos))),
+            mutate(
+                store.PROJECT_UPSERT,
+                lambda a: entities.upsert_project(st(), a.project, new_id=mint(), now_ms=now_ms()),
+            ),
+            mutate(store.PROJECT_REMOVE, lambda a: entities.remove_project(st(), a.id)),
+            mutate(
+                store.PROJECT_GROUP_UPSERT,
+                lambda a: entities.upsert_project_group(
+                    st(), a.project_group, new_id=mint(), now_ms=now_ms()
+                ),
+            ),
+            mutate(store.PROJECT_GROUP_REMOVE, lambda a: entities.remove_project_group(st(), a.id)),
+            mutate(
+                store.FOLDER_WORKSPACE_UPSERT,
+                lambda a: entities.upsert_folder_workspace(
+                    st(), a.folder_workspace, new_id=mint(), now_ms=now_ms()
+                ),
+            ),
+            mutate(
+                store.FOLDER_WORKSPACE_REMOVE,
+                lambda a: entities.remove_folder_workspace(st(), a.id),
+            ),
+            read(store.WORKTREE_META_GET, self._get_meta),
+            read(
+                store.WORKTREE_META_LIST,
+                lambda a: store.MetaList(worktree_meta=dict(st().worktree_meta)),
+            ),
+            mutate(
+                store.WORKTREE_META_SET,
+                lambda a: worktrees.set_meta(st(), a.worktree_id, a.meta),
+            ),
+            mutate(
+                store.WORKTREE_META_PATCH,
+                lambda a: worktrees.patch_meta(st(), a.worktree_id, a.patch),
+            ),
+            mutate(
+                store.WORKTREE_META_REMOVE,
+                lambda a: worktrees.remove_meta(st(), a.worktree_id),
+            ),
+            serve(store.WORKTREE_META_GC, lambda a: self.gc_worktree_meta()),
+            mutate(
+                store.LINEAGE_SET,
+                lambda a: worktrees.set_lineage(st(), a.worktree_id, a.lineage),
+            ),
+            mutate(
+                store.WORKSPACE_LINEAGE_SET,
+                lambda a: worktrees.set_workspace_lineage(st(), a.child_workspace_key, a.lineage),
+            ),
+            read(store.SETTINGS_GET, lambda a: st().settings),
+            mutate(store.SETTINGS_PATCH, lambda a: entities.patch_settings(st(), a.patch)),
+            read(store.UI_GET, lambda a: st().ui),
+            mutate(store.UI_PATCH, lambda a: entities.patch_ui(st(), a.patch)),
+            read(
+                store.SESSION_GET,
+                lambda a: sessions.session_view(st(), sessions.resolve_host_id(a.host_id)),
+            ),
+            mutate(
+                store.SESSION_SET,
+                lambda a: sessions.set_session(st(), a.host_id, a.session, a.revision, mint),
+            ),
+            mutate(
+                store.SESSION_PATCH,
+                lambda a: sessions.patch_session(st(), a.host_id, a.patch, a.revision, mint),
+            ),
+            serve(store.SESSION_FLUSH, self._flush_session),
+            mutate(
+                store.SESSION_RETIRE_PANE,
+                lambda a: sessions.retire_session_pane(
+                    st(), a.host_id, a.tab_id, a.leaf_id, now_ms()
+                ),
+            ),
+            read(
+                store.SESSION_RETIRED_SINCE,
+                lambda a: retired_log.retired_since(
+                    st(), sessions.resolve_host_id(a.host_id), a.revision
+                ),
+            ),
+            mutate(
+                store.WORKTREE_MIGRATE_IDENTITY,
+                lambda a: worktrees.migrate_identity(st(), a.old_id, a.new_id),
+            ),
+            read(
+                store.IDENTITY_RESOLVE,
+                lambda a: worktrees.resolve_identity(st(), a.worktree_id),
+            ),
+            read(store.STATE_SNAPSHOT, self._snapshot),
+        ]
+
+    def _get_meta(self, args: store.WorktreeIdArgs) -> WorktreeMeta:
+        meta = self.core.state.worktree_meta.get(args.worktree_id)
         if meta is None:
             raise NotFound(f"no worktree meta for {args.worktree_id!r}")
-        return to_builtins(meta)
+        return meta
 
-    async def _flush_session(self, args: api.SessionFlushArgs) -> Any:
-        result: dict[str, Any] = {}
+    def _snapshot(self, args: NoArgs) -> store.StateSnapshot:
+        return store.StateSnapshot(
+            epoch=self.ctx.events.epoch,
+            seq=self.ctx.events.seq,
+            revision=self.core.revision,
+            state=to_builtins(self.core.state),
+        )
+
+    async def _flush_session(self, args: store.SessionFlushArgs) -> store.SessionFlushed:
+        written: store.SessionWritten | None = None
         if args.session is not None:
-            result.update(
-                await self.apply(
-                    sessions.set_session(
-                        self.core.state, args.host_id, args.session, args.revision, self.core.mint
-                    )
+            written = await self.apply(
+                sessions.set_session(
+                    self.core.state, args.host_id, args.session, args.revision, self.core.mint
                 )
             )
         else:
             session_for_host(self.core.state, sessions.resolve_host_id(args.host_id))
         outcome = await self.saver.flush()
-        result["flushed"] = not isinstance(outcome, SaveFailed)
-        return result
+        flushed = not isinstance(outcome, SaveFailed)
+        if written is None:
+            return store.SessionFlushed(flushed=flushed)
+        return store.SessionFlushed(
+            applied=written.applied,
+            changed=written.changed,
+            revision=written.revision,
+            flushed=flushed,
+        )
 
 
 def _load(path: Path) -> tuple[DurableFile, StoreCore, LoadReport, LoadedState | None]:

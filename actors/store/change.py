@@ -2,14 +2,18 @@
 
 Every op in ``entities``, ``worktrees`` and ``sessions`` is a function
 ``(state, args...) -> Change`` with no I/O; randomness (new ids) and time come in as
-arguments. ``StoreCore.commit`` applies a Change; the actor shell publishes the events
-and schedules the save (debounced, or a synchronous flush for retirements and renames).
+arguments. The result and the events are the contract's own Structs and records
+(``orca.contracts.store``): the pure functions speak the wire types directly.
+``StoreCore.commit`` applies a Change; the actor shell publishes the events and
+schedules the save (debounced, or a synchronous flush for retirements and renames).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
+
+import msgspec
 
 from orca.model.codec import ModelDecodeError, Record, from_builtins, to_builtins
 from orca.model.state import PersistedState
@@ -23,18 +27,13 @@ Durability = Literal["debounced", "flush"]
 
 
 @dataclass(frozen=True)
-class StoreEvent:
-    """One event to publish: ``type`` such as ``repo.added``, ``data`` a builtins map."""
-
-    type: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class Change:
+    """``result``: the op's result (a contract Struct, a model record or None);
+    ``events``: contract event Structs (``orca.contracts.store``), in publish order."""
+
     state: PersistedState
     result: Any = None
-    events: tuple[StoreEvent, ...] = ()
+    events: tuple[msgspec.Struct, ...] = ()
     durability: Durability = "debounced"
 
 

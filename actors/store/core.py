@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
 
-from actors.store.change import Change, StoreEvent
+import msgspec
+
+from actors.store.change import Change
 from actors.store.load import LoadedState, decode_state
-from orca.model.codec import encode_json, to_builtins
+from orca.model.codec import encode_json
 from orca.model.state import PersistedState
 
 
@@ -32,7 +33,7 @@ class StoreCore:
         self.revision = 0
         self.mint = mint
 
-    def commit(self, change: Change) -> tuple[StoreEvent, ...]:
+    def commit(self, change: Change) -> tuple[msgspec.Struct, ...]:
         """Install ``change``; returns the events to publish (none for a no-op)."""
         if change.state is self.state:
             return ()
@@ -51,9 +52,6 @@ class StoreCore:
     def export_json(self) -> bytes:
         """Pretty JSON of the whole state (``orca state export``)."""
         return encode_json(self.state, indent=2)
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"revision": self.revision, "state": to_builtins(self.state)}
 
 
 def parser(home_dir: str, mint: Callable[[], str] = new_uuid) -> Callable[[bytes], LoadedState]:

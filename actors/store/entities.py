@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from actors.store.change import Change, StoreEvent, decode_record, patch_record
-from orca.model.codec import to_builtins
+from actors.store.change import Change, decode_record, patch_record
+from orca.contracts import store as contract
 from orca.model.hosts import repo_execution_host_id
 from orca.model.ids import repo_id_of_worktree_id
 from orca.model.state import GlobalSettings, PersistedState, PersistedUIState
@@ -62,8 +62,7 @@ def add_repo(
         if existing.path == path and repo_host(existing) == host:
             raise Conflict(f"{path} is already added as repo {existing.id}")
     new_state = replace(state, repos=(*state.repos, repo))
-    event = StoreEvent("repo.added", {"repo": to_builtins(repo)})
-    return Change(new_state, to_builtins(repo), (event,))
+    return Change(new_state, repo, (contract.RepoAdded(repo=repo),))
 
 
 def update_repo(state: PersistedState, repo_id: str, patch: dict[str, Any]) -> Change:
@@ -72,14 +71,14 @@ def update_repo(state: PersistedState, repo_id: str, patch: dict[str, Any]) -> C
         raise BadRequest(f"repo path must be absolute: {patch['path']!r}")
     updated = patch_record(current, patch, "repo")
     if updated == current:
-        return Change(state, to_builtins(current))
+        return Change(state, current)
     host = repo_host(updated)
     for other in state.repos:
         if other.id != repo_id and other.path == updated.path and repo_host(other) == host:
             raise Conflict(f"{updated.path} is already repo {other.id}")
     repos = tuple(updated if r.id == repo_id else r for r in state.repos)
-    event = StoreEvent("repo.updated", {"repo": to_builtins(updated)})
-    return Change(replace(state, repos=repos), to_builtins(updated), (event,))
+    event = contract.RepoUpdated(repo=updated)
+    return Change(replace(state, repos=repos), updated, (event,))
 
 
 def remove_repo(state: PersistedState, repo_id: str) -> Change:
@@ -104,10 +103,10 @@ def remove_repo(state: PersistedState, repo_id: str) -> Change:
         worktree_lineage_by_id=lineage,
         projects=projects,
     )
-    events = [StoreEvent("repo.removed", {"id": repo_id, "worktreeIds": sorted(owned)})]
+    events: list[msgspec.Struct] = [contract.RepoRemoved(id=repo_id, worktree_ids=sorted(owned))]
     if owned:
-        events.append(StoreEvent("worktreeMeta.removed", {"worktreeIds": sorted(owned)}))
-    result = {"id": repo_id, "removedWorktreeMeta": len(owned)}
+        events.append(contract.WorktreeMetaRemoved(worktree_ids=sorted(owned)))
+    result = contract.RepoRemoveResult(id=repo_id, removed_worktree_meta=len(owned))
     return Change(new_state, result, tuple(events))
 
 
@@ -133,17 +132,17 @@ def upsert_project(
         project = replace(project, created_at=now_ms)
     projects, changed = _upsert(state.projects, project)
     if not changed:
-        return Change(state, to_builtins(project))
-    event = StoreEvent("project.upserted", {"project": to_builtins(project)})
-    return Change(replace(state, projects=projects), to_builtins(project), (event,))
+        return Change(state, project)
+    event = contract.ProjectUpserted(project=project)
+    return Change(replace(state, projects=projects), project, (event,))
 
 
 def remove_project(state: PersistedState, project_id: str) -> Change:
     if not any(p.id == project_id for p in state.projects):
         raise NotFound(f"no project with id {project_id!r}")
     projects = tuple(p for p in state.projects if p.id != project_id)
-    event = StoreEvent("project.removed", {"id": project_id})
-    return Change(replace(state, projects=projects), {"id": project_id}, (event,))
+    event = contract.ProjectRemoved(id=project_id)
+    return Change(replace(state, projects=projects), contract.Removed(id=project_id), (event,))
 
 
 def upsert_project_group(
@@ -159,9 +158,9 @@ def upsert_project_group(
         group = replace(group, created_at=now_ms)
     groups, changed = _upsert(state.project_groups, group)
     if not changed:
-        return Change(state, to_builtins(group))
-    event = StoreEvent("projectGroup.upserted", {"projectGroup": to_builtins(group)})
-    return Change(replace(state, project_groups=groups), to_builtins(group), (event,))
+        return Change(state, group)
+    event = contract.ProjectGroupUpserted(project_group=group)
+    return Change(replace(state, project_groups=groups), group, (event,))
 
 
 def remove_project_group(state: PersistedState, group_id: str) -> Change:
@@ -179,8 +178,9 @@ def remove_project_group(state: PersistedState, group_id: str) -> Change:
         for r in state.repos
     )
     groups = tuple(g for g in state.project_groups if g.id != group_id)
-    event = StoreEvent("projectGroup.removed", {"id": group_id})
-    return Change(replace(state, project_groups=groups, repos=repos), {"id": group_id}, (event,))
+    event = contract.ProjectGroupRemoved(id=group_id)
+    new_state = replace(state, project_groups=groups, repos=repos)
+    return Change(new_state, contract.Removed(id=group_id), (event,))
 
 
 def upsert_folder_workspace(
@@ -197,30 +197,30 @@ def upsert_folder_workspace(
         folder = replace(folder, created_at=now_ms)
     folders, changed = _upsert(state.folder_workspaces, folder)
     if not changed:
-        return Change(state, to_builtins(folder))
-    event = StoreEvent("folderWorkspace.upserted", {"folderWorkspace": to_builtins(folder)})
-    return Change(replace(state, folder_workspaces=folders), to_builtins(folder), (event,))
+        return Change(state, folder)
+    event = contract.FolderWorkspaceUpserted(folder_workspace=folder)
+    return Change(replace(state, folder_workspaces=folders), folder, (event,))
 
 
 def remove_folder_workspace(state: PersistedState, folder_id: str) -> Change:
     if not any(f.id == folder_id for f in state.folder_workspaces):
         raise NotFound(f"no folder workspace with id {folder_id!r}")
     folders = tuple(f for f in state.folder_workspaces if f.id != folder_id)
-    event = StoreEvent("folderWorkspace.removed", {"id": folder_id})
-    return Change(replace(state, folder_workspaces=folders), {"id": folder_id}, (event,))
+    event = contract.FolderWorkspaceRemoved(id=folder_id)
+    new_state = replace(state, folder_workspaces=folders)
+    return Change(new_state, contract.Removed(id=folder_id), (event,))
 
 
 def patch_settings(state: PersistedState, patch: dict[str, Any]) -> Change:
     settings: GlobalSettings = patch_record(state.settings, patch, "settings", fixed=())
     if settings == state.settings:
-        return Change(state, to_builtins(settings))
-    event = StoreEvent("settings.changed", {"settings": to_builtins(settings)})
-    return Change(replace(state, settings=settings), to_builtins(settings), (event,))
+        return Change(state, settings)
+    event = contract.SettingsChanged(settings=settings)
+    return Change(replace(state, settings=settings), settings, (event,))
 
 
 def patch_ui(state: PersistedState, patch: dict[str, Any]) -> Change:
     ui: PersistedUIState = patch_record(state.ui, patch, "ui state", fixed=())
     if ui == state.ui:
-        return Change(state, to_builtins(ui))
-    event = StoreEvent("ui.changed", {"ui": to_builtins(ui)})
-    return Change(replace(state, ui=ui), to_builtins(ui), (event,))
+        return Change(state, ui)
+    return Change(replace(state, ui=ui), ui, (contract.UiChanged(ui=ui),))

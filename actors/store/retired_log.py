@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
+from orca.contracts.store import RetiredPane, RetiredSince
 from orca.model.state import PersistedState, topology_revision
 
 # Wire key of the log in orca-data.json (an extra field, so older builds keep it).
@@ -28,24 +29,27 @@ LOG_KEY: Final = "retiredPanesByHostId"
 MAX_ENTRIES_PER_HOST: Final = 1024
 
 
-def _valid_entry(entry: Any) -> bool:
-    return (
-        isinstance(entry, dict)
-        and isinstance(entry.get("tabId"), str)
-        and isinstance(entry.get("leafId"), str)
-        and isinstance(entry.get("paneKey"), str)
-        and type(entry.get("revision")) is int
-        and type(entry.get("retiredAtMs")) is int
-    )
+def _valid_entry(entry: Any) -> RetiredPane | None:
+    """The entry as the contract's ``RetiredPane``, or None (a hand edit broke it)."""
+    try:
+        return msgspec.convert(entry, RetiredPane, strict=True)
+    except msgspec.ValidationError:
+        return None
 
 
-def host_log(state: PersistedState, host_id: str) -> list[dict[str, Any]]:
-    """The host's retirements, oldest first; malformed entries (hand edits) are skipped."""
+def _logged(state: PersistedState, host_id: str) -> list[tuple[Any, RetiredPane]]:
+    """``(entry as stored, entry decoded)`` of the host's valid entries, oldest first."""
     logs = state.extra.get(LOG_KEY)
     entries = logs.get(host_id) if isinstance(logs, dict) else None
     if not isinstance(entries, list):
         return []
-    return [e for e in entries if _valid_entry(e)]
+    decoded = [(entry, _valid_entry(entry)) for entry in entries]
+    return [(entry, pane) for entry, pane in decoded if pane is not None]
+
+
+def host_log(state: PersistedState, host_id: str) -> list[RetiredPane]:
+    """The host's retirements, oldest first; malformed entries (hand edits) are skipped."""
+    return [pane for _, pane in _logged(state, host_id)]
 
 
 def append_retirement(
@@ -57,21 +61,23 @@ def append_retirement(
     retired_at_ms: int,
 ) -> PersistedState:
     """``state`` with one retirement appended to the host's log (oldest dropped past the cap)."""
-    entry = {
-        "tabId": tab_id,
-        "leafId": leaf_id,
-        "paneKey": f"{tab_id}:{leaf_id}",
-        "revision": revision,
-        "retiredAtMs": retired_at_ms,
-    }
-    entries = [*host_log(state, host_id), entry][-MAX_ENTRIES_PER_HOST:]
+    entry = RetiredPane(
+        tab_id=tab_id,
+        leaf_id=leaf_id,
+        pane_key=f"{tab_id}:{leaf_id}",
+        revision=revision,
+        retired_at_ms=retired_at_ms,
+    )
+    # Kept entries stay as stored: a newer build's extra keys survive.
+    stored = [raw for raw, _ in _logged(state, host_id)]
+    entries = [*stored, msgspec.to_builtins(entry)][-MAX_ENTRIES_PER_HOST:]
     old_logs = state.extra.get(LOG_KEY)
     logs = dict(old_logs) if isinstance(old_logs, dict) else {}
     logs[host_id] = entries
     return msgspec.structs.replace(state, extra={**state.extra, LOG_KEY: logs})
 
 
-def retired_since(state: PersistedState, host_id: str, revision: int) -> dict[str, Any]:
+def retired_since(state: PersistedState, host_id: str, revision: int) -> RetiredSince:
     """What ``session.retired_since`` returns: entries with a revision above ``revision``.
 
     ``truncated`` is true when retirements after ``revision`` may have fallen off the
@@ -80,8 +86,8 @@ def retired_since(state: PersistedState, host_id: str, revision: int) -> dict[st
     """
     current = topology_revision(state, host_id)
     entries = host_log(state, host_id)
-    panes = [e for e in entries if e["revision"] > revision]
+    panes = [e for e in entries if e.revision > revision]
     # Every revision in (revision, current] is one retirement; all must be in the log.
     oldest_needed = revision + 1
-    covered = current <= revision or bool(panes and panes[0]["revision"] <= oldest_needed)
-    return {"hostId": host_id, "revision": current, "panes": panes, "truncated": not covered}
+    covered = current <= revision or bool(panes and panes[0].revision <= oldest_needed)
+    return RetiredSince(host_id=host_id, revision=current, panes=panes, truncated=not covered)

@@ -15,14 +15,15 @@ normalized (``session_normalize``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-from actors.store.change import Change, StoreEvent, decode_record
+from actors.store.change import Change, decode_record
 from actors.store.retired_log import append_retirement
 from actors.store.session_normalize import Mint, normalize_session_for_write
 from actors.store.session_topology import restrict_to_current_membership, retire_pane
+from orca.contracts import store as contract
 from orca.model.codec import to_builtins
 from orca.model.hosts import LOCAL_HOST_ID, is_execution_host_id
 from orca.model.session import WorkspaceSessionState
@@ -34,9 +35,6 @@ from orca.model.state import (
     with_session_for_host,
 )
 from orca.wire.errors import BadRequest
-
-# "metadata_only" tells a stale writer to re-read the session (and its revision).
-Applied = Literal["full", "metadata_only"]
 
 
 def resolve_host_id(host_id: str | None) -> str:
@@ -53,13 +51,13 @@ _WIRE_NAMES = dict(zip(_FIELDS, WorkspaceSessionState.__struct_encode_fields__, 
 _ATTR_BY_WIRE = {wire: attr for attr, wire in _WIRE_NAMES.items() if attr != "extra"}
 
 
-def session_view(state: PersistedState, host_id: str) -> dict[str, Any]:
+def session_view(state: PersistedState, host_id: str) -> contract.SessionView:
     """What ``session.get`` returns: the whole session and the host's revision."""
-    return {
-        "hostId": host_id,
-        "revision": topology_revision(state, host_id),
-        "session": to_builtins(session_for_host(state, host_id)),
-    }
+    return contract.SessionView(
+        host_id=host_id,
+        revision=topology_revision(state, host_id),
+        session=session_for_host(state, host_id),
+    )
 
 
 def session_delta(
@@ -82,15 +80,14 @@ def session_delta(
 
 def session_changed_event(
     state: PersistedState, host_id: str, old: WorkspaceSessionState
-) -> StoreEvent:
+) -> contract.SessionChanged:
     fields, removed = session_delta(old, session_for_host(state, host_id))
-    data = {
-        "hostId": host_id,
-        "revision": topology_revision(state, host_id),
-        "fields": fields,
-        "removed": removed,
-    }
-    return StoreEvent("session.changed", data)
+    return contract.SessionChanged(
+        host_id=host_id,
+        revision=topology_revision(state, host_id),
+        fields=fields,
+        removed=removed,
+    )
 
 
 def _write(
@@ -106,12 +103,16 @@ def _write(
     if stale:
         incoming = restrict_to_current_membership(incoming, current)
     normalized = normalize_session_for_write(incoming, current, mint).session
-    applied: Applied = "metadata_only" if stale else "full"
+    # "metadata_only" tells a stale writer to re-read the session (and its revision).
+    applied: contract.Applied = "metadata_only" if stale else "full"
     if normalized == current:
-        return Change(state, {"applied": applied, "changed": False, "revision": current_revision})
+        unchanged = contract.SessionWritten(
+            applied=applied, changed=False, revision=current_revision
+        )
+        return Change(state, unchanged)
     new_state = with_session_for_host(state, host_id, normalized)
     event = session_changed_event(new_state, host_id, current)
-    result = {"applied": applied, "changed": True, "revision": current_revision}
+    result = contract.SessionWritten(applied=applied, changed=True, revision=current_revision)
     return Change(new_state, result, (event,))
 
 
@@ -167,10 +168,8 @@ def retire_session_pane(
     new_state, revision = bump_topology_revision(with_session_for_host(state, host, session), host)
     new_state = append_retirement(new_state, host, tab_id, leaf_id, revision, now_ms)
     events = (
-        StoreEvent(
-            "session.paneRetired",
-            {"hostId": host, "tabId": tab_id, "leafId": leaf_id, "revision": revision},
-        ),
+        contract.PaneRetired(host_id=host, tab_id=tab_id, leaf_id=leaf_id, revision=revision),
         session_changed_event(new_state, host, current),
     )
-    return Change(new_state, {"revision": revision}, events, durability="flush")
+    result = contract.PaneRetiredResult(revision=revision)
+    return Change(new_state, result, events, durability="flush")

@@ -23,10 +23,10 @@ from typing import Any, Final
 
 import msgspec
 
-from actors.store.change import Change, StoreEvent, decode_record, patch_record
+from actors.store.change import Change, decode_record, patch_record
 from actors.store.entities import repo_host
 from actors.store.sessions import session_changed_event
-from orca.model.codec import to_builtins
+from orca.contracts import store as contract
 from orca.model.hosts import LOCAL_HOST_ID
 from orca.model.identity_migration import migrate_worktree_identity
 from orca.model.ids import (
@@ -56,15 +56,11 @@ def _require_worktree_id(worktree_id: str) -> None:
 
 def _meta_changed(state: PersistedState, worktree_id: str, meta: WorktreeMeta) -> Change:
     if state.worktree_meta.get(worktree_id) == meta:
-        return Change(state, to_builtins(meta))
+        return Change(state, meta)
     metas = dict(state.worktree_meta)
     metas[worktree_id] = meta
-    data = {"worktreeId": worktree_id, "meta": to_builtins(meta)}
-    return Change(
-        replace(state, worktree_meta=metas),
-        to_builtins(meta),
-        (StoreEvent("worktreeMeta.changed", data),),
-    )
+    event = contract.WorktreeMetaChanged(worktree_id=worktree_id, meta=meta)
+    return Change(replace(state, worktree_meta=metas), meta, (event,))
 
 
 def set_meta(state: PersistedState, worktree_id: str, raw: dict[str, Any]) -> Change:
@@ -82,10 +78,12 @@ def patch_meta(state: PersistedState, worktree_id: str, patch: dict[str, Any]) -
 def _remove_metas(state: PersistedState, worktree_ids: list[str]) -> Change:
     gone = [w for w in worktree_ids if w in state.worktree_meta]
     if not gone:
-        return Change(state, {"removed": []})
+        return Change(state, contract.MetasRemoved(removed=[]))
     metas = {k: v for k, v in state.worktree_meta.items() if k not in gone}
-    event = StoreEvent("worktreeMeta.removed", {"worktreeIds": gone})
-    return Change(replace(state, worktree_meta=metas), {"removed": gone}, (event,))
+    event = contract.WorktreeMetaRemoved(worktree_ids=gone)
+    return Change(
+        replace(state, worktree_meta=metas), contract.MetasRemoved(removed=gone), (event,)
+    )
 
 
 def remove_meta(state: PersistedState, worktree_id: str) -> Change:
@@ -132,17 +130,16 @@ def set_lineage(state: PersistedState, worktree_id: str, raw: dict[str, Any] | N
     if raw is None:
         if rows.pop(worktree_id, None) is None:
             return Change(state, None)
-        lineage_data: Any = None
+        lineage: WorktreeLineage | None = None
     else:
         lineage = decode_record(WorktreeLineage, raw, "worktree lineage")
         if lineage.worktree_id != worktree_id:
             raise BadRequest("lineage.worktreeId must equal the worktree id it is stored under")
         if rows.get(worktree_id) == lineage:
-            return Change(state, to_builtins(lineage))
+            return Change(state, lineage)
         rows[worktree_id] = lineage
-        lineage_data = to_builtins(lineage)
-    event = StoreEvent("lineage.changed", {"worktreeId": worktree_id, "lineage": lineage_data})
-    return Change(replace(state, worktree_lineage_by_id=rows), lineage_data, (event,))
+    event = contract.LineageChanged(worktree_id=worktree_id, lineage=lineage)
+    return Change(replace(state, worktree_lineage_by_id=rows), lineage, (event,))
 
 
 def set_workspace_lineage(
@@ -153,19 +150,16 @@ def set_workspace_lineage(
     if raw is None:
         if rows.pop(child_key, None) is None:
             return Change(state, None)
-        data: Any = None
+        lineage: WorkspaceLineage | None = None
     else:
         lineage = decode_record(WorkspaceLineage, raw, "workspace lineage")
         if lineage.child_workspace_key != child_key:
             raise BadRequest("childWorkspaceKey must equal the key it is stored under")
         if rows.get(child_key) == lineage:
-            return Change(state, to_builtins(lineage))
+            return Change(state, lineage)
         rows[child_key] = lineage
-        data = to_builtins(lineage)
-    event = StoreEvent(
-        "workspaceLineage.changed", {"childWorkspaceKey": child_key, "lineage": data}
-    )
-    return Change(replace(state, workspace_lineage_by_child_key=rows), data, (event,))
+    event = contract.WorkspaceLineageChanged(child_workspace_key=child_key, lineage=lineage)
+    return Change(replace(state, workspace_lineage_by_child_key=rows), lineage, (event,))
 
 
 def migrate_identity(state: PersistedState, old_id: str, new_id: str) -> Change:
@@ -174,18 +168,16 @@ def migrate_identity(state: PersistedState, old_id: str, new_id: str) -> Change:
         migrated = migrate_worktree_identity(state, old_id, new_id)
     except BadWorktreeId as exc:
         raise BadRequest(str(exc)) from exc
-    result = {"oldId": old_id, "newId": new_id}
+    result = contract.IdentityMigrated(old_id=old_id, new_id=new_id)
     if migrated is state:
         return Change(state, result)
     # The rename first (ptyd re-keys its sessions on it), then the exact record changes
     # so any mirror of metas or sessions converges without re-deriving the migration.
-    events = [StoreEvent("worktree.renamed", result)]
+    events: list[msgspec.Struct] = [contract.WorktreeRenamed(old_id=old_id, new_id=new_id)]
     if old_id in state.worktree_meta:
-        events.append(StoreEvent("worktreeMeta.removed", {"worktreeIds": [old_id]}))
+        events.append(contract.WorktreeMetaRemoved(worktree_ids=[old_id]))
     new_meta = migrated.worktree_meta[new_id]
-    events.append(
-        StoreEvent("worktreeMeta.changed", {"worktreeId": new_id, "meta": to_builtins(new_meta)})
-    )
+    events.append(contract.WorktreeMetaChanged(worktree_id=new_id, meta=new_meta))
     hosts = [LOCAL_HOST_ID, *migrated.workspace_sessions_by_host_id]
     for host in hosts:
         before = session_for_host(state, host)
@@ -205,24 +197,22 @@ def _session_worktree_ids(session: WorkspaceSessionState) -> set[str]:
     return ids
 
 
-def resolve_identity(state: PersistedState, worktree_id: str) -> dict[str, Any]:
-    """``{"status": "current"|"alias"|"unknown", "worktreeId": current id or None}``."""
+def resolve_identity(state: PersistedState, worktree_id: str) -> contract.IdentityResolved:
+    """current (with ``worktree_id`` itself), alias (with the current id) or unknown."""
+    current = contract.IdentityResolved(status="current", worktree_id=worktree_id)
+    unknown = contract.IdentityResolved(status="unknown", worktree_id=None)
     if worktree_id in state.worktree_meta:
-        return {"status": "current", "worktreeId": worktree_id}
+        return current
     scope = parse_workspace_key(worktree_id)
     if scope is not None and scope.kind == "folder":
-        known = any(f.id == scope.id for f in state.folder_workspaces)
-        return {
-            "status": "current" if known else "unknown",
-            "worktreeId": worktree_id if known else None,
-        }
+        return current if any(f.id == scope.id for f in state.folder_workspaces) else unknown
     for repo in state.repos:
         if make_worktree_id(repo.id, repo.path) == worktree_id:
-            return {"status": "current", "worktreeId": worktree_id}
+            return current
     sessions = [state.workspace_session, *state.workspace_sessions_by_host_id.values()]
     if any(worktree_id in _session_worktree_ids(s) for s in sessions):
-        return {"status": "current", "worktreeId": worktree_id}
+        return current
     for current_id, meta in state.worktree_meta.items():
         if worktree_id in meta.prior_worktree_ids:
-            return {"status": "alias", "worktreeId": current_id}
-    return {"status": "unknown", "worktreeId": None}
+            return contract.IdentityResolved(status="alias", worktree_id=current_id)
+    return unknown

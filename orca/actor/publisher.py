@@ -24,6 +24,7 @@ from orca import PROTOCOL_VERSION
 from orca.actor.zsocket import bind_endpoint, new_socket, unlink_ipc
 from orca.contracts.base import spec_of
 from orca.contracts.sys import HEARTBEAT_TYPE
+from orca.model.codec import for_wire
 from orca.wire.envelope import Event, encode_event
 
 # How often an idle publisher restates its seq: bounds how long a subscriber can stay
@@ -56,7 +57,7 @@ class EventPublisher:
         """Publish a contract event Struct under its declared type and topic; returns its
         seq. Never blocks. (``KeyError`` if ``event`` is no declared event: a bug.)"""
         spec = spec_of(event)
-        return self.publish(spec.type, event, topic=spec.topic(event))
+        return self.publish(spec.type, for_wire(event), topic=spec.topic(event))
 
     def publish(self, type: str, data: Any = None, *, topic: str | None = None) -> int:
         """Publish one event by name (the untyped primitive under ``emit``); returns its seq."""

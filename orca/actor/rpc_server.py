@@ -31,6 +31,7 @@ from orca import PROTOCOL_VERSION, __version__
 from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
 from orca.contracts import sys as sys_contract
 from orca.contracts.base import NoArgs, Op
+from orca.model.codec import for_wire
 from orca.wire.codec import DECODE_ERRORS
 from orca.wire.envelope import (
     Request,
@@ -191,7 +192,7 @@ class RpcServer:
     def _send_result(self, identity: bytes, req: Request, ok: bool, value: Any) -> None:
         if ok:
             try:
-                body = encode_ok(req.id, value)
+                body = encode_ok(req.id, for_wire(value))
             except Exception as exc:  # any encoder failure (type, overflow...) is our bug, not fatal
                 log.exception("op %s returned an unencodable result", req.op)
                 ok, value = False, Internal(f"{req.op} returned an unencodable result: {exc}")

@@ -18,7 +18,6 @@ from typing import Any
 from orca.cli.output import EXIT_OK, fail_from, human_duration, print_json
 from orca.wire.errors import OrcaError
 
-SNAPSHOT_OP = "agentStatus.snapshot"
 # The snapshot is served from memory; a second is ample and keeps a wedged actor from
 # hanging the shell.
 SNAPSHOT_TIMEOUT_S = 2.0
@@ -50,15 +49,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def fetch_worktrees(now_ms: int | None = None) -> list[dict[str, object]]:
     """The projected worktree list from one snapshot (raises OrcaError when down)."""
-    import msgspec
+    from orca.client.sync import invoke
+    from orca.contracts import hooks
+    from orca.model.agent_status import project_worktrees
 
-    from orca.client.sync import call
-    from orca.model.agent_status import AgentStatusRow, project_worktrees
-
-    snapshot: dict[str, Any] = call("hooks", SNAPSHOT_OP, {}, timeout=SNAPSHOT_TIMEOUT_S)
-    rows = msgspec.convert(snapshot.get("rows", []), list[AgentStatusRow])
+    snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    return project_worktrees(rows, now)
+    return project_worktrees(snapshot.rows, now)
 
 
 def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:

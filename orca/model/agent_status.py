@@ -62,13 +62,13 @@ _STRUCTURED_TO_ROW: Mapping[StructuredState, AgentState] = {
 
 
 class AgentStatusRow(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
-    """One pane's agent status, as the store holds it and every reader receives it.
+    """One pane's agent status, as the hooks table holds it and every reader receives it.
 
-    ``updated_at_ms`` is the time of the latest evidence (store clock, never earlier
-    than the previous write), ``state_since_ms`` when the current state began (the
-    "age" readers show). ``terminal_handle`` is live-only: it belongs to the runtime
-    that issued it and is never persisted. ``rev`` is the store-wide write counter, the
-    order in which rows were written regardless of wall-clock steps.
+    ``updated_at_ms`` is the time of the latest evidence (the table's clock, never
+    earlier than the previous write), ``state_since_ms`` when the current state began
+    (the "age" readers show). ``terminal_handle`` is live-only: it belongs to the
+    runtime that issued it and is never persisted. ``rev`` is the table-wide write
+    counter, the order in which rows were written regardless of wall-clock steps.
     """
 
     pane_key: str
@@ -197,28 +197,22 @@ def project_worktrees(rows: Iterable[AgentStatusRow], now_ms: int) -> list[dict[
 
 # -- mirrors -----------------------------------------------------------------------
 # Every reader (TUI, web, remote hosts) keeps the same copy of the store the same way:
-# ``load_rows`` turns an ``agentStatus.snapshot`` result into rows by pane key and
-# ``apply_status_event`` folds one ``agentStatus.set`` / ``agentStatus.clear`` into
-# them (use them as ``orca.actor.Mirror``'s ``load`` / ``apply``). Readers never merge
-# anything back into the store (seed 03 "镜像不是合并").
-
-SET_EVENT = "agentStatus.set"
-CLEAR_EVENT = "agentStatus.clear"
+# ``orca.contracts.hooks.load_mirror`` / ``apply_to_mirror`` (``orca.actor.Mirror``'s
+# ``load`` / ``apply``) fold the typed snapshot and events into rows by pane key with
+# these three functions. Readers never merge anything back into the store (seed 03
+# "镜像不是合并").
 
 
-def load_rows(snapshot: Mapping[str, object]) -> dict[str, AgentStatusRow]:
-    rows = msgspec.convert(snapshot.get("rows", []), list[AgentStatusRow])
+def index_rows(rows: Iterable[AgentStatusRow]) -> dict[str, AgentStatusRow]:
+    """Rows by pane key (a mirror's state)."""
     return {row.pane_key: row for row in rows}
 
 
-def apply_status_event(
-    rows: dict[str, AgentStatusRow], event_type: str, data: Mapping[str, object]
-) -> dict[str, AgentStatusRow]:
-    """Fold one event into a mirror's rows (returns a new dict; unknown types ignored)."""
-    if event_type == SET_EVENT:
-        row = msgspec.convert(data["row"], AgentStatusRow)
-        return {**rows, row.pane_key: row}
-    if event_type == CLEAR_EVENT:
-        pane_key = data.get("paneKey")
-        return {k: v for k, v in rows.items() if k != pane_key}
-    return rows
+def with_row(rows: Mapping[str, AgentStatusRow], row: AgentStatusRow) -> dict[str, AgentStatusRow]:
+    """A mirror's rows after ``row`` was written (a new dict)."""
+    return {**rows, row.pane_key: row}
+
+
+def without_pane(rows: Mapping[str, AgentStatusRow], pane_key: str) -> dict[str, AgentStatusRow]:
+    """A mirror's rows after the pane's row was cleared (a new dict)."""
+    return {k: v for k, v in rows.items() if k != pane_key}

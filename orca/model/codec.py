@@ -52,6 +52,7 @@ __all__ = [
     "decode_msgpack",
     "encode_json",
     "encode_msgpack",
+    "for_wire",
     "from_builtins",
     "to_builtins",
 ]
@@ -271,6 +272,17 @@ def to_builtins(obj: msgspec.Struct) -> dict[str, Any]:
     walker = _plan(type(obj), for_decode=False)
     result: dict[str, Any] = data if walker is None else walker(data)
     return result
+
+
+def for_wire(value: Any) -> Any:
+    """``value`` ready for the wire encoder: a Struct that contains records is turned into
+    builtins with their unknown fields merged back (plain msgspec encoding would nest them
+    under ``EXTRA_WIRE_KEY``); anything else is returned as is, for msgspec to encode
+    directly (so bytes stay bytes and record-free Structs cost nothing extra)."""
+    if not isinstance(value, msgspec.Struct):
+        return value
+    walker = _plan(type(value), for_decode=False)
+    return value if walker is None else walker(msgspec.to_builtins(value))
 
 
 def from_builtins(cls: type[T], data: Any) -> T:

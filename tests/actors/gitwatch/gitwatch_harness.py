@@ -13,41 +13,60 @@ from pathlib import Path
 from typing import Any
 
 import trio
-import zmq
 
 from orca.actor import RpcClient
-from orca.actor.zsocket import ZSocket, new_socket
+from orca.actor.subscriber import Subscriber
+from orca.contracts import Contract, store
+from orca.contracts import gitwatch as gw
+from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.paths import OrcaPaths, resolve_paths
-from orca.wire.envelope import Event, decode_event
+from orca.wire.envelope import Event
 
 ROOT = Path(__file__).resolve().parents[3]
 START_TIMEOUT_S = 15.0
 
 
 class EventTap:
-    """Every event an actor publishes, in order."""
+    """Every event an actor publishes, decoded by its contract, in order.
 
-    def __init__(self, endpoint: str) -> None:
-        self._send, self.receive = trio.open_memory_channel[Event](100_000)
-        sock = new_socket(zmq.SUB)
-        sock.setsockopt(zmq.SUBSCRIBE, b"")
-        sock.connect(endpoint)
-        self._zs = ZSocket(sock, self._on_message)
+    Events are followed through the shared ``Subscriber`` (the way actors follow each
+    other), on every topic. An event type the contract does not declare lands in
+    ``undeclared``, a malformed one in ``stats.malformed``: :meth:`check` fails on
+    either, so every test run also checks the actor publishes only its contract.
+    """
 
-    def _on_message(self, frames: list[bytes]) -> None:
-        self._send.send_nowait(decode_event(frames[-1]))
+    def __init__(self, endpoint: str, contract: Contract) -> None:
+        self._send, self.receive = trio.open_memory_channel[Any](100_000)
+        self.undeclared: list[Event] = []
+        self._sub = Subscriber(
+            endpoint,
+            contract.events.values(),
+            lambda _envelope, typed: self._send.send_nowait(typed),
+            consumer=f"test<-{contract.actor}",
+            topics=[""],
+            on_other=self._other,
+        )
+
+    def _other(self, event: Event) -> None:
+        if event.type != HEARTBEAT_TYPE:
+            self.undeclared.append(event)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        await self._zs.run(task_status=task_status)
+        await self._sub.run(task_status=task_status)
 
-    async def next_matching(self, predicate: Callable[[Event], bool]) -> Event:
+    async def next_matching(self, predicate: Callable[[Any], bool]) -> Any:
+        """The next typed event (a contract Struct) for which ``predicate`` holds."""
         while True:
             event = await self.receive.receive()
             if predicate(event):
                 return event
 
+    def check(self) -> None:
+        assert self.undeclared == [], f"events outside the contract: {self.undeclared}"
+        assert self._sub.stats.malformed == 0, "an event did not match its declared Struct"
+
     def close(self) -> None:
-        self._zs.close()
+        self._sub.close()
 
 
 @dataclass
@@ -58,9 +77,6 @@ class Actors:
     gitwatch: RpcClient
     events: EventTap  # gitwatch's events
     ptyd: RpcClient | None = None
-
-    async def git(self, op: str, args: dict[str, Any] | None = None, timeout: float = 10.0) -> Any:
-        return await self.gitwatch.call(op, args or {}, timeout=timeout)
 
 
 def _start(home: Path, actor: str) -> subprocess.Popen[bytes]:
@@ -94,13 +110,13 @@ async def running_actors(home: Path, *, with_ptyd: bool = False) -> AsyncIterato
     clients = {
         name: RpcClient(paths.ipc_endpoint(name, "rpc"), timeout=START_TIMEOUT_S) for name in names
     }
-    tap = EventTap(paths.ipc_endpoint("gitwatch", "pub"))
+    tap = EventTap(paths.ipc_endpoint("gitwatch", "pub"), gw.CONTRACT)
     try:
         async with trio.open_nursery() as nursery:
             for runner in (*(c.run for c in clients.values()), tap.run):
                 await nursery.start(runner)
-            await clients["store"].call("repo.list", {}, timeout=START_TIMEOUT_S)
-            await clients["gitwatch"].call("gitwatch.snapshot", {}, timeout=START_TIMEOUT_S)
+            await clients["store"].invoke(store.REPO_LIST, timeout=START_TIMEOUT_S)
+            await clients["gitwatch"].invoke(gw.SNAPSHOT, timeout=START_TIMEOUT_S)
             if with_ptyd:
                 await clients["ptyd"].call("term.list", {}, timeout=START_TIMEOUT_S)
             for client in clients.values():
@@ -109,6 +125,7 @@ async def running_actors(home: Path, *, with_ptyd: bool = False) -> AsyncIterato
                 yield Actors(
                     home, paths, clients["store"], clients["gitwatch"], tap, clients.get("ptyd")
                 )
+                tap.check()
             finally:
                 nursery.cancel_scope.cancel()
     finally:

@@ -12,7 +12,9 @@ import pytest
 import trio
 from gitwatch_harness import Actors, EventTap, running_actors
 
-from orca.wire.envelope import Event
+from orca.contracts import NoArgs, ptyd, store
+from orca.contracts import gitwatch as gw
+from orca.contracts import sys as sys_contract
 from orca.wire.errors import BadRequest, Conflict, NotFound
 
 # Covers actor start-up, the store mirror's first snapshot and git work on a loaded box.
@@ -41,33 +43,62 @@ async def actors(tmp_path: Path, repo: Path) -> AsyncIterator[tuple[Actors, str]
     """store + gitwatch running, the repo imported, the workspace root set."""
     async with running_actors(tmp_path / "home") as running:
         root = tmp_path / "workspaces"
-        await running.store.call("settings.patch", {"patch": {"workspaceDir": str(root)}})
-        added = await running.store.call("repo.add", {"path": str(repo), "displayName": "proj"})
-        repo_id = added["id"]
-        await running.events.next_matching(
-            lambda e: e.type == "worktree.added" and e.data["git"]["path"] == str(repo)
+        await _set_root(running, root)
+        added = await running.store.invoke(
+            store.REPO_ADD, store.RepoAddArgs(path=str(repo), display_name="proj")
         )
-        yield running, repo_id
+        await running.events.next_matching(_at(gw.WorktreeAdded, repo))
+        yield running, added.id
 
 
-def _at(kind: str, path: Path) -> Any:
-    def match(event: Event) -> bool:
-        data = event.data
-        return event.type == kind and (data.get("git") or data).get("path") == str(path)
+async def _set_root(running: Actors, root: Path) -> None:
+    await running.store.invoke(
+        store.SETTINGS_PATCH, store.PatchArgs(patch={"workspaceDir": str(root)})
+    )
+
+
+async def _list(running: Actors, repo_id: str | None = None) -> gw.WorktreeList:
+    return await running.gitwatch.invoke(gw.WORKTREE_LIST, gw.ListArgs(repo_id=repo_id))
+
+
+async def _create(running: Actors, repo_id: str, name: str) -> gw.Created:
+    return await running.gitwatch.invoke(
+        gw.WORKTREE_CREATE, gw.CreateArgs(repo_id=repo_id, name=name)
+    )
+
+
+async def _meta(running: Actors, worktree_id: str) -> Any:
+    return await running.store.invoke(
+        store.WORKTREE_META_GET, store.WorktreeIdArgs(worktree_id=worktree_id)
+    )
+
+
+def _at(kind: type[Any], path: Path) -> Any:
+    def match(event: Any) -> bool:
+        git = getattr(event, "git", None)
+        return isinstance(event, kind) and (git or event).path == str(path)
 
     return match
+
+
+async def test_registered_ops_are_the_contract(actors: tuple[Actors, str]) -> None:
+    """The running actor serves exactly gitwatch's contract plus the built-in sys ops."""
+    running, _ = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        hello = await running.gitwatch.invoke(sys_contract.HELLO, NoArgs())
+    assert set(hello.capabilities) == set(gw.CONTRACT.ops) | set(sys_contract.CONTRACT.ops)
 
 
 async def test_repo_imported_into_store_is_listed(actors: tuple[Actors, str], repo: Path) -> None:
     """A repo added to store appears in worktree.list as its main worktree (seed 01 §5.2)."""
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
-        listing = await running.git("worktree.list", {"repoId": repo_id})
-    [row] = listing["worktrees"]
-    assert row["id"] == f"{repo_id}::{repo}" and row["isMainWorktree"] is True
-    assert row["branch"] == "refs/heads/main" and row["displayName"] == "main"
-    assert row["ownership"] == "external" and row["visible"] is True
-    assert listing["unavailableRepos"] == []
+        listing = await _list(running, repo_id)
+    [row] = listing.worktrees
+    assert row.id == f"{repo_id}::{repo}" and row.is_main_worktree is True
+    assert row.branch == "refs/heads/main" and row.display_name == "main"
+    assert row.ownership == "external" and row.visible is True
+    assert listing.unavailable_repos == []
 
 
 async def test_external_worktree_appears_and_disappears(
@@ -78,64 +109,65 @@ async def test_external_worktree_appears_and_disappears(
     wt = tmp_path / "by-hand"
     with trio.fail_after(TEST_TIMEOUT_S):
         await trio.to_thread.run_sync(_git, repo, "worktree", "add", "-q", str(wt), "-b", "hand")
-        await running.events.next_matching(_at("worktree.added", wt))
-        paths = [r["path"] for r in (await running.git("worktree.list"))["worktrees"]]
-        assert str(wt) in paths
+        await running.events.next_matching(_at(gw.WorktreeAdded, wt))
+        assert str(wt) in [r.path for r in (await _list(running)).worktrees]
         await trio.to_thread.run_sync(_git, repo, "worktree", "remove", str(wt))
-        await running.events.next_matching(_at("worktree.removed", wt))
-        paths = [r["path"] for r in (await running.git("worktree.list"))["worktrees"]]
-        assert str(wt) not in paths
+        await running.events.next_matching(_at(gw.WorktreeRemoved, wt))
+        assert str(wt) not in [r.path for r in (await _list(running)).worktrees]
 
 
 async def test_create_then_rename_keeps_meta(actors: tuple[Actors, str], tmp_path: Path) -> None:
     """After rename the meta (name, creation evidence) lives under the new id, old id recorded (§4.3)."""
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
-        created = await running.git("worktree.create", {"repoId": repo_id, "name": "task one"})
-        old_id = created["worktreeId"]
-        await running.store.call(
-            "worktreeMeta.patch", {"worktreeId": old_id, "patch": {"displayName": "My task"}}
+        created = await _create(running, repo_id, "task one")
+        old_id = created.worktree_id
+        await running.store.invoke(
+            store.WORKTREE_META_PATCH,
+            store.MetaPatchArgs(worktree_id=old_id, patch={"displayName": "My task"}),
         )
-        renamed = await running.git(
-            "worktree.rename", {"worktreeId": old_id, "newName": "task-two"}
+        renamed = await running.gitwatch.invoke(
+            gw.WORKTREE_RENAME, gw.RenameArgs(worktree_id=old_id, new_name="task-two")
         )
-        new_id = renamed["newWorktreeId"]
-        event = await running.events.next_matching(lambda e: e.type == "worktree.renamed")
-        assert (event.data["oldWorktreeId"], event.data["newWorktreeId"]) == (old_id, new_id)
-        assert event.data["identityMigrated"] is True
-        meta = await running.store.call("worktreeMeta.get", {"worktreeId": new_id})
-        assert meta["displayName"] == "My task" and meta["orcaCreatedAt"] > 0
-        assert old_id in meta["priorWorktreeIds"]
+        new_id = renamed.new_worktree_id
+        event = await running.events.next_matching(lambda e: isinstance(e, gw.WorktreeRenamed))
+        assert (event.old_worktree_id, event.new_worktree_id) == (old_id, new_id)
+        assert event.identity_migrated is True
+        meta = await _meta(running, new_id)
+        assert meta.display_name == "My task" and (meta.orca_created_at or 0) > 0
+        assert old_id in meta.prior_worktree_ids
         with pytest.raises(NotFound):
-            await running.store.call("worktreeMeta.get", {"worktreeId": old_id})
+            await _meta(running, old_id)
 
-        def listed(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-            return next((r for r in rows if r["id"] == new_id), None)
-
-        row = listed((await running.git("worktree.list"))["worktrees"])
-        assert row is not None and row["displayName"] == "My task"
-        assert row["ownership"] == "orca-managed"
-        assert row["path"] == str(tmp_path / "workspaces" / "proj" / "task-two")
+        rows = (await _list(running)).worktrees
+        row = next((r for r in rows if r.id == new_id), None)
+        assert row is not None and row.display_name == "My task"
+        assert row.ownership == "orca-managed"
+        assert row.path == str(tmp_path / "workspaces" / "proj" / "task-two")
 
 
 async def test_recreated_path_does_not_inherit_old_meta(actors: tuple[Actors, str]) -> None:
     """Remove drops the meta; a new worktree at the same path starts with fresh notes (§4.4)."""
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
-        first = await running.git("worktree.create", {"repoId": repo_id, "name": "reuse"})
-        await running.store.call(
-            "worktreeMeta.patch", {"worktreeId": first["worktreeId"], "patch": {"comment": "old"}}
+        first = await _create(running, repo_id, "reuse")
+        await running.store.invoke(
+            store.WORKTREE_META_PATCH,
+            store.MetaPatchArgs(worktree_id=first.worktree_id, patch={"comment": "old"}),
         )
-        first_meta = await running.store.call(
-            "worktreeMeta.get", {"worktreeId": first["worktreeId"]}
+        first_meta = await _meta(running, first.worktree_id)
+        removed = await running.gitwatch.invoke(
+            gw.WORKTREE_REMOVE, gw.RemoveArgs(worktree_id=first.worktree_id)
         )
-        await running.git("worktree.remove", {"worktreeId": first["worktreeId"]})
+        assert removed == gw.Removed(
+            worktree_id=first.worktree_id, removed=True, branch_deleted=False
+        )
         with pytest.raises(NotFound):
-            await running.store.call("worktreeMeta.get", {"worktreeId": first["worktreeId"]})
-        second = await running.git("worktree.create", {"repoId": repo_id, "name": "reuse"})
-        assert second["worktreeId"] == first["worktreeId"]
-        meta = await running.store.call("worktreeMeta.get", {"worktreeId": second["worktreeId"]})
-        assert meta.get("comment", "") == "" and meta["instanceId"] != first_meta["instanceId"]
+            await _meta(running, first.worktree_id)
+        second = await _create(running, repo_id, "reuse")
+        assert second.worktree_id == first.worktree_id
+        meta = await _meta(running, second.worktree_id)
+        assert meta.comment == "" and meta.instance_id != first_meta.instance_id
 
 
 async def test_repo_removed_from_store_drops_its_rows(
@@ -144,10 +176,10 @@ async def test_repo_removed_from_store_drops_its_rows(
     """When store forgets a repo, gitwatch stops watching it and publishes its rows removed."""
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
-        await running.store.call("repo.remove", {"id": repo_id})
-        await running.events.next_matching(_at("worktree.removed", repo))
-        snapshot = await running.git("gitwatch.snapshot")
-        assert repo_id not in snapshot["repos"] and snapshot["watches"] == 0
+        await running.store.invoke(store.REPO_REMOVE, store.IdArgs(id=repo_id))
+        await running.events.next_matching(_at(gw.WorktreeRemoved, repo))
+        snapshot = await running.gitwatch.invoke(gw.SNAPSHOT, NoArgs())
+        assert repo_id not in snapshot.repos and snapshot.watches == 0
 
 
 async def test_repo_listed_right_after_it_is_added(
@@ -160,9 +192,9 @@ async def test_repo_listed_right_after_it_is_added(
     _git(other, "init", "-q", "-b", "trunk")
     _git(other, "commit", "-q", "--allow-empty", "-m", "init")
     with trio.fail_after(TEST_TIMEOUT_S):
-        added = await running.store.call("repo.add", {"path": str(other)})
-        listing = await running.git("worktree.list", {"repoId": added["id"]})
-    assert [r["branch"] for r in listing["worktrees"]] == ["refs/heads/trunk"], listing
+        added = await running.store.invoke(store.REPO_ADD, store.RepoAddArgs(path=str(other)))
+        listing = await _list(running, added.id)
+    assert [r.branch for r in listing.worktrees] == ["refs/heads/trunk"], listing
 
 
 async def test_errors_cross_the_wire_by_fault(actors: tuple[Actors, str], repo: Path) -> None:
@@ -170,15 +202,17 @@ async def test_errors_cross_the_wire_by_fault(actors: tuple[Actors, str], repo: 
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
         with pytest.raises(BadRequest):
-            await running.git("worktree.create", {"repoId": repo_id, "name": ".."})
+            await _create(running, repo_id, "..")
         with pytest.raises(Conflict, match="already checked out"):
-            await running.git("worktree.create", {"repoId": repo_id, "name": "main"})
-        created = await running.git("worktree.create", {"repoId": repo_id, "name": "dirty"})
-        (Path(created["path"]) / "README").write_text("unsaved\n")
+            await _create(running, repo_id, "main")
+        created = await _create(running, repo_id, "dirty")
+        (Path(created.path) / "README").write_text("unsaved\n")
         with pytest.raises(Conflict, match="changed"):
-            await running.git("worktree.remove", {"worktreeId": created["worktreeId"]})
+            await running.gitwatch.invoke(
+                gw.WORKTREE_REMOVE, gw.RemoveArgs(worktree_id=created.worktree_id)
+            )
         with pytest.raises(NotFound):
-            await running.git("worktree.list", {"repoId": "no-such-repo"})
+            await _list(running, "no-such-repo")
 
 
 async def test_vanished_repo_is_reported_and_actor_keeps_serving(
@@ -188,36 +222,38 @@ async def test_vanished_repo_is_reported_and_actor_keeps_serving(
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
         await trio.to_thread.run_sync(shutil.rmtree, repo)
-        event = await running.events.next_matching(lambda e: e.type == "repo.unavailable")
-        assert event.data["repoId"] == repo_id
-        listing = await running.git("worktree.list")
-        assert [u["repoId"] for u in listing["unavailableRepos"]] == [repo_id]
-        assert listing["worktrees"] == []
-        snapshot = await running.git("gitwatch.snapshot")
-        assert snapshot["repos"][repo_id]["unavailable"]
+        event = await running.events.next_matching(lambda e: isinstance(e, gw.RepoUnavailable))
+        assert event.repo_id == repo_id
+        listing = await _list(running)
+        assert [u.repo_id for u in listing.unavailable_repos] == [repo_id]
+        assert listing.worktrees == []
+        snapshot = await running.gitwatch.invoke(gw.SNAPSHOT, NoArgs())
+        assert snapshot.repos[repo_id].unavailable
 
 
 async def test_rename_keeps_live_terminal_sessions(tmp_path: Path, repo: Path) -> None:
     """A session started in a worktree survives its rename, re-keyed to the new id (§4.3)."""
     async with running_actors(tmp_path / "home", with_ptyd=True) as running:
         assert running.ptyd is not None
-        ptyd_events = EventTap(running.paths.ipc_endpoint("ptyd", "pub"))
+        ptyd_events = EventTap(running.paths.ipc_endpoint("ptyd", "pub"), ptyd.CONTRACT)
         with trio.fail_after(TEST_TIMEOUT_S):
             async with trio.open_nursery() as nursery:
                 await nursery.start(ptyd_events.run)
                 root = tmp_path / "workspaces"
-                await running.store.call("settings.patch", {"patch": {"workspaceDir": str(root)}})
-                repo_id = (await running.store.call("repo.add", {"path": str(repo)}))["id"]
-                created = await running.git("worktree.create", {"repoId": repo_id, "name": "a"})
-                old_id = created["worktreeId"]
+                await _set_root(running, root)
+                added = await running.store.invoke(
+                    store.REPO_ADD, store.RepoAddArgs(path=str(repo))
+                )
+                created = await _create(running, added.id, "a")
+                old_id = created.worktree_id
                 spawned = await running.ptyd.call(
-                    "term.spawn", {"argv": ["cat"], "cwd": created["path"], "worktreeId": old_id}
+                    "term.spawn", {"argv": ["cat"], "cwd": created.path, "worktreeId": old_id}
                 )
-                renamed = await running.git(
-                    "worktree.rename", {"worktreeId": old_id, "newName": "a-renamed"}
+                renamed = await running.gitwatch.invoke(
+                    gw.WORKTREE_RENAME, gw.RenameArgs(worktree_id=old_id, new_name="a-renamed")
                 )
-                new_id = renamed["newWorktreeId"]
-                await ptyd_events.next_matching(lambda e: e.type == "term.rekeyed")
+                new_id = renamed.new_worktree_id
+                await ptyd_events.next_matching(lambda e: isinstance(e, ptyd.SessionRekeyed))
                 listed = await running.ptyd.call("term.list", {"worktreeId": new_id})
                 [session] = listed["sessions"]
                 assert session["running"] is True and session["pid"] == spawned["pid"]

@@ -14,6 +14,8 @@ import trio
 from gitwatch_harness import Actors, running_actors
 
 from orca.cli.worktree import AmbiguousReference, add_parser, resolve_repo, resolve_worktree
+from orca.contracts import gitwatch as gw
+from orca.contracts import store
 
 TEST_TIMEOUT_S = 60
 
@@ -47,9 +49,13 @@ async def actors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
     monkeypatch.setenv("ORCA_HOME", str(tmp_path / "home"))
     async with running_actors(tmp_path / "home") as running:
         root = tmp_path / "workspaces"
-        await running.store.call("settings.patch", {"patch": {"workspaceDir": str(root)}})
-        await running.store.call("repo.add", {"path": str(repo), "displayName": "proj"})
-        await running.events.next_matching(lambda e: e.type == "worktree.added")
+        await running.store.invoke(
+            store.SETTINGS_PATCH, store.PatchArgs(patch={"workspaceDir": str(root)})
+        )
+        await running.store.invoke(
+            store.REPO_ADD, store.RepoAddArgs(path=str(repo), display_name="proj")
+        )
+        await running.events.next_matching(lambda e: isinstance(e, gw.WorktreeAdded))
         yield running
 
 

@@ -13,12 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import trio
 import zmq
 
 from actors.hooks.endpoint_file import read_endpoint_env
 from orca.actor import RpcClient
 from orca.actor.zsocket import ZSocket, new_socket
+from orca.contracts import hooks as contract
+from orca.contracts import store as store_contract
+from orca.contracts import sys as sys_contract
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.envelope import Event, decode_event
 
@@ -34,8 +38,9 @@ class EventTap:
     def __init__(self, endpoint: str) -> None:
         self._send, self.receive = trio.open_memory_channel[Event](100_000)
         sock = new_socket(zmq.SUB)
-        sock.setsockopt(zmq.SUBSCRIBE, b"agentStatus.")
-        sock.setsockopt(zmq.SUBSCRIBE, b"sys.heartbeat")
+        for spec in contract.EVENTS:
+            sock.setsockopt(zmq.SUBSCRIBE, spec.type.encode())
+        sock.setsockopt(zmq.SUBSCRIBE, sys_contract.HEARTBEAT_TYPE.encode())
         sock.connect(endpoint)
         self._zs = ZSocket(sock, self._on_message)
 
@@ -60,11 +65,13 @@ class HooksProcess:
     secret: str
 
     async def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        """An op by name with a raw map (tests of malformed or hand-shaped requests)."""
         return await self.client.call(op, args or {})
 
     async def rows(self) -> list[dict[str, Any]]:
-        snapshot = await self.call("agentStatus.snapshot")
-        rows: list[dict[str, Any]] = snapshot["rows"]
+        """The snapshot's rows as the wire maps (camelCase keys)."""
+        snapshot = await self.client.invoke(contract.SNAPSHOT)
+        rows: list[dict[str, Any]] = msgspec.to_builtins(snapshot.rows)
         return rows
 
     async def post(
@@ -123,7 +130,7 @@ async def running_store(home: Path) -> AsyncIterator[RpcClient]:
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(client.run)
-            await client.call("state.snapshot", {}, timeout=START_TIMEOUT_S)
+            await client.invoke(store_contract.STATE_SNAPSHOT, timeout=START_TIMEOUT_S)
             client.timeout = 5.0
             try:
                 yield client
@@ -159,17 +166,17 @@ async def running_hooks(home: Path) -> AsyncIterator[HooksProcess]:
             await nursery.start(tap.run)
             # The first answered call is the readiness signal (the RPC socket binds
             # after setup, which writes endpoint.env first).
-            await client.call("agentStatus.snapshot", {}, timeout=START_TIMEOUT_S)
+            await client.invoke(contract.SNAPSHOT, timeout=START_TIMEOUT_S)
             client.timeout = 5.0
-            endpoint = await client.call("hooks.endpoint", {})
-            fields = read_endpoint_env(Path(endpoint["endpointFile"]))
-            assert int(fields["ORCA_HOOK_PORT"]) == endpoint["port"]
+            endpoint = await client.invoke(contract.ENDPOINT)
+            fields = read_endpoint_env(Path(endpoint.endpoint_file))
+            assert int(fields["ORCA_HOOK_PORT"]) == endpoint.port
             # PUB drops events for a subscription still in flight (slow joiner); the
             # first heartbeat proves ours is live before any test event is published.
-            await next_event_of(tap, "sys.heartbeat")
+            await next_event_of(tap, sys_contract.HEARTBEAT_TYPE)
             try:
                 yield HooksProcess(
-                    home, paths, proc, client, tap, endpoint["port"], fields["ORCA_HOOK_SECRET"]
+                    home, paths, proc, client, tap, endpoint.port, fields["ORCA_HOOK_SECRET"]
                 )
             finally:
                 nursery.cancel_scope.cancel()

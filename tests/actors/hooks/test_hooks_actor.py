@@ -11,6 +11,8 @@ import pytest
 import trio
 from hooks_harness import PANE, WT, next_event, post_hook, running_hooks
 
+from orca.contracts import hooks as contract
+from orca.contracts import sys as sys_contract
 from orca.model.agent_status import AgentStatusRow, is_fresh
 from orca.wire.errors import BadRequest
 
@@ -229,3 +231,24 @@ async def test_alias_moves_a_legacy_row_to_its_stable_pane(home: Path) -> None:
             )
             assert status == 200
             assert [(r["paneKey"], r["state"]) for r in await hooks.rows()] == [(PANE, "done")]
+
+
+async def test_served_ops_and_published_events_are_the_contract(home: Path) -> None:
+    """The actor serves exactly its contract's ops (plus sys.*) and publishes its events."""
+    with trio.fail_after(30):
+        async with running_hooks(home) as hooks:
+            hello = await hooks.client.invoke(sys_contract.HELLO)
+            osc = contract.IngestOscArgs(
+                pane_key=PANE, worktree_id=WT, payload=json.dumps({"state": "working"})
+            )
+            applied = await hooks.client.invoke(contract.INGEST_OSC, osc)
+            assert applied == contract.IngestResult(outcome="applied")
+            cleared = await hooks.client.invoke(contract.CLEAR, contract.ClearArgs(pane_key=PANE))
+            assert cleared == contract.Removed(removed=True)
+            seen: list[str] = []
+            while contract.STATUS_CLEARED.type not in seen:
+                event = await hooks.tap.receive.receive()
+                if event.type != sys_contract.HEARTBEAT_TYPE:
+                    seen.append(event.type)
+    assert set(hello.capabilities) == set(contract.CONTRACT.ops) | set(sys_contract.CONTRACT.ops)
+    assert set(seen) == set(contract.CONTRACT.events)

@@ -17,15 +17,17 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
 from orca.actor.client import RpcClient
+from orca.contracts.base import Op
 from orca.paths import resolve_paths
 
 REPO = Path(__file__).resolve().parents[3]
 ZYGOTE = Path(__file__).with_name("store_zygote.py")
+R = TypeVar("R")
 _READY = re.compile(rb"store\[(\d+)\] INFO orca\.actor\.app: store ready on")
 
 
@@ -80,7 +82,12 @@ class StoreClient:
     async def start(self) -> None:
         await self._nursery.start(self.rpc.run)
 
+    async def invoke(self, op: Op[Any, R], args: Any = None) -> R:
+        """The typed call (the contract's args Struct in, its typed result out)."""
+        return await self.rpc.invoke(op, args)
+
     async def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        """The untyped primitive: raw builtins of the reply (wire-shape checks)."""
         return await self.rpc.call(op, args or {})
 
     def close(self) -> None:
@@ -93,6 +100,9 @@ class RunningStore:
         self.log = log
         self.client = client
         self.pid = process.pid
+
+    async def invoke(self, op: Op[Any, R], args: Any = None) -> R:
+        return await self.client.invoke(op, args)
 
     async def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
         return await self.client.call(op, args)

@@ -14,6 +14,9 @@ import pytest
 import trio
 from store_harness import running_store, store_env
 
+from orca.contracts import store as contract
+from orca.contracts import sys as sys_contract
+from orca.model.layout import iter_terminal_leaf_ids
 from orca.paths import resolve_paths
 from orca.wire.errors import BadRequest, Conflict
 
@@ -28,18 +31,21 @@ async def test_repo_added_survives_a_graceful_restart(tmp_path: Path) -> None:
     """repo.add mints an id; SIGTERM flushes it; the next process serves it back."""
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            repo = await store.call("repo.add", {"path": "/src/app"})
+            repo = await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/src/app"))
+            assert (repo.path, repo.display_name) == ("/src/app", "app")
             with pytest.raises(Conflict):
-                await store.call("repo.add", {"path": "/src/app"})
+                await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/src/app"))
             with pytest.raises(BadRequest):
-                await store.call("repo.add", {"path": "relative"})
+                await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="relative"))
+            with pytest.raises(BadRequest):  # the contract refuses an empty path
+                await store.call(contract.REPO_ADD.name, {"path": ""})
             assert await store.stop() == 0
         on_disk = json.loads(state_file(tmp_path).read_bytes())
-        assert [r["id"] for r in on_disk["repos"]] == [repo["id"]]
+        assert [r["id"] for r in on_disk["repos"]] == [repo.id]
         async with running_store(tmp_path) as store:
-            listed = await store.call("repo.list")
-            assert listed == {"repos": [repo]}
-            stats = await store.call("sys.stats")
+            listed = await store.invoke(contract.REPO_LIST)
+            assert listed == contract.RepoList(repos=[repo])
+            stats = await store.call(sys_contract.STATS.name)
             assert stats["store"]["load"]["source"] == "primary"
             assert stats["store"]["save"]["writes"] == 0  # canonical file: nothing rewritten
 
@@ -48,18 +54,20 @@ async def test_truncated_primary_loads_from_backup_and_says_so(tmp_path: Path) -
     """A torn orca-data.json is kept aside and the newest backup is served (seed 02 §13)."""
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call("repo.add", {"path": "/src/a"})
-            await store.call("session.flush")
+            await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/src/a"))
+            await store.invoke(contract.SESSION_FLUSH, contract.SessionFlushArgs())
             await store.stop()
         primary = state_file(tmp_path)
         raw = primary.read_bytes()
         primary.write_bytes(raw[: len(raw) // 3])
         async with running_store(tmp_path) as store:
-            load = (await store.call("sys.stats"))["store"]["load"]
+            load = (await store.call(sys_contract.STATS.name))["store"]["load"]
             assert load["source"] == "backup" and load["loadedFrom"] == "orca-data.json.bak.0"
             assert (primary.parent / load["corruptKeptAs"]).read_bytes() == raw[: len(raw) // 3]
-            assert [r["path"] for r in (await store.call("repo.list"))["repos"]] == ["/src/a"]
-            assert (await store.call("session.flush"))["flushed"] is True
+            listed = await store.invoke(contract.REPO_LIST)
+            assert [r.path for r in listed.repos] == ["/src/a"]
+            flushed = await store.invoke(contract.SESSION_FLUSH, contract.SessionFlushArgs())
+            assert flushed == contract.SessionFlushed(flushed=True)
             assert b"loaded" in store.log.text and b"from backup" in store.log.text
         assert json.loads(primary.read_bytes())["repos"][0]["path"] == "/src/a"
 
@@ -68,13 +76,15 @@ async def test_garbage_primary_loads_from_backup(tmp_path: Path) -> None:
     """Bytes that are not JSON at all are treated like a torn file."""
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call("settings.patch", {"patch": {"marker": 42}})
-            await store.call("session.flush")
+            await store.invoke(contract.SETTINGS_PATCH, contract.PatchArgs(patch={"marker": 42}))
+            await store.invoke(contract.SESSION_FLUSH, contract.SessionFlushArgs())
             await store.stop()
         state_file(tmp_path).write_bytes(b"\x00\x01garbage\xff")
         async with running_store(tmp_path) as store:
-            assert (await store.call("settings.get"))["marker"] == 42
-            assert (await store.call("sys.stats"))["store"]["load"]["source"] == "backup"
+            # An unknown setting travels as a top-level key of the record (raw reply).
+            assert (await store.call(contract.SETTINGS_GET.name))["marker"] == 42
+            stats = await store.call(sys_contract.STATS.name)
+            assert stats["store"]["load"]["source"] == "backup"
 
 
 async def test_stale_session_after_retirement_and_rename_alias_over_rpc(tmp_path: Path) -> None:
@@ -91,31 +101,60 @@ async def test_stale_session_after_retirement_and_rename_alias_over_rpc(tmp_path
     }
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call(
-                "session.set", {"session": {"terminalLayoutsByTabId": layout}, "revision": 0}
-            )
-            retired = await store.call("session.retire_pane", {"tabId": "t", "leafId": U2})
-            assert retired == {"revision": 1, "durable": True}
-            reply = await store.call(
-                "session.set", {"session": {"terminalLayoutsByTabId": layout}, "revision": 0}
-            )
-            assert reply["applied"] == "metadata_only"
-            root = (await store.call("session.get"))["session"]["terminalLayoutsByTabId"]["t"][
-                "root"
-            ]
-            assert root == {"type": "leaf", "leafId": U1}
-            await store.call("worktreeMeta.patch", {"worktreeId": "r::/w/old", "patch": {}})
-            renamed = await store.call(
-                "worktree.migrate_identity", {"oldId": "r::/w/old", "newId": "r::/w/new"}
-            )
-            assert renamed["durable"] is True
-            assert await store.call("identity.resolve", {"worktreeId": "r::/w/old"}) == {
-                "status": "alias",
-                "worktreeId": "r::/w/new",
+            write = contract.SessionSetArgs(session={"terminalLayoutsByTabId": layout}, revision=0)
+            written = await store.invoke(contract.SESSION_SET, write)
+            assert written == contract.SessionWritten(applied="full", changed=True, revision=0)
+            with pytest.raises(BadRequest):  # a tab id with ':' makes the pane key ambiguous
+                await store.call(contract.SESSION_RETIRE_PANE.name, {"tabId": "t:x", "leafId": U2})
+            retire = contract.RetirePaneArgs(tab_id="t", leaf_id=U2)
+            retired = await store.invoke(contract.SESSION_RETIRE_PANE, retire)
+            assert retired == contract.PaneRetiredResult(revision=1, durable=True)
+            assert await store.call(
+                contract.SESSION_RETIRE_PANE.name, {"tabId": "t", "leafId": U2}
+            ) == {
+                "revision": 2,
+                "durable": True,
             }
+            reply = await store.invoke(contract.SESSION_SET, write)
+            assert reply.applied == "metadata_only"
+            view = await store.invoke(contract.SESSION_GET, contract.SessionGetArgs())
+            assert (view.host_id, view.revision) == ("local", 2)
+            root = view.session.terminal_layouts_by_tab_id["t"].root
+            assert root is not None and list(iter_terminal_leaf_ids(root)) == [U1]
+            raw_view = await store.call(contract.SESSION_GET.name)
+            assert raw_view["session"]["terminalLayoutsByTabId"]["t"]["root"] == {
+                "type": "leaf",
+                "leafId": U1,
+            }
+            since = await store.invoke(
+                contract.SESSION_RETIRED_SINCE, contract.RetiredSinceArgs(revision=1)
+            )
+            assert (since.host_id, since.revision, since.truncated) == ("local", 2, False)
+            assert [(p.tab_id, p.leaf_id, p.pane_key, p.revision) for p in since.panes] == [
+                ("t", U2, f"t:{U2}", 2)
+            ]
+            assert since.panes[0].retired_at_ms > 0
+            await store.invoke(
+                contract.WORKTREE_META_PATCH,
+                contract.MetaPatchArgs(worktree_id="r::/w/old", patch={}),
+            )
+            renamed = await store.invoke(
+                contract.WORKTREE_MIGRATE_IDENTITY,
+                contract.MigrateIdentityArgs(old_id="r::/w/old", new_id="r::/w/new"),
+            )
+            assert renamed == contract.IdentityMigrated(
+                old_id="r::/w/old", new_id="r::/w/new", durable=True
+            )
+            resolved = await store.invoke(
+                contract.IDENTITY_RESOLVE, contract.WorktreeIdArgs(worktree_id="r::/w/old")
+            )
+            assert resolved == contract.IdentityResolved(status="alias", worktree_id="r::/w/new")
+            assert await store.call(
+                contract.IDENTITY_RESOLVE.name, {"worktreeId": "r::/w/gone"}
+            ) == {"status": "unknown", "worktreeId": None}
         # Both were flushed before their replies: the file has them without a stop flush.
         on_disk = json.loads(state_file(tmp_path).read_bytes())
-        assert on_disk["topologyRevisionByHostId"] == {"local": 1}
+        assert on_disk["topologyRevisionByHostId"] == {"local": 2}
         assert on_disk["worktreeMeta"]["r::/w/new"]["priorWorktreeIds"] == ["r::/w/old"]
 
 
@@ -153,20 +192,23 @@ def tiny_data_dir(tmp_path: Path) -> Iterator[Path]:
 
 async def test_disk_full_keeps_the_old_file_and_reports(tiny_data_dir: Path) -> None:
     """ENOSPC on save: last good file intact, error in sys.stats and as an event."""
+    no_session = contract.SessionFlushArgs()
     with trio.fail_after(60):
         async with running_store(tiny_data_dir) as store:
-            await store.call("repo.add", {"path": "/src/a"})
-            assert (await store.call("session.flush"))["flushed"] is True
+            await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/src/a"))
+            assert (await store.invoke(contract.SESSION_FLUSH, no_session)).flushed is True
             good = state_file(tiny_data_dir).read_bytes()
-            await store.call("settings.patch", {"patch": {"huge": "x" * 300_000}})
-            assert (await store.call("session.flush"))["flushed"] is False
+            huge = contract.PatchArgs(patch={"huge": "x" * 300_000})
+            await store.invoke(contract.SETTINGS_PATCH, huge)
+            assert (await store.invoke(contract.SESSION_FLUSH, no_session)).flushed is False
             assert state_file(tiny_data_dir).read_bytes() == good
-            save = (await store.call("sys.stats"))["store"]["save"]
+            save = (await store.call(sys_contract.STATS.name))["store"]["save"]
             assert save["lastError"]["errno"] == "ENOSPC"
             assert b"keeping the last good file" in store.log.text
             # Space comes back (the setting shrinks): the retry lands.
-            await store.call("settings.patch", {"patch": {"huge": "small"}})
-            assert (await store.call("session.flush"))["flushed"] is True
+            small = contract.PatchArgs(patch={"huge": "small"})
+            await store.invoke(contract.SETTINGS_PATCH, small)
+            assert (await store.invoke(contract.SESSION_FLUSH, no_session)).flushed is True
             assert json.loads(state_file(tiny_data_dir).read_bytes())["settings"]["huge"] == "small"
 
 
@@ -175,34 +217,36 @@ async def test_a_mirror_follows_the_store_by_events_after_one_snapshot(tmp_path:
     from orca.actor import Mirror
     from orca.wire.envelope import Event
 
-    def load(snap: dict[str, Any]) -> frozenset[str]:
-        return frozenset(r["path"] for r in snap["state"]["repos"])
+    def load(snap: contract.StateSnapshot) -> frozenset[str]:
+        return frozenset(r["path"] for r in snap.state["repos"])
 
-    def apply(paths: frozenset[str], event: Event) -> frozenset[str]:
-        if event.type == "repo.added":
-            return paths | {event.data["repo"]["path"]}
+    def apply(paths: frozenset[str], event: Event, typed: Any) -> frozenset[str]:
+        if isinstance(typed, contract.RepoAdded):
+            return paths | {typed.repo.path}
         return paths
 
     pub = resolve_paths({"ORCA_HOME": str(tmp_path)}).ipc_endpoint("store", "pub")
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call("repo.add", {"path": "/before"})
+            await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/before"))
             mirror = Mirror(
                 client=store.client.rpc,
                 pub_endpoint=pub,
-                snapshot_op="state.snapshot",
+                snapshot=contract.STATE_SNAPSHOT,
+                events=[contract.REPO_ADDED],
                 load=load,
                 apply=apply,
+                consumer="test<-store",
             )
             async with trio.open_nursery() as nursery:
                 await nursery.start(mirror.run)
                 # Once /warm shows up (by event, or by a resync that a received event
                 # or heartbeat caused) the subscription is live: nothing more is lost.
-                await store.call("repo.add", {"path": "/warm"})
+                await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/warm"))
                 await mirror.wait_until(lambda m: m.state is not None and "/warm" in m.state)
                 applied, snapshots = mirror.applied, mirror.snapshots
                 for i in range(5):
-                    await store.call("repo.add", {"path": f"/after{i}"})
+                    await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path=f"/after{i}"))
                 await mirror.wait_until(lambda m: m.state is not None and len(m.state) == 7)
                 nursery.cancel_scope.cancel()
             mirror.close()
@@ -226,6 +270,13 @@ async def test_worktree_meta_gc_drops_only_dead_idle_local_entries(tmp_path: Pat
     primary.write_text(json.dumps(doc))
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call("worktreeMeta.gc")
-            metas = (await store.call("worktreeMeta.get"))["worktreeMeta"]
-            assert sorted(metas) == sorted([f"r::{alive}", f"r::{tmp_path / 'vanished-recently'}"])
+            kept = sorted([f"r::{alive}", f"r::{tmp_path / 'vanished-recently'}"])
+            gc = await store.invoke(contract.WORKTREE_META_GC)
+            # The start-up pass runs in the background: it or this one removed the entry.
+            assert gc.removed in ([], [f"r::{tmp_path / 'vanished'}"])
+            metas = (await store.invoke(contract.WORKTREE_META_LIST)).worktree_meta
+            assert sorted(metas) == kept
+            one = await store.invoke(
+                contract.WORKTREE_META_GET, contract.WorktreeIdArgs(worktree_id=f"r::{alive}")
+            )
+            assert one == metas[f"r::{alive}"] and one.last_activity_at == 1

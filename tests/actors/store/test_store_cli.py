@@ -9,6 +9,8 @@ from pathlib import Path
 import trio
 from store_harness import running_store, store_env
 
+from orca.contracts import store as contract
+
 
 async def orca(home: Path, *argv: str) -> tuple[int, str, str]:
     env = {**store_env(home), "COLUMNS": "250"}  # rich would shorten ids to fit 80 columns
@@ -54,7 +56,7 @@ async def test_state_export_prints_pretty_json_of_the_whole_state(tmp_path: Path
     """The export is the persisted state, indented, unknown settings included."""
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call("settings.patch", {"patch": {"theme": "dark"}})
+            await store.invoke(contract.SETTINGS_PATCH, contract.PatchArgs(patch={"theme": "dark"}))
             code, out, _ = await orca(tmp_path, "state", "export")
             assert code == 0 and out.startswith("{\n  ")
             exported = json.loads(out)
@@ -77,7 +79,7 @@ async def test_state_status_warns_after_a_recovery_from_backup(tmp_path: Path) -
 
     with trio.fail_after(60):
         async with running_store(tmp_path) as store:
-            await store.call("repo.add", {"path": "/src/a"})
+            await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/src/a"))
             await store.stop()
         code, out, _ = await orca(tmp_path, "state", "status")
         assert code == 3  # not running

@@ -10,6 +10,8 @@ from pathlib import Path
 import trio
 from store_harness import StoreClient, store_zygote, wait_dead
 
+from orca.contracts import store as contract
+from orca.contracts import sys as sys_contract
 from orca.model.codec import from_builtins
 from orca.model.state import PersistedState
 
@@ -18,6 +20,7 @@ CRASH_CYCLES = 200
 # acknowledged mutations and flushes, short enough that 200 cycles fit in a minute.
 KILL_WINDOW_S = 0.06
 FLUSH_EVERY = 2  # a session.flush after every second mutation: many kills land mid-save
+FLUSH = contract.SessionFlushArgs()
 
 
 async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path: Path) -> None:
@@ -37,16 +40,16 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                         client = StoreClient(tmp_path, nursery)
                         clients.append(client)
                         await client.start()
-                        stats = await client.call("sys.stats")
+                        stats = await client.call(sys_contract.STATS.name)
                         source = stats["store"]["load"]["source"]
                         # Nothing is on disk until a first save lands: while no flush has been
                         # acknowledged yet, a kill may have come first and "missing" is right.
                         expected = {"primary"} if flushed else {"missing", "primary"}
                         assert source in expected, (seed, cycle, stats)
                         swept += stats["store"]["load"]["sweptTempFiles"]
-                        snapshot = await client.call("state.snapshot")
-                        from_builtins(PersistedState, snapshot["state"])  # a valid state
-                        stored = snapshot["state"]["settings"]
+                        snapshot = await client.invoke(contract.STATE_SNAPSHOT)
+                        from_builtins(PersistedState, snapshot.state)  # a valid state
+                        stored = snapshot.state["settings"]
                         for c, n in flushed.items():
                             assert stored.get(f"c{c}", 0) >= n, (seed, c, n, stored.get(f"c{c}"))
                         for c, n in sent.items():
@@ -57,10 +60,11 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                             while True:
                                 n += 1
                                 sent[cycle] = n
-                                await client.call("settings.patch", {"patch": {f"c{cycle}": n}})
+                                patch = contract.PatchArgs(patch={f"c{cycle}": n})
+                                await client.invoke(contract.SETTINGS_PATCH, patch)
                                 if n % FLUSH_EVERY == 0:
-                                    reply = await client.call("session.flush")
-                                    assert reply["flushed"] is True
+                                    reply = await client.invoke(contract.SESSION_FLUSH, FLUSH)
+                                    assert reply.flushed is True
                                     flushed[cycle] = n
 
                         nursery.start_soon(stream)
@@ -75,7 +79,8 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                     client = StoreClient(tmp_path, nursery)
                     clients.append(client)
                     await client.start()
-                    await client.call("settings.patch", {"patch": {"last": 1}})
+                    last = contract.PatchArgs(patch={"last": 1})
+                    await client.invoke(contract.SETTINGS_PATCH, last)
                     os.kill(pid, signal.SIGTERM)
                     await wait_dead(pid)
                     nursery.cancel_scope.cancel()
@@ -85,7 +90,8 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                     client = StoreClient(tmp_path, nursery)
                     clients.append(client)
                     await client.start()
-                    assert (await client.call("settings.get"))["last"] == 1
+                    # an unknown setting: a top-level key of the raw record
+                    assert (await client.call(contract.SETTINGS_GET.name))["last"] == 1
                     os.kill(pid, signal.SIGKILL)
                     await wait_dead(pid)
                     nursery.cancel_scope.cancel()

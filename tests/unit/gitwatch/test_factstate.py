@@ -15,7 +15,7 @@ from actors.gitwatch.factstate import (
     apply_move,
     apply_unavailable,
 )
-from actors.gitwatch.gitfacts import DirtyCounts, WorktreeFacts
+from actors.gitwatch.records import DirtyCounts, WorktreeFacts
 
 MAIN = WorktreeFacts(
     path="/r", head="a" * 40, branch="refs/heads/main", is_main=True, admin_dir="/r/.git"

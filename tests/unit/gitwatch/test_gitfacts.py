@@ -12,7 +12,6 @@ import pytest
 from actors.gitwatch.clifacts import count_porcelain_status
 from actors.gitwatch.errors import RepoUnavailable
 from actors.gitwatch.gitfacts import (
-    DirtyCounts,
     common_dir,
     folder_facts,
     read_dirty_counts,
@@ -20,6 +19,7 @@ from actors.gitwatch.gitfacts import (
     scan_worktrees_async,
 )
 from actors.gitwatch.porcelain import parse_worktree_list_z
+from actors.gitwatch.records import DirtyCounts
 
 GitRunner = Callable[..., str]
 

@@ -9,11 +9,11 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.gitwatch.inotify import (
+from actors.gitwatch.inotify import Inotify
+from actors.gitwatch.inotifyabi import (
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_IGNORED,
-    Inotify,
     InotifyEvent,
     encode_event,
     parse_events,

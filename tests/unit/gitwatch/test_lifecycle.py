@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import trio
 
@@ -24,11 +25,13 @@ from actors.gitwatch.lifecycle import (
     remove_worktree,
     rename_worktree,
 )
-from actors.gitwatch.service import GitwatchService
 from actors.gitwatch.storeview import StoreView
+from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import DEBOUNCE_S, GitWatcher
+from orca.contracts import gitwatch as gw
 from orca.model.state import GlobalSettings
 from orca.model.types_repo import Repo
+from orca.model.worktree import WorktreeMeta
 from orca.wire.errors import Unavailable
 
 
@@ -46,7 +49,7 @@ class RecordingStore:
     async def lookup_repo(self, repo_id: str) -> Repo | None:
         return self.current.repos.get(repo_id)
 
-    async def replace_meta(self, worktree_id: str, meta: dict[str, Any]) -> None:
+    async def replace_meta(self, worktree_id: str, meta: WorktreeMeta) -> None:
         self.calls.append(("replace_meta", worktree_id, meta))
 
     async def forget_meta(self, worktree_id: str) -> None:
@@ -60,14 +63,14 @@ class RecordingStore:
 
 @dataclass
 class World:
-    service: GitwatchService
+    tracker: RepoTracker
     store: RecordingStore
-    events: list[tuple[str, dict[str, Any]]]
+    events: list[msgspec.Struct]  # what the tracker emitted and the progress, in order
     root: Path
     repo: Path
 
-    def progress(self, stage: str, text: str) -> None:
-        self.events.append(("progress", {"stage": stage, "text": text}))
+    def progress(self, stage: gw.Stage, text: str) -> None:
+        self.events.append(gw.CreateProgress(request_id=None, repo_id="r1", stage=stage, text=text))
 
 
 @pytest.fixture
@@ -78,20 +81,20 @@ async def world(repo: Path, tmp_path: Path) -> AsyncIterator[World]:
         repos={"r1": Repo(id="r1", path=str(repo), display_name="repo")},
         settings=GlobalSettings(workspace_dir=str(root), nest_workspaces=True),
     )
-    events: list[tuple[str, dict[str, Any]]] = []
+    events: list[msgspec.Struct] = []
     with Inotify() as inotify:
         watcher = GitWatcher(inotify)
-        service = GitwatchService(watcher, lambda kind, data: events.append((kind, data)))
+        tracker = RepoTracker(watcher, events.append)
         async with trio.open_nursery() as nursery:
-            await nursery.start(watcher.run, service.apply_batch)
-            await service.track_repo("r1", str(repo))
-            yield World(service, RecordingStore(view), events, root, repo)
+            await nursery.start(watcher.run, tracker.apply_batch)
+            await tracker.track_repo("r1", str(repo))
+            yield World(tracker, RecordingStore(view), events, root, repo)
             nursery.cancel_scope.cancel()
 
 
-async def _create(world: World, name: str, **kw: Any) -> dict[str, Any]:
+async def _create(world: World, name: str, **kw: Any) -> gw.Created:
     request = CreateRequest(repo_id="r1", name=name, **kw)
-    return await create_worktree(world.service, world.store, request, world.progress)
+    return await create_worktree(world.tracker, world.store, request, world.progress)
 
 
 async def test_create_puts_worktree_under_root_and_records_evidence(world: World) -> None:
@@ -99,12 +102,12 @@ async def test_create_puts_worktree_under_root_and_records_evidence(world: World
     with trio.fail_after(20):
         result = await _create(world, "feature one")
         path = world.root / "repo" / "feature-one"
-        assert result["path"] == str(path) and result["branch"] == "refs/heads/feature-one"
+        assert result.path == str(path) and result.branch == "refs/heads/feature-one"
         assert (path / "README").exists()
-        assert str(path) in world.service.repos["r1"].rows
+        assert str(path) in world.tracker.repos["r1"].rows
         [(op, worktree_id, patch)] = world.store.calls
         assert (op, worktree_id) == ("replace_meta", f"r1::{path}")
-        assert patch["orcaCreatedAt"] > 0 and patch["orcaCreationWorkspaceLayout"] == "nested"
+        assert patch.orca_created_at > 0 and patch.orca_creation_workspace_layout == "nested"
 
 
 @pytest.mark.parametrize("name", ["../../x", "/etc/evil", "a\x00b\nc\x1b[2J", "..\\..\\y"])
@@ -114,7 +117,7 @@ async def test_traversal_and_control_names_are_sanitized_inside_root(
     """Names with ../, absolute paths or control characters become one safe leaf in the root."""
     with trio.fail_after(20):
         result = await _create(world, name)
-        path = Path(result["path"])
+        path = Path(result.path)
         assert path.parent == world.root / "repo"
         assert all(ch.isprintable() and ch not in "/\\" for ch in path.name)
         assert ".." not in path.name
@@ -174,9 +177,11 @@ async def test_setup_script_output_is_streamed_as_progress(world: World) -> None
     _commit_setup(world.repo, "name: x\nsetup: |\n  echo one\n  echo two >&2\n  pwd\nother: 1\n")
     with trio.fail_after(20):
         result = await _create(world, "with-setup")
-    lines = [d["text"] for kind, d in world.events if kind == "progress" and d["stage"] == "setup"]
-    assert lines == ["one", "two", result["path"]]
-    assert result["setup"] == {"ran": True, "exitCode": 0}
+    lines = [
+        e.text for e in world.events if isinstance(e, gw.CreateProgress) and e.stage == "setup"
+    ]
+    assert lines == ["one", "two", result.path]
+    assert result.setup == gw.SetupOutcome(ran=True, exit_code=0)
 
 
 async def test_setup_can_be_skipped_and_failure_is_reported(world: World) -> None:
@@ -185,24 +190,22 @@ async def test_setup_can_be_skipped_and_failure_is_reported(world: World) -> Non
     with trio.fail_after(20):
         skipped = await _create(world, "skip", run_setup=False)
         failed = await _create(world, "fail")
-    assert skipped["setup"] == {"ran": False, "exitCode": None}
-    assert failed["setup"] == {"ran": True, "exitCode": 3}
+    assert skipped.setup == gw.SetupOutcome(ran=False, exit_code=None)
+    assert failed.setup == gw.SetupOutcome(ran=True, exit_code=3)
 
 
 async def test_dirty_worktree_removal_is_refused_unless_forced(world: World) -> None:
     """Removing a worktree with changes raises WorktreeDirty; force removes it; branch stays."""
     with trio.fail_after(20):
         created = await _create(world, "dirty")
-        path = Path(created["path"])
+        path = Path(created.path)
         (path / "README").write_text("unsaved work\n")
         with pytest.raises(errors.WorktreeDirty):
-            await remove_worktree(world.service, world.store, created["worktreeId"])
+            await remove_worktree(world.tracker, world.store, created.worktree_id)
         assert _exists(path)
-        result = await remove_worktree(
-            world.service, world.store, created["worktreeId"], force=True
-        )
-        assert result["removed"] and not _exists(path)
-        assert world.store.calls[-1] == ("forget_meta", created["worktreeId"], None)
+        result = await remove_worktree(world.tracker, world.store, created.worktree_id, force=True)
+        assert result.removed and not _exists(path)
+        assert world.store.calls[-1] == ("forget_meta", created.worktree_id, None)
         branches = _git_out(world.repo, "branch", "--list", "dirty")
         assert "dirty" in branches
 
@@ -211,11 +214,11 @@ async def test_locked_worktree_removal_is_refused(world: World) -> None:
     """A locked worktree is not removed without force."""
     with trio.fail_after(20):
         created = await _create(world, "locked")
-        _git_out(world.repo, "worktree", "lock", created["path"])
+        _git_out(world.repo, "worktree", "lock", created.path)
         with pytest.raises(errors.WorktreeLocked):
-            await remove_worktree(world.service, world.store, created["worktreeId"])
-        await remove_worktree(world.service, world.store, created["worktreeId"], force=True)
-        assert not _exists(created["path"])
+            await remove_worktree(world.tracker, world.store, created.worktree_id)
+        await remove_worktree(world.tracker, world.store, created.worktree_id, force=True)
+        assert not _exists(created.path)
 
 
 async def test_branch_is_deleted_only_when_asked(world: World) -> None:
@@ -223,9 +226,9 @@ async def test_branch_is_deleted_only_when_asked(world: World) -> None:
     with trio.fail_after(20):
         created = await _create(world, "gone")
         result = await remove_worktree(
-            world.service, world.store, created["worktreeId"], delete_branch=True
+            world.tracker, world.store, created.worktree_id, delete_branch=True
         )
-    assert result["branchDeleted"] is True
+    assert result.branch_deleted is True
     out = _git_out(world.repo, "branch")
     assert "gone" not in out
 
@@ -233,28 +236,28 @@ async def test_branch_is_deleted_only_when_asked(world: World) -> None:
 async def test_main_worktree_cannot_be_removed(world: World) -> None:
     """The main worktree is never removed through gitwatch."""
     with trio.fail_after(10), pytest.raises(errors.CallerError):
-        await remove_worktree(world.service, world.store, f"r1::{world.repo}", force=True)
+        await remove_worktree(world.tracker, world.store, f"r1::{world.repo}", force=True)
 
 
 async def test_rename_moves_then_migrates_then_announces(world: World) -> None:
     """Rename = git worktree move, then store identity migration, then worktree.renamed (§4.3)."""
     with trio.fail_after(20):
         created = await _create(world, "old")
-        old_path = Path(created["path"])
+        old_path = Path(created.path)
         world.events.clear()
         world.store.calls.clear()
         result = await rename_worktree(
-            world.service, world.store, world.service.publish, created["worktreeId"], "new name"
+            world.tracker, world.store, world.tracker.emit, created.worktree_id, "new name"
         )
         new_path = old_path.parent / "new-name"
-        assert result["newWorktreeId"] == f"r1::{new_path}"
-        assert world.store.calls == [("migrate_identity", created["worktreeId"], f"r1::{new_path}")]
+        assert result.new_worktree_id == f"r1::{new_path}"
+        assert world.store.calls == [("migrate_identity", created.worktree_id, f"r1::{new_path}")]
         assert _exists(new_path) and not _exists(old_path)
         await trio.sleep(DEBOUNCE_S * 3)  # let the watcher see the move
-        kinds = [kind for kind, _ in world.events]
-        assert kinds[0] == "worktree.renamed"
-        assert "worktree.removed" not in kinds and "worktree.added" not in kinds
-        assert str(new_path) in world.service.repos["r1"].rows
+        kinds = [type(e) for e in world.events]
+        assert kinds[0] is gw.WorktreeRenamed
+        assert gw.WorktreeRemoved not in kinds and gw.WorktreeAdded not in kinds
+        assert str(new_path) in world.tracker.repos["r1"].rows
 
 
 async def test_rename_reports_a_failed_migration_after_the_move(world: World) -> None:
@@ -264,10 +267,10 @@ async def test_rename_reports_a_failed_migration_after_the_move(world: World) ->
         world.store.fail_migrate = True
         with pytest.raises(errors.PeerUnavailable):
             await rename_worktree(
-                world.service, world.store, world.service.publish, created["worktreeId"], "moved"
+                world.tracker, world.store, world.tracker.emit, created.worktree_id, "moved"
             )
-        renamed = [d for kind, d in world.events if kind == "worktree.renamed"]
-        assert renamed and renamed[0]["identityMigrated"] is False
+        renamed = [e for e in world.events if isinstance(e, gw.WorktreeRenamed)]
+        assert renamed and renamed[0].identity_migrated is False
 
 
 async def test_rename_refuses_an_existing_destination(world: World) -> None:
@@ -277,7 +280,7 @@ async def test_rename_refuses_an_existing_destination(world: World) -> None:
         await _create(world, "b")
         with pytest.raises(errors.DestinationExists):
             await rename_worktree(
-                world.service, world.store, world.service.publish, created["worktreeId"], "b"
+                world.tracker, world.store, world.tracker.emit, created.worktree_id, "b"
             )
 
 
@@ -286,15 +289,15 @@ async def test_existing_branch_not_checked_out_is_reused(world: World) -> None:
     _git_out(world.repo, "branch", "parked")
     with trio.fail_after(20):
         result = await _create(world, "parked")
-    assert result["branch"] == "refs/heads/parked"
+    assert result.branch == "refs/heads/parked"
     [(_, _, meta)] = world.store.calls
-    assert "baseRef" not in meta  # no new branch, so no base
+    assert meta.base_ref is None  # no new branch, so no base
 
 
-async def test_create_tracks_a_repo_the_service_has_not_seen_yet(
+async def test_create_tracks_a_repo_the_tracker_has_not_seen_yet(
     world: World, tmp_path: Path, git: Any
 ) -> None:
-    """A repo the store knows but the service does not track yet is tracked on demand."""
+    """A repo the store knows but the tracker does not track yet is tracked on demand."""
     other = tmp_path / "other"
     other.mkdir()
     git(other, "init", "-q", "-b", "main")
@@ -303,10 +306,10 @@ async def test_create_tracks_a_repo_the_service_has_not_seen_yet(
     world.store.current = StoreView(repos=repos, settings=world.store.current.settings)
     with trio.fail_after(20):
         result = await create_worktree(
-            world.service, world.store, CreateRequest(repo_id="r2", name="x"), world.progress
+            world.tracker, world.store, CreateRequest(repo_id="r2", name="x"), world.progress
         )
-    assert result["path"] == str(world.root / "other" / "x")
-    assert result["path"] in world.service.repos["r2"].rows
+    assert result.path == str(world.root / "other" / "x")
+    assert result.path in world.tracker.repos["r2"].rows
 
 
 async def test_unknown_base_is_the_callers_error(world: World) -> None:
@@ -322,5 +325,5 @@ async def test_unsupported_setup_is_reported_and_worktree_kept(world: World) -> 
     _commit_setup(world.repo, "setup:\n  - npm ci\n")
     with trio.fail_after(20):
         result = await _create(world, "listy")
-    assert result["setup"]["ran"] is False and "setup must be" in result["setup"]["error"]
-    assert _exists(result["path"])
+    assert result.setup.ran is False and "setup must be" in (result.setup.error or "")
+    assert _exists(result.path)

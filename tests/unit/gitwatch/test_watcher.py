@@ -6,23 +6,25 @@ import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import pytest
 import trio
 
 from actors.gitwatch.inotify import Inotify
-from actors.gitwatch.service import GitwatchService
+from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
+from orca.contracts import gitwatch as gw
 
-Event = tuple[str, dict[str, Any]]
+# What the tracker emits: the contract's event Structs, in order.
+Event = msgspec.Struct
 # "Within about a second" (issue 5): debounce + one status, with slack for a loaded CI box.
 PUBLISH_DEADLINE_S = 3.0
 
 
 @dataclass
 class Watched:
-    service: GitwatchService
+    tracker: RepoTracker
     events: trio.MemoryReceiveChannel[Event]
 
     async def next_matching(self, predicate: Callable[[Event], bool]) -> Event:
@@ -42,18 +44,38 @@ async def watched(repo: Path) -> AsyncIterator[Watched]:
     send, receive = trio.open_memory_channel[Event](1000)
     with Inotify() as inotify:
         watcher = GitWatcher(inotify)
-        service = GitwatchService(watcher, lambda kind, data: send.send_nowait((kind, data)))
+        tracker = RepoTracker(watcher, send.send_nowait)
         async with trio.open_nursery() as nursery:
-            await nursery.start(watcher.run, service.apply_batch)
-            await service.track_repo("r1", str(repo))
-            yield Watched(service, receive)
+            await nursery.start(watcher.run, tracker.apply_batch)
+            await tracker.track_repo("r1", str(repo))
+            yield Watched(tracker, receive)
             nursery.cancel_scope.cancel()
 
 
-def _is(kind: str, path: Path) -> Callable[[Event], bool]:
+def _is(kind: type[Event], path: Path) -> Callable[[Event], bool]:
     def match(event: Event) -> bool:
-        data = event[1]
-        return event[0] == kind and (data.get("git") or data).get("path") == str(path)
+        git = getattr(event, "git", None)
+        at = git.path if git is not None else getattr(event, "path", None)
+        return isinstance(event, kind) and at == str(path)
+
+    return match
+
+
+def _status(event: Event) -> gw.GitStatus:
+    """The dirty counts of a worktree.changed that carries them."""
+    assert isinstance(event, gw.WorktreeChanged) and event.git_status is not None
+    return event.git_status
+
+
+def _counts(kind: str, value: int, path: Path) -> Callable[[Event], bool]:
+    """A worktree.changed of ``path`` whose ``kind`` count is ``value``."""
+
+    def match(event: Event) -> bool:
+        return (
+            _is(gw.WorktreeChanged, path)(event)
+            and getattr(event, "git_status", None) is not None
+            and getattr(_status(event), kind) == value
+        )
 
     return match
 
@@ -65,12 +87,13 @@ async def test_external_worktree_add_and_remove_are_published(
     with trio.fail_after(15):
         wt = tmp_path / "external"
         await _git(repo, "worktree", "add", "-q", str(wt), "-b", "ext")
-        _, data = await watched.next_matching(_is("worktree.added", wt))
-        assert data["worktreeId"] == f"r1::{wt}"
-        assert data["git"]["branch"] == "refs/heads/ext"
+        added = await watched.next_matching(_is(gw.WorktreeAdded, wt))
+        assert isinstance(added, gw.WorktreeAdded)
+        assert added.worktree_id == f"r1::{wt}"
+        assert added.git.branch == "refs/heads/ext"
         await _git(repo, "worktree", "remove", str(wt))
-        await watched.next_matching(_is("worktree.removed", wt))
-        assert str(wt) not in watched.service.repos["r1"].rows
+        await watched.next_matching(_is(gw.WorktreeRemoved, wt))
+        assert str(wt) not in watched.tracker.repos["r1"].rows
 
 
 async def test_commit_in_linked_worktree_changes_its_head(
@@ -80,29 +103,31 @@ async def test_commit_in_linked_worktree_changes_its_head(
     with trio.fail_after(15):
         wt = tmp_path / "w"
         await _git(repo, "worktree", "add", "-q", str(wt), "-b", "w")
-        _, added = await watched.next_matching(_is("worktree.added", wt))
+        added = await watched.next_matching(_is(gw.WorktreeAdded, wt))
+        assert isinstance(added, gw.WorktreeAdded)
         await _git(wt, "commit", "-q", "--allow-empty", "-m", "next")
-        _, changed = await watched.next_matching(
-            lambda e: _is("worktree.changed", wt)(e) and e[1]["git"]["head"] != added["git"]["head"]
-        )
-        assert changed["git"]["branch"] == "refs/heads/w"
+
+        def moved(event: Event) -> bool:
+            return (
+                isinstance(event, gw.WorktreeChanged)
+                and _is(gw.WorktreeChanged, wt)(event)
+                and (event.git.head != added.git.head)
+            )
+
+        changed = await watched.next_matching(moved)
+        assert isinstance(changed, gw.WorktreeChanged)
+        assert changed.git.branch == "refs/heads/w"
 
 
 async def test_file_edit_changes_dirty_count(watched: Watched, repo: Path) -> None:
     """Editing a tracked file (no git command at all) publishes the new dirty count."""
     with trio.fail_after(15):
         (repo / "README").write_text("edited\n")
-        _, data = await watched.next_matching(
-            lambda e: (
-                _is("worktree.changed", repo)(e) and (e[1]["gitStatus"] or {}).get("unstaged") == 1
-            )
-        )
-        assert data["gitStatus"]["total"] == 1
+        edited = await watched.next_matching(_counts("unstaged", 1, repo))
+        assert _status(edited).total == 1
         (repo / "sub").mkdir()
         (repo / "sub" / "new.txt").write_text("x")
-        await watched.next_matching(
-            lambda e: _is("worktree.changed", repo)(e) and e[1]["gitStatus"]["untracked"] == 1
-        )
+        await watched.next_matching(_counts("untracked", 1, repo))
 
 
 async def test_file_created_in_a_new_subdirectory_is_seen(watched: Watched, repo: Path) -> None:
@@ -112,44 +137,35 @@ async def test_file_created_in_a_new_subdirectory_is_seen(watched: Watched, repo
         (repo / "pkg" / "a.txt").write_text("a")
         await _git(repo, "add", "pkg/a.txt")
         await _git(repo, "commit", "-q", "-m", "pkg")
-        await watched.next_matching(
-            lambda e: (
-                _is("worktree.changed", repo)(e) and (e[1]["gitStatus"] or {}).get("total") == 0
-            )
-        )
+        await watched.next_matching(_counts("total", 0, repo))
         (repo / "pkg" / "a.txt").write_text("b")
-        await watched.next_matching(
-            lambda e: _is("worktree.changed", repo)(e) and e[1]["gitStatus"]["unstaged"] == 1
-        )
+        await watched.next_matching(_counts("unstaged", 1, repo))
 
 
 async def test_vanished_repository_is_reported_not_crashing(watched: Watched, repo: Path) -> None:
-    """Deleting the repo's directory publishes repo.unavailable; the service keeps running."""
+    """Deleting the repo's directory publishes repo.unavailable; the tracker keeps running."""
     with trio.fail_after(15):
         shutil.rmtree(repo)
-        _, data = await watched.next_matching(lambda e: e[0] == "repo.unavailable")
-        assert data["repoId"] == "r1" and data["path"] == str(repo)
-        assert watched.service.repos["r1"].rows == {}
-        await watched.service.rescan_repo("r1")  # still alive, still unavailable, no new event
-        assert watched.service.repos["r1"].unavailable
+        gone = await watched.next_matching(lambda e: isinstance(e, gw.RepoUnavailable))
+        assert isinstance(gone, gw.RepoUnavailable)
+        assert (gone.repo_id, gone.path) == ("r1", str(repo))
+        assert watched.tracker.repos["r1"].rows == {}
+        await watched.tracker.rescan_repo("r1")  # still alive, still unavailable, no new event
+        assert watched.tracker.repos["r1"].unavailable
 
 
 async def test_ignored_files_do_not_publish(watched: Watched, repo: Path) -> None:
     """Writes under an ignored directory cause no event (no watch there at all)."""
     with trio.fail_after(15):
         (repo / ".gitignore").write_text("build/\n")
-        await watched.next_matching(
-            lambda e: (
-                _is("worktree.changed", repo)(e) and (e[1]["gitStatus"] or {}).get("untracked") == 1
-            )
-        )
-        count = watched.service.watcher.watch_count
+        await watched.next_matching(_counts("untracked", 1, repo))
+        count = watched.tracker.watcher.watch_count
         (repo / "build").mkdir()
         (repo / "build" / "out.o").write_text("x")
         await trio.sleep(0.6)  # longer than the debounce: nothing may arrive
         with pytest.raises(trio.WouldBlock):
             watched.events.receive_nowait()
-        assert watched.service.watcher.watch_count == count
+        assert watched.tracker.watcher.watch_count == count
 
 
 async def test_folder_repo_is_listed_and_its_disappearance_reported(tmp_path: Path) -> None:
@@ -159,19 +175,18 @@ async def test_folder_repo_is_listed_and_its_disappearance_reported(tmp_path: Pa
     send, receive = trio.open_memory_channel[Event](100)
     with trio.fail_after(15), Inotify() as inotify:
         watcher = GitWatcher(inotify)
-        service = GitwatchService(watcher, lambda kind, data: send.send_nowait((kind, data)))
+        tracker = RepoTracker(watcher, send.send_nowait)
         async with trio.open_nursery() as nursery:
-            await nursery.start(watcher.run, service.apply_batch)
-            await service.track_repo("f1", str(folder), "folder")
-            kind, data = receive.receive_nowait()
-            assert (kind, data["git"]["path"], data["git"]["head"]) == (
-                "worktree.added", str(folder), "",
-            )  # fmt: skip
+            await nursery.start(watcher.run, tracker.apply_batch)
+            await tracker.track_repo("f1", str(folder), "folder")
+            added = receive.receive_nowait()
+            assert isinstance(added, gw.WorktreeAdded)
+            assert (added.git.path, added.git.head) == (str(folder), "")
             assert watcher.watch_count == 1  # the folder itself, not its files
             shutil.rmtree(folder)
-            watched = Watched(service, receive)
-            _, gone = await watched.next_matching(lambda e: e[0] == "repo.unavailable")
-            assert gone["repoId"] == "f1"
+            watched = Watched(tracker, receive)
+            gone = await watched.next_matching(lambda e: isinstance(e, gw.RepoUnavailable))
+            assert isinstance(gone, gw.RepoUnavailable) and gone.repo_id == "f1"
             nursery.cancel_scope.cancel()
 
 
@@ -187,19 +202,14 @@ async def test_sha256_repository_is_watched_through_the_cli_fallback(
     send, receive = trio.open_memory_channel[Event](100)
     with trio.fail_after(15), Inotify() as inotify:
         watcher = GitWatcher(inotify)
-        service = GitwatchService(watcher, lambda kind, data: send.send_nowait((kind, data)))
+        tracker = RepoTracker(watcher, send.send_nowait)
         async with trio.open_nursery() as nursery:
-            await nursery.start(watcher.run, service.apply_batch)
-            await service.track_repo("s1", str(repo))
-            watched = Watched(service, receive)
-            await watched.next_matching(_is("worktree.added", repo))
+            await nursery.start(watcher.run, tracker.apply_batch)
+            await tracker.track_repo("s1", str(repo))
+            watched = Watched(tracker, receive)
+            await watched.next_matching(_is(gw.WorktreeAdded, repo))
             (repo / "a.txt").write_text("edited")
-            await watched.next_matching(
-                lambda e: (
-                    _is("worktree.changed", repo)(e)
-                    and (e[1]["gitStatus"] or {}).get("unstaged") == 1
-                )
-            )
+            await watched.next_matching(_counts("unstaged", 1, repo))
             nursery.cancel_scope.cancel()
 
 
@@ -212,23 +222,18 @@ async def test_oversized_tree_degrades_to_git_events_only(
     send, receive = trio.open_memory_channel[Event](100)
     with trio.fail_after(15), Inotify() as inotify:
         watcher = GitWatcher(inotify, tree_watch_limit=3)
-        service = GitwatchService(watcher, lambda kind, data: send.send_nowait((kind, data)))
+        tracker = RepoTracker(watcher, send.send_nowait)
         async with trio.open_nursery() as nursery:
-            await nursery.start(watcher.run, service.apply_batch)
-            await service.track_repo("r1", str(repo))
+            await nursery.start(watcher.run, tracker.apply_batch)
+            await tracker.track_repo("r1", str(repo))
             assert watcher.degraded == {("r1", str(repo))}
-            watched = Watched(service, receive)
+            watched = Watched(tracker, receive)
             (repo / "README").write_text("edited\n")  # no watch sees this
             await trio.sleep(0.6)
-            assert all(e[0] != "worktree.changed" or not e[1]["gitStatus"]["total"]
-                       for e in _drain(receive))  # fmt: skip
+            changed = [e for e in _drain(receive) if isinstance(e, gw.WorktreeChanged)]
+            assert all(_status(e).total == 0 for e in changed)
             await trio.to_thread.run_sync(lambda: git(repo, "add", "README"))
-            await watched.next_matching(
-                lambda e: (
-                    _is("worktree.changed", repo)(e)
-                    and (e[1]["gitStatus"] or {}).get("staged") == 1
-                )
-            )
+            await watched.next_matching(_counts("staged", 1, repo))
             nursery.cancel_scope.cancel()
 
 

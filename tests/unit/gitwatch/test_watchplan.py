@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.gitwatch.inotify import (
+from actors.gitwatch.inotifyabi import (
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_DELETE,

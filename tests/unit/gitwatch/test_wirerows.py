@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+
 from actors.gitwatch.factstate import RepoFacts, apply_dirty, apply_listing
-from actors.gitwatch.gitfacts import DirtyCounts, WorktreeFacts
-from actors.gitwatch.wirerows import build_rows, workspace_roots
+from actors.gitwatch.records import DirtyCounts, WorktreeFacts
+from actors.gitwatch.wirerows import build_rows, fact_event_to_wire, workspace_roots
+from orca.contracts import gitwatch as gw
+from orca.model.codec import to_builtins
 from orca.model.state import GlobalSettings
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
@@ -25,6 +31,11 @@ HAND = WorktreeFacts(
 )
 
 
+def _wire(facts: RepoFacts, repo: Repo, meta: dict[str, WorktreeMeta], roots: list[str]) -> Any:
+    """The rows as they go on the wire (what the actor's worktree.list sends)."""
+    return [to_builtins(row) for row in build_rows(facts, repo, meta, roots)]
+
+
 def _facts() -> RepoFacts:
     facts = RepoFacts(repo_id="r1", path="/src/app")
     apply_listing(facts, [MAIN, MADE, HAND])
@@ -36,7 +47,7 @@ def test_rows_merge_meta_and_classify_ownership() -> None:
     """Evidence in meta makes a row orca-managed with its display name; others fall back (§5.2, §5.3)."""
     meta = {"r1::/ws/app/task": WorktreeMeta(display_name="My task", orca_created_at=1)}
     roots = workspace_roots({"r1": REPO}, GlobalSettings(workspace_dir="/ws"))
-    rows = {r["path"]: r for r in build_rows(_facts(), REPO, meta, roots)}
+    rows = {r["path"]: r for r in _wire(_facts(), REPO, meta, roots)}
     assert rows["/ws/app/task"]["displayName"] == "My task"
     assert rows["/ws/app/task"]["ownership"] == "orca-managed"
     assert rows["/ws/app/task"]["gitStatus"] == {
@@ -50,7 +61,7 @@ def test_rows_merge_meta_and_classify_ownership() -> None:
 
 def test_rows_spell_out_defaults() -> None:
     """Every row carries the fields readers need even when they hold defaults."""
-    [row, *_] = build_rows(_facts(), REPO, {}, [])
+    [row, *_] = _wire(_facts(), REPO, {}, [])
     for key in ("visible", "isBare", "locked", "ownership", "head", "branch", "selectedCheckout"):
         assert key in row
 
@@ -66,14 +77,14 @@ def test_folder_repo_rows_include_workspace_instances() -> None:
         "f1::/notes::workspace:abc": WorktreeMeta(display_name="second"),
         "r9::/other": WorktreeMeta(display_name="not mine"),
     }
-    rows = build_rows(facts, folder, meta, [])
+    rows = _wire(facts, folder, meta, [])
     assert [r["id"] for r in rows] == ["f1::/notes", "f1::/notes::workspace:abc"]
     assert rows[1]["path"] == "/notes" and rows[1]["displayName"] == "second"
 
 
 def test_unavailable_repo_has_no_rows() -> None:
     """While a repo is unavailable it contributes no rows (it is reported separately)."""
-    assert build_rows(RepoFacts(repo_id="r1", path="/gone", unavailable="gone"), REPO, {}, []) == []
+    assert _wire(RepoFacts(repo_id="r1", path="/gone", unavailable="gone"), REPO, {}, []) == []
 
 
 def test_rows_list_main_first_then_by_path() -> None:
@@ -81,6 +92,31 @@ def test_rows_list_main_first_then_by_path() -> None:
     facts = RepoFacts(repo_id="r1", path="/src/app")
     apply_listing(facts, [HAND, MADE])
     apply_listing(facts, [MADE, HAND, MAIN])  # main arrives last
-    assert [r["path"] for r in build_rows(facts, REPO, {}, [])] == [
+    assert [r["path"] for r in _wire(facts, REPO, {}, [])] == [
         "/src/app", "/tmp/hand", "/ws/app/task",
     ]  # fmt: skip
+
+
+def test_listing_round_trips_through_the_contract() -> None:
+    """A listing encodes through the codec (no reserved codec key leaks onto the wire) and
+    decodes with the op's own result type."""
+    rows = build_rows(_facts(), REPO, {}, [])
+    wire = to_builtins(gw.WorktreeList(worktrees=rows, unavailable_repos=[]))
+    assert all("__orcaExtra__" not in row for row in wire["worktrees"])
+    decoded = gw.WORKTREE_LIST.decode_result(msgspec.msgpack.encode(wire))
+    assert decoded.worktrees == rows
+    assert decoded.worktrees[2].git_status == gw.GitStatus(
+        staged=0, unstaged=2, untracked=0, conflicted=0, total=2
+    )
+
+
+def test_fact_events_become_the_contract_structs() -> None:
+    """Each fact change is published as its declared event, with the worktree id made."""
+    facts = RepoFacts(repo_id="r1", path="/src/app")
+    [added] = apply_listing(facts, [MADE]).events
+    event = fact_event_to_wire(added)
+    assert isinstance(event, gw.WorktreeAdded) and event.worktree_id == "r1::/ws/app/task"
+    assert event.git.branch == "refs/heads/task" and event.git.is_detached is False
+    [changed] = apply_dirty(facts, "/ws/app/task", DirtyCounts(untracked=1))
+    wire = msgspec.to_builtins(fact_event_to_wire(changed))
+    assert wire["gitStatus"]["untracked"] == 1 and wire["git"]["isSparse"] is None

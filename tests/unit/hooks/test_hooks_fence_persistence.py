@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from actors.hooks.pane_authority import RETIRED_FENCE_CAPACITY, Fence
 from actors.hooks.status_file import decode_status_file, encode_status_file
-from actors.hooks.store_core import AgentStatusStore, StatusEvent
+from actors.hooks.status_table import AgentStatusTable, StatusEvent
 
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
 WT = "repo1::/src/wt-a"
@@ -24,18 +24,18 @@ def _working(pane: str = PANE) -> StatusEvent:
     return StatusEvent(pane_key=pane, state="working", source="hook", worktree_id=WT)
 
 
-def _reload(store: AgentStatusStore, now_ms: int = T0) -> AgentStatusStore:
+def _reload(store: AgentStatusTable, now_ms: int = T0) -> AgentStatusTable:
     """What a restarted hooks actor holds after reading the file ``store`` would write."""
     data = encode_status_file(store.rows(), store.authority.commitments, store.authority.fences())
     loaded = decode_status_file(data, now_ms)
-    fresh = AgentStatusStore()
+    fresh = AgentStatusTable()
     fresh.hydrate(loaded.rows, loaded.commitments, loaded.fences)
     return fresh
 
 
 def test_fence_survives_a_reload_until_a_live_restart() -> None:
     """A pane retired before a restart rejects late status after it; restart lifts it (§9)."""
-    store = AgentStatusStore()
+    store = AgentStatusTable()
     store.apply_normalized_status(_working(), T0)
     store.retire_pane(PANE, "r1", T0 + 10)
     reloaded = _reload(store)
@@ -50,7 +50,7 @@ def test_fence_survives_a_reload_until_a_live_restart() -> None:
 
 def test_fences_keep_their_order_and_capacity_across_a_reload() -> None:
     """The reloaded fences are the newest RETIRED_FENCE_CAPACITY, oldest first, as in memory."""
-    store = AgentStatusStore()
+    store = AgentStatusTable()
     for i in range(RETIRED_FENCE_CAPACITY + 5):
         store.retire_pane(_key(i), f"r{i}", T0 + i)
     reloaded = _reload(store)
@@ -73,25 +73,25 @@ def test_an_oversized_fence_list_on_disk_is_cut_to_capacity() -> None:
 
 def test_a_row_written_before_its_pane_was_fenced_is_not_hydrated() -> None:
     """If a file holds both a row and a fence for one pane, the fence wins."""
-    store = AgentStatusStore()
+    store = AgentStatusTable()
     store.apply_normalized_status(_working(), T0)
     rows = store.rows()
     data = encode_status_file(rows, {}, [Fence(PANE, "r", T0 + 1)])
     loaded = decode_status_file(data, T0 + 2)
-    fresh = AgentStatusStore()
+    fresh = AgentStatusTable()
     fresh.hydrate(loaded.rows, loaded.commitments, loaded.fences)
     assert fresh.rows() == [] and fresh.authority.is_fenced(PANE)
 
 
 def test_a_retirement_always_asks_for_a_save() -> None:
     """Even a pane with no row must be saved: the fence itself is the new fact."""
-    store = AgentStatusStore()
+    store = AgentStatusTable()
     assert store.retire_pane(PANE, None, T0).persist
 
 
 def test_lifted_fences_are_not_written() -> None:
     """After a live restart the file no longer lists the pane."""
-    store = AgentStatusStore()
+    store = AgentStatusTable()
     store.retire_pane(PANE, "r", T0)
     store.restart_pane(PANE)
     document = json.loads(

@@ -13,7 +13,8 @@ import trio
 from actors.hooks.http import HookHttpServer
 from actors.hooks.http_request import MAX_BODY_BYTES
 from actors.hooks.service import HooksService
-from actors.hooks.store_core import AgentStatusStore
+from actors.hooks.status_table import AgentStatusTable
+from orca.contracts import hooks
 
 SECRET = "s3cret-" + "0" * 57
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
@@ -23,8 +24,8 @@ WT = "repo1::/src/wt-a"
 @dataclass
 class Harness:
     port: int
-    store: AgentStatusStore
-    published: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    table: AgentStatusTable
+    published: list[hooks.StatusEventData] = field(default_factory=list)
 
     async def raw(self, data: bytes, *, read: bool = True) -> bytes:
         stream = await trio.open_tcp_stream("127.0.0.1", self.port)
@@ -67,13 +68,13 @@ def _parse_response(raw: bytes) -> tuple[int, dict[str, object]]:
 
 @pytest.fixture
 async def harness() -> AsyncIterator[Harness]:
-    store = AgentStatusStore()
-    published: list[tuple[str, dict[str, object]]] = []
-    service = HooksService(store, lambda t, d: published.append((t, d)), lambda: None)
+    table = AgentStatusTable()
+    published: list[hooks.StatusEventData] = []
+    service = HooksService(table, published.append, lambda: None)
     server = HookHttpServer(SECRET, service.ingest_hook, request_timeout_s=0.5)
     async with trio.open_nursery() as nursery:
         port = await nursery.start(server.run)
-        yield Harness(port, store, published)
+        yield Harness(port, table, published)
         nursery.cancel_scope.cancel()
 
 
@@ -94,7 +95,7 @@ async def test_wrong_secret_gets_403_and_no_row(harness: Harness) -> None:
     with trio.fail_after(5):
         assert (await harness.post("claude", _claude("UserPromptSubmit"), secret="nope"))[0] == 403
         assert (await harness.post("claude", _claude("UserPromptSubmit"), secret=""))[0] == 403
-    assert harness.store.rows() == [] and harness.published == []
+    assert harness.table.rows() == [] and harness.published == []
 
 
 async def test_claude_lifecycle_drives_the_row(harness: Harness) -> None:
@@ -131,11 +132,11 @@ async def test_claude_lifecycle_drives_the_row(harness: Harness) -> None:
         for body, expected in steps:
             status, reply = await harness.post("claude", body)
             assert status == 200, reply
-            row = harness.store.row(PANE)
+            row = harness.table.row(PANE)
             assert row is not None and row.state == expected and row.agent == "claude"
         assert (await harness.post("claude", _claude("SessionEnd", reason="exit")))[0] == 200
-    assert harness.store.row(PANE) is None
-    assert harness.published[-1][0] == "agentStatus.clear"
+    assert harness.table.row(PANE) is None
+    assert isinstance(harness.published[-1], hooks.StatusCleared)
 
 
 async def test_codex_and_gemini_payloads_map_to_states(harness: Harness) -> None:
@@ -193,7 +194,7 @@ async def test_codex_and_gemini_payloads_map_to_states(harness: Harness) -> None
     with trio.fail_after(5):
         for agent, payload, expected in cases:
             status, _ = await harness.post(agent, json.dumps(payload).encode())
-            row = harness.store.row(PANE)
+            row = harness.table.row(PANE)
             assert status == 200 and row is not None and (row.agent, row.state) == (agent, expected)
 
 
@@ -201,7 +202,7 @@ async def test_unknown_event_changes_nothing(harness: Harness) -> None:
     """An event the table does not know is acknowledged and ignored."""
     with trio.fail_after(5):
         status, reply = await harness.post("claude", _claude("SomethingNew"))
-    assert (status, reply) == (200, {"outcome": "ignored"}) and harness.store.rows() == []
+    assert (status, reply) == (200, {"outcome": "ignored"}) and harness.table.rows() == []
 
 
 @pytest.mark.parametrize(
@@ -260,7 +261,7 @@ async def test_slow_body_times_out_with_408(harness: Harness) -> None:
     with trio.fail_after(5):
         status, reply = _parse_response(await harness.raw(head))
     assert (status, reply) == (408, {"error": "request_timeout"})
-    assert harness.store.rows() == []
+    assert harness.table.rows() == []
 
 
 async def test_slow_headers_time_out_with_408(harness: Harness) -> None:
@@ -295,18 +296,18 @@ async def test_launch_token_is_hashed_and_enforced(harness: Harness) -> None:
         assert (await harness.post("claude", _claude("UserPromptSubmit"), headers=good))[0] == 200
         bad = {"X-Orca-Launch-Token": "tok-2"}
         assert (await harness.post("claude", _claude("Stop"), headers=bad))[0] == 403
-    assert harness.store.authority.commitments[PANE] == hashlib.sha256(b"tok-1").hexdigest()
-    row = harness.store.row(PANE)
+    assert harness.table.authority.commitments[PANE] == hashlib.sha256(b"tok-1").hexdigest()
+    row = harness.table.row(PANE)
     assert row is not None and row.state == "working"
 
 
 async def test_retired_pane_hook_is_rejected_with_409(harness: Harness) -> None:
     """A late hook for a retired pane is refused and creates no row."""
-    harness.store.retire_pane(PANE)
+    harness.table.retire_pane(PANE)
     with trio.fail_after(5):
         status, reply = await harness.post("claude", _claude("Stop"))
     assert (status, reply) == (409, {"outcome": "rejected", "reason": "retired_pane"})
-    assert harness.store.rows() == []
+    assert harness.table.rows() == []
 
 
 async def test_keep_alive_serves_many_requests_on_one_connection(harness: Harness) -> None:

@@ -11,7 +11,7 @@ import trio
 from actors.hooks.atomic_file import write_file_atomic
 from actors.hooks.persistence import DebouncedSaver
 from actors.hooks.status_file import HYDRATE_WINDOW_MS, decode_status_file, encode_status_file
-from actors.hooks.store_core import AgentStatusStore, StatusEvent
+from actors.hooks.status_table import AgentStatusTable, StatusEvent
 from orca.model.agent_status import AgentStatusRow, is_fresh
 
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
@@ -81,7 +81,7 @@ def test_hydrated_file_with_a_structured_row_drops_it() -> None:
 
 def test_terminal_handle_and_raw_token_are_never_written() -> None:
     """Only the token hash is persisted; the terminal handle is live-only (seed 03)."""
-    store = AgentStatusStore()
+    store = AgentStatusTable()
     store.apply_normalized_status(
         StatusEvent(
             pane_key=PANE,

@@ -1,13 +1,17 @@
-"""Replaying the store's retirement log in hooks: cursor and answer parsing (§3.2)."""
+"""Replaying the store's retirement log in hooks: cursor and the typed answer (§3.2)."""
 
 from __future__ import annotations
 
+import msgspec
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.hooks.retirement_cursor import RetirementCursor
 from actors.hooks.status_file import decode_status_file, encode_status_file
-from actors.hooks.store_follower import PaneRetired, parse_retired_since, parse_store_event
+from actors.hooks.store_follower import FOLLOWED, wanted_retirements
+from orca.contracts import store
+from orca.contracts.base import decode_event_data, specs_by_type
 from orca.wire.envelope import Event
 
 LEAF = "3f1c2a9e-0000-4000-8000-000000000001"
@@ -37,38 +41,55 @@ def test_settle_follows_a_store_whose_revision_went_back() -> None:
     assert cursor.revision == 2 and cursor.wants(3)
 
 
-def test_replayed_entries_parse_into_local_retirements() -> None:
-    """session.retired_since → (revision, [PaneRetired]); malformed entries are skipped."""
-    answer = {
-        "hostId": "local",
-        "revision": 7,
-        "truncated": False,
-        "panes": [
-            {"tabId": "t", "leafId": LEAF, "paneKey": f"t:{LEAF}", "revision": 6, "retiredAtMs": 1},
-            {"tabId": "", "leafId": LEAF, "revision": 7},
-            "junk",
-        ],
+def _pane(revision: int, tab: str = "t") -> dict[str, object]:
+    return {
+        "tabId": tab,
+        "leafId": LEAF,
+        "paneKey": f"{tab}:{LEAF}",
+        "revision": revision,
+        "retiredAtMs": 1,
     }
-    assert parse_retired_since(answer) == (7, [PaneRetired("local", "t", LEAF, 6)])
 
 
-@given(st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(), st.text())))
+def test_replay_applies_only_the_retirements_not_applied_yet() -> None:
+    """session.retired_since decodes with the store contract; applied revisions are skipped."""
+    answer = {"hostId": "local", "revision": 7, "truncated": False, "panes": [_pane(5), _pane(6)]}
+    typed = store.SESSION_RETIRED_SINCE.decode_result(msgspec.msgpack.encode(answer))
+    cursor = RetirementCursor(5)
+    assert [p.revision for p in wanted_retirements(cursor, typed)] == [6]
+
+
+def test_a_replay_entry_with_a_malformed_pane_fails_the_whole_answer() -> None:
+    """A tab id with ':' (or an empty one) is the store's fault: the answer is refused."""
+    answer = {"hostId": "local", "revision": 7, "truncated": False, "panes": [_pane(7, "a:b")]}
+    with pytest.raises(msgspec.ValidationError):
+        store.SESSION_RETIRED_SINCE.decode_result(msgspec.msgpack.encode(answer))
+
+
+@given(
+    st.one_of(
+        st.none(),
+        st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        st.text(),
+        st.dictionaries(st.text(), st.text()),
+    )
+)
 def test_an_answer_without_a_revision_is_refused(answer: object) -> None:
-    """Anything but a map with an integer revision raises ValueError, never anything else."""
-    try:
-        parse_retired_since(answer)
-    except ValueError:
-        return
-    raise AssertionError(f"accepted {answer!r}")
+    """Anything but a full RetiredSince is a ValidationError, never anything else."""
+    with pytest.raises(msgspec.ValidationError):
+        store.SESSION_RETIRED_SINCE.decode_result(msgspec.msgpack.encode(answer))
 
 
 def test_live_event_carries_its_revision() -> None:
-    """session.paneRetired's revision reaches the follower (None from an older store)."""
-    data = {"hostId": "local", "tabId": "t", "leafId": LEAF, "revision": 4}
-    event = Event(v=1, src="store", epoch="e", seq=1, type="session.paneRetired", data=data)
-    assert parse_store_event(event) == PaneRetired("local", "t", LEAF, 4)
+    """session.paneRetired's revision reaches the follower; one without it is malformed."""
+    data: dict[str, object] = {"hostId": "local", "tabId": "t", "leafId": LEAF, "revision": 4}
+    event = Event(v=1, src="store", epoch="e", seq=1, type=store.PANE_RETIRED.type, data=data)
+    specs = specs_by_type(FOLLOWED)
+    assert decode_event_data(event, specs, consumer="test") == store.PaneRetired(
+        host_id="local", tab_id="t", leaf_id=LEAF, revision=4
+    )
     del data["revision"]
-    assert parse_store_event(event) == PaneRetired("local", "t", LEAF, None)
+    assert decode_event_data(event, specs, consumer="test") is None
 
 
 @given(st.integers(min_value=0, max_value=2**53))

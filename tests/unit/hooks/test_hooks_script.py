@@ -14,7 +14,8 @@ from actors.hooks.endpoint_file import write_endpoint_env
 from actors.hooks.hook_script import install_hook_script
 from actors.hooks.http import HookHttpServer
 from actors.hooks.service import HooksService
-from actors.hooks.store_core import AgentStatusStore
+from actors.hooks.status_table import AgentStatusTable
+from orca.contracts import hooks
 
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
 WT = "repo1::/src/wt-a"
@@ -83,12 +84,12 @@ async def test_script_with_dead_endpoint_gives_up_quickly(tmp_path: Path) -> Non
 
 
 async def test_script_posts_payload_with_pane_identity(tmp_path: Path) -> None:
-    """In a pane with Orca running, the payload reaches the store under the pane's identity."""
+    """In a pane with Orca running, the payload reaches the status table under the pane's identity."""
     hooks_dir = tmp_path / "agent-hooks"
     script = install_hook_script(hooks_dir)
-    store = AgentStatusStore()
-    published: list[str] = []
-    service = HooksService(store, lambda t, d: published.append(t), lambda: None)
+    table = AgentStatusTable()
+    published: list[hooks.StatusEventData] = []
+    service = HooksService(table, published.append, lambda: None)
     secret = "f" * 64
     env = _env(
         ORCA_PANE_KEY=PANE,
@@ -117,15 +118,15 @@ async def test_script_posts_payload_with_pane_identity(tmp_path: Path) -> None:
                 assert await _run(script, env) == (0, b"{}\n")
                 scope.cancel()
                 secret = "e" * 64
-    row = store.row(PANE)
+    row = table.row(PANE)
     assert row is not None and (row.state, row.agent, row.worktree_id, row.tab_id) == (
         "blocked",
         "claude",
         WT,
         "tab-1",
     )
-    assert published == ["agentStatus.set", "agentStatus.set"]
-    assert store.authority.commitments[PANE] == hashlib.sha256(b"launch-token-1").hexdigest()
+    assert [type(event) for event in published] == [hooks.StatusSet, hooks.StatusSet]
+    assert table.authority.commitments[PANE] == hashlib.sha256(b"launch-token-1").hexdigest()
     assert b"launch-token-1" not in script.read_bytes()
 
 
@@ -133,8 +134,8 @@ async def test_script_forwards_a_large_payload(tmp_path: Path) -> None:
     """A PostToolUse payload carrying a large tool response (300 KB) is delivered whole."""
     hooks_dir = tmp_path / "agent-hooks"
     script = install_hook_script(hooks_dir)
-    store = AgentStatusStore()
-    service = HooksService(store, lambda t, d: None, lambda: None)
+    table = AgentStatusTable()
+    service = HooksService(table, lambda event: None, lambda: None)
     secret = "d" * 64
     big = json.dumps(
         {
@@ -159,5 +160,5 @@ async def test_script_forwards_a_large_payload(tmp_path: Path) -> None:
             )
             nursery.cancel_scope.cancel()
     assert (result.returncode, result.stdout) == (0, b"{}\n")
-    row = store.row(PANE)
+    row = table.row(PANE)
     assert row is not None and (row.state, row.detail) == ("working", "Read")

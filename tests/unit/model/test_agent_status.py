@@ -6,20 +6,21 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orca.contracts import hooks
+from orca.contracts.base import decode_event_data, specs_by_type
 from orca.model.agent_status import (
     AGENT_STATES,
     DISPLAY_DECAY_MS,
     AgentStatusRow,
-    apply_status_event,
     display_state,
     is_fresh,
-    load_rows,
     map_structured_state,
     project_worktrees,
     state_age_ms,
     summarize_all,
     summarize_worktree,
 )
+from orca.wire.envelope import Event
 
 NOW = 1_800_000_000_000
 
@@ -158,14 +159,25 @@ def test_projection_groups_agents_under_their_worktree_summary() -> None:
     assert isinstance(second_agents, list) and second_agents[0]["structuredHostOwned"] is True
 
 
+def _event(seq: int, type_: str, data: object) -> Event:
+    return Event(1, "hooks", "e", seq, type_, data)
+
+
 def test_mirror_helpers_replay_set_and_clear() -> None:
-    """A mirror loads the snapshot and folds set/clear events into the same rows."""
+    """A mirror loads the snapshot and folds typed set/clear events into the same rows."""
     first = _row("working", pane="t:1")
-    snapshot = {"epoch": "e", "seq": 3, "rows": [msgspec.to_builtins(first)]}
-    rows = load_rows(snapshot)
+    wire = {"epoch": "e", "seq": 3, "rev": 1, "rows": [msgspec.to_builtins(first)]}
+    rows = hooks.load_mirror(msgspec.convert(wire, hooks.Snapshot))
     assert rows == {"t:1": first}
     second = _row("blocked", pane="t:2")
-    rows = apply_status_event(rows, "agentStatus.set", {"row": msgspec.to_builtins(second)})
-    rows = apply_status_event(rows, "agentStatus.clear", {"paneKey": "t:1", "reason": "retired"})
-    rows = apply_status_event(rows, "sys.heartbeat", {})
+    specs = specs_by_type(hooks.EVENTS)
+    events = [
+        _event(4, hooks.STATUS_SET.type, {"row": msgspec.to_builtins(second)}),
+        _event(5, hooks.STATUS_CLEARED.type, {"paneKey": "t:1", "worktreeId": "wt", "reason": "r"}),
+        _event(6, "sys.heartbeat", None),
+    ]
+    for event in events:
+        typed = decode_event_data(event, specs, consumer="test")
+        if typed is not None:
+            rows = hooks.apply_to_mirror(rows, event, typed)
     assert rows == {"t:2": second}

@@ -6,6 +6,7 @@ import pytest
 
 from actors.store import entities
 from actors.store.change import Change
+from orca.contracts import store
 from orca.model.codec import encode_json, from_builtins, to_builtins
 from orca.model.state import PersistedState
 from orca.model.types_repo import Project
@@ -22,7 +23,7 @@ def test_add_repo_by_path_gets_the_fresh_id_and_basename() -> None:
     change = add(PersistedState(), "/src/app/")
     (repo,) = change.state.repos
     assert (repo.id, repo.path, repo.display_name, repo.added_at) == ("r1", "/src/app", "app", 5)
-    assert [e.type for e in change.events] == ["repo.added"]
+    assert change.events == (store.RepoAdded(repo=repo),)
 
 
 def test_add_repo_refuses_relative_path_and_duplicate_path() -> None:
@@ -79,8 +80,9 @@ def test_remove_repo_drops_its_worktree_meta_and_project_links() -> None:
     change = entities.remove_repo(state, "r1")
     assert list(change.state.worktree_meta) == ["r9::/b"]
     assert change.state.projects[0].source_repo_ids == ("r9",)
-    assert change.events[0].data == {"id": "r1", "worktreeIds": ["r1::/a/w"]}
-    assert change.events[1].type == "worktreeMeta.removed"
+    assert to_builtins(change.events[0]) == {"id": "r1", "worktreeIds": ["r1::/a/w"]}
+    assert change.events[1] == store.WorktreeMetaRemoved(worktree_ids=["r1::/a/w"])
+    assert change.result == store.RepoRemoveResult(id="r1", removed_worktree_meta=1)
 
 
 def test_project_group_in_use_cannot_be_removed() -> None:
@@ -117,7 +119,7 @@ def test_settings_patch_keeps_settings_this_build_does_not_know() -> None:
     state = from_builtins(PersistedState, {"settings": {"theme": "dark", "workspaceDir": "/w"}})
     change = entities.patch_settings(state, {"nestWorkspaces": False})
     assert b'"theme":"dark"' in encode_json(change.state)
-    assert change.events[0].type == "settings.changed"
+    assert change.events == (store.SettingsChanged(settings=change.state.settings),)
 
 
 def test_moving_a_repo_onto_another_repos_path_conflicts() -> None:

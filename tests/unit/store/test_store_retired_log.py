@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from actors.store import retired_log, sessions
 from actors.store.load import decode_state, fresh_state
-from orca.model.codec import encode_json
+from orca.model.codec import encode_json, to_builtins
 from orca.model.state import PersistedState
 
 LEAVES = [str(uuid.UUID(int=i)) for i in range(1, 2000)]
@@ -26,7 +26,7 @@ def test_retirement_is_logged_with_its_revision_and_time() -> None:
     """retire_pane appends {tabId, leafId, paneKey, revision, retiredAtMs} in the same change."""
     change = sessions.retire_session_pane(PersistedState(), None, "t", LEAVES[0], now_ms=42)
     answer = retired_log.retired_since(change.state, "local", 0)
-    assert answer == {
+    assert to_builtins(answer) == {
         "hostId": "local",
         "revision": 1,
         "panes": [
@@ -47,21 +47,21 @@ def test_retired_since_returns_only_newer_entries() -> None:
     """Entries at or below the caller's revision are already applied and left out."""
     state = retire_many(PersistedState(), 5)
     answer = retired_log.retired_since(state, "local", 3)
-    assert [p["revision"] for p in answer["panes"]] == [4, 5]
-    assert answer["revision"] == 5 and not answer["truncated"]
-    assert retired_log.retired_since(state, "local", 5)["panes"] == []
+    assert [p.revision for p in answer.panes] == [4, 5]
+    assert answer.revision == 5 and not answer.truncated
+    assert retired_log.retired_since(state, "local", 5).panes == []
 
 
 def test_logs_are_per_host() -> None:
     """A retirement on one host never shows up in another host's catch-up."""
     state = retire_many(PersistedState(), 2, host="ssh:box")
-    assert retired_log.retired_since(state, "local", 0) == {
+    assert to_builtins(retired_log.retired_since(state, "local", 0)) == {
         "hostId": "local",
         "revision": 0,
         "panes": [],
         "truncated": False,
     }
-    assert len(retired_log.retired_since(state, "ssh:box", 0)["panes"]) == 2
+    assert len(retired_log.retired_since(state, "ssh:box", 0).panes) == 2
 
 
 def test_log_is_bounded_and_reports_truncation() -> None:
@@ -70,15 +70,15 @@ def test_log_is_bounded_and_reports_truncation() -> None:
     state = retire_many(PersistedState(), count)
     assert len(retired_log.host_log(state, "local")) == retired_log.MAX_ENTRIES_PER_HOST
     behind = retired_log.retired_since(state, "local", 0)
-    assert behind["truncated"] and behind["panes"][0]["revision"] == 4
-    assert not retired_log.retired_since(state, "local", 3)["truncated"]
+    assert behind.truncated and behind.panes[0].revision == 4
+    assert not retired_log.retired_since(state, "local", 3).truncated
 
 
 def test_a_revision_without_a_log_is_truncated() -> None:
     """A revision bumped by a build without the log cannot be caught up: truncated."""
     state = PersistedState(topology_revision_by_host_id={"local": 7})
-    assert retired_log.retired_since(state, "local", 2)["truncated"]
-    assert not retired_log.retired_since(state, "local", 7)["truncated"]
+    assert retired_log.retired_since(state, "local", 2).truncated
+    assert not retired_log.retired_since(state, "local", 7).truncated
 
 
 def test_log_survives_a_save_and_load() -> None:
@@ -99,6 +99,6 @@ def test_log_survives_a_save_and_load() -> None:
 def test_hand_edited_log_entries_are_skipped(junk: list[object]) -> None:
     """Malformed entries in the file are ignored, never raised on."""
     state = PersistedState(extra={"retiredPanesByHostId": {"local": junk}})
-    assert retired_log.retired_since(state, "local", 0)["panes"] == []
+    assert retired_log.retired_since(state, "local", 0).panes == []
     appended = retired_log.append_retirement(state, "local", "t", LEAVES[0], 1, 5)
     assert len(retired_log.host_log(appended, "local")) == 1

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from actors.store import sessions
 from actors.store.session_normalize import normalize_session_for_write
-from orca.model.codec import from_builtins
+from orca.contracts import store
+from orca.model.codec import from_builtins, to_builtins
 from orca.model.layout import iter_terminal_leaf_ids
 from orca.model.panes import is_terminal_leaf_id
 from orca.model.session import WorkspaceSessionState
@@ -168,7 +169,11 @@ def test_stale_snapshot_after_retirement_cannot_resurrect_the_pane() -> None:
     )
     state = set_local(PersistedState(), before, revision=0)
     retired = sessions.retire_session_pane(state, None, "t", U2)
-    assert retired.durability == "flush" and retired.result == {"revision": 1}
+    assert retired.durability == "flush"
+    assert to_builtins(retired.result) == {"revision": 1, "durable": True}
+    assert retired.events[0] == store.PaneRetired(
+        host_id="local", tab_id="t", leaf_id=U2, revision=1
+    )
     state = retired.state
     assert leaves(state, "t") == [U1]
     stale = terminal_session(
@@ -181,7 +186,7 @@ def test_stale_snapshot_after_retirement_cannot_resurrect_the_pane() -> None:
         }
     )
     change = sessions.set_session(state, None, stale, 0, minter())
-    assert change.result["applied"] == "metadata_only"
+    assert change.result.applied == "metadata_only"
     assert leaves(change.state, "t") == [U1]
     snap = change.state.workspace_session.terminal_layouts_by_tab_id["t"]
     assert snap.titles_by_leaf_id == {U1: "renamed"}  # metadata of a survivor does update
@@ -317,8 +322,6 @@ def apply_delta(old: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 
 def test_session_changed_event_carries_only_what_changed() -> None:
     """The event is a top-level delta a mirror applies to reach the stored session."""
-    from orca.model.codec import to_builtins
-
     state = set_local(
         PersistedState(), terminal_session({"t": {"root": leaf(U1)}}, activeTabId="t")
     )
@@ -326,13 +329,15 @@ def test_session_changed_event_carries_only_what_changed() -> None:
         state, None, {"activeTabId": None, "activeRepoId": "r"}, None, minter()
     )
     (event,) = change.events
-    assert event.type == "session.changed"
-    assert event.data["fields"] == {"activeRepoId": "r"}
-    assert event.data["removed"] == ["activeTabId"]
+    assert isinstance(event, store.SessionChanged)
+    data = to_builtins(event)
+    assert data["fields"] == {"activeRepoId": "r"}
+    assert data["removed"] == ["activeTabId"]
     before = to_builtins(state.workspace_session)
-    assert apply_delta(before, event.data) == to_builtins(change.state.workspace_session)
+    assert apply_delta(before, data) == to_builtins(change.state.workspace_session)
     retired = sessions.retire_session_pane(change.state, None, "t", U1)
-    changed = retired.events[1].data
+    assert isinstance(retired.events[1], store.SessionChanged)
+    changed = to_builtins(retired.events[1])
     assert changed["revision"] == 1
     assert apply_delta(to_builtins(change.state.workspace_session), changed) == to_builtins(
         retired.state.workspace_session
@@ -395,7 +400,7 @@ def test_stale_snapshot_repeating_a_surviving_leaf_keeps_one_pane() -> None:
         }
     )
     change = sessions.set_session(state, None, stale, 0, minter())
-    assert change.result["applied"] == "metadata_only"
+    assert change.result.applied == "metadata_only"
     assert leaves(change.state, "a") == [U1]
     snap = change.state.workspace_session.terminal_layouts_by_tab_id["a"]
     assert snap.titles_by_leaf_id == {U1: "renamed"}

@@ -8,6 +8,9 @@ import pytest
 
 from actors.store import sessions, worktrees
 from actors.store.worktrees import WORKTREE_META_GC_GRACE_MS
+from orca.contracts import store
+from orca.contracts.base import spec_of
+from orca.model.codec import to_builtins
 from orca.model.state import PersistedState
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
@@ -55,7 +58,7 @@ def test_gc_removes_only_candidates_whose_path_is_gone_now() -> None:
     assert worktrees.remove_stale_meta(touched, ["loc::/w/a"], NOW).state is touched
     change = worktrees.remove_stale_meta(state, ["loc::/w/a"], NOW)
     assert change.state.worktree_meta == {}
-    assert change.events[0].data == {"worktreeIds": ["loc::/w/a"]}
+    assert to_builtins(change.events[0]) == {"worktreeIds": ["loc::/w/a"]}
 
 
 def test_meta_patch_creates_and_rejects_bad_ids() -> None:
@@ -90,21 +93,22 @@ def test_rename_keeps_sessions_findable_under_the_old_id() -> None:
     ).state
     change = worktrees.migrate_identity(state, "r::/w/old", "r::/w/new")
     assert change.durability == "flush"
-    assert [e.type for e in change.events] == [
-        "worktree.renamed",
-        "worktreeMeta.removed",
-        "worktreeMeta.changed",
-        "session.changed",
+    assert [spec_of(e) for e in change.events] == [
+        store.WORKTREE_RENAMED,
+        store.WORKTREE_META_REMOVED,
+        store.WORKTREE_META_CHANGED,
+        store.SESSION_CHANGED,
     ]
-    assert change.events[3].data["hostId"] == "ssh:box"
+    assert change.events[0] == store.WorktreeRenamed(old_id="r::/w/old", new_id="r::/w/new")
+    assert to_builtins(change.events[3])["hostId"] == "ssh:box"
     new = change.state
     assert new.worktree_meta["r::/w/new"].prior_worktree_ids == ("r::/w/old",)
     assert new.worktree_meta["r::/w/new"].comment == "note"
-    assert worktrees.resolve_identity(new, "r::/w/old") == {
+    assert to_builtins(worktrees.resolve_identity(new, "r::/w/old")) == {
         "status": "alias",
         "worktreeId": "r::/w/new",
     }
-    assert worktrees.resolve_identity(new, "r::/w/new")["status"] == "current"
+    assert worktrees.resolve_identity(new, "r::/w/new").status == "current"
     assert list(new.workspace_sessions_by_host_id["ssh:box"].unified_tabs or {}) == ["r::/w/new"]
 
 
@@ -114,9 +118,12 @@ def test_resolve_knows_repo_roots_and_session_rows_without_meta() -> None:
     state = sessions.set_session(
         state, None, session_with_tab("worktree:r::/w/x"), None, lambda: "x"
     ).state
-    assert worktrees.resolve_identity(state, "r::/src/r")["status"] == "current"
-    assert worktrees.resolve_identity(state, "r::/w/x")["status"] == "current"
-    assert worktrees.resolve_identity(state, "r::/w/y") == {"status": "unknown", "worktreeId": None}
+    assert worktrees.resolve_identity(state, "r::/src/r").status == "current"
+    assert worktrees.resolve_identity(state, "r::/w/x").status == "current"
+    assert to_builtins(worktrees.resolve_identity(state, "r::/w/y")) == {
+        "status": "unknown",
+        "worktreeId": None,
+    }
 
 
 def test_migrate_with_equal_ids_changes_nothing_and_bad_ids_are_refused() -> None:
@@ -141,7 +148,8 @@ def test_lineage_must_be_stored_under_its_own_worktree_id() -> None:
         worktrees.set_lineage(PersistedState(), "r::/other", raw)
     cleared = worktrees.set_lineage(state, "r::/c", None)
     assert cleared.state.worktree_lineage_by_id == {}
-    assert cleared.events[0].data == {"worktreeId": "r::/c", "lineage": None}
+    assert to_builtins(cleared.events[0]) == {"worktreeId": "r::/c", "lineage": None}
+    assert cleared.result is None
 
 
 def test_rename_fixes_lineage_back_references() -> None:
@@ -167,8 +175,8 @@ def test_resolve_folder_workspace_ids_by_the_folder_table() -> None:
     state = entities.upsert_folder_workspace(
         state, {"projectGroupId": "g", "name": "d", "folderPath": "/d"}, new_id="f1", now_ms=1
     ).state
-    assert worktrees.resolve_identity(state, "folder:f1")["status"] == "current"
-    assert worktrees.resolve_identity(state, "folder:f2")["status"] == "unknown"
+    assert worktrees.resolve_identity(state, "folder:f1").status == "current"
+    assert worktrees.resolve_identity(state, "folder:f2").status == "unknown"
 
 
 def test_every_earlier_name_of_a_twice_renamed_worktree_resolves_to_its_current_id() -> None:
@@ -177,5 +185,7 @@ def test_every_earlier_name_of_a_twice_renamed_worktree_resolves_to_its_current_
     state = worktrees.migrate_identity(state, "r::/a", "r::/b").state
     state = worktrees.migrate_identity(state, "r::/b", "r::/c").state
     for old in ("r::/a", "r::/b"):
-        assert worktrees.resolve_identity(state, old) == {"status": "alias", "worktreeId": "r::/c"}
+        assert worktrees.resolve_identity(state, old) == store.IdentityResolved(
+            status="alias", worktree_id="r::/c"
+        )
     assert list(state.worktree_meta) == ["r::/c"]

@@ -1,9 +1,9 @@
-"""Keep every tracked repo's facts current and publish what changed (trio shell).
+"""Track repos: keep every tracked repo's facts current and publish what changed (trio shell).
 
 Work flows one way: the watcher hands a debounced batch of invalidations to
-:meth:`GitwatchService.apply_batch`; each repo rescan or status refresh runs in a worker
+:meth:`RepoTracker.apply_batch`; each repo rescan or status refresh runs in a worker
 thread, goes through the pure ``factstate`` functions, and the events they return are
-published in order.
+emitted in order as the contract's Structs (``wirerows.fact_event_to_wire``).
 
 Invariant (rename ordering, seed 01 §4.3): every rescan of a repo holds that repo's
 lock, and so does ``lifecycle.rename_worktree`` from ``git worktree move`` until the
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
+import msgspec
 import trio
 
 from actors.gitwatch.errors import RepoUnavailable
@@ -24,9 +24,6 @@ from actors.gitwatch.factstate import (
     FactEvent,
     RepoFacts,
     RepoKind,
-    RepoWentUnavailable,
-    WorktreeAdded,
-    WorktreeChanged,
     WorktreeRemoved,
     apply_dirty,
     apply_listing,
@@ -40,20 +37,20 @@ from actors.gitwatch.gitfacts import (
 )
 from actors.gitwatch.watcher import GitWatcher
 from actors.gitwatch.watchplan import Invalidation, RefreshStatus, RescanEverything, RescanRepo
-from actors.gitwatch.wirerows import dirty_to_wire, facts_to_wire
-from orca.model.ids import make_worktree_id
+from actors.gitwatch.wirerows import fact_event_to_wire
 
 log = logging.getLogger(__name__)
 
-Publish = Callable[[str, dict[str, Any]], object]
+# Publishes one contract event Struct (``EventPublisher.emit`` in the actor).
+Emit = Callable[[msgspec.Struct], object]
 
 
-class GitwatchService:
+class RepoTracker:
     """Tracked repos, their facts, their watches and their locks."""
 
-    def __init__(self, watcher: GitWatcher, publish: Publish) -> None:
+    def __init__(self, watcher: GitWatcher, emit: Emit) -> None:
         self.watcher = watcher
-        self.publish = publish
+        self.emit = emit
         self.repos: dict[str, RepoFacts] = {}
         self._common_dirs: dict[str, str] = {}
         self._locks: dict[str, trio.Lock] = {}
@@ -164,29 +161,4 @@ class GitwatchService:
 
     def _emit(self, events: list[FactEvent]) -> None:
         for event in events:
-            self.publish(*fact_event_to_wire(event))
-
-
-def fact_event_to_wire(event: FactEvent) -> tuple[str, dict[str, Any]]:
-    """The event type and payload published for a fact change."""
-    if isinstance(event, WorktreeAdded):
-        return "worktree.added", {
-            "repoId": event.repo_id,
-            "worktreeId": make_worktree_id(event.repo_id, event.facts.path),
-            "git": facts_to_wire(event.facts),
-        }
-    if isinstance(event, WorktreeChanged):
-        return "worktree.changed", {
-            "repoId": event.repo_id,
-            "worktreeId": make_worktree_id(event.repo_id, event.facts.path),
-            "git": facts_to_wire(event.facts),
-            "gitStatus": dirty_to_wire(event.dirty),
-        }
-    if isinstance(event, WorktreeRemoved):
-        return "worktree.removed", {
-            "repoId": event.repo_id,
-            "worktreeId": make_worktree_id(event.repo_id, event.path),
-            "path": event.path,
-        }
-    assert isinstance(event, RepoWentUnavailable)
-    return "repo.unavailable", {"repoId": event.repo_id, "path": event.path, "reason": event.reason}
+            self.emit(fact_event_to_wire(event))

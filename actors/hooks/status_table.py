@@ -1,11 +1,15 @@
-"""The agent-status store: one ingest path, one close (seed 03; architecture §3.3).
+"""The agent-status table: one ingest path, one close (seed 03; architecture §3.3).
+
+(The table of this execution host's agent rows; not to be confused with the ``store``
+actor, which hooks only follows: :mod:`actors.hooks.store_follower`.)
 
 Every producer - HTTP hooks, OSC 9999 rows forwarded by ``ptyd``, structured
 sessions - becomes a :class:`StatusEvent` and enters
-:meth:`AgentStatusStore.apply_normalized_status`.
-Nothing else writes a row. Each call returns :class:`StoreEffects`: the events the
-shell must publish (``agentStatus.set`` / ``agentStatus.clear``) and whether the
-persisted file needs rescheduling. Pure: the clock is an argument, no I/O.
+:meth:`AgentStatusTable.apply_normalized_status`.
+Nothing else writes a row. Each call returns :class:`TableEffects`: the contract's
+event Structs the shell must publish (``StatusSet`` / ``StatusCleared`` of
+:mod:`orca.contracts.hooks`) and whether the persisted file needs rescheduling.
+Pure: the clock is an argument, no I/O.
 
 Order of the gates in ``apply_normalized_status`` (each rejection names itself):
 
@@ -16,7 +20,7 @@ Order of the gates in ``apply_normalized_status`` (each rejection names itself):
 3. the producer connection's watermark (replays dropped);
 4. the launch-token commitment (hook writes only: ``ptyd`` and structured hosts are
    authenticated RPC peers);
-5. evidence age: the store clock never goes backwards, and an event whose
+5. evidence age: the table clock never goes backwards, and an event whose
    observation (``now - evidenceAgeMs``, measured on the producer's monotonic clock
    so wall-clock steps between hosts do not matter) is older than the row's is stale;
 6. priority on write: a lower-ranked source cannot overwrite a live higher-ranked row
@@ -24,7 +28,7 @@ Order of the gates in ``apply_normalized_status`` (each rejection names itself):
 
 Invariants:
 
-* ``updated_at_ms`` of the rows and the store clock are non-decreasing per pane;
+* ``updated_at_ms`` of the rows and the table clock are non-decreasing per pane;
   ``rev`` strictly increases with every applied write.
 * a row never persists a terminal handle, a raw token, a structured row or a legacy
   numeric key (the serializer enforces it; :meth:`persistable_rows` filters).
@@ -37,7 +41,6 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Literal
 
-import msgspec
 from msgspec.structs import replace as replace_row
 
 from actors.hooks.pane_authority import (
@@ -48,6 +51,7 @@ from actors.hooks.pane_authority import (
     is_sha256_hex,
     parse_pane_key,
 )
+from orca.contracts.hooks import StatusCleared, StatusEventData, StatusSet
 from orca.model.agent_status import SOURCE_RANK, AgentState, AgentStatusRow, StatusSource
 from orca.model.hosts import LOCAL_HOST_ID
 
@@ -64,7 +68,6 @@ MAX_LABEL_CHARS = 64
 WORKTREE_RENAME_CAPACITY = 4096
 
 Outcome = Literal["applied", "unchanged", "rejected"]
-EventType = Literal["agentStatus.set", "agentStatus.clear"]
 
 
 @dataclass(frozen=True)
@@ -93,29 +96,15 @@ class StatusEvent:
 
 
 @dataclass(frozen=True)
-class Publish:
-    type: EventType
-    data: dict[str, object]
-
-
-@dataclass(frozen=True)
-class StoreEffects:
+class TableEffects:
     outcome: Outcome
     reason: str = ""
-    publish: tuple[Publish, ...] = ()
+    events: tuple[StatusEventData, ...] = ()
     persist: bool = False
 
 
-def row_to_wire(row: AgentStatusRow) -> dict[str, object]:
-    wire: dict[str, object] = msgspec.to_builtins(row)
-    return wire
-
-
-def _clear(row: AgentStatusRow, reason: str) -> Publish:
-    return Publish(
-        "agentStatus.clear",
-        {"paneKey": row.pane_key, "worktreeId": row.worktree_id, "reason": reason},
-    )
+def _clear(row: AgentStatusRow, reason: str) -> StatusCleared:
+    return StatusCleared(pane_key=row.pane_key, worktree_id=row.worktree_id, reason=reason)
 
 
 def is_persistable(row: AgentStatusRow) -> bool:
@@ -126,8 +115,8 @@ def is_persistable(row: AgentStatusRow) -> bool:
     return key is not None and not key.is_legacy_numeric
 
 
-class AgentStatusStore:
-    """The one agent-status store of this execution host."""
+class AgentStatusTable:
+    """The one agent-status table of this execution host."""
 
     def __init__(self, host_id: str = LOCAL_HOST_ID) -> None:
         self.host_id = host_id
@@ -171,41 +160,41 @@ class AgentStatusStore:
         return worktree_id
 
     # the one ingest path ---------------------------------------------------
-    def apply_normalized_status(self, event: StatusEvent, now_ms: int) -> StoreEffects:
+    def apply_normalized_status(self, event: StatusEvent, now_ms: int) -> TableEffects:
         """Gate, order and apply one observation; see the module docstring."""
         auth = self.authority
         aliased = auth.is_alias(event.pane_key)
         pane = auth.resolve(event.pane_key)
         key = parse_pane_key(pane)
         if key is None:
-            return StoreEffects("rejected", "bad_pane_key")
+            return TableEffects("rejected", "bad_pane_key")
         if key.is_legacy_numeric and not aliased and event.source != "terminal":
-            return StoreEffects("rejected", "legacy_numeric_pane_key")
+            return TableEffects("rejected", "legacy_numeric_pane_key")
         if auth.is_fenced(pane):
-            return StoreEffects("rejected", "retired_pane")
+            return TableEffects("rejected", "retired_pane")
         if (
             event.connection_id is not None
             and event.connection_seq is not None
             and not auth.accept_sequence(event.connection_id, event.connection_seq)
         ):
-            return StoreEffects("rejected", "replayed")
+            return TableEffects("rejected", "replayed")
         if event.source == "hook":
             token = event.launch_token_sha256
             if token is not None and not is_sha256_hex(token):
-                return StoreEffects("rejected", "bad_launch_token_hash")
+                return TableEffects("rejected", "bad_launch_token_hash")
             refused = auth.check_launch_token(pane, token)
             if refused is not None:
-                return StoreEffects("rejected", refused)
+                return TableEffects("rejected", refused)
 
-        store_now = self._tick(now_ms)
-        observed_ms = max(0, store_now - max(0, event.evidence_age_ms))
+        table_now = self._tick(now_ms)
+        observed_ms = max(0, table_now - max(0, event.evidence_age_ms))
         existing = self._rows.get(pane)
         if (
             existing is not None
             and not existing.restored_unconfirmed
             and observed_ms < existing.updated_at_ms
         ):
-            return StoreEffects("rejected", "stale_evidence")
+            return TableEffects("rejected", "stale_evidence")
         if event.state is None:
             return self._remove(pane, "session_ended")
         if existing is not None and self._outranks(existing, event.source, observed_ms):
@@ -218,7 +207,7 @@ class AgentStatusStore:
             or ""
         )
         if not worktree_id:
-            return StoreEffects("rejected", "unknown_worktree")
+            return TableEffects("rejected", "unknown_worktree")
         self._pane_worktrees.put(pane, worktree_id)
         same_state = (
             existing is not None
@@ -247,16 +236,16 @@ class AgentStatusStore:
             host_id=self.host_id,
         )
         self._rows[pane] = row
-        return StoreEffects(
+        return TableEffects(
             "applied",
-            publish=(Publish("agentStatus.set", {"row": row_to_wire(row)}),),
+            events=(StatusSet(row=row),),
             persist=is_persistable(row) or (existing is not None and is_persistable(existing)),
         )
 
     # closes and restarts ---------------------------------------------------
     def retire_pane(
         self, pane_key: str, retire_id: str | None = None, now_ms: int = 0
-    ) -> StoreEffects:
+    ) -> TableEffects:
         """Close a pane: drop its row and fence it (and its aliases) against late writes.
 
         Always ``persist``: the fence itself is saved (seed 02 §9, §13).
@@ -269,7 +258,7 @@ class AgentStatusStore:
 
     def retire_from_store(
         self, host_id: str, tab_id: str, leaf_id: str, now_ms: int = 0
-    ) -> StoreEffects:
+    ) -> TableEffects:
         """The store's ``session.paneRetired``: the same close as :meth:`retire_pane`.
 
         The key is fenced whatever host retired it; the row goes (with its clear) only
@@ -277,15 +266,15 @@ class AgentStatusStore:
         """
         pane_key = f"{tab_id}:{leaf_id}"
         if parse_pane_key(pane_key) is None:
-            return StoreEffects("rejected", "bad_pane_key")
+            return TableEffects("rejected", "bad_pane_key")
         row = self.row(pane_key)
         if row is not None and row.host_id != host_id:
             pane = self.authority.resolve(pane_key)
             self.authority.fence(pane, f"store:{host_id}", self._tick(now_ms))
-            return StoreEffects("applied", "other_host", persist=True)
+            return TableEffects("applied", "other_host", persist=True)
         return self.retire_pane(pane_key, f"store:{host_id}", now_ms)
 
-    def rekey_worktree(self, old: str, new: str) -> StoreEffects:
+    def rekey_worktree(self, old: str, new: str) -> TableEffects:
         """A worktree changed id (``git worktree move``): file its rows under ``new``.
 
         Each moved row is re-published; panes remembered without a row move too, and
@@ -293,11 +282,11 @@ class AgentStatusStore:
         ``new``.
         """
         if not old or not new or old == new:
-            return StoreEffects("rejected", "bad_worktree_rename")
+            return TableEffects("rejected", "bad_worktree_rename")
         self._renames.pop(new)
         self._renames.put(old, new)
         self._pane_worktrees.replace_values(old, new)
-        moved: list[Publish] = []
+        moved: list[StatusEventData] = []
         persist = False
         for pane, row in sorted(self._rows.items()):
             if row.worktree_id != old:
@@ -305,11 +294,11 @@ class AgentStatusStore:
             self._rev += 1
             renamed = replace_row(row, worktree_id=new, rev=self._rev)
             self._rows[pane] = renamed
-            moved.append(Publish("agentStatus.set", {"row": row_to_wire(renamed)}))
+            moved.append(StatusSet(row=renamed))
             persist = persist or is_persistable(renamed)
         if not moved:
-            return StoreEffects("unchanged")
-        return StoreEffects("applied", publish=tuple(moved), persist=persist)
+            return TableEffects("unchanged")
+        return TableEffects("applied", events=tuple(moved), persist=persist)
 
     def restart_pane(
         self, pane_key: str, launch_token_sha256: str | None = None, worktree_id: str = ""
@@ -328,28 +317,25 @@ class AgentStatusStore:
             self.authority.commitments.pop(pane, None)
         return lifted
 
-    def clear_pane(self, pane_key: str, reason: str) -> StoreEffects:
+    def clear_pane(self, pane_key: str, reason: str) -> TableEffects:
         """Remove a pane's row without fencing (authenticated exit, session removal)."""
         return self._remove(self.authority.resolve(pane_key), reason)
 
-    def alias_pane(self, alias: str, canonical: str) -> StoreEffects:
+    def alias_pane(self, alias: str, canonical: str) -> TableEffects:
         """Register ``alias`` for ``canonical``; a row kept under the alias moves over."""
         self.authority.add_alias(alias, canonical)
         old = self._rows.pop(alias, None)
         target = self.authority.resolve(canonical)
         if old is None or target in self._rows:
             if old is None:
-                return StoreEffects("unchanged")
-            return StoreEffects("applied", publish=(_clear(old, "aliased"),), persist=True)
+                return TableEffects("unchanged")
+            return TableEffects("applied", events=(_clear(old, "aliased"),), persist=True)
         self._rev += 1
         moved = replace_row(old, pane_key=target, rev=self._rev)
         self._rows[target] = moved
-        return StoreEffects(
+        return TableEffects(
             "applied",
-            publish=(
-                _clear(old, "aliased"),
-                Publish("agentStatus.set", {"row": row_to_wire(moved)}),
-            ),
+            events=(_clear(old, "aliased"), StatusSet(row=moved)),
             persist=True,
         )
 
@@ -365,7 +351,7 @@ class AgentStatusStore:
         A fenced pane's row is not loaded: the fence is the later fact.
         """
         restored = [f for f in fences or () if parse_pane_key(f.pane_key) is not None]
-        # A fence's time is a record, not evidence: it does not move the store clock.
+        # A fence's time is a record, not evidence: it does not move the table clock.
         self.authority.restore_fences(restored)
         for row in rows:
             if is_persistable(row) and not self.authority.is_fenced(row.pane_key):
@@ -378,7 +364,7 @@ class AgentStatusStore:
 
     # internals -------------------------------------------------------------
     def _tick(self, now_ms: int) -> int:
-        # Invariant: the store clock never goes backwards, so a wall-clock step back
+        # Invariant: the table clock never goes backwards, so a wall-clock step back
         # cannot make a newer write sort before an older one.
         self._clock_ms = max(self._clock_ms, now_ms)
         return self._clock_ms
@@ -393,25 +379,25 @@ class AgentStatusStore:
             return True
         return observed_ms - existing.updated_at_ms < PRIORITY_HOLD_MS
 
-    def _carry_handle_only(self, existing: AgentStatusRow, handle: str | None) -> StoreEffects:
+    def _carry_handle_only(self, existing: AgentStatusRow, handle: str | None) -> TableEffects:
         if handle is None or handle == existing.terminal_handle:
-            return StoreEffects("rejected", "outranked")
+            return TableEffects("rejected", "outranked")
         self._rev += 1
         row = replace_row(existing, terminal_handle=handle, rev=self._rev)
         self._rows[row.pane_key] = row
-        return StoreEffects(
+        return TableEffects(
             "applied",
             "outranked_handle_only",
-            publish=(Publish("agentStatus.set", {"row": row_to_wire(row)}),),
+            events=(StatusSet(row=row),),
         )
 
-    def _remove(self, pane: str, reason: str) -> StoreEffects:
+    def _remove(self, pane: str, reason: str) -> TableEffects:
         row = self._rows.pop(pane, None)
         if row is None:
-            return StoreEffects("unchanged")
+            return TableEffects("unchanged")
         self._rev += 1
-        return StoreEffects(
-            "applied", reason, publish=(_clear(row, reason),), persist=is_persistable(row)
+        return TableEffects(
+            "applied", reason, events=(_clear(row, reason),), persist=is_persistable(row)
         )
 
 

@@ -1,4 +1,4 @@
-"""The one ingest path of the agent-status store (seed 03; architecture §3.2-3.3)."""
+"""The one ingest path of the agent-status table (seed 03; architecture §3.2-3.3)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.hooks.pane_authority import RETIRED_FENCE_CAPACITY, parse_pane_key
-from actors.hooks.store_core import (
+from actors.hooks.status_table import (
     PRIORITY_HOLD_MS,
-    AgentStatusStore,
+    AgentStatusTable,
     StatusEvent,
 )
+from orca.contracts import hooks
 from orca.model.agent_status import AgentStatusRow
 
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
@@ -33,102 +34,97 @@ def _ev(
 
 def test_hook_write_creates_row_and_publishes_set() -> None:
     """An accepted write stores one row with its source and publishes agentStatus.set."""
-    store = AgentStatusStore()
-    fx = store.apply_normalized_status(_ev("working", agent="claude"), T0)
+    table = AgentStatusTable()
+    fx = table.apply_normalized_status(_ev("working", agent="claude"), T0)
     assert fx.outcome == "applied" and fx.persist
-    assert [p.type for p in fx.publish] == ["agentStatus.set"]
-    row = store.row(PANE)
+    row = table.row(PANE)
     assert row is not None and row.source == "hook" and row.agent == "claude"
-    published = fx.publish[0].data["row"]
-    assert isinstance(published, dict)
-    assert (published["paneKey"], published["state"], published["source"]) == (
-        PANE,
-        "working",
-        "hook",
-    )
+    assert fx.events == (hooks.StatusSet(row=row),)
+    assert (row.pane_key, row.state, row.source) == (PANE, "working", "hook")
 
 
 def test_retired_pane_rejects_late_status_until_live_restart() -> None:
     """A retired pane rejects late writes; only a live restart lifts the fence (seed 02 §9)."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev("working"), T0)
-    fx = store.retire_pane(PANE)
-    assert [p.type for p in fx.publish] == ["agentStatus.clear"] and fx.persist
-    assert store.row(PANE) is None
-    late = store.apply_normalized_status(_ev("done"), T0 + 1)
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working"), T0)
+    fx = table.retire_pane(PANE)
+    assert fx.events == (hooks.StatusCleared(pane_key=PANE, worktree_id=WT, reason="retired"),)
+    assert fx.persist
+    assert table.row(PANE) is None
+    late = table.apply_normalized_status(_ev("done"), T0 + 1)
     assert (late.outcome, late.reason) == ("rejected", "retired_pane")
-    assert store.row(PANE) is None
-    assert store.restart_pane(PANE) is True
-    again = store.apply_normalized_status(_ev("working"), T0 + 2)
+    assert table.row(PANE) is None
+    assert table.restart_pane(PANE) is True
+    again = table.apply_normalized_status(_ev("working"), T0 + 2)
     assert again.outcome == "applied"
 
 
 def test_retire_fences_the_whole_alias_group() -> None:
     """Closing a pane fences its aliases too (seed 03, 关闭一个已退役的物理别名会撤销其整个组)."""
-    store = AgentStatusStore()
-    store.alias_pane("tab-1:2", PANE)
-    store.retire_pane(PANE)
-    fx = store.apply_normalized_status(_ev("working", pane="tab-1:2"), T0)
+    table = AgentStatusTable()
+    table.alias_pane("tab-1:2", PANE)
+    table.retire_pane(PANE)
+    fx = table.apply_normalized_status(_ev("working", pane="tab-1:2"), T0)
     assert fx.reason == "retired_pane"
 
 
 def test_fence_capacity_is_bounded() -> None:
     """Fences form a bounded LRU: the oldest closes are forgotten first (seed 02 §9)."""
-    store = AgentStatusStore()
+    table = AgentStatusTable()
     for i in range(RETIRED_FENCE_CAPACITY + 10):
-        store.retire_pane(f"tab-x:00000000-0000-4000-8000-{i:012d}")
-    assert store.authority.fence_count() == RETIRED_FENCE_CAPACITY
-    assert not store.authority.is_fenced("tab-x:00000000-0000-4000-8000-000000000000")
+        table.retire_pane(f"tab-x:00000000-0000-4000-8000-{i:012d}")
+    assert table.authority.fence_count() == RETIRED_FENCE_CAPACITY
+    assert not table.authority.is_fenced("tab-x:00000000-0000-4000-8000-000000000000")
     newest = RETIRED_FENCE_CAPACITY + 9
-    assert store.authority.is_fenced(f"tab-x:00000000-0000-4000-8000-{newest:012d}")
+    assert table.authority.is_fenced(f"tab-x:00000000-0000-4000-8000-{newest:012d}")
 
 
 def test_launch_token_commitment_rejects_a_different_token() -> None:
     """The first hook commits the token hash; later hooks must present the same token."""
-    store = AgentStatusStore()
+    table = AgentStatusTable()
     assert (
-        store.apply_normalized_status(_ev(launch_token_sha256=_sha("a")), T0).outcome == "applied"
+        table.apply_normalized_status(_ev(launch_token_sha256=_sha("a")), T0).outcome == "applied"
     )
-    bad = store.apply_normalized_status(_ev("done", launch_token_sha256=_sha("b")), T0 + 1)
+    bad = table.apply_normalized_status(_ev("done", launch_token_sha256=_sha("b")), T0 + 1)
     assert bad.reason == "launch_token_mismatch"
-    missing = store.apply_normalized_status(_ev("done"), T0 + 1)
+    missing = table.apply_normalized_status(_ev("done"), T0 + 1)
     assert missing.reason == "launch_token_missing"
-    assert store.authority.commitments[PANE] == _sha("a")
+    assert table.authority.commitments[PANE] == _sha("a")
     assert (
-        store.apply_normalized_status(_ev("done", launch_token_sha256=_sha("a")), T0 + 2).outcome
+        table.apply_normalized_status(_ev("done", launch_token_sha256=_sha("a")), T0 + 2).outcome
         == "applied"
     )
 
 
 def test_restart_recommits_the_launch_token() -> None:
     """A live restart replaces the pane's commitment with the new launch's hash."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev(launch_token_sha256=_sha("old")), T0)
-    store.restart_pane(PANE, _sha("new"))
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev(launch_token_sha256=_sha("old")), T0)
+    table.restart_pane(PANE, _sha("new"))
     assert (
-        store.apply_normalized_status(_ev(launch_token_sha256=_sha("old")), T0 + 1).reason
+        table.apply_normalized_status(_ev(launch_token_sha256=_sha("old")), T0 + 1).reason
         == "launch_token_mismatch"
     )
     assert (
-        store.apply_normalized_status(_ev(launch_token_sha256=_sha("new")), T0 + 2).outcome
+        table.apply_normalized_status(_ev(launch_token_sha256=_sha("new")), T0 + 2).outcome
         == "applied"
     )
 
 
 def test_connection_watermark_drops_replays() -> None:
     """Events at or below a connection's watermark are replays and are dropped."""
-    store = AgentStatusStore()
+    table = AgentStatusTable()
     assert (
-        store.apply_normalized_status(
+        table.apply_normalized_status(
             _ev(source="terminal", connection_id="c1", connection_seq=5), T0
         ).outcome
         == "applied"
     )
-    replay = store.apply_normalized_status(
+    replay = table.apply_normalized_status(
         _ev("done", source="terminal", connection_id="c1", connection_seq=5), T0 + 1
     )
     assert replay.reason == "replayed"
-    fresh = store.apply_normalized_status(
+    fresh = table.apply_normalized_status(
         _ev("done", source="terminal", connection_id="c2", connection_seq=1), T0 + 2
     )
     assert fresh.outcome == "applied"
@@ -136,94 +132,96 @@ def test_connection_watermark_drops_replays() -> None:
 
 def test_wall_clock_step_back_keeps_rows_ordered() -> None:
     """A clock stepping back never makes a newer write older than the previous one."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev("working"), T0)
-    store.apply_normalized_status(_ev("done"), T0 - 60_000)
-    row = store.row(PANE)
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working"), T0)
+    table.apply_normalized_status(_ev("done"), T0 - 60_000)
+    row = table.row(PANE)
     assert row is not None and row.state == "done" and row.updated_at_ms == T0
 
 
 def test_old_evidence_does_not_overwrite_newer_row() -> None:
     """A relayed observation older than the row's evidence is stale (seed 03 evidence age)."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev("working"), T0)
-    fx = store.apply_normalized_status(_ev("done", evidence_age_ms=5_000), T0 + 1_000)
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working"), T0)
+    fx = table.apply_normalized_status(_ev("done", evidence_age_ms=5_000), T0 + 1_000)
     assert fx.reason == "stale_evidence"
 
 
 def test_terminal_cannot_overwrite_live_hook_row() -> None:
     """Priority on write: OSC yields to a live hook row, then takes over after the hold."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev("blocked"), T0)
-    fx = store.apply_normalized_status(_ev("working", source="terminal"), T0 + 1)
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("blocked"), T0)
+    fx = table.apply_normalized_status(_ev("working", source="terminal"), T0 + 1)
     assert fx.reason == "outranked"
-    row = store.row(PANE)
+    row = table.row(PANE)
     assert row is not None and row.state == "blocked" and row.source == "hook"
-    later = store.apply_normalized_status(_ev("working", source="terminal"), T0 + PRIORITY_HOLD_MS)
+    later = table.apply_normalized_status(_ev("working", source="terminal"), T0 + PRIORITY_HOLD_MS)
     assert later.outcome == "applied"
-    row = store.row(PANE)
+    row = table.row(PANE)
     assert row is not None and row.source == "terminal"
 
 
 def test_terminal_handle_is_carried_forward() -> None:
     """An HTTP hook without a handle keeps the handle the OSC path resolved (seed 03)."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev("working", source="terminal", terminal_handle="term_1"), T0)
-    store.apply_normalized_status(_ev("done"), T0 + 1)
-    row = store.row(PANE)
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working", source="terminal", terminal_handle="term_1"), T0)
+    table.apply_normalized_status(_ev("done"), T0 + 1)
+    row = table.row(PANE)
     assert row is not None and row.terminal_handle == "term_1" and row.source == "hook"
 
 
 def test_outranked_write_still_attaches_its_handle() -> None:
     """An outranked OSC write cannot change state but supplies the terminal handle."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev("blocked"), T0)
-    fx = store.apply_normalized_status(
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("blocked"), T0)
+    fx = table.apply_normalized_status(
         _ev("working", source="terminal", terminal_handle="term_9"), T0 + 1
     )
-    row = store.row(PANE)
+    row = table.row(PANE)
     assert fx.reason == "outranked_handle_only"
     assert row is not None and row.state == "blocked" and row.terminal_handle == "term_9"
 
 
 def test_session_end_removes_row_with_one_clear() -> None:
     """A clear request removes the row and publishes exactly one clear."""
-    store = AgentStatusStore()
-    store.apply_normalized_status(_ev("working"), T0)
-    fx = store.apply_normalized_status(_ev(None), T0 + 1)
-    assert [p.type for p in fx.publish] == ["agentStatus.clear"]
-    assert store.rows() == []
-    assert store.apply_normalized_status(_ev(None), T0 + 2).outcome == "unchanged"
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working"), T0)
+    fx = table.apply_normalized_status(_ev(None), T0 + 1)
+    assert fx.events == (
+        hooks.StatusCleared(pane_key=PANE, worktree_id=WT, reason="session_ended"),
+    )
+    assert table.rows() == []
+    assert table.apply_normalized_status(_ev(None), T0 + 2).outcome == "unchanged"
 
 
 def test_structured_row_is_never_persistable() -> None:
     """A structured row is applied and published but never scheduled for disk (seed 03 PR 1a)."""
-    store = AgentStatusStore()
-    fx = store.apply_normalized_status(
+    table = AgentStatusTable()
+    fx = table.apply_normalized_status(
         _ev("working", source="structured", structured_host="local"), T0
     )
     assert fx.outcome == "applied" and not fx.persist
-    assert store.persistable_rows() == []
+    assert table.persistable_rows() == []
 
 
 def test_legacy_numeric_key_needs_alias_for_http() -> None:
     """HTTP writes need a stable key or a registered alias; OSC may keep a numeric key."""
-    store = AgentStatusStore()
+    table = AgentStatusTable()
     assert (
-        store.apply_normalized_status(_ev(pane="tab-1:2"), T0).reason == "legacy_numeric_pane_key"
+        table.apply_normalized_status(_ev(pane="tab-1:2"), T0).reason == "legacy_numeric_pane_key"
     )
-    osc = store.apply_normalized_status(_ev(pane="tab-1:2", source="terminal"), T0)
+    osc = table.apply_normalized_status(_ev(pane="tab-1:2", source="terminal"), T0)
     assert osc.outcome == "applied" and not osc.persist
-    store.alias_pane("tab-1:2", PANE)
-    assert store.row(PANE) is not None
-    assert store.apply_normalized_status(_ev("done", pane="tab-1:2"), T0 + 1).outcome == "applied"
-    row = store.row(PANE)
+    table.alias_pane("tab-1:2", PANE)
+    assert table.row(PANE) is not None
+    assert table.apply_normalized_status(_ev("done", pane="tab-1:2"), T0 + 1).outcome == "applied"
+    row = table.row(PANE)
     assert row is not None and row.pane_key == PANE and row.state == "done"
 
 
 def test_restored_row_yields_to_any_live_event() -> None:
     """A hydrated row is no evidence: a live OSC write replaces even a restored hook row."""
-    store = AgentStatusStore()
+    table = AgentStatusTable()
     restored = AgentStatusRow(
         pane_key=PANE,
         worktree_id=WT,
@@ -233,17 +231,17 @@ def test_restored_row_yields_to_any_live_event() -> None:
         state_since_ms=T0,
         restored_unconfirmed=True,
     )
-    store.hydrate([restored], {})
-    fx = store.apply_normalized_status(_ev("working", source="terminal"), T0 + 5)
-    row = store.row(PANE)
+    table.hydrate([restored], {})
+    fx = table.apply_normalized_status(_ev("working", source="terminal"), T0 + 5)
+    row = table.row(PANE)
     assert fx.outcome == "applied"
     assert row is not None and not row.restored_unconfirmed and row.state_since_ms == T0 + 5
 
 
 def test_bad_pane_key_is_rejected() -> None:
     """A key that is not tabId:leaf is the caller's fault."""
-    store = AgentStatusStore()
-    assert store.apply_normalized_status(_ev(pane="no-colon"), T0).reason == "bad_pane_key"
+    table = AgentStatusTable()
+    assert table.apply_normalized_status(_ev(pane="no-colon"), T0).reason == "bad_pane_key"
 
 
 @given(st.text(max_size=300))
@@ -266,13 +264,13 @@ def test_pane_key_parser_never_crashes(text: str) -> None:
 )
 def test_rev_and_updated_at_never_decrease(ops: list[tuple[str | None, str, int]]) -> None:
     """Whatever the order of writes and clock jumps, rev grows and updated_at never drops."""
-    store = AgentStatusStore()
+    table = AgentStatusTable()
     last_rev, last_at = 0, 0
     for state, source, jump in ops:
-        store.apply_normalized_status(_ev(state, source=source), T0 + jump)
-        assert store.rev >= last_rev
-        last_rev = store.rev
-        row = store.row(PANE)
+        table.apply_normalized_status(_ev(state, source=source), T0 + jump)
+        assert table.rev >= last_rev
+        last_rev = table.rev
+        row = table.row(PANE)
         if row is not None:
             assert row.updated_at_ms >= last_at
             last_at = row.updated_at_ms
@@ -280,7 +278,7 @@ def test_rev_and_updated_at_never_decrease(ops: list[tuple[str | None, str, int]
 
 def test_hydrated_rows_keep_write_order_ahead_of_new_writes() -> None:
     """After hydration, new writes get revs above every restored row's rev."""
-    store = AgentStatusStore()
+    table = AgentStatusTable()
     restored = AgentStatusRow(
         pane_key=PANE,
         worktree_id=WT,
@@ -290,21 +288,19 @@ def test_hydrated_rows_keep_write_order_ahead_of_new_writes() -> None:
         state_since_ms=T0,
         rev=41,
     )
-    store.hydrate([restored], {})
+    table.hydrate([restored], {})
     other = "tab-2:3f1c2a9e-0000-4000-8000-000000000002"
-    store.apply_normalized_status(_ev("working", pane=other), T0 - 10_000)
-    row = store.row(other)
+    table.apply_normalized_status(_ev("working", pane=other), T0 - 10_000)
+    row = table.row(other)
     assert row is not None and row.rev == 42 and row.updated_at_ms == T0
 
 
 def test_rows_carry_their_execution_host_id() -> None:
-    """Every row names the host whose store holds it, so mirrors of several hosts never merge."""
-    store = AgentStatusStore("ssh:build-box")
-    fx = store.apply_normalized_status(_ev("working"), T0)
-    row = store.row(PANE)
+    """Every row names the host whose table holds it, so mirrors of several hosts never merge."""
+    table = AgentStatusTable("ssh:build-box")
+    fx = table.apply_normalized_status(_ev("working"), T0)
+    row = table.row(PANE)
     assert row is not None and row.host_id == "ssh:build-box"
-    assert fx.publish[0].data["row"]["hostId"] == "ssh:build-box"  # type: ignore[index]
-    assert (
-        AgentStatusStore().apply_normalized_status(_ev("done"), T0).publish[0].data["row"]["hostId"]
-        == "local"
-    )  # type: ignore[index]
+    assert fx.events == (hooks.StatusSet(row=row),)
+    (local,) = AgentStatusTable().apply_normalized_status(_ev("done"), T0).events
+    assert isinstance(local, hooks.StatusSet) and local.row.host_id == "local"

@@ -1,0 +1,296 @@
+"""The ``gitwatch`` actor's wire contract: every op and event, with fields and errors.
+
+gitwatch owns git facts (worktree list, HEAD, branch, dirty counts) and git mutations
+(worktree add/remove/move). It never writes ``orca-data.json``: repos, settings and
+worktreeMeta come from a mirror of ``store`` (a repo the mirror has not seen yet is
+looked up with ``repo.list``); meta is changed through store ops (``worktreeMeta.set``
+on create, ``worktreeMeta.remove`` on remove, ``worktree.migrate_identity`` on
+rename). Field names are camelCase.
+
+Errors: ``bad_request`` (invalid name or id, path outside the workspace root, folder
+repo, unknown base ref, main worktree), ``not_found`` (no such repo or
+worktree), ``conflict`` (branch checked out elsewhere, dirty or locked worktree,
+destination exists, no workspace root configured), ``unavailable`` (repo directory
+gone, store unreachable or not loaded yet), ``internal`` (git failed for another
+reason; the message carries git's stderr).
+
+Ops (args → result)
+-------------------
+worktree.list     {repoId?} → {worktrees: [WorktreeRow], unavailableRepos: [{repoId, path, reason}]}
+                  WorktreeRow = DetectedWorktree (id, repoId, displayName, path, head,
+                  branch, isBare, isMainWorktree, locked, lockReason, prunable,
+                  prunableReason, ownership, selectedCheckout, visible, meta fields...)
+                  + isDetached + gitStatus {staged, unstaged, untracked, conflicted,
+                  total} | null (not computed yet). Every field is written out, defaults
+                  too (rows are read by people and scripts); unknown meta fields ride
+                  along as extra keys. not_found: unknown repoId. Retries unavailable
+                  repos first. Rows: main worktree first, then by path. Served from memory.
+worktree.create   {repoId, name, base?, setup?: "run"|"skip" (default run), requestId?,
+                  source? (default "rpc")} → {worktreeId, path, branch, setup: {ran,
+                  exitCode, error?}}
+                  progress: worktree.create.progress events tagged with requestId.
+                  The meta becomes the creation evidence (instanceId, createdAt,
+                  orcaCreatedAt, orcaCreationSource, orcaCreationWorkspaceLayout,
+                  baseRef when a branch was made). A failing setup script is reported
+                  in setup.exitCode, one that cannot run in setup.error; the worktree
+                  is kept either way. ``branch`` is the full ref (refs/heads/<name>).
+worktree.remove   {worktreeId, force?: false, deleteBranch?: false}
+                  → {worktreeId, removed, branchDeleted, branchError?}
+                  conflict: dirty or locked (unless force). The branch stays unless
+                  deleteBranch (an unmerged one only with force). Meta is dropped.
+worktree.rename   {worktreeId, newName} → {oldWorktreeId, newWorktreeId, path}
+                  git worktree move → store worktree.migrate_identity → worktree.renamed,
+                  nothing in between. The folder stays in its parent directory.
+                  unavailable: moved but store did not migrate (the event still goes
+                  out, with identityMigrated false).
+gitwatch.snapshot {} → {epoch, seq, repos: {repoId: {path, kind, unavailable,
+                  worktrees: {path: {git, gitStatus}}}}, watches, degraded: [path]}
+sys.stats         built in, plus {gitwatch: {repos, watches, degraded}}.
+
+Events (type → data); every envelope carries epoch + seq
+-------------------------------------------------------
+worktree.added    {repoId, worktreeId, git}             git = GitWorktreeInfo + isDetached
+worktree.changed  {repoId, worktreeId, git, gitStatus}  HEAD/branch/lock or dirty counts
+worktree.removed  {repoId, worktreeId, path}            also when store drops the repo
+worktree.renamed  {repoId, oldWorktreeId, newWorktreeId, oldPath, newPath, identityMigrated}
+repo.unavailable  {repoId, path, reason}                once per outage
+worktree.create.progress {requestId, repoId, stage: git|setup|done, text}
+                  on topic "worktree.create.progress:<requestId>" (subscribe to one
+                  create with :func:`progress_topic`); "done" is the last one of a
+                  create that succeeded (a failed create sends none).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.model.worktree import DetectedWorktree
+from orca.wire.errors import BadRequest, Conflict, Internal, NotFound, Unavailable
+
+RepoKind = Literal["git", "folder"]
+Stage = Literal["git", "setup", "done"]
+
+# -- shared shapes ---------------------------------------------------------------------
+
+
+class GitStatus(Payload, frozen=True, kw_only=True):
+    """A worktree's dirty counts (ignored files never count)."""
+
+    staged: int
+    unstaged: int
+    untracked: int
+    conflicted: int
+    total: int
+
+
+class WorktreeGit(Payload, frozen=True, kw_only=True):
+    """A worktree's git facts: the model's ``GitWorktreeInfo`` fields, every one written
+    out, plus ``isDetached`` (HEAD is not on a branch)."""
+
+    path: str
+    head: str = ""
+    branch: str = ""  # full ref such as ``refs/heads/main``; "" when detached
+    is_bare: bool = False
+    is_sparse: bool | None = None
+    locked: bool | None = None
+    lock_reason: str | None = None
+    prunable: bool | None = None
+    prunable_reason: str | None = None
+    is_main_worktree: bool = False
+    is_detached: bool = False
+
+
+class WorktreeRow(DetectedWorktree, frozen=True, kw_only=True, omit_defaults=False):
+    """One ``worktree.list`` row. A model record (unknown fields survive through
+    ``orca.model.codec``) that writes its defaults out: encode it with
+    ``orca.model.codec.to_builtins``, which also merges the unknown fields back."""
+
+    is_detached: bool = False
+    git_status: GitStatus | None = None
+
+
+# -- op args and results ---------------------------------------------------------------
+
+
+class ListArgs(Args, frozen=True, kw_only=True):
+    repo_id: str | None = None
+
+
+class UnavailableRepo(Payload, frozen=True, kw_only=True):
+    repo_id: str
+    path: str
+    reason: str
+
+
+class WorktreeList(Payload, frozen=True, kw_only=True):
+    worktrees: list[WorktreeRow]
+    unavailable_repos: list[UnavailableRepo]
+
+
+class CreateArgs(Args, frozen=True, kw_only=True):
+    repo_id: str
+    name: str
+    base: str | None = None
+    setup: Literal["run", "skip"] = "run"
+    request_id: str | None = None
+    source: str = "rpc"  # recorded as the meta's orcaCreationSource
+
+
+class SetupOutcome(Payload, frozen=True, kw_only=True, omit_defaults=True):
+    """``ran``: the script started; ``exitCode``: its exit (None when none ran);
+    ``error`` (absent unless set): why it could not run."""
+
+    ran: bool
+    exit_code: int | None
+    error: str | None = None
+
+
+class Created(Payload, frozen=True, kw_only=True):
+    worktree_id: str
+    path: str
+    branch: str
+    setup: SetupOutcome
+
+
+class RemoveArgs(Args, frozen=True, kw_only=True):
+    worktree_id: str
+    force: bool = False
+    delete_branch: bool = False
+
+
+class Removed(Payload, frozen=True, kw_only=True, omit_defaults=True):
+    """``branchError`` is absent unless deleting the branch was asked for and failed."""
+
+    worktree_id: str
+    removed: bool
+    branch_deleted: bool
+    branch_error: str | None = None
+
+
+class RenameArgs(Args, frozen=True, kw_only=True):
+    worktree_id: str
+    new_name: str
+
+
+class Renamed(Payload, frozen=True, kw_only=True):
+    old_worktree_id: str
+    new_worktree_id: str
+    path: str
+
+
+class WorktreeSnapshot(Payload, frozen=True, kw_only=True):
+    git: WorktreeGit
+    git_status: GitStatus | None
+
+
+class RepoSnapshot(Payload, frozen=True, kw_only=True):
+    path: str
+    kind: RepoKind
+    unavailable: str | None  # the reason, while the repo cannot be read
+    worktrees: dict[str, WorktreeSnapshot]  # by path
+
+
+class GitwatchSnapshot(Payload, frozen=True, kw_only=True):
+    epoch: str
+    seq: int
+    repos: dict[str, RepoSnapshot]
+    watches: int
+    degraded: list[str]
+
+
+# -- events ----------------------------------------------------------------------------
+
+
+class WorktreeAdded(Payload, frozen=True, kw_only=True):
+    repo_id: str
+    worktree_id: str
+    git: WorktreeGit
+
+
+class WorktreeChanged(Payload, frozen=True, kw_only=True):
+    repo_id: str
+    worktree_id: str
+    git: WorktreeGit
+    git_status: GitStatus | None
+
+
+class WorktreeRemoved(Payload, frozen=True, kw_only=True):
+    repo_id: str
+    worktree_id: str
+    path: str
+
+
+class WorktreeRenamed(Payload, frozen=True, kw_only=True):
+    repo_id: str
+    old_worktree_id: str
+    new_worktree_id: str
+    old_path: str
+    new_path: str
+    identity_migrated: bool
+
+
+class RepoUnavailable(Payload, frozen=True, kw_only=True):
+    repo_id: str
+    path: str
+    reason: str
+
+
+class CreateProgress(Payload, frozen=True, kw_only=True):
+    request_id: str | None
+    repo_id: str
+    stage: Stage
+    text: str
+
+
+def progress_topic(request_id: str | None) -> str:
+    """The topic of one create's progress (``worktree.create.progress:<requestId>``), so a
+    CLI subscribes to just that create."""
+    return f"{CREATE_PROGRESS.type}:{request_id or ''}"
+
+
+# -- the contract ----------------------------------------------------------------------
+
+_MUTATION_ERRORS = (BadRequest, NotFound, Conflict, Unavailable, Internal)
+
+CONTRACT = Contract("gitwatch")
+WORKTREE_LIST = CONTRACT.op(
+    "worktree.list", ListArgs, WorktreeList, NotFound, Unavailable, Internal,
+    doc="Every tracked repo's rows (or one repo's), merged with store's meta.",
+)  # fmt: skip
+WORKTREE_CREATE = CONTRACT.op(
+    "worktree.create", CreateArgs, Created, *_MUTATION_ERRORS,
+    doc="git worktree add under the workspace root, creation evidence as meta, setup.",
+)  # fmt: skip
+WORKTREE_REMOVE = CONTRACT.op(
+    "worktree.remove", RemoveArgs, Removed, *_MUTATION_ERRORS,
+    doc="git worktree remove (refuses dirty/locked unless forced); drops the meta.",
+)  # fmt: skip
+WORKTREE_RENAME = CONTRACT.op(
+    "worktree.rename", RenameArgs, Renamed, *_MUTATION_ERRORS,
+    doc="git worktree move in the same parent, then store migrates the identity.",
+)  # fmt: skip
+SNAPSHOT = CONTRACT.op(
+    "gitwatch.snapshot", NoArgs, GitwatchSnapshot,
+    doc="Everything gitwatch believes, with the publisher's epoch and seq.",
+)  # fmt: skip
+
+WORKTREE_ADDED = CONTRACT.event("worktree.added", WorktreeAdded, doc="a worktree appeared")
+WORKTREE_CHANGED = CONTRACT.event(
+    "worktree.changed", WorktreeChanged, doc="HEAD, branch, lock or dirty counts changed"
+)
+WORKTREE_REMOVED = CONTRACT.event(
+    "worktree.removed", WorktreeRemoved, doc="a worktree is gone (or its repo left the store)"
+)
+WORKTREE_RENAMED = CONTRACT.event(
+    "worktree.renamed", WorktreeRenamed, doc="worktree.rename moved a worktree"
+)
+REPO_UNAVAILABLE = CONTRACT.event(
+    "repo.unavailable", RepoUnavailable, doc="a repo cannot be read (once per outage)"
+)
+CREATE_PROGRESS = CONTRACT.event(
+    "worktree.create.progress",
+    CreateProgress,
+    doc="one step of a worktree.create, on that create's own topic",
+    topic_of=lambda event: progress_topic(event.request_id),
+)

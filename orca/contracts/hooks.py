@@ -1,0 +1,221 @@
+"""The ``hooks`` wire contract: every op and event, with fields and errors.
+
+Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
+
+``agentStatus.snapshot`` {} → Snapshot {epoch, seq, rev, rows: [row]}
+    The mirror snapshot (architecture §2 "Clone"): ``epoch``/``seq`` are the
+    publisher's at the moment it was taken (``orca.actor.Mirror`` needs them), ``rev``
+    the store-wide write counter. ``row`` is
+    :class:`orca.model.agent_status.AgentStatusRow` on the wire: {paneKey, worktreeId,
+    state, source, updatedAtMs, stateSinceMs, agent, tabId, detail, sessionId,
+    terminalHandle, structuredHost, restoredUnconfirmed, rev, hostId}.
+``agentStatus.ingest_osc`` {paneKey, payload (JSON text or map), terminalHandle?,
+    worktreeId?, connectionId?, connectionSeq?, evidenceAgeMs=0} → IngestResult
+    {outcome, reason}
+    An OSC 9999 document ``ptyd`` scanned from the pane's output (source
+    ``terminal``). ``outcome`` is ``applied | unchanged | rejected | ignored``;
+    a rejection (``retired_pane``, ``replayed``, ``stale_evidence``, ``outranked``,
+    ``unknown_worktree``, ...) is an answer, not an error; ``ignored`` (reason
+    ``no_status``) is a document that carries no status.
+    Errors: ``bad_request`` (pane key malformed, payload not a bounded JSON object).
+``agentStatus.ingest_structured`` {paneKey, worktreeId, state (working | attention |
+    idle | null), structuredHost, agent="unknown", sessionId="", detail=""} →
+    IngestResult {outcome, reason}
+    A structured session summary; ``state: null`` means the host forgot the session
+    (the row is removed). Structured rows are never persisted.
+    Errors: ``bad_request`` (pane key malformed).
+``agentStatus.retire_pane`` {paneKey, retireId?} → Removed {removed}
+    The pane closed: its row goes (one ``agentStatus.clear``) and it is fenced, with
+    its aliases, until ``restart_pane``. The fence is on disk before the reply and
+    survives a hooks restart (seed 02 §9, §13). ``removed``: a row was dropped.
+    Errors: ``bad_request`` (pane key malformed).
+``agentStatus.restart_pane`` {paneKey, launchTokenSha256?, worktreeId=""} →
+    Restarted {fenceLifted}
+    A live launch in the pane: lifts the fence and commits the new token hash (none:
+    the commitment is dropped); ``worktreeId`` files later OSC rows of the pane.
+    Errors: ``bad_request`` (pane key malformed, hash not 64 lowercase hex digits).
+``agentStatus.alias_pane`` {alias, paneKey} → Aliased {outcome}
+    Register a legacy pane key as an alias of its stable owner (seed 02 §8); a row kept
+    under the alias moves to the owner. ``outcome`` is ``applied | unchanged``.
+    Errors: ``bad_request`` (either key malformed).
+``agentStatus.clear`` {paneKey, reason="cleared"} → Removed {removed}
+    Remove a row without fencing (authenticated exit, provider replacement); the
+    reason (cut to 64 characters) is the clear event's.
+    Errors: ``bad_request`` (pane key malformed).
+``hooks.endpoint`` {} → Endpoint {port, version, endpointFile, scriptPath}
+    Where the HTTP endpoint listens (the secret is only in ``endpoint.env``).
+
+Followed (``store`` PUB, decoded with :mod:`orca.contracts.store`;
+``actors.hooks.store_follower``):
+
+``session.paneRetired`` {hostId, tabId, leafId, revision} - same as ``retire_pane``
+    for ``tabId:leafId`` (the row is cleared only if it belongs to ``hostId``).
+    Missed ones are replayed with ``store`` ``session.retired_since`` {hostId: local,
+    revision} from the last applied revision (``storeRevision`` in last-status.json):
+    at start (background, retried while store is down) and after a revision gap.
+``worktree.renamed`` {oldId, newId} - rows filed under ``oldId`` are re-published
+    under ``newId`` (``agentStatus.set``), and later writes naming ``oldId`` land under
+    ``newId``. At start, restored rows' ids are checked with ``identity.resolve``.
+
+Events (PUB; envelope {v, src, epoch, seq, type, data}):
+
+``agentStatus.set`` StatusSet {row} - a row was written (every accepted write,
+    including a refresh of the same state: freshness is part of the row).
+``agentStatus.clear`` StatusCleared {paneKey, worktreeId, reason} - the row is gone
+    everywhere (``retired``, ``session_ended``, ``aliased``, or a clear's reason).
+
+Mirrors (TUI, web, remote hosts, tests) keep a copy with ``orca.actor.Mirror`` using
+:func:`load_mirror` and :func:`apply_to_mirror` with ``SNAPSHOT`` and ``EVENTS``; the
+rows are then projected with :mod:`orca.model.agent_status` (seed 03 "镜像不是合并").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from orca.contracts.base import Args, Contract, EventSpec, NoArgs, Payload
+from orca.model.agent_status import (
+    AgentStatusRow,
+    StructuredState,
+    index_rows,
+    with_row,
+    without_pane,
+)
+from orca.wire.envelope import Event
+from orca.wire.errors import BadRequest
+
+IngestOutcome = Literal["applied", "unchanged", "rejected", "ignored"]
+
+
+# -- args ---------------------------------------------------------------------------
+class IngestOscArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+    payload: str | dict[str, Any]
+    terminal_handle: str | None = None
+    worktree_id: str = ""
+    connection_id: str | None = None
+    connection_seq: int | None = None
+    evidence_age_ms: int = 0
+
+
+class IngestStructuredArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+    worktree_id: str
+    state: StructuredState | None
+    structured_host: str
+    agent: str = "unknown"
+    session_id: str = ""
+    detail: str = ""
+
+
+class RetirePaneArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+    retire_id: str | None = None
+
+
+class RestartPaneArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+    launch_token_sha256: str | None = None
+    worktree_id: str = ""
+
+
+class AliasPaneArgs(Args, frozen=True, kw_only=True):
+    alias: str
+    pane_key: str
+
+
+class ClearArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+    reason: str = "cleared"
+
+
+# -- results ------------------------------------------------------------------------
+class Snapshot(Payload, frozen=True, kw_only=True):
+    epoch: str
+    seq: int
+    rev: int
+    rows: list[AgentStatusRow]
+
+
+class IngestResult(Payload, frozen=True, kw_only=True):
+    outcome: IngestOutcome
+    reason: str = ""
+
+
+class Removed(Payload, frozen=True, kw_only=True):
+    removed: bool
+
+
+class Restarted(Payload, frozen=True, kw_only=True):
+    fence_lifted: bool
+
+
+class Aliased(Payload, frozen=True, kw_only=True):
+    outcome: Literal["applied", "unchanged"]
+
+
+class Endpoint(Payload, frozen=True, kw_only=True):
+    port: int
+    version: int
+    endpoint_file: str
+    script_path: str
+
+
+# -- events -------------------------------------------------------------------------
+class StatusSet(Payload, frozen=True, kw_only=True):
+    row: AgentStatusRow
+
+
+class StatusCleared(Payload, frozen=True, kw_only=True):
+    pane_key: str
+    worktree_id: str
+    reason: str
+
+
+CONTRACT = Contract("hooks")
+
+SNAPSHOT = CONTRACT.op("agentStatus.snapshot", NoArgs, Snapshot, doc="the mirror snapshot")
+INGEST_OSC = CONTRACT.op(
+    "agentStatus.ingest_osc", IngestOscArgs, IngestResult, BadRequest, doc="an OSC 9999 document"
+)
+INGEST_STRUCTURED = CONTRACT.op(
+    "agentStatus.ingest_structured",
+    IngestStructuredArgs,
+    IngestResult,
+    BadRequest,
+    doc="a structured session summary",
+)
+RETIRE_PANE = CONTRACT.op(
+    "agentStatus.retire_pane", RetirePaneArgs, Removed, BadRequest, doc="close and fence a pane"
+)
+RESTART_PANE = CONTRACT.op(
+    "agentStatus.restart_pane", RestartPaneArgs, Restarted, BadRequest, doc="lift a pane's fence"
+)
+ALIAS_PANE = CONTRACT.op(
+    "agentStatus.alias_pane", AliasPaneArgs, Aliased, BadRequest, doc="alias a legacy pane key"
+)
+CLEAR = CONTRACT.op(
+    "agentStatus.clear", ClearArgs, Removed, BadRequest, doc="remove a row without fencing"
+)
+ENDPOINT = CONTRACT.op("hooks.endpoint", NoArgs, Endpoint, doc="where the HTTP endpoint listens")
+
+STATUS_SET = CONTRACT.event("agentStatus.set", StatusSet, doc="a row was written")
+STATUS_CLEARED = CONTRACT.event("agentStatus.clear", StatusCleared, doc="a row is gone")
+
+StatusEventData = StatusSet | StatusCleared
+EVENTS: tuple[EventSpec[Any], ...] = (STATUS_SET, STATUS_CLEARED)
+
+
+# -- mirrors ------------------------------------------------------------------------
+def load_mirror(snapshot: Snapshot) -> dict[str, AgentStatusRow]:
+    """A mirror's rows by pane key from one ``agentStatus.snapshot`` (``Mirror.load``)."""
+    return index_rows(snapshot.rows)
+
+
+def apply_to_mirror(
+    rows: dict[str, AgentStatusRow], _envelope: Event, event: StatusEventData
+) -> dict[str, AgentStatusRow]:
+    """Fold one typed event into a mirror's rows (``Mirror.apply``; returns a new dict)."""
+    if isinstance(event, StatusSet):
+        return with_row(rows, event.row)
+    return without_pane(rows, event.pane_key)

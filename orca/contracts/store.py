@@ -1,0 +1,457 @@
+"""The ``store`` actor's wire contract: every op and event, with fields and errors.
+
+``store`` is the sole writer of ``orca-data.json`` (PersistedState). Field names are
+camelCase as in the file. Records (repos, metas, sessions...) are sent as builtins
+produced by ``orca.model.codec.to_builtins``, so fields this build does not know
+travel as ordinary top-level keys; records *sent to* the store (``project``, ``meta``,
+``session``, patches) are open maps for the same reason (the store decodes them with
+``orca.model.codec.from_builtins``). In results and events records are typed as the
+``orca.model`` record; decoding them with the contract keeps the known fields (a
+client that must keep unknown fields reads ``state.snapshot`` with ``from_builtins``
+and writes through the ``*.patch`` ops).
+
+Errors: ``bad_request`` (malformed args or record, invalid id/host/path), ``not_found``
+(no such entity), ``conflict`` (contradicts current state, e.g. duplicate repo path,
+group still in use), ``unavailable`` (the store is stopping), ``internal`` (a bug).
+Mutations that change nothing reply normally and publish nothing. ``durable`` is false
+when the save before the reply failed (disk full, I/O error): the change is applied in
+memory, reported (``store.saveFailed``) and retried.
+
+Ops (args → result)
+-------------------
+repo.add            {path, displayName?, kind?: "git"|"folder", fields?} → Repo (fresh UUID id)
+                    conflict: path already added on that host; bad_request: relative path
+repo.update         {id, patch} → Repo                 not_found; bad_request: id change
+repo.remove         {id} → {id, removedWorktreeMeta}   also drops its worktrees' meta/lineage
+repo.list           {} → {repos: [Repo]}
+project.upsert      {project} → Project                (no id → a fresh UUID)
+project.remove      {id} → {id}
+projectGroup.upsert {projectGroup} → ProjectGroup      conflict: unknown parent
+projectGroup.remove {id} → {id}                        conflict: has child groups/folders
+folderWorkspace.upsert {folderWorkspace} → FolderWorkspace   conflict: unknown group
+folderWorkspace.remove {id} → {id}
+worktreeMeta.get    {worktreeId} → WorktreeMeta        not_found
+worktreeMeta.list   {} → {worktreeMeta: {worktreeId: WorktreeMeta}}
+worktreeMeta.set    {worktreeId, meta} → WorktreeMeta
+worktreeMeta.patch  {worktreeId, patch} → WorktreeMeta (creates from defaults)
+worktreeMeta.remove {worktreeId} → {removed: [id]}     not_found
+worktreeMeta.gc     {} → {removed: [id]}               seed 01 §7.5 ② (also runs at start)
+lineage.set         {worktreeId, lineage|null} → WorktreeLineage|null
+workspaceLineage.set {childWorkspaceKey, lineage|null} → WorkspaceLineage|null
+settings.get        {} → GlobalSettings;   settings.patch {patch} → GlobalSettings
+ui.get              {} → PersistedUIState; ui.patch {patch} → PersistedUIState
+session.get         {hostId?} → {hostId, revision, session}     hostId defaults to "local"
+session.set         {hostId?, session, revision?} → {applied: full|metadata_only, changed, revision}
+                    metadata_only: the writer's revision is stale; re-read with session.get
+session.patch       {hostId?, patch, revision?} → same as session.set (top-level fields)
+session.flush       {hostId?, session?, revision?} → {applied?, changed?, revision?, flushed}
+                    applies the optional session, then saves before replying
+session.retire_pane {hostId?, tabId, leafId} → {revision, durable}   bumps the host's
+                    topology revision and saves before replying (seed 02 §9); ``tabId``
+                    is non-empty without ':' and ``leafId`` non-empty (the pane key
+                    ``<tabId>:<leafId>`` of ``orca.model.panes``)
+session.retired_since {hostId?, revision: int} → {hostId, revision, panes, truncated}
+                    catch-up for a follower that missed session.paneRetired while down:
+                    ``revision`` is the host's current topology revision; ``panes`` the
+                    logged retirements newer than the given one, oldest first, each
+                    {tabId, leafId, paneKey, revision, retiredAtMs (store clock)}; the log
+                    keeps the last 1024 per host, so ``truncated`` is true when it no
+                    longer reaches back to the given revision (some retirements unknown)
+worktree.migrate_identity {oldId, newId} → {oldId, newId, durable}   saved before replying
+identity.resolve    {worktreeId} → {status: current|alias|unknown, worktreeId|null}
+state.snapshot      {} → {epoch, seq, revision, state}          for mirrors (Clone pattern);
+                    ``state`` is the whole PersistedState as builtins (an open map)
+sys.stats           built in, plus {store: {load, save, scheduler, revision, file}}
+
+Events (type → data); every envelope carries epoch + seq
+-------------------------------------------------------
+repo.added {repo} · repo.updated {repo} · repo.removed {id, worktreeIds}
+project.upserted {project} · project.removed {id}
+projectGroup.upserted {projectGroup} · projectGroup.removed {id}
+folderWorkspace.upserted {folderWorkspace} · folderWorkspace.removed {id}
+worktreeMeta.changed {worktreeId, meta} · worktreeMeta.removed {worktreeIds}
+lineage.changed {worktreeId, lineage|null} · workspaceLineage.changed {childWorkspaceKey, lineage|null}
+settings.changed {settings} · ui.changed {ui}
+session.changed {hostId, revision, fields, removed}: top-level session fields that changed
+    (apply: drop ``removed`` wire names, then merge ``fields``); session.get has the whole
+session.paneRetired {hostId, tabId, leafId, revision}
+worktree.renamed {oldId, newId}, then worktreeMeta.removed/changed and session.changed
+    for every record the migration re-keyed
+store.saveFailed {errno, message, at} · store.saveRecovered {}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar, cast
+
+import msgspec
+
+from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.model.session import WorkspaceSessionState
+from orca.model.state import GlobalSettings, PersistedUIState
+from orca.model.types_repo import FolderWorkspace, Project, ProjectGroup, Repo
+from orca.model.worktree import WorkspaceLineage, WorktreeLineage, WorktreeMeta
+from orca.wire.errors import BadRequest, Conflict, NotFound, Unavailable
+
+T = TypeVar("T")
+
+
+def _optional(record: type[T]) -> type[T | None]:
+    """``record | None`` as a result type (a cleared lineage replies ``null``)."""
+    return cast("type[T | None]", record | None)
+
+
+# A non-empty id (entity, worktree, host, leaf...).
+Id = Annotated[str, msgspec.Meta(min_length=1)]
+# The tab part of a pane key: non-empty and without ':' (``orca.model.panes``), so
+# ``<tabId>:<leafId>`` splits unambiguously.
+TabId = Annotated[str, msgspec.Meta(min_length=1, pattern="^[^:]+$")]
+Applied = Literal["full", "metadata_only"]
+IdentityStatus = Literal["current", "alias", "unknown"]
+
+
+# -- args ---------------------------------------------------------------------------
+class RepoAddArgs(Args, frozen=True, kw_only=True):
+    path: Id
+    display_name: str | None = None
+    kind: Literal["git", "folder"] | None = None
+    fields: dict[str, Any] | None = None
+
+
+class IdArgs(Args, frozen=True, kw_only=True):
+    id: Id
+
+
+class PatchByIdArgs(Args, frozen=True, kw_only=True):
+    id: Id
+    patch: dict[str, Any]
+
+
+class ProjectArgs(Args, frozen=True, kw_only=True):
+    project: dict[str, Any]
+
+
+class ProjectGroupArgs(Args, frozen=True, kw_only=True):
+    project_group: dict[str, Any]
+
+
+class FolderWorkspaceArgs(Args, frozen=True, kw_only=True):
+    folder_workspace: dict[str, Any]
+
+
+class WorktreeIdArgs(Args, frozen=True, kw_only=True):
+    worktree_id: Id
+
+
+class MetaSetArgs(Args, frozen=True, kw_only=True):
+    worktree_id: Id
+    meta: dict[str, Any]
+
+
+class MetaPatchArgs(Args, frozen=True, kw_only=True):
+    worktree_id: Id
+    patch: dict[str, Any]
+
+
+class LineageSetArgs(Args, frozen=True, kw_only=True):
+    worktree_id: Id
+    lineage: dict[str, Any] | None
+
+
+class WorkspaceLineageSetArgs(Args, frozen=True, kw_only=True):
+    child_workspace_key: Id
+    lineage: dict[str, Any] | None
+
+
+class PatchArgs(Args, frozen=True, kw_only=True):
+    patch: dict[str, Any]
+
+
+class SessionGetArgs(Args, frozen=True, kw_only=True):
+    host_id: str | None = None  # None or "" → "local"
+
+
+class SessionSetArgs(Args, frozen=True, kw_only=True):
+    host_id: str | None = None
+    session: dict[str, Any]
+    revision: int | None = None
+
+
+class SessionPatchArgs(Args, frozen=True, kw_only=True):
+    host_id: str | None = None
+    patch: dict[str, Any]
+    revision: int | None = None
+
+
+class SessionFlushArgs(Args, frozen=True, kw_only=True):
+    host_id: str | None = None
+    session: dict[str, Any] | None = None
+    revision: int | None = None
+
+
+class RetirePaneArgs(Args, frozen=True, kw_only=True):
+    host_id: str | None = None
+    tab_id: TabId
+    leaf_id: Id
+
+
+class RetiredSinceArgs(Args, frozen=True, kw_only=True):
+    host_id: str | None = None
+    revision: int
+
+
+class MigrateIdentityArgs(Args, frozen=True, kw_only=True):
+    old_id: Id
+    new_id: Id
+
+
+# -- results ------------------------------------------------------------------------
+class RepoRemoveResult(Payload, frozen=True, kw_only=True):
+    id: Id
+    removed_worktree_meta: int  # how many worktreeMeta entries went with the repo
+
+
+class RepoList(Payload, frozen=True, kw_only=True):
+    repos: list[Repo]
+
+
+class Removed(Payload, frozen=True, kw_only=True):
+    """The id of the record an ``*.remove`` op removed."""
+
+    id: Id
+
+
+class MetaList(Payload, frozen=True, kw_only=True):
+    worktree_meta: dict[str, WorktreeMeta]
+
+
+class MetasRemoved(Payload, frozen=True, kw_only=True):
+    removed: list[str]
+
+
+class SessionView(Payload, frozen=True, kw_only=True):
+    host_id: Id
+    revision: int
+    session: WorkspaceSessionState
+
+
+class SessionWritten(Payload, frozen=True, kw_only=True):
+    applied: Applied
+    changed: bool
+    revision: int
+
+
+class SessionFlushed(Payload, frozen=True, kw_only=True, omit_defaults=True):
+    """``applied``/``changed``/``revision`` are present only when a session was given."""
+
+    applied: Applied | None = None
+    changed: bool | None = None
+    revision: int | None = None
+    flushed: bool
+
+
+class PaneRetiredResult(Payload, frozen=True, kw_only=True):
+    revision: int
+    durable: bool = True
+
+
+class RetiredPane(Payload, frozen=True, kw_only=True):
+    """One logged retirement (``retiredAtMs`` on the store's clock)."""
+
+    tab_id: TabId
+    leaf_id: Id
+    pane_key: Id
+    revision: int
+    retired_at_ms: int
+
+
+class RetiredSince(Payload, frozen=True, kw_only=True):
+    host_id: Id
+    revision: int
+    panes: list[RetiredPane]
+    truncated: bool
+
+
+class IdentityMigrated(Payload, frozen=True, kw_only=True):
+    old_id: Id
+    new_id: Id
+    durable: bool = True  # also true when nothing had to be migrated (nothing to save)
+
+
+class IdentityResolved(Payload, frozen=True, kw_only=True):
+    status: IdentityStatus
+    worktree_id: str | None  # the current id (current/alias), None when unknown
+
+
+class StateSnapshot(Payload, frozen=True, kw_only=True):
+    epoch: str
+    seq: int
+    revision: int
+    state: dict[str, Any]  # PersistedState as builtins (orca.model.codec.from_builtins)
+
+
+# -- events -------------------------------------------------------------------------
+class RepoAdded(Payload, frozen=True, kw_only=True):
+    repo: Repo
+
+
+class RepoUpdated(Payload, frozen=True, kw_only=True):
+    repo: Repo
+
+
+class RepoRemoved(Payload, frozen=True, kw_only=True):
+    id: Id
+    worktree_ids: list[str]  # the worktrees whose meta/lineage went with the repo
+
+
+class ProjectUpserted(Payload, frozen=True, kw_only=True):
+    project: Project
+
+
+class ProjectRemoved(Payload, frozen=True, kw_only=True):
+    id: Id
+
+
+class ProjectGroupUpserted(Payload, frozen=True, kw_only=True):
+    project_group: ProjectGroup
+
+
+class ProjectGroupRemoved(Payload, frozen=True, kw_only=True):
+    id: Id
+
+
+class FolderWorkspaceUpserted(Payload, frozen=True, kw_only=True):
+    folder_workspace: FolderWorkspace
+
+
+class FolderWorkspaceRemoved(Payload, frozen=True, kw_only=True):
+    id: Id
+
+
+class WorktreeMetaChanged(Payload, frozen=True, kw_only=True):
+    worktree_id: Id
+    meta: WorktreeMeta
+
+
+class WorktreeMetaRemoved(Payload, frozen=True, kw_only=True):
+    worktree_ids: list[str]
+
+
+class LineageChanged(Payload, frozen=True, kw_only=True):
+    worktree_id: Id
+    lineage: WorktreeLineage | None  # None: cleared
+
+
+class WorkspaceLineageChanged(Payload, frozen=True, kw_only=True):
+    child_workspace_key: Id
+    lineage: WorkspaceLineage | None  # None: cleared
+
+
+class SettingsChanged(Payload, frozen=True, kw_only=True):
+    settings: GlobalSettings
+
+
+class UiChanged(Payload, frozen=True, kw_only=True):
+    ui: PersistedUIState
+
+
+class SessionChanged(Payload, frozen=True, kw_only=True):
+    """Top-level session fields that changed: a mirror drops the ``removed`` wire names
+    (fields back to their default), then merges ``fields`` (wire names → builtins)."""
+
+    host_id: Id
+    revision: int
+    fields: dict[str, Any]
+    removed: list[str]
+
+
+class PaneRetired(Payload, frozen=True, kw_only=True):
+    host_id: Id
+    tab_id: TabId
+    leaf_id: Id
+    revision: int
+
+
+class WorktreeRenamed(Payload, frozen=True, kw_only=True):
+    old_id: Id
+    new_id: Id
+
+
+class SaveFailed(Payload, frozen=True, kw_only=True):
+    errno: str  # the errno name, e.g. "ENOSPC"
+    message: str
+    at: float  # wall clock, seconds
+
+
+class SaveRecovered(Payload, frozen=True, kw_only=True):
+    pass
+
+
+# -- the contract -------------------------------------------------------------------
+CONTRACT = Contract("store")
+_W = (BadRequest, Unavailable)  # every mutation: malformed args, or the store is stopping
+
+REPO_ADD = CONTRACT.op("repo.add", RepoAddArgs, Repo, *_W, Conflict)
+REPO_UPDATE = CONTRACT.op("repo.update", PatchByIdArgs, Repo, *_W, NotFound, Conflict)
+REPO_REMOVE = CONTRACT.op("repo.remove", IdArgs, RepoRemoveResult, *_W, NotFound)
+REPO_LIST = CONTRACT.op("repo.list", NoArgs, RepoList)
+PROJECT_UPSERT = CONTRACT.op("project.upsert", ProjectArgs, Project, *_W)
+PROJECT_REMOVE = CONTRACT.op("project.remove", IdArgs, Removed, *_W, NotFound)
+PROJECT_GROUP_UPSERT = CONTRACT.op(
+    "projectGroup.upsert", ProjectGroupArgs, ProjectGroup, *_W, Conflict
+)
+PROJECT_GROUP_REMOVE = CONTRACT.op("projectGroup.remove", IdArgs, Removed, *_W, NotFound, Conflict)
+FOLDER_WORKSPACE_UPSERT = CONTRACT.op(
+    "folderWorkspace.upsert", FolderWorkspaceArgs, FolderWorkspace, *_W, Conflict
+)
+FOLDER_WORKSPACE_REMOVE = CONTRACT.op("folderWorkspace.remove", IdArgs, Removed, *_W, NotFound)
+WORKTREE_META_GET = CONTRACT.op("worktreeMeta.get", WorktreeIdArgs, WorktreeMeta, NotFound)
+WORKTREE_META_LIST = CONTRACT.op("worktreeMeta.list", NoArgs, MetaList)
+WORKTREE_META_SET = CONTRACT.op("worktreeMeta.set", MetaSetArgs, WorktreeMeta, *_W)
+WORKTREE_META_PATCH = CONTRACT.op("worktreeMeta.patch", MetaPatchArgs, WorktreeMeta, *_W)
+WORKTREE_META_REMOVE = CONTRACT.op(
+    "worktreeMeta.remove", WorktreeIdArgs, MetasRemoved, *_W, NotFound
+)
+WORKTREE_META_GC = CONTRACT.op("worktreeMeta.gc", NoArgs, MetasRemoved, Unavailable)
+LINEAGE_SET = CONTRACT.op("lineage.set", LineageSetArgs, _optional(WorktreeLineage), *_W)
+WORKSPACE_LINEAGE_SET = CONTRACT.op(
+    "workspaceLineage.set", WorkspaceLineageSetArgs, _optional(WorkspaceLineage), *_W
+)
+SETTINGS_GET = CONTRACT.op("settings.get", NoArgs, GlobalSettings)
+SETTINGS_PATCH = CONTRACT.op("settings.patch", PatchArgs, GlobalSettings, *_W)
+UI_GET = CONTRACT.op("ui.get", NoArgs, PersistedUIState)
+UI_PATCH = CONTRACT.op("ui.patch", PatchArgs, PersistedUIState, *_W)
+SESSION_GET = CONTRACT.op("session.get", SessionGetArgs, SessionView, BadRequest)
+SESSION_SET = CONTRACT.op("session.set", SessionSetArgs, SessionWritten, *_W)
+SESSION_PATCH = CONTRACT.op("session.patch", SessionPatchArgs, SessionWritten, *_W)
+SESSION_FLUSH = CONTRACT.op("session.flush", SessionFlushArgs, SessionFlushed, *_W)
+SESSION_RETIRE_PANE = CONTRACT.op("session.retire_pane", RetirePaneArgs, PaneRetiredResult, *_W)
+SESSION_RETIRED_SINCE = CONTRACT.op(
+    "session.retired_since", RetiredSinceArgs, RetiredSince, BadRequest
+)
+WORKTREE_MIGRATE_IDENTITY = CONTRACT.op(
+    "worktree.migrate_identity", MigrateIdentityArgs, IdentityMigrated, *_W
+)
+IDENTITY_RESOLVE = CONTRACT.op("identity.resolve", WorktreeIdArgs, IdentityResolved, BadRequest)
+STATE_SNAPSHOT = CONTRACT.op("state.snapshot", NoArgs, StateSnapshot)
+
+REPO_ADDED = CONTRACT.event("repo.added", RepoAdded)
+REPO_UPDATED = CONTRACT.event("repo.updated", RepoUpdated)
+REPO_REMOVED = CONTRACT.event("repo.removed", RepoRemoved)
+PROJECT_UPSERTED = CONTRACT.event("project.upserted", ProjectUpserted)
+PROJECT_REMOVED = CONTRACT.event("project.removed", ProjectRemoved)
+PROJECT_GROUP_UPSERTED = CONTRACT.event("projectGroup.upserted", ProjectGroupUpserted)
+PROJECT_GROUP_REMOVED = CONTRACT.event("projectGroup.removed", ProjectGroupRemoved)
+FOLDER_WORKSPACE_UPSERTED = CONTRACT.event("folderWorkspace.upserted", FolderWorkspaceUpserted)
+FOLDER_WORKSPACE_REMOVED = CONTRACT.event("folderWorkspace.removed", FolderWorkspaceRemoved)
+WORKTREE_META_CHANGED = CONTRACT.event("worktreeMeta.changed", WorktreeMetaChanged)
+WORKTREE_META_REMOVED = CONTRACT.event("worktreeMeta.removed", WorktreeMetaRemoved)
+LINEAGE_CHANGED = CONTRACT.event("lineage.changed", LineageChanged)
+WORKSPACE_LINEAGE_CHANGED = CONTRACT.event("workspaceLineage.changed", WorkspaceLineageChanged)
+SETTINGS_CHANGED = CONTRACT.event("settings.changed", SettingsChanged)
+UI_CHANGED = CONTRACT.event("ui.changed", UiChanged)
+SESSION_CHANGED = CONTRACT.event("session.changed", SessionChanged)
+PANE_RETIRED = CONTRACT.event("session.paneRetired", PaneRetired)
+WORKTREE_RENAMED = CONTRACT.event("worktree.renamed", WorktreeRenamed)
+SAVE_FAILED = CONTRACT.event("store.saveFailed", SaveFailed)
+SAVE_RECOVERED = CONTRACT.event("store.saveRecovered", SaveRecovered)
