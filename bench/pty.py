@@ -32,11 +32,11 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from actors.ptyd.client import Attachment  # noqa: E402
 from actors.ptyd.scrollback import DEFAULT_CAPACITY  # noqa: E402
 from actors.ptyd.session import IDLE_COMPACT_S  # noqa: E402
 from actors.ptyd.spawn import spawn_on_pty  # noqa: E402
 from orca.client.sync import call  # noqa: E402
+from orca.client.terminal import Attachment  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
 from orca.wire.errors import Unavailable  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actors.ptyd.ops import setup
+from actors.ptyd.actor import setup
 from orca.actor import run_actor
 
 

@@ -1,7 +1,8 @@
-"""The ``ptyd`` actor shell: ops, events, OSC forwarding, GC loop (see ``api.py``).
+"""The ``ptyd`` actor shell: setup, events, store following, GC loop (contract:
+``orca.contracts.ptyd``; op handlers: ``handlers.py``; the line to hooks: ``hooks_link.py``).
 
-Everything that can be pure lives elsewhere (scanner, scrollback, GC decisions); this
-module wires it to the runtime. Rules it keeps:
+Everything that can be pure lives elsewhere (scanner, scrollback, GC decisions,
+retirement matching); this module wires it to the runtime. Rules it keeps:
 
 * no handler waits on a child: input is queued, kills run in background tasks;
 * output is published as it is read, and nothing on that path waits for a peer -
@@ -11,7 +12,9 @@ module wires it to the runtime. Rules it keeps:
 * GC never reaps on its own belief (``gc.py``): only ``store``'s answers decide;
   ``store``'s ``worktree.renamed {oldId, newId}`` re-keys at once;
 * a pane retired in ``store`` (``session.paneRetired``) has its PTYs ended, and a
-  closed session retires its pane in ``store`` and ``hooks`` (``retire.py``).
+  closed session retires its pane in ``store`` and ``hooks`` (``retire.py``);
+* store events are followed through ``orca.actor.subscriber.Subscriber`` with the
+  store contract's specs: a malformed one is logged once and dropped.
 """
 
 from __future__ import annotations
@@ -20,47 +23,44 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import trio
-import zmq
 
-from actors.ptyd import api, handoff, retire
+from actors.ptyd import handlers, handoff, retire
 from actors.ptyd.gc import (
     DEFAULT_CHECK_INTERVAL_S,
     DEFAULT_GRACE_S,
     Reap,
     Rekey,
+    Resolution,
     SessionGc,
-    parse_resolution,
 )
-from actors.ptyd.history import DEFAULT_HISTORY_BYTES
+from actors.ptyd.history import DEFAULT_HISTORY_BYTES, remove_orphans
+from actors.ptyd.hooks_link import HooksLink
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk
 from actors.ptyd.session import Session
 from actors.ptyd.sessions import SessionTable, TableConfig, UnknownSession
 from actors.ptyd.spawn import exit_code_of
 from orca.actor import ActorContext, RpcClient
-from orca.actor.zsocket import ZSocket, new_socket
+from orca.actor.subscriber import Subscriber
+from orca.contracts import hooks, store
+from orca.contracts import ptyd as contract
 from orca.host import current_host_id
-from orca.wire.envelope import decode_event
-from orca.wire.errors import BadFrame, NotFound, OrcaError
+from orca.wire.envelope import Event
+from orca.wire.errors import NotFound, OrcaError
 
 log = logging.getLogger(__name__)
 
-# Messages waiting for hooks; beyond this they are dropped (status is a latest-value
-# signal, the next OSC supersedes a lost one).
-HOOKS_QUEUE = 1024
-# A hooks call that takes longer than this is abandoned; hooks answers in ms when up.
-HOOKS_TIMEOUT_S = 2.0
 # After an adopted child exits, how long to wait for the keeper to have reaped it:
 # it does so on SIGCHLD, within milliseconds; 50 x 20 ms is far beyond that.
 KEEPER_EXIT_POLLS = 50
 KEEPER_EXIT_POLL_S = 0.02
 # identity.resolve deadline; a slow store means "no answer", never "unknown".
 STORE_TIMEOUT_S = 5.0
-# How long term.close waits for hooks to confirm the pane's fence: one HOOKS_TIMEOUT_S
-# call plus room for a short backlog of queued OSC updates ahead of it. Below the CLI's
-# close timeout, so a down hooks yields an answer ("not fenced"), not a client timeout.
-FENCE_WAIT_S = 3.0
+# The store events ptyd follows (re-key, end a retired pane's PTYs).
+STORE_EVENTS = (store.WORKTREE_RENAMED, store.PANE_RETIRED)
+STORE_CONSUMER = "ptyd<-store"
 
 
 @dataclass(frozen=True)
@@ -83,22 +83,8 @@ class PtydSettings:
         )
 
 
-@dataclass(eq=False)
-class HooksCall:
-    """One message for ``hooks``, queued so that sending it never delays output.
-
-    ``acked`` (when given) is set once the call was answered or failed; ``delivered``
-    tells which. Only a caller that must know (``term.close``'s fence) asks for it.
-    """
-
-    op: str
-    args: dict[str, object]
-    acked: trio.Event | None = None
-    delivered: bool = False
-
-
 class Ptyd:
-    """The actor's state and handlers; also the listener every session reports to."""
+    """The actor's state and effects; also the listener every session reports to."""
 
     def __init__(self, ctx: ActorContext, settings: PtydSettings) -> None:
         self.ctx = ctx
@@ -111,48 +97,28 @@ class Ptyd:
         )
         self.table = SessionTable(config, self)
         self.gc = SessionGc(settings.gc_grace_s)
-        self._hooks_send, self._hooks_recv = trio.open_memory_channel[HooksCall](HOOKS_QUEUE)
-        self.hooks_dropped = 0  # queue full (hooks slow or down for long)
-        self.hooks_failed = 0  # calls that failed or timed out
+        self.hooks = HooksLink(lambda: ctx.connect(hooks.CONTRACT.actor))
         self.keeper: handoff.KeeperLink | None = None
+
+    def store_client(self) -> RpcClient:
+        return self.ctx.connect(store.CONTRACT.actor)
 
     # -- SessionListener --------------------------------------------------------------
     def on_output(self, session: Session, chunk: Chunk) -> None:
-        self.ctx.events.publish(
-            api.OUTPUT_EVENT,
-            {"sessionId": session.session_id, "offset": chunk.offset, "data": chunk.data},
-            topic=api.output_topic(session.session_id),
+        self.ctx.events.emit(
+            contract.OutputChunk(
+                session_id=session.session_id, offset=chunk.offset, data=chunk.data
+            )
         )
 
     def on_osc(self, session: Session, payload: bytes) -> None:
         info = session.info
-        self.tell_hooks(
-            "agentStatus.ingest_osc",
-            {
-                "paneKey": info.pane_key,
-                "terminalHandle": info.terminal_handle,
-                "worktreeId": info.worktree_id,
-                "payload": payload.decode("utf-8", errors="replace"),
-            },
-        )
+        self.hooks.ingest_osc(info.pane_key, info.terminal_handle, info.worktree_id, payload)
 
     def on_launch(self, session: Session) -> None:
         """A live launch in the pane: hooks lifts its retirement fence, learns the hash."""
         info = session.info
-        self.tell_hooks(
-            "agentStatus.restart_pane",
-            {
-                "paneKey": info.pane_key,
-                "launchTokenSha256": info.launch_token_sha256,
-                "worktreeId": info.worktree_id,
-            },
-        )
-
-    def tell_hooks(self, op: str, args: dict[str, object]) -> None:
-        try:
-            self._hooks_send.send_nowait(HooksCall(op, args))
-        except trio.WouldBlock:
-            self.hooks_dropped += 1
+        self.hooks.restart_pane(info.pane_key, info.launch_token_sha256, info.worktree_id)
 
     def on_exit(self, session: Session) -> None:
         if self.keeper is not None:
@@ -165,72 +131,36 @@ class Ptyd:
         # grandchild holding the PTY open must not hold back the exit forever).
         with trio.move_on_after(1.0):
             await session.output_done.wait()
-        self.ctx.events.publish(
-            api.EXIT_EVENT,
-            {
-                "sessionId": session.session_id,
-                "exitCode": session.info.exit_code,
-                "endOffset": session.scrollback.end,
-            },
-            topic=api.exit_topic(session.session_id),
+        self.ctx.events.emit(
+            contract.SessionExited(
+                session_id=session.session_id,
+                exit_code=session.info.exit_code,
+                end_offset=session.scrollback.end,
+            )
         )
 
     # -- background tasks -------------------------------------------------------------
-    async def forward_to_hooks(self) -> None:
-        """Deliver queued OSC payloads and launches to ``hooks``, in order, one at a time."""
-        hooks = self.ctx.connect("hooks")
-        async for item in self._hooks_recv:
-            try:
-                await hooks.call(item.op, item.args, timeout=HOOKS_TIMEOUT_S)
-                item.delivered = True
-            except OrcaError as exc:
-                self.hooks_failed += 1
-                log.warning(
-                    "%s for %s not delivered to hooks: %s", item.op, item.args["paneKey"], exc
-                )
-            finally:
-                if item.acked is not None:
-                    item.acked.set()
-
-    async def tell_hooks_and_wait(self, op: str, args: dict[str, object]) -> bool:
-        """Queue ``op`` behind every earlier hooks message (a queued ``restart_pane`` must
-        not land after a retirement and lift its fence); True once hooks answered."""
-        item = HooksCall(op, args, acked=trio.Event())
-        try:
-            self._hooks_send.send_nowait(item)
-        except trio.WouldBlock:
-            # The queue is full (hooks far behind or down): a fence outranks ordering.
-            try:
-                await self.ctx.connect("hooks").call(op, args, timeout=HOOKS_TIMEOUT_S)
-            except OrcaError as exc:
-                log.warning("%s for %s not delivered to hooks: %s", op, args["paneKey"], exc)
-                return False
-            return True
-        assert item.acked is not None
-        with trio.move_on_after(FENCE_WAIT_S):
-            await item.acked.wait()
-        return item.delivered
-
     async def run_gc(self) -> None:
-        store = self.ctx.connect("store")
+        client = self.store_client()
         while True:
             await trio.sleep(self.settings.gc_interval_s)
-            await self.gc_round(store)
+            await self.gc_round(client)
 
-    async def gc_round(self, store: RpcClient) -> None:
+    async def gc_round(self, client: RpcClient) -> None:
         live = {s.info.worktree_id for s in self.table.sessions()}
         self.gc.forget(live)
         for wt in sorted(live):
             try:
-                answer = await store.call(
-                    "identity.resolve", {"worktreeId": wt}, timeout=STORE_TIMEOUT_S
+                answer = await client.invoke(
+                    store.IDENTITY_RESOLVE,
+                    store.WorktreeIdArgs(worktree_id=wt),
+                    timeout=STORE_TIMEOUT_S,
                 )
-                resolution = parse_resolution(wt, answer)
-            except (OrcaError, ValueError) as exc:
+            except OrcaError as exc:  # down, erroring, or a reply the contract refuses
                 self.gc.on_store_unavailable(wt)
                 log.info("GC: no answer from store for %s (%s); nothing decided", wt, exc)
                 continue
-            decision = self.gc.on_resolution(resolution, time.monotonic())
+            decision = self.gc.on_resolution(Resolution.of(wt, answer), time.monotonic())
             if isinstance(decision, Rekey):
                 self.apply_rekey(decision.old, decision.new)
             elif isinstance(decision, Reap):
@@ -239,31 +169,22 @@ class Ptyd:
                         log.warning("GC: reaping %s (store: worktree unknown)", session.session_id)
                         self.close_session(session)
 
-    async def follow_store(self) -> None:
+    def store_follower(self) -> Subscriber:
         """Follow ``store``'s ``worktree.renamed`` (re-key) and ``session.paneRetired``
-        (end the pane's PTYs) events; a malformed event is logged and skipped."""
-        sock = new_socket(zmq.SUB)
-        for topic in (retire.RENAMED_EVENT, retire.PANE_RETIRED_EVENT):
-            sock.setsockopt(zmq.SUBSCRIBE, topic.encode())
-        sock.connect(self.ctx.paths.ipc_endpoint("store", "pub"))
+        (end the pane's PTYs) events, decoded by the store contract."""
+        return Subscriber(
+            self.ctx.paths.ipc_endpoint(store.CONTRACT.actor, "pub"),
+            STORE_EVENTS,
+            self.on_store_event,
+            consumer=STORE_CONSUMER,
+        )
 
-        def on_message(frames: list[bytes]) -> None:
-            try:
-                event = decode_event(frames[-1])
-                if event.type == retire.RENAMED_EVENT:
-                    old, new = retire.parse_renamed(event.data)
-                    decision = self.gc.on_renamed(old, new)
-                    self.apply_rekey(decision.old, decision.new)
-                elif event.type == retire.PANE_RETIRED_EVENT:
-                    self.end_retired_pane(retire.parse_pane_retired(event.data))
-            except (BadFrame, retire.MalformedStoreEvent, IndexError) as exc:
-                log.warning("ignoring a malformed store event: %s", exc)
-
-        zs = ZSocket(sock, on_message)
-        try:
-            await zs.run()
-        finally:
-            zs.close()
+    def on_store_event(self, _envelope: Event, event: Any) -> None:
+        if isinstance(event, store.WorktreeRenamed):
+            decision = self.gc.on_renamed(event.old_id, event.new_id)
+            self.apply_rekey(decision.old, decision.new)
+        elif isinstance(event, store.PaneRetired):
+            self.end_retired_pane(event)
 
     # -- effects -----------------------------------------------------------------------
     def apply_rekey(self, old: str, new: str) -> None:
@@ -271,42 +192,44 @@ class Ptyd:
             log.info("re-keyed %s -> %s", old_id, new_id)
             if self.keeper is not None:
                 self.keeper.update(self.table.get(new_id).info)
-            self.ctx.events.publish(api.REKEYED_EVENT, {"old": old_id, "new": new_id})
+            self.ctx.events.emit(contract.SessionRekeyed(old=old_id, new=new_id))
 
-    def end_retired_pane(self, pane: retire.RetiredPane) -> None:
+    def end_retired_pane(self, retired: store.PaneRetired) -> None:
         """End (like ``term.kill``) every live session of a pane the store retired."""
-        for session in retire.sessions_in_pane(self.table.sessions(), pane):
-            log.info("pane %s retired in store: ending %s", pane.pane_key, session.session_id)
+        for session in retire.sessions_in_pane(self.table.sessions(), retired):
+            log.info(
+                "pane %s retired in store: ending %s", session.info.pane_key, session.session_id
+            )
             self.ctx.nursery.start_soon(session.kill)
 
-    async def retire_closed_pane(self, session: Session) -> dict[str, object]:
+    async def retire_closed_pane(self, session: Session) -> contract.CloseResult:
         """After ``term.close`` ended a session: fence its pane in hooks and retire it in
         store, both at once and best effort. ``fenced``: hooks confirmed the fence."""
         info = session.info
-        outcome: dict[str, object] = {"fenced": False, "storeRevision": None}
+        fenced = False
+        revision: int | None = None
 
         async def fence() -> None:
-            args = retire.hooks_retire_args(info)
-            outcome["fenced"] = await self.tell_hooks_and_wait("agentStatus.retire_pane", args)
+            nonlocal fenced
+            fenced = await self.hooks.retire_pane(info.pane_key)
 
         async def retire_in_store() -> None:
-            store = self.ctx.connect("store")
-            outcome["storeRevision"] = await retire.retire_in_store(store, info)
+            nonlocal revision
+            revision = await retire.retire_in_store(self.store_client(), info)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(fence)
             nursery.start_soon(retire_in_store)
-        return outcome
+        return contract.CloseResult(fenced=fenced, store_revision=revision)
 
     async def end_panes_retired_while_down(self, adopted: set[str]) -> None:
         """Catch up on ``session.paneRetired`` events lost while ptyd was down: end every
         adopted session whose pane the store retired after its spawn (background)."""
         if not adopted:
             return
-        host = current_host_id()
-        entries = await retire.fetch_retirement_log(self.ctx.connect("store"), host)
+        retirements = await retire.fetch_retirement_log(self.store_client(), current_host_id())
         infos = [s.info for s in self.table.sessions() if s.session_id in adopted]
-        ended = retire.retired_after_spawn(infos, entries)
+        ended = retire.retired_after_spawn(infos, retirements)
         for session in self.table.sessions():
             if session.session_id not in ended or session.exited.is_set():
                 continue
@@ -352,7 +275,7 @@ class Ptyd:
         self.table.forget(session.session_id)
         if self.keeper is not None:
             self.keeper.withdraw(session.info.history_key)
-        self.ctx.events.publish(api.CLOSED_EVENT, {"sessionId": session.session_id})
+        self.ctx.events.emit(contract.SessionClosed(session_id=session.session_id))
         self.ctx.nursery.start_soon(self._kill_then_drop_history, session)
 
     async def _kill_then_drop_history(self, session: Session) -> None:
@@ -368,5 +291,43 @@ class Ptyd:
         except UnknownSession:
             raise NotFound(f"no terminal session {session_id!r}") from None
 
-    def row(self, session: Session) -> dict[str, object]:
-        return session.info.to_wire(session.scrollback.end, session.subscribers)
+    def row(self, session: Session) -> contract.SessionRow:
+        return session.info.to_row(contract.SessionRow, session.scrollback.end, session.subscribers)
+
+    def stats(self) -> dict[str, Any]:
+        """ptyd's own keys of ``sys.stats``."""
+        return {
+            "ptyd": {
+                "sessions": len(self.table),
+                "hooksDropped": self.hooks.dropped,
+                "hooksFailed": self.hooks.failed,
+                "gcSuspects": len(self.gc.suspects),
+            }
+        }
+
+
+async def setup(ctx: ActorContext) -> None:
+    """Build the actor: reclaim sessions from the fd keeper if any, register, start tasks."""
+    ptyd = Ptyd(ctx, PtydSettings.from_env())
+    keeper_path = handoff.find_keeper(os.environ, ctx.paths.runtime_dir)
+    if keeper_path:
+        try:
+            ptyd.keeper = handoff.KeeperLink(keeper_path)
+        except OSError as exc:  # a stale socket of a supervisor that is gone
+            log.error("fd keeper at %s unreachable (%s): crash survival is off", keeper_path, exc)
+        else:
+            adopted = ptyd.adopt_from_keeper()
+            # Retirements published while ptyd was down (never blocks the start).
+            ctx.nursery.start_soon(ptyd.end_panes_retired_while_down, adopted)
+    else:
+        log.warning("no fd keeper: terminals will not survive a ptyd crash")
+    live_keys = {s.info.history_key for s in ptyd.table.sessions()}
+    if ctx.paths.terminal_history_dir.is_dir():
+        removed = remove_orphans(ctx.paths.terminal_history_dir, live_keys)
+        if removed:
+            log.info("removed %d terminal histories of sessions lost before this start", removed)
+    handlers.register_ops(ptyd)
+    ctx.rpc.extra_stats = ptyd.stats
+    ctx.nursery.start_soon(ptyd.hooks.run)
+    ctx.nursery.start_soon(ptyd.run_gc)
+    ctx.nursery.start_soon(ptyd.store_follower().run)

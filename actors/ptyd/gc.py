@@ -24,7 +24,8 @@ The class holds only suspicion timestamps; time is passed in, so tests drive it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from orca.contracts import store
 
 # Default grace between the first "unknown" and the re-check that may reap. Long
 # enough to ride out a worktree move (git + store migration take well under a second)
@@ -45,6 +46,13 @@ class Resolution:
     worktree_id: str
     known: bool
     current_id: str | None = None
+
+    @classmethod
+    def of(cls, worktree_id: str, answer: store.IdentityResolved) -> Resolution:
+        """The store's typed ``identity.resolve`` answer about ``worktree_id``."""
+        if answer.status == "unknown":
+            return cls(worktree_id, known=False)
+        return cls(worktree_id, known=True, current_id=answer.worktree_id)
 
 
 @dataclass(frozen=True)
@@ -130,14 +138,3 @@ class SessionGc:
         for wt in list(self._suspected_since):
             if wt not in live_worktree_ids:
                 del self._suspected_since[wt]
-
-
-def parse_resolution(worktree_id: str, answer: Any) -> Resolution:
-    """Read store's ``identity.resolve`` reply ``{status: current|alias|unknown, worktreeId}``."""
-    status = answer.get("status") if isinstance(answer, dict) else None
-    current = answer.get("worktreeId") if isinstance(answer, dict) else None
-    if status == "unknown":
-        return Resolution(worktree_id, known=False)
-    if status in ("current", "alias") and isinstance(current, str):
-        return Resolution(worktree_id, known=True, current_id=current)
-    raise ValueError(f"unexpected identity.resolve reply: {answer!r}")

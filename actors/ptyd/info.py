@@ -5,8 +5,12 @@ from __future__ import annotations
 import signal
 import time
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from orca.contracts.ptyd import SessionRow
 from orca.host import current_host_id
+
+RowT = TypeVar("RowT", bound=SessionRow)
 
 
 @dataclass
@@ -33,25 +37,27 @@ class SessionInfo:
     # The execution host running the session (ARCHITECTURE §4: every session carries it).
     host_id: str = field(default_factory=current_host_id)
 
-    def to_wire(self, end_offset: int, attached: int) -> dict[str, object]:
-        return {
-            "sessionId": self.session_id,
-            "hostId": self.host_id,
-            "worktreeId": self.worktree_id,
-            "paneKey": self.pane_key,
-            "tabId": self.tab_id,
-            "terminalHandle": self.terminal_handle,
-            "argv": self.argv,
-            "cwd": self.cwd,
-            "pid": self.pid,
-            "cols": self.cols,
-            "rows": self.rows,
-            "createdAt": self.created_at,
-            "exitCode": self.exit_code,
-            "running": self.exit_code is None,
-            "endOffset": end_offset,
-            "subscribers": attached,
-        }
+    def to_row(self, kind: type[RowT], end_offset: int, attached: int) -> RowT:
+        """The session as ``term.list`` shows it (``kind``: ``SessionRow``, or its
+        subclass the ``term.spawned`` event)."""
+        return kind(
+            session_id=self.session_id,
+            host_id=self.host_id,
+            worktree_id=self.worktree_id,
+            pane_key=self.pane_key,
+            tab_id=self.tab_id,
+            terminal_handle=self.terminal_handle,
+            argv=list(self.argv),
+            cwd=self.cwd,
+            pid=self.pid,
+            cols=self.cols,
+            rows=self.rows,
+            created_at=self.created_at,
+            exit_code=self.exit_code,
+            running=self.exit_code is None,
+            end_offset=end_offset,
+            subscribers=attached,
+        )
 
 
 def decode_signal(name: str | int) -> int:

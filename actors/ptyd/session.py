@@ -16,7 +16,7 @@ of it non-blocking, and one ``checkpoint`` so other sessions and RPCs are served
 Fan-out never blocks: events go to the PUB socket (which drops for a slow subscriber)
 and to in-process subscriptions through ``send_nowait`` (a full subscription is
 marked lagged and skipped). Either kind of reader notices its gap by offset and
-catches up with :meth:`Session.read_since` (see :mod:`actors.ptyd.cursor`).
+catches up with :meth:`Session.read_since` (see :mod:`orca.client.cursor`).
 
 Input is queued (bounded) and written by a task of its own, so an op handler never
 waits for a child that does not read its stdin.

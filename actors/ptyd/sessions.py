@@ -15,7 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
 from actors.ptyd.session import Session, SessionListener
+from orca.contracts.ptyd import SpawnArgs
 from orca.model.panes import (
     make_pane_key,
     make_pty_session_id,
@@ -46,17 +47,6 @@ def new_output_pipe() -> tuple[int, int]:
 
 class UnknownSession(KeyError):
     """No session has this id (nor had it before a rename)."""
-
-
-@dataclass(frozen=True)
-class SpawnRequest:
-    argv: Sequence[str]
-    cwd: str
-    worktree_id: str
-    cols: int = 80
-    rows: int = 24
-    env: Mapping[str, str] | None = None
-    pane_key: str | None = None
 
 
 @dataclass
@@ -93,8 +83,11 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def spawn(self, req: SpawnRequest) -> Session:
+    def spawn(self, req: SpawnArgs) -> Session:
         """Start the child and register its session (the caller runs ``session.run``).
+
+        ``req`` is the ``term.spawn`` args Struct itself (one shape for the wire and the
+        table); its size bounds are checked where it is decoded.
 
         Raises ValueError for a bad worktree id or pane key, spawn.SpawnFailed when
         the child cannot start.

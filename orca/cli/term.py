@@ -27,7 +27,7 @@ DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get 
 POLL_MS = 200
 CLEAR_SCREEN = b"\x1b[H\x1b[2J"
 # term.close replies once hooks fenced the pane and store retired it, or within ~3 s
-# when either is down (actors/ptyd/api.py); this leaves room above that bound.
+# when either is down (orca/contracts/ptyd.py); this leaves room above that bound.
 CLOSE_TIMEOUT_S = 8.0
 
 
@@ -157,7 +157,7 @@ def _close(args: argparse.Namespace) -> int:
 
 
 def _attach(args: argparse.Namespace) -> int:
-    from actors.ptyd.client import Attachment
+    from orca.client.terminal import Attachment
 
     if not sys.stdin.isatty():
         return fail("attach needs a terminal on stdin", EXIT_USAGE)

@@ -14,8 +14,9 @@ import zmq
 
 from actors.ptyd.scrollback import Chunk
 from actors.ptyd.session import Session
-from actors.ptyd.sessions import SessionTable, SpawnRequest
+from actors.ptyd.sessions import SessionTable
 from orca.actor.zsocket import ZSocket, new_socket
+from orca.contracts.ptyd import SpawnArgs
 from orca.wire.envelope import Event, decode_event
 
 WORKTREE = "repo1::/tmp/wt"
@@ -48,7 +49,7 @@ class Harness:
     tmp: Path
 
     def start(self, argv: list[str], **kw: object) -> Session:
-        req = SpawnRequest(argv=argv, cwd=str(kw.pop("cwd", self.tmp)), worktree_id=WORKTREE, **kw)  # type: ignore[arg-type]
+        req = SpawnArgs(argv=argv, cwd=str(kw.pop("cwd", self.tmp)), worktree_id=WORKTREE, **kw)  # type: ignore[arg-type]
         session = self.table.spawn(req)
         self.nursery.start_soon(session.run)
         return session

@@ -11,8 +11,10 @@ import pytest
 import trio
 from ptyd_harness import EventTap, start_actor_process, stop_actor_process
 
-from actors.ptyd.cursor import StreamCursor
 from orca.actor import RpcClient, open_rpc_client
+from orca.client.cursor import StreamCursor
+from orca.contracts import ptyd as contract
+from orca.contracts import sys as sys_contract
 from orca.paths import resolve_paths
 from orca.wire.errors import BadRequest, NotFound
 
@@ -142,3 +144,61 @@ async def test_osc_is_stripped_even_with_hooks_down(ptyd: Ptyd, tmp_path: Path) 
         if b"ab" not in seen:
             seen += await collect_output(tap, sid, cursor, ptyd, b"ab")
         assert b"ab\r\n" in seen and b"9999" not in seen
+
+
+async def test_registered_ops_equal_the_contract(ptyd: Ptyd) -> None:
+    """ptyd serves exactly the ops of orca.contracts.ptyd (plus the built-in sys.* ops)."""
+    with trio.fail_after(20):
+        hello = await ptyd.client.invoke(sys_contract.HELLO, timeout=10)
+    assert set(hello.capabilities) == set(contract.CONTRACT.ops) | set(sys_contract.CONTRACT.ops)
+
+
+async def test_every_op_and_event_has_its_contracts_shape(ptyd: Ptyd, tmp_path: Path) -> None:
+    """Each op's reply decodes as its declared result (typed invoke), each event published
+    decodes as its declared Struct, and a size the contract bounds is refused."""
+    c = ptyd.client
+    with trio.fail_after(30):
+        tap = await ptyd.tap(["term.", "sys.heartbeat"])
+        await tap.next_of("sys.heartbeat")  # subscribed before the first event
+        spawn = contract.SpawnArgs(argv=["/bin/sh"], cwd=str(tmp_path), worktree_id=WT)
+        spawned = await c.invoke(contract.SPAWN, spawn, timeout=10)
+        sid = spawned.session_id
+        one = contract.SessionArgs(session_id=sid)
+        text = "echo typed\n"
+        written = await c.invoke(contract.WRITE, contract.WriteArgs(session_id=sid, text=text))
+        assert written.queued == len(text)
+        resize = contract.ResizeArgs(session_id=sid, cols=100, rows=30)
+        assert await c.invoke(contract.RESIZE, resize) == contract.Empty()
+        with pytest.raises(BadRequest):
+            await ptyd.call("term.resize", {"sessionId": sid, "cols": 0, "rows": 30})
+        listed = await c.invoke(contract.LIST, contract.ListArgs(worktree_id=WT))
+        assert [(r.session_id, r.cols, r.running) for r in listed.sessions] == [(sid, 100, True)]
+        read = await c.invoke(contract.READ, contract.ReadArgs(session_id=sid, since=0))
+        assert read.session_id == sid and not read.gap and read.exit_code is None
+        attached = await c.invoke(contract.ATTACH, one)
+        assert attached.topics == [contract.output_topic(sid), contract.exit_topic(sid)]
+        snapshot = await c.invoke(contract.SNAPSHOT)
+        assert snapshot.epoch == attached.epoch and snapshot.sessions[0].session_id == sid
+        assert (await c.invoke(contract.GC_STATUS)).suspects == {}
+        signalled = await c.invoke(
+            contract.SIGNAL, contract.SignalArgs(session_id=sid, signal="CONT")
+        )
+        assert signalled.delivered is True
+        assert await c.invoke(contract.KILL, one) == contract.Empty()
+        closed = await c.invoke(contract.CLOSE, one, timeout=10)
+        assert closed == contract.CloseResult(fenced=False, store_revision=None)  # no peers
+        seen: dict[str, object] = {}
+        while not {contract.CLOSED.type, contract.EXIT.type} <= set(seen):
+            event = await tap.receive.receive()
+            spec = contract.CONTRACT.events.get(event.type)
+            if spec is not None:
+                seen[event.type] = spec.decode(event.data)
+    assert set(seen) == {"term.spawned", "term.output", "term.exit", "term.closed"}
+    row = seen["term.spawned"]
+    assert isinstance(row, contract.SessionSpawned) and row.session_id == sid
+    assert (row.pane_key, row.pid, row.cols, row.running) == (
+        spawned.pane_key,
+        spawned.pid,
+        80,
+        True,
+    )

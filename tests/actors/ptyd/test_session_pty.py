@@ -9,9 +9,9 @@ import pytest
 import trio
 from ptyd_harness import Harness, read_until
 
-from actors.ptyd.cursor import StreamCursor
 from actors.ptyd.scrollback import Gap
 from actors.ptyd.session import MAX_INPUT_BACKLOG, InputBacklogFull, SessionEnded
+from orca.client.cursor import StreamCursor
 
 
 async def test_shell_session_driven_by_input_is_read_back(harness: Harness) -> None:

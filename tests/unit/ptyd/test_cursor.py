@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.ptyd.cursor import StreamCursor
+from orca.client.cursor import StreamCursor
 
 
 def test_gap_is_reported_and_catch_up_fills_it() -> None:

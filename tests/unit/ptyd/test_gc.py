@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.ptyd.gc import Reap, Rekey, Resolution, SessionGc, Suspect
+from orca.contracts import store
 
 WT = "repo::/w/a"
 NEW = "repo::/w/b"
@@ -124,3 +125,13 @@ def test_reap_requires_two_unknowns_a_grace_apart_and_no_rename(
             first_unknown = None
         elif kind == "unknown" and not renamed and first_unknown is None:
             first_unknown = now
+
+
+def test_the_store_answer_becomes_a_resolution() -> None:
+    """identity.resolve's typed answer: unknown is unknown; current/alias name the id."""
+    unknown_answer = store.IdentityResolved(status="unknown", worktree_id=None)
+    assert Resolution.of(WT, unknown_answer) == unknown()
+    alias = store.IdentityResolved(status="alias", worktree_id=NEW)
+    assert Resolution.of(WT, alias) == Resolution(WT, known=True, current_id=NEW)
+    current = store.IdentityResolved(status="current", worktree_id=WT)
+    assert SessionGc().on_resolution(Resolution.of(WT, current), now=0) is None

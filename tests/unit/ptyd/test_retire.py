@@ -1,4 +1,4 @@
-"""Parsing store events and building retirement calls (ARCHITECTURE §3.2; seed 02 §9)."""
+"""Store retirement events as ptyd decodes them, and the calls a close makes (§3.2)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.ptyd.actor import STORE_EVENTS
 from actors.ptyd.info import SessionInfo
-from actors.ptyd.retire import (
-    MalformedStoreEvent,
-    RetiredPane,
-    hooks_retire_args,
-    parse_pane_retired,
-    parse_renamed,
-    store_retire_args,
-)
+from actors.ptyd.retire import pane_key_of, store_retire_args
+from orca.contracts import store
+from orca.contracts.base import decode_event_data, specs_by_type
+from orca.wire.envelope import Event
 
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.binary(),
@@ -25,6 +22,15 @@ JSONISH = st.recursive(
 )
 EVENT_KEYS = st.sampled_from(["hostId", "tabId", "leafId", "revision", "oldId", "newId", "x"])
 EVENTISH = st.dictionaries(EVENT_KEYS, JSONISH) | JSONISH
+FOLLOWED = specs_by_type(STORE_EVENTS)
+
+
+def event(type_: str, data: object) -> Event:
+    return Event(1, "store", "e0", 1, type_, data)
+
+
+def decode(type_: str, data: object) -> object:
+    return decode_event_data(event(type_, data), FOLLOWED, consumer="test")
 
 
 def info_with_pane(pane_key: str, host_id: str = "local") -> SessionInfo:
@@ -44,13 +50,11 @@ def info_with_pane(pane_key: str, host_id: str = "local") -> SessionInfo:
 
 
 @given(EVENTISH)
-def test_store_event_data_parses_or_is_refused_as_malformed(data: object) -> None:
-    """Any event data yields a result or MalformedStoreEvent, never another error."""
-    for parse in (parse_pane_retired, parse_renamed):
-        try:
-            parse(data)
-        except MalformedStoreEvent:
-            pass
+def test_store_event_data_decodes_or_is_dropped_as_malformed(data: object) -> None:
+    """Any data of a followed store event yields its Struct or None, never an error."""
+    for spec in STORE_EVENTS:
+        decoded = decode(spec.type, data)
+        assert decoded is None or isinstance(decoded, spec.data)
 
 
 @given(
@@ -64,35 +68,43 @@ def test_pane_retired_names_the_pane_key_tab_colon_leaf(
 ) -> None:
     """session.paneRetired {hostId, tabId, leafId} names pane ``tabId:leafId`` on that host."""
     data = {"hostId": host, "tabId": tab, "leafId": leaf, "revision": revision}
-    assert parse_pane_retired(data) == RetiredPane(host, f"{tab}:{leaf}")
+    decoded = decode(store.PANE_RETIRED.type, data)
+    assert isinstance(decoded, store.PaneRetired) and decoded.host_id == host
+    assert pane_key_of(decoded.tab_id, decoded.leaf_id) == f"{tab}:{leaf}"
 
 
 @pytest.mark.parametrize(
     "data",
     [
-        {"tabId": "t", "leafId": "l"},
-        {"hostId": "local", "tabId": "a:b", "leafId": "l"},
-        {"hostId": "local", "tabId": "", "leafId": "l"},
-        {"hostId": "local", "tabId": "t", "leafId": 7},
+        {"tabId": "t", "leafId": "l", "revision": 1},
+        {"hostId": "local", "tabId": "a:b", "leafId": "l", "revision": 1},
+        {"hostId": "local", "tabId": "", "leafId": "l", "revision": 1},
+        {"hostId": "local", "tabId": "t", "leafId": 7, "revision": 1},
         ["hostId", "local"],
     ],
 )
 def test_pane_retired_without_host_or_with_a_bad_tab_or_leaf_is_malformed(data: object) -> None:
     """A retirement that cannot name one pane on one host is refused, not guessed at."""
-    with pytest.raises(MalformedStoreEvent):
-        parse_pane_retired(data)
+    assert decode(store.PANE_RETIRED.type, data) is None
+
+
+@pytest.mark.parametrize(
+    "data", [{"oldId": "a"}, {"oldId": "", "newId": "b"}, {"oldId": 1, "newId": "b"}]
+)
+def test_renamed_without_both_ids_is_malformed(data: object) -> None:
+    """worktree.renamed needs two non-empty ids (no ``"None"`` key is ever made up)."""
+    assert decode(store.WORKTREE_RENAMED.type, data) is None
 
 
 def test_store_retirement_of_a_uuid_pane_names_host_tab_and_leaf() -> None:
     """term.close asks the store to retire ``tabId``/``leafId`` on the session's host."""
     leaf = str(uuid.uuid4())
     info = info_with_pane(f"tab-1:{leaf}", host_id="ssh:box")
-    assert store_retire_args(info) == {"hostId": "ssh:box", "tabId": "tab-1", "leafId": leaf}
-    assert hooks_retire_args(info) == {"paneKey": f"tab-1:{leaf}"}
+    assert store_retire_args(info) == store.RetirePaneArgs(
+        host_id="ssh:box", tab_id="tab-1", leaf_id=leaf
+    )
 
 
-def test_legacy_numeric_pane_is_not_retired_in_the_store_but_is_fenced() -> None:
-    """A legacy ``tab:3`` key has no leaf in the store's topology; hooks still fences it."""
-    info = info_with_pane("tab-1:3")
-    assert store_retire_args(info) is None
-    assert hooks_retire_args(info) == {"paneKey": "tab-1:3"}
+def test_legacy_numeric_pane_is_not_retired_in_the_store() -> None:
+    """A legacy ``tab:3`` key has no leaf in the store's topology (hooks still fences it)."""
+    assert store_retire_args(info_with_pane("tab-1:3")) is None

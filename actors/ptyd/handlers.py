@@ -1,0 +1,132 @@
+"""The op handlers of ``ptyd``, one method per op of ``orca.contracts.ptyd``.
+
+Each handler takes its op's decoded args Struct and returns its result Struct; the
+effects (publish, keeper, hooks, store) are the actor's (``actor.Ptyd``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from actors.ptyd.info import decode_signal
+from actors.ptyd.replies import attach_reply, map_session_errors, read_reply, spawn_errors
+from actors.ptyd.session import InputBacklogFull, SessionEnded
+from orca.contracts import ptyd as contract
+from orca.contracts.base import NoArgs
+from orca.wire.errors import BadRequest
+
+if TYPE_CHECKING:
+    from actors.ptyd.actor import Ptyd
+
+
+class PtydOps:
+    """The handlers, bound to one actor."""
+
+    def __init__(self, ptyd: Ptyd) -> None:
+        self.ptyd = ptyd
+
+    async def spawn(self, args: contract.SpawnArgs) -> contract.SpawnResult:
+        ptyd = self.ptyd
+        try:
+            session = ptyd.table.spawn(args)
+        except (OSError, ValueError) as exc:
+            raise spawn_errors(exc) from exc
+        ptyd.gc.on_sessions_spawned(args.worktree_id)
+        if ptyd.keeper is not None:
+            ptyd.keeper.deposit(session.info, [session.master_fd, *(session.pipe or ())])
+        ptyd.on_launch(session)
+        ptyd.start_session(session)
+        info = session.info
+        ptyd.ctx.events.emit(
+            info.to_row(contract.SessionSpawned, session.scrollback.end, session.subscribers)
+        )
+        return contract.SpawnResult(
+            session_id=info.session_id,
+            pane_key=info.pane_key,
+            tab_id=info.tab_id,
+            terminal_handle=info.terminal_handle,
+            pid=info.pid,
+            launch_token_sha256=info.launch_token_sha256,
+        )
+
+    async def write(self, args: contract.WriteArgs) -> contract.WriteResult:
+        session = self.ptyd.session(args.session_id)
+        if args.data is not None and args.text is not None:
+            raise BadRequest("give either data or text, not both")
+        data = args.data if args.data is not None else (args.text or "").encode()
+        try:
+            session.write_nowait(data)
+        except (InputBacklogFull, SessionEnded) as exc:
+            raise map_session_errors(exc) from exc
+        return contract.WriteResult(queued=len(data))
+
+    async def resize(self, args: contract.ResizeArgs) -> contract.Empty:
+        session = self.ptyd.session(args.session_id)
+        try:
+            session.resize(args.cols, args.rows)
+        except SessionEnded as exc:
+            raise map_session_errors(exc) from exc
+        if self.ptyd.keeper is not None:
+            self.ptyd.keeper.update(session.info)
+        return contract.Empty()
+
+    async def signal(self, args: contract.SignalArgs) -> contract.SignalResult:
+        session = self.ptyd.session(args.session_id)
+        try:
+            signum = decode_signal(args.signal)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        return contract.SignalResult(delivered=session.send_signal(signum))
+
+    async def kill(self, args: contract.SessionArgs) -> contract.Empty:
+        session = self.ptyd.session(args.session_id)
+        self.ptyd.ctx.nursery.start_soon(session.kill)
+        return contract.Empty()
+
+    async def close(self, args: contract.SessionArgs) -> contract.CloseResult:
+        # A pane close (ARCHITECTURE §3.2): end the PTY, then retire the pane in store and
+        # fence it in hooks before replying. Concurrent: those calls wait on peers.
+        session = self.ptyd.session(args.session_id)
+        self.ptyd.close_session(session)
+        return await self.ptyd.retire_closed_pane(session)
+
+    async def list(self, args: contract.ListArgs) -> contract.SessionList:
+        rows = [
+            self.ptyd.row(s)
+            for s in self.ptyd.table.sessions()
+            if args.worktree_id is None or s.info.worktree_id == args.worktree_id
+        ]
+        return contract.SessionList(sessions=rows)
+
+    async def read(self, args: contract.ReadArgs) -> contract.ReadResult:
+        return read_reply(self.ptyd.session(args.session_id), args.since, args.limit)
+
+    async def attach(self, args: contract.SessionArgs) -> contract.AttachResult:
+        events = self.ptyd.ctx.events
+        return attach_reply(self.ptyd.session(args.session_id), events.epoch, events.seq)
+
+    async def snapshot(self, args: NoArgs) -> contract.Snapshot:
+        events = self.ptyd.ctx.events
+        rows = [self.ptyd.row(s) for s in self.ptyd.table.sessions()]
+        return contract.Snapshot(epoch=events.epoch, seq=events.seq, sessions=rows)
+
+    async def gc_status(self, args: NoArgs) -> contract.GcStatus:
+        gc = self.ptyd.gc
+        return contract.GcStatus(suspects=gc.suspects, grace_s=gc.grace_s)
+
+
+def register_ops(ptyd: Ptyd) -> None:
+    """Serve every op of the ptyd contract on the actor's RPC server."""
+    ops = PtydOps(ptyd)
+    rpc = ptyd.ctx.rpc
+    rpc.register(contract.SPAWN, ops.spawn)
+    rpc.register(contract.WRITE, ops.write)
+    rpc.register(contract.RESIZE, ops.resize)
+    rpc.register(contract.SIGNAL, ops.signal)
+    rpc.register(contract.KILL, ops.kill)
+    rpc.register(contract.CLOSE, ops.close, concurrent=True)
+    rpc.register(contract.LIST, ops.list)
+    rpc.register(contract.READ, ops.read)
+    rpc.register(contract.ATTACH, ops.attach)
+    rpc.register(contract.SNAPSHOT, ops.snapshot)
+    rpc.register(contract.GC_STATUS, ops.gc_status)

@@ -1,0 +1,302 @@
+"""The ``ptyd`` wire contract: every op and event, with fields and errors.
+
+Ops (ROUTER; args validated as the Structs below; field names camelCase on the wire):
+
+``term.spawn`` {argv, cwd, worktreeId, cols=80, rows=24, env?, paneKey?}
+    → {sessionId, paneKey, tabId, terminalHandle, pid, launchTokenSha256}
+    Starts ``argv`` on a new PTY. Errors: ``bad_request`` (empty argv, bad worktree id
+    or pane key, cwd not a directory, executable not found, cols/rows outside
+    1..``MAX_DIMENSION``), ``internal`` (system).
+``term.write`` {sessionId, data? (bytes), text? (str)} → {queued}
+    Queues input (never waits for the child). Errors: ``not_found``; ``conflict``
+    (session ended); ``unavailable`` (the child is not reading; backlog full);
+    ``bad_request`` (both ``data`` and ``text``).
+``term.resize`` {sessionId, cols, rows} → {} (TIOCSWINSZ + SIGWINCH to the group).
+    Errors: ``not_found``; ``conflict`` (ended); ``bad_request`` (size out of range).
+``term.signal`` {sessionId, signal ("TERM", "SIGINT", 15)} → {delivered}
+    ``delivered`` is false when the child had already exited.
+``term.kill`` {sessionId} → {} SIGHUP+SIGTERM to the group, SIGKILL after a grace.
+``term.close`` {sessionId} → {fenced, storeRevision} a pane close (ARCHITECTURE §3.2):
+    kill if running, forget the session and its history, then retire its pane
+    everywhere before replying: ``hooks`` ``agentStatus.retire_pane`` (queued behind
+    every earlier hooks message, so a pending ``restart_pane`` cannot lift the fence)
+    and ``store`` ``session.retire_pane`` (revision bump + flush; skipped for legacy
+    numeric pane keys), at once, best effort. ``fenced`` true means hooks confirmed the
+    fence: a status write for the pane key sent after this reply is rejected
+    (``retired_pane``) until a new spawn in the pane. ``storeRevision``: the host's new
+    topology revision, null if the store did not answer or there was nothing to retire.
+    Neither failure fails the close; the reply comes within ~3 s even with both down.
+``term.list`` {worktreeId?} → {sessions: [row]} where row (``SessionRow``) is
+    {sessionId, hostId, worktreeId, paneKey, tabId, terminalHandle, argv, cwd, pid,
+    cols, rows, createdAt, exitCode, running, endOffset, subscribers}
+``term.read`` {sessionId, since?, limit?} → {sessionId, offset, data, end, gap,
+    running, exitCode, outputEnded}. Without ``since``: the snapshot (scrollback,
+    starting at a safe boundary). With ``since``: bytes from that offset (at most
+    ``limit``, capped at ``MAX_READ_BYTES``); if they were trimmed, ``gap`` is true and
+    the snapshot is returned instead (resync). ``outputEnded``: the PTY hung up and
+    ``end`` is final (``running`` may turn false before the last output has been
+    read). ``exitCode``: null while running, the code, 128+N for signal N, -1 when
+    unknown. Errors: ``not_found``; ``bad_request`` (``since`` beyond ``end``).
+``term.attach`` {sessionId} → like ``term.read`` without ``since`` plus
+    {epoch, seq, topics}. Subscribe to ``topics`` *before* calling it; then apply
+    output events with ``offset + len(data) > offset-so-far`` (StreamCursor).
+``term.snapshot`` {} → {epoch, seq, sessions: [row]} (mirror snapshot).
+``term.gc_status`` {} → {suspects: {worktreeId: since}, graceS}
+
+Every op naming a session accepts an id from before a worktree rename (an alias).
+
+Events (PUB; envelope {v, src, epoch, seq, type, data}):
+
+``term.output`` topic ``term.output.<sessionId>``: {sessionId, offset, data}.
+    ``offset`` numbers the first byte of ``data`` in the session's OSC-stripped
+    output stream; a client whose next expected offset is smaller than ``offset``
+    lost events and catches up with ``term.read {since}``. Topics match by prefix, so
+    a client checks ``data.sessionId``.
+``term.exit`` topic ``term.exit.<sessionId>``: {sessionId, exitCode, endOffset}.
+    Published after the child's final output was published.
+``term.spawned`` row (as in ``term.list``), ``term.closed`` {sessionId},
+``term.rekeyed`` {old, new} (a worktree rename moved a session; the old id stays a
+    valid alias for every op).
+
+Calls ``ptyd`` makes (never on the output path; hooks calls go through one ordered
+bounded queue): ``hooks`` ``agentStatus.restart_pane`` {paneKey, launchTokenSha256,
+worktreeId} on every spawn, ``agentStatus.ingest_osc`` {paneKey, terminalHandle,
+worktreeId, payload} per OSC 9999 sequence, ``agentStatus.retire_pane`` {paneKey} on
+``term.close``; ``store`` ``identity.resolve`` {worktreeId} (session GC),
+``session.retire_pane`` {hostId, tabId, leafId} on ``term.close`` (directly, short
+timeout). Followed (``orca.actor.subscriber``, the store contract's specs): store's
+``worktree.renamed`` {oldId, newId} (re-key) and ``session.paneRetired`` {hostId,
+tabId, leafId, revision}: every running session of that host whose pane key is
+``tabId:leafId`` is ended like ``term.kill`` (``term.exit`` follows as usual; the
+session stays listed until closed); a malformed event is logged once and dropped.
+Events missed while ptyd was down: after adopting the keeper's sessions it calls
+``store`` ``session.retired_since`` {hostId, revision: 0} (in the background, retrying
+while the store is down) and ends the same way every adopted session whose pane was
+retired after the session was created.
+
+Environment: ``ORCA_PTYD_SCROLLBACK_BYTES`` (1 MiB), ``ORCA_PTYD_HISTORY_BYTES``
+(4 MiB), ``ORCA_PTYD_GC_GRACE_S`` (300), ``ORCA_PTYD_GC_INTERVAL_S`` (60),
+``ORCA_PTYD_FD_KEEPER`` (default ``<runtime dir>/ptyd-keeper.sock`` if present).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.wire.errors import BadRequest, Conflict, Internal, NotFound, Unavailable
+
+# Largest read reply: a whole scrollback fits; bounded well below ZMQ_MAXMSGSIZE.
+MAX_READ_BYTES = 8 * 1024 * 1024
+# Terminal sizes beyond this are typos or attacks (TIOCSWINSZ takes 16-bit values).
+MAX_DIMENSION = 1000
+
+Dimension = Annotated[int, msgspec.Meta(ge=1, le=MAX_DIMENSION)]
+
+_OUTPUT_TYPE = "term.output"
+_EXIT_TYPE = "term.exit"
+
+
+def output_topic(session_id: str) -> str:
+    """The topic of one session's ``term.output`` events."""
+    return f"{_OUTPUT_TYPE}.{session_id}"
+
+
+def exit_topic(session_id: str) -> str:
+    """The topic of one session's ``term.exit`` event."""
+    return f"{_EXIT_TYPE}.{session_id}"
+
+
+# -- args -------------------------------------------------------------------------------
+
+
+class SpawnArgs(Args, frozen=True, kw_only=True):
+    """What to start and where; also the session table's spawn request (one shape)."""
+
+    argv: list[str]
+    cwd: str
+    worktree_id: str
+    cols: Dimension = 80
+    rows: Dimension = 24
+    env: dict[str, str] | None = None
+    pane_key: str | None = None
+
+
+class SessionArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+
+
+class WriteArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+    data: bytes | None = None
+    text: str | None = None
+
+
+class ResizeArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+    cols: Dimension
+    rows: Dimension
+
+
+class SignalArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+    signal: str | int
+
+
+class ListArgs(Args, frozen=True, kw_only=True):
+    worktree_id: str | None = None
+
+
+class ReadArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+    since: int | None = None
+    limit: int | None = None
+
+
+# -- results ----------------------------------------------------------------------------
+
+
+class Empty(Payload, frozen=True, kw_only=True):
+    """The result of an op that reports nothing but success (``{}``)."""
+
+
+class SpawnResult(Payload, frozen=True, kw_only=True):
+    session_id: str
+    pane_key: str
+    tab_id: str
+    terminal_handle: str
+    pid: int
+    launch_token_sha256: str
+
+
+class WriteResult(Payload, frozen=True, kw_only=True):
+    queued: int
+
+
+class SignalResult(Payload, frozen=True, kw_only=True):
+    delivered: bool
+
+
+class CloseResult(Payload, frozen=True, kw_only=True):
+    fenced: bool = False
+    store_revision: int | None = None
+
+
+class SessionRow(Payload, frozen=True, kw_only=True):
+    """One session as ``term.list``, ``term.snapshot`` and ``term.spawned`` show it."""
+
+    session_id: str
+    host_id: str
+    worktree_id: str
+    pane_key: str
+    tab_id: str
+    terminal_handle: str
+    argv: list[str]
+    cwd: str
+    pid: int
+    cols: int
+    rows: int
+    created_at: float
+    exit_code: int | None
+    running: bool
+    end_offset: int
+    subscribers: int
+
+
+class SessionList(Payload, frozen=True, kw_only=True):
+    sessions: list[SessionRow]
+
+
+class ReadResult(Payload, frozen=True, kw_only=True):
+    session_id: str
+    offset: int
+    data: bytes
+    end: int
+    gap: bool
+    running: bool
+    exit_code: int | None
+    output_ended: bool
+
+
+class AttachResult(ReadResult, frozen=True, kw_only=True):
+    """The snapshot plus the publisher position and the topics to have subscribed."""
+
+    epoch: str
+    seq: int
+    topics: list[str]
+
+
+class Snapshot(Payload, frozen=True, kw_only=True):
+    epoch: str
+    seq: int
+    sessions: list[SessionRow]
+
+
+class GcStatus(Payload, frozen=True, kw_only=True):
+    suspects: dict[str, float]
+    grace_s: float
+
+
+# -- event data -------------------------------------------------------------------------
+
+
+class OutputChunk(Payload, frozen=True, kw_only=True):
+    session_id: str
+    offset: int
+    data: bytes
+
+
+class SessionExited(Payload, frozen=True, kw_only=True):
+    session_id: str
+    exit_code: int | None
+    end_offset: int
+
+
+class SessionSpawned(SessionRow, frozen=True, kw_only=True):
+    """``term.spawned``: the new session's row."""
+
+
+class SessionClosed(Payload, frozen=True, kw_only=True):
+    session_id: str
+
+
+class SessionRekeyed(Payload, frozen=True, kw_only=True):
+    old: str
+    new: str
+
+
+# -- the contract -----------------------------------------------------------------------
+
+CONTRACT = Contract("ptyd")
+
+SPAWN = CONTRACT.op("term.spawn", SpawnArgs, SpawnResult, BadRequest, Internal)
+WRITE = CONTRACT.op(
+    "term.write", WriteArgs, WriteResult, NotFound, Conflict, Unavailable, BadRequest
+)
+RESIZE = CONTRACT.op("term.resize", ResizeArgs, Empty, NotFound, Conflict, BadRequest)
+SIGNAL = CONTRACT.op("term.signal", SignalArgs, SignalResult, NotFound, BadRequest)
+KILL = CONTRACT.op("term.kill", SessionArgs, Empty, NotFound)
+CLOSE = CONTRACT.op("term.close", SessionArgs, CloseResult, NotFound)
+LIST = CONTRACT.op("term.list", ListArgs, SessionList)
+READ = CONTRACT.op("term.read", ReadArgs, ReadResult, NotFound, BadRequest)
+ATTACH = CONTRACT.op("term.attach", SessionArgs, AttachResult, NotFound)
+SNAPSHOT = CONTRACT.op("term.snapshot", NoArgs, Snapshot)
+GC_STATUS = CONTRACT.op("term.gc_status", NoArgs, GcStatus)
+
+OUTPUT = CONTRACT.event(
+    _OUTPUT_TYPE,
+    OutputChunk,
+    doc="output of one session, on its own topic",
+    topic_of=lambda e: output_topic(e.session_id),
+)
+EXIT = CONTRACT.event(
+    _EXIT_TYPE,
+    SessionExited,
+    doc="a session's child exited (after its final output)",
+    topic_of=lambda e: exit_topic(e.session_id),
+)
+SPAWNED = CONTRACT.event("term.spawned", SessionSpawned, doc="a session was started")
+CLOSED = CONTRACT.event("term.closed", SessionClosed, doc="a session was closed and forgotten")
+REKEYED = CONTRACT.event("term.rekeyed", SessionRekeyed, doc="a worktree rename moved a session")
