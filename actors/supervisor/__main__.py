@@ -14,6 +14,7 @@ from actors.supervisor.config import ConfigError, load_config
 from actors.supervisor.lock import AlreadyRunning, InstanceLock
 from actors.supervisor.tree import Supervisor
 from orca.actor.app import configure_logging
+from orca.contracts.supervisor import LockInfo
 from orca.paths import resolve_paths
 
 log = logging.getLogger("orcad")
@@ -42,17 +43,16 @@ def main(argv: list[str] | None = None) -> int:
     sup = Supervisor(paths, spec)
     try:
         lock.acquire(
-            {
-                "pid": os.getpid(),
-                "endpoint": sup.endpoint,
-                "home": str(paths.home) if paths.home else None,
-                "startedAt": time.time(),
-            }
+            LockInfo(
+                pid=os.getpid(),
+                endpoint=sup.endpoint,
+                home=str(paths.home) if paths.home else None,
+                started_at=time.time(),
+            )
         )
     except AlreadyRunning as exc:
         print(
-            f"orcad: already running: pid {exc.info.get('pid')}, endpoint "
-            f"{exc.info.get('endpoint')}",
+            f"orcad: already running: pid {exc.info.pid}, endpoint {exc.info.endpoint}",
             file=sys.stderr,
         )
         return EXIT_ALREADY_RUNNING

@@ -1,13 +1,25 @@
-"""The supervision tree as declared in TOML: shipped defaults plus the user's overrides."""
+"""The supervision tree as declared in TOML: shipped defaults plus the user's overrides.
+
+Every value is validated here, where it is parsed, so a bad setting stops ``orcad``
+before it starts anything (``ConfigError`` names the file and the key): durations are
+finite numbers, the heartbeat and readiness timeouts are > 0 and the heartbeat timeout
+outlasts its interval, and ``tcp_host`` is a loopback address (``check_tcp_host``: the
+rule every bind obeys). ``ORCA_TCP_HOST`` in orcad's environment overrides
+``tcp_host``; either way the one value is what orcad binds and what its actors get.
+"""
 
 from __future__ import annotations
 
+import math
+import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from orca.actor.endpoints import TCP_HOST_ENV, BadTcpHost, check_tcp_host
 from orca.paths import OrcaPaths
 
 SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "config" / "supervisor.toml"
@@ -60,6 +72,36 @@ class SupervisorSpec:
 
 
 _NUMBER_KEYS = {f.name for f in fields(SupervisorSpec)} - {"children", "strategy", "tcp_host"}
+_INT_KEYS = {"intensity", "log_max_bytes", "log_backups"}
+# Zero would kill every actor at once (or never let one be ready): must be > 0.
+_POSITIVE_KEYS = {"heartbeat_interval_s", "heartbeat_timeout_s", "ready_timeout_s"}
+
+
+def _number(key: str, value: Any, where: str) -> float | int:
+    """``value`` as ``key`` needs it: an int for counts, else a finite float; >= 0
+    (> 0 for the heartbeat and readiness timings)."""
+    if key in _INT_KEYS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{where}: {key} must be an integer >= 0, got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{where}: {key} must be a finite number, got {value!r}")
+    if key in _POSITIVE_KEYS and value <= 0:
+        raise ConfigError(f"{where}: {key} must be > 0, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"{where}: {key} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _tcp_host(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: tcp_host must be a string")
+    if not value:
+        return value  # ipc only
+    try:
+        return check_tcp_host(value)
+    except BadTcpHost as exc:
+        raise ConfigError(f"{where}: tcp_host {exc}") from None
 
 
 def _parse_child(raw: Any, where: str) -> ChildSpec:
@@ -74,8 +116,13 @@ def _parse_child(raw: Any, where: str) -> ChildSpec:
     if restart not in ("permanent", "transient", "temporary"):
         raise ConfigError(f"{where}: child {name}: restart must be permanent|transient|temporary")
     grace = raw.get("shutdown_grace_s")
-    if grace is not None and (not isinstance(grace, int | float) or grace < 0):
-        raise ConfigError(f"{where}: child {name}: shutdown_grace_s must be a number >= 0")
+    if grace is not None and (
+        isinstance(grace, bool)
+        or not isinstance(grace, int | float)
+        or not math.isfinite(grace)
+        or grace < 0
+    ):
+        raise ConfigError(f"{where}: child {name}: shutdown_grace_s must be a finite number >= 0")
     args = raw.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigError(f"{where}: child {name}: args must be a list of strings")
@@ -96,14 +143,9 @@ def _apply(spec: SupervisorSpec, doc: dict[str, Any], where: str) -> SupervisorS
                 raise ConfigError(f"{where}: strategy must be one_for_one or rest_for_one")
             changes[key] = value
         elif key == "tcp_host":
-            if not isinstance(value, str):
-                raise ConfigError(f"{where}: tcp_host must be a string")
-            changes[key] = value
+            changes[key] = _tcp_host(value, where)
         elif key in _NUMBER_KEYS:
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ConfigError(f"{where}: {key} must be a number >= 0, got {value!r}")
-            is_int = key in ("intensity", "log_max_bytes", "log_backups")
-            changes[key] = int(value) if is_int else float(value)
+            changes[key] = _number(key, value, where)
         else:
             raise ConfigError(f"{where}: unknown [supervisor] key {key!r}")
     if "child" in doc:
@@ -129,12 +171,27 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
 
 
-def load_config(paths: OrcaPaths, shipped: Path = SHIPPED_CONFIG) -> SupervisorSpec:
-    """The shipped tree with the user's ``supervisor.toml`` applied on top, validated."""
-    spec = _apply(SupervisorSpec(children=()), _read(shipped), str(shipped))
+def load_config(
+    paths: OrcaPaths,
+    shipped: Path = SHIPPED_CONFIG,
+    environ: Mapping[str, str] | None = None,
+) -> SupervisorSpec:
+    """The shipped tree with the user's ``supervisor.toml`` applied on top, validated;
+    then ``ORCA_TCP_HOST`` from ``environ`` (default: ours), if set, as ``tcp_host``."""
+    where = str(shipped)
+    spec = _apply(SupervisorSpec(children=()), _read(shipped), where)
     override = paths.config_dir / CONFIG_NAME
     if override.exists():
-        spec = _apply(spec, _read(override), str(override))
+        where = str(override)
+        spec = _apply(spec, _read(override), where)
     if not spec.children:
         raise ConfigError("the supervision tree has no children")
+    if spec.heartbeat_timeout_s <= spec.heartbeat_interval_s:
+        raise ConfigError(
+            f"{where}: heartbeat_timeout_s ({spec.heartbeat_timeout_s:g}) must be longer than"
+            f" heartbeat_interval_s ({spec.heartbeat_interval_s:g}), or healthy actors are killed"
+        )
+    env_host = (os.environ if environ is None else environ).get(TCP_HOST_ENV)
+    if env_host:
+        spec = replace(spec, tcp_host=_tcp_host(env_host, f"environment {TCP_HOST_ENV}"))
     return spec

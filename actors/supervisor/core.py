@@ -24,12 +24,20 @@ from __future__ import annotations
 
 import signal
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 from actors.supervisor.config import ChildSpec, SupervisorSpec
-
-State = Literal["starting", "running", "backoff", "failed", "stopped"]
+from orca.contracts.supervisor import (
+    ActorEvent,
+    ActorExited,
+    ActorFailed,
+    ActorRestarting,
+    ActorStarted,
+    ActorState,
+    ActorStatus,
+    ExitInfo,
+)
 
 # A child that was stable and crashes once is restarted without delay: the crash loop
 # guard is the growing delay of the crashes that follow (and the intensity limit).
@@ -58,8 +66,9 @@ class Kill:
 
 @dataclass(frozen=True)
 class Publish:
-    type: str
-    data: dict[str, Any]
+    """Publish one of the contract's ``actor.*`` events."""
+
+    event: ActorEvent
 
 
 Effect = Spawn | Terminate | Kill | Publish
@@ -70,7 +79,7 @@ class ChildRecord:
     spec: ChildSpec
     index: int
     backoff_s: float
-    state: State = "stopped"
+    state: ActorState = "stopped"
     pid: int | None = None
     started_at: float | None = None
     ready_at: float | None = None
@@ -78,21 +87,24 @@ class ChildRecord:
     restart_at: float | None = None
     restarts: int = 0
     recent_restarts: deque[float] = field(default_factory=deque)
-    last_exit: dict[str, Any] | None = None
+    last_exit: ExitInfo | None = None
     kill_reason: str | None = None
     awaiting_peer: bool = False
     operator_restart: bool = False
 
-    def status(self, now: float) -> dict[str, Any]:
-        return {
-            "name": self.spec.name,
-            "module": self.spec.module,
-            "pid": self.pid,
-            "state": self.state,
-            "restarts": self.restarts,
-            "uptime": (now - self.ready_at) if self.state == "running" and self.ready_at else None,
-            "lastExit": self.last_exit,
-        }
+    def status(self, now: float) -> ActorStatus:
+        """The row ``sup.status`` shows (``rss`` is the shell's to fill in)."""
+        return ActorStatus(
+            name=self.spec.name,
+            module=self.spec.module,
+            pid=self.pid,
+            state=self.state,
+            restarts=self.restarts,
+            uptime=(now - self.ready_at)
+            if self.state == "running" and self.ready_at is not None
+            else None,
+            last_exit=self.last_exit,
+        )
 
 
 def describe_exit(returncode: int) -> str:
@@ -128,7 +140,7 @@ class SupervisorCore:
     def any_failed(self) -> list[str]:
         return [r.spec.name for r in self.ordered() if r.state == "failed"]
 
-    def statuses(self, now: float) -> list[dict[str, Any]]:
+    def statuses(self, now: float) -> list[ActorStatus]:
         return [r.status(now) for r in self.ordered()]
 
     def next_deadline(self) -> float | None:
@@ -169,9 +181,19 @@ class SupervisorCore:
 
     def spawn_failed(self, name: str, error: str, now: float) -> list[Effect]:
         """The process could not even be created (bad interpreter, EMFILE...): a crash."""
-        return self._crashed(self.children[name], {"code": None, "reason": error}, now)
+        return self._crashed(self.children[name], ExitInfo(code=None, reason=error), now)
 
-    def ready(self, name: str, pid: int, now: float, info: dict[str, Any]) -> list[Effect]:
+    def ready(
+        self,
+        name: str,
+        pid: int,
+        now: float,
+        *,
+        rpc: Sequence[str] = (),
+        pub: Sequence[str] = (),
+        epoch: str = "",
+    ) -> list[Effect]:
+        """``name`` (as ``pid``) bound its sockets at ``rpc``/``pub``: it is running."""
         rec = self.children.get(name)
         if rec is None or rec.pid != pid or rec.state != "starting":
             return []
@@ -179,7 +201,7 @@ class SupervisorCore:
         rec.ready_at = now
         rec.last_heartbeat = now
         effects: list[Effect] = [
-            Publish(f"actor.{name}.started", {"name": name, "pid": pid, **info})
+            Publish(ActorStarted(name=name, pid=pid, rpc=list(rpc), pub=list(pub), epoch=epoch))
         ]
         for later in self.ordered()[rec.index + 1 :]:
             if later.awaiting_peer and not self.stopping:
@@ -204,11 +226,11 @@ class SupervisorCore:
         if rec.pid != pid:
             return []
         reason = rec.kill_reason or describe_exit(returncode)
-        exit_info = {"code": returncode, "reason": reason}
+        exit_info = ExitInfo(code=returncode, reason=reason)
         rec.pid = None
         rec.last_exit = exit_info
         effects: list[Effect] = [
-            Publish(f"actor.{name}.exited", {"name": name, "pid": pid, **exit_info})
+            Publish(ActorExited(name=name, pid=pid, code=returncode, reason=reason))
         ]
         if self.stopping:
             rec.state = "stopped"
@@ -226,7 +248,7 @@ class SupervisorCore:
             return effects
         return effects + self._crashed(rec, exit_info, now)
 
-    def _crashed(self, rec: ChildRecord, exit_info: dict[str, Any], now: float) -> list[Effect]:
+    def _crashed(self, rec: ChildRecord, exit_info: ExitInfo, now: float) -> list[Effect]:
         name = rec.spec.name
         rec.pid = None
         rec.last_exit = exit_info
@@ -239,13 +261,12 @@ class SupervisorCore:
             rec.restart_at = None
             effects.append(
                 Publish(
-                    f"actor.{name}.failed",
-                    {
-                        "name": name,
-                        "restarts": len(window) + 1,
-                        "periodS": self.spec.period_s,
-                        "lastExit": exit_info,
-                    },
+                    ActorFailed(
+                        name=name,
+                        restarts=len(window) + 1,
+                        period_s=self.spec.period_s,
+                        last_exit=exit_info,
+                    )
                 )
             )
         else:
@@ -259,13 +280,9 @@ class SupervisorCore:
             rec.restart_at = now + delay
             effects.append(
                 Publish(
-                    f"actor.{name}.restarting",
-                    {
-                        "name": name,
-                        "delayS": delay,
-                        "restarts": rec.restarts,
-                        "lastExit": exit_info,
-                    },
+                    ActorRestarting(
+                        name=name, delay_s=delay, restarts=rec.restarts, last_exit=exit_info
+                    )
                 )
             )
         if self.spec.strategy == "rest_for_one":
@@ -323,10 +340,7 @@ class SupervisorCore:
             rec.kill_reason = "restarted by operator"
             return [Terminate(name, rec.pid, self.spec.grace_for(rec.spec))]
         return [
-            Publish(
-                f"actor.{name}.restarting",
-                {"name": name, "delayS": 0.0, "restarts": rec.restarts, "operator": True},
-            ),
+            Publish(ActorRestarting(name=name, delay_s=0.0, restarts=rec.restarts, operator=True)),
             self._start(rec, now),
         ]
 

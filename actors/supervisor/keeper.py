@@ -3,9 +3,10 @@
 Why the supervisor: a ``kill -9`` of ``ptyd`` closes its PTY masters, and when the
 last fd of a master closes the kernel hangs the terminal up and every agent on it gets
 SIGHUP. So a process that outlives ``ptyd`` must hold duplicates; the supervisor is
-the one process that outlives every actor. The protocol and the table are ``ptyd``'s
-(``actors/ptyd/handoff.py``: SEQPACKET packets of JSON with SCM_RIGHTS fds, and
-``KeeperState``); this module is the supervisor's trio shell around them:
+the one process that outlives every actor. The protocol and the table are the
+contract's (``orca/contracts/fd_keeper.py``: SEQPACKET packets of JSON with SCM_RIGHTS
+fds, one decoder for both sides, and ``KeeperState``); this module is the supervisor's
+trio shell around them:
 
 - a SEQPACKET listener (0600) whose path reaches ``ptyd`` as ``ORCA_PTYD_FD_KEEPER``;
 - ``orcad`` is the *child subreaper* (``PR_SET_CHILD_SUBREAPER``), so agents orphaned
@@ -18,9 +19,7 @@ the one process that outlives every actor. The protocol and the table are ``ptyd
 
 from __future__ import annotations
 
-import array
 import ctypes
-import json
 import logging
 import os
 import socket
@@ -29,12 +28,19 @@ from collections.abc import Callable
 
 import trio
 
-from actors.ptyd.handoff import FDS_PER_PACKET, MAX_PACKET, KeeperProtocolError, KeeperState
+from orca.contracts.fd_keeper import (
+    ANCILLARY_SPACE,
+    MAX_PACKET,
+    REQUESTS,
+    KeeperProtocolError,
+    KeeperState,
+    decode_packet,
+    encode_packet,
+)
 
 log = logging.getLogger(__name__)
 
 _PR_SET_CHILD_SUBREAPER = 36
-_FD_SIZE = array.array("i").itemsize
 
 
 def become_subreaper() -> bool:
@@ -43,23 +49,6 @@ def become_subreaper() -> bool:
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-
-
-def _fds_from(ancdata: list[tuple[int, int, bytes]]) -> list[int]:
-    fds: list[int] = []
-    for level, kind, data in ancdata:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(data) - len(data) % _FD_SIZE
-            fds.extend(array.array("i", data[:usable]))
-    return fds
-
-
-def _close(fds: list[int]) -> None:
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
 
 
 class FdKeeper:
@@ -96,46 +85,21 @@ class FdKeeper:
         with conn:
             while True:
                 try:
-                    data, ancdata, _flags, _addr = await conn.recvmsg(
-                        MAX_PACKET, socket.CMSG_SPACE(FDS_PER_PACKET * _FD_SIZE)
-                    )
+                    data, ancdata, _flags, _addr = await conn.recvmsg(MAX_PACKET, ANCILLARY_SPACE)
                 except OSError as exc:
                     log.warning("keeper connection failed: %s", exc)
                     return
-                fds = _fds_from(ancdata)
-                if not data:
-                    _close(fds)
-                    return
                 try:
-                    message = json.loads(data)
-                except ValueError as exc:
-                    _close(fds)
-                    log.warning("keeper: refused a packet that is not JSON: %s", exc)
-                    continue
-                if not isinstance(message, dict) or not isinstance(message.get("op"), str):
-                    _close(fds)
-                    log.warning("keeper: refused a packet without an op")
-                    continue
-                try:
+                    message, fds = decode_packet(data, ancdata, REQUESTS)
+                    if message is None:
+                        return  # ptyd closed the connection
                     replies = self.state.handle(message, fds)  # closes the fds it does not keep
                 except KeeperProtocolError as exc:
                     log.warning("keeper: refused a packet: %s", exc)
                     continue
                 for reply in replies:
-                    payload = [json.dumps(reply.message).encode()]
-                    anc = (
-                        [
-                            (
-                                socket.SOL_SOCKET,
-                                socket.SCM_RIGHTS,
-                                array.array("i", reply.fds).tobytes(),
-                            )
-                        ]
-                        if reply.fds
-                        else []
-                    )
                     try:
-                        await conn.sendmsg(payload, anc)
+                        await conn.sendmsg(*encode_packet(reply.message, reply.fds))
                     except OSError as exc:
                         log.warning("keeper: reply lost: %s", exc)
                         return

@@ -16,22 +16,26 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
 import trio
 import trio.lowlevel
 
-from actors.ptyd.handoff import KEEPER_ENV, KEEPER_SOCKET_NAME
-from actors.supervisor import api
 from actors.supervisor.config import SupervisorSpec
 from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
 from actors.supervisor.keeper import FdKeeper, become_subreaper
 from actors.supervisor.logs import RotatingLog
-from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV, TCP_HOST_ENV
+from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
+from orca.actor.endpoints import TCP_HOST_ENV, bind_endpoints
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
+from orca.contracts import supervisor as sup
+from orca.contracts.base import NoArgs, Op, spec_of
+from orca.contracts.fd_keeper import KEEPER_ENV, KEEPER_SOCKET_NAME
 from orca.paths import OrcaPaths
-from orca.wire.errors import NotFound, Timeout
+from orca.wire.errors import NotFound, Timeout, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +83,7 @@ class Supervisor:
         return self._spawning > 0 or pid in self._exit_events
 
     # -- effects --------------------------------------------------------------------
-    def _do(self, effects: list[Effect], *, from_timer: bool = False) -> None:
+    def _carry_out(self, effects: list[Effect], *, from_timer: bool = False) -> None:
         """Carry out ``effects``; wake the timer loop, since deadlines may have moved."""
         if not effects:
             return
@@ -93,8 +97,8 @@ class Supervisor:
                 log.warning("killing %s (pid %d)", effect.name, effect.pid)
                 _signal_group(effect.pid, signal.SIGKILL)
             elif isinstance(effect, Publish):
-                log.info("%s %s", effect.type, effect.data)
-                self.events.publish(effect.type, effect.data)
+                seq = self.events.emit(effect.event)
+                log.info("%s #%d %s", spec_of(effect.event).type, seq, effect.event)
         if not from_timer:  # the timer loop recomputes its deadline itself
             self._wake.set()
         self._nursery.start_soon(self._notify)
@@ -150,11 +154,11 @@ class Supervisor:
             )
         except OSError as exc:
             log.error("cannot start %s: %s", name, exc)
-            self._do(self.core.spawn_failed(name, f"spawn failed: {exc}", time.monotonic()))
+            self._carry_out(self.core.spawn_failed(name, f"spawn failed: {exc}", time.monotonic()))
             return
         pid = proc.pid
         exited = self._exit_events[pid] = trio.Event()
-        self._do(self.core.spawned(name, pid, time.monotonic()))
+        self._carry_out(self.core.spawned(name, pid, time.monotonic()))
         assert self._nursery is not None and proc.stdout is not None
         self._nursery.start_soon(self._pump_output, name, proc.stdout)
         try:
@@ -164,7 +168,7 @@ class Supervisor:
             _signal_group(pid, signal.SIGKILL)
             exited.set()
             self._exit_events.pop(pid, None)
-        self._do(self.core.exited(name, pid, returncode, time.monotonic()))
+        self._carry_out(self.core.exited(name, pid, returncode, time.monotonic()))
 
     async def _terminate(self, pid: int, grace: float) -> None:
         exited = self._exit_events.get(pid)
@@ -187,80 +191,95 @@ class Supervisor:
                 await wake.wait()
             if self._wake is wake:
                 self._wake = trio.Event()
-            self._do(self.core.tick(time.monotonic()), from_timer=True)
+            self._carry_out(self.core.tick(time.monotonic()), from_timer=True)
 
     def _to_trio(self, monotonic_deadline: float) -> float:
         return trio.current_time() + (monotonic_deadline - time.monotonic())
 
     # -- ops -------------------------------------------------------------------------
     def _register_ops(self) -> None:
-        self.rpc.register("sup.ready", self._op_ready, api.ReadyArgs)
-        self.rpc.register("sup.heartbeat", self._op_heartbeat, api.HeartbeatArgs)
-        self.rpc.register("sup.status", self._op_status, api.NoArgs)
-        self.rpc.register("sup.snapshot", self._op_snapshot, api.NoArgs)
-        self.rpc.register("sup.restart", self._op_restart, api.RestartArgs)
-        self.rpc.register("sup.wait_ready", self._op_wait_ready, api.WaitReadyArgs, concurrent=True)
-        self.rpc.register("sup.stop", self._op_stop, api.NoArgs, concurrent=True)
+        table: list[tuple[Op[Any, Any], Callable[[Any], Awaitable[Any]], bool]] = [
+            (sup.READY, self._op_ready, False),
+            (sup.HEARTBEAT, self._op_heartbeat, False),
+            (sup.STATUS, self._op_status, False),
+            (sup.SNAPSHOT, self._op_snapshot, False),
+            (sup.RESTART, self._op_restart, False),
+            (sup.WAIT_READY, self._op_wait_ready, True),  # a long poll
+            (sup.STOP, self._op_stop, True),  # replies only once everything stopped
+        ]
+        for op, handler, concurrent in table:
+            self.rpc.register(op, handler, concurrent=concurrent)
 
-    async def _op_ready(self, a: api.ReadyArgs) -> dict[str, Any]:
-        info = {"rpc": a.rpc, "pub": a.pub, "epoch": a.epoch}
-        self._do(self.core.ready(a.name, a.pid, time.monotonic(), info))
-        return {}
+    async def _op_ready(self, a: sup.ReadyArgs) -> sup.Empty:
+        now = time.monotonic()
+        self._carry_out(self.core.ready(a.name, a.pid, now, rpc=a.rpc, pub=a.pub, epoch=a.epoch))
+        return sup.Empty()
 
-    async def _op_heartbeat(self, a: api.HeartbeatArgs) -> dict[str, Any]:
+    async def _op_heartbeat(self, a: sup.HeartbeatArgs) -> sup.HeartbeatReply:
         # A heartbeat only moves a deadline later; the timer loop needs no wake-up.
-        return {"known": self.core.heartbeat(a.name, a.pid, time.monotonic())}
+        return sup.HeartbeatReply(known=self.core.heartbeat(a.name, a.pid, time.monotonic()))
 
-    def status(self) -> dict[str, Any]:
+    def _actor_rows(self) -> list[sup.ActorStatus]:
         import psutil
 
-        actors = self.core.statuses(time.monotonic())
-        for row in actors:
-            row["rss"] = None
-            if row["pid"] is not None:
+        rows = []
+        for row in self.core.statuses(time.monotonic()):
+            if row.pid is not None:
                 try:
-                    row["rss"] = psutil.Process(row["pid"]).memory_info().rss
+                    rss = psutil.Process(row.pid).memory_info().rss
                 except psutil.Error:
                     pass
-        return {
-            "actors": actors,
-            "supervisor": {
-                "pid": os.getpid(),
-                "uptime": time.monotonic() - self.started_at,
-                "home": str(self.paths.home) if self.paths.home else None,
-                "endpoint": self.endpoint,
-                "endpoints": self.rpc.endpoints,
-                "strategy": self.spec.strategy,
-                "stopping": self.core.stopping,
-            },
-        }
+                else:
+                    row = msgspec.structs.replace(row, rss=rss)
+            rows.append(row)
+        return rows
 
-    async def _op_status(self, _: api.NoArgs) -> dict[str, Any]:
+    def _supervisor_info(self) -> sup.SupervisorInfo:
+        return sup.SupervisorInfo(
+            pid=os.getpid(),
+            uptime=time.monotonic() - self.started_at,
+            home=str(self.paths.home) if self.paths.home else None,
+            endpoint=self.endpoint,
+            endpoints=list(self.rpc.endpoints),
+            strategy=self.spec.strategy,
+            stopping=self.core.stopping,
+        )
+
+    def status(self) -> sup.Status:
+        return sup.Status(actors=self._actor_rows(), supervisor=self._supervisor_info())
+
+    async def _op_status(self, _: NoArgs) -> sup.Status:
         return self.status()
 
-    async def _op_snapshot(self, _: api.NoArgs) -> dict[str, Any]:
-        return {"epoch": self.events.epoch, "seq": self.events.seq, **self.status()}
+    async def _op_snapshot(self, _: NoArgs) -> sup.Snapshot:
+        return sup.Snapshot(
+            epoch=self.events.epoch,
+            seq=self.events.seq,
+            actors=self._actor_rows(),
+            supervisor=self._supervisor_info(),
+        )
 
-    async def _op_restart(self, a: api.RestartArgs) -> dict[str, Any]:
+    async def _op_restart(self, a: sup.RestartArgs) -> sup.Empty:
         if a.name not in self.core.children:
             raise NotFound(f"no actor named {a.name!r} (known: {', '.join(self.core.children)})")
         if self.core.stopping:
-            raise NotFound("orcad is stopping")
-        self._do(self.core.restart(a.name, time.monotonic()))
-        return {}
+            raise Unavailable("orcad is stopping")
+        self._carry_out(self.core.restart(a.name, time.monotonic()))
+        return sup.Empty()
 
-    async def _op_wait_ready(self, a: api.WaitReadyArgs) -> dict[str, Any]:
+    async def _op_wait_ready(self, a: sup.WaitReadyArgs) -> sup.Status:
         with trio.move_on_after(a.timeout):
             async with self._changed:
                 while not self.core.all_ready():
                     await self._changed.wait()
             return self.status()
-        raise Timeout(f"not every actor was ready within {a.timeout:g}s: {self.status()['actors']}")
+        states = ", ".join(f"{r.name} {r.state}" for r in self.core.statuses(time.monotonic()))
+        raise Timeout(f"not every actor was ready within {a.timeout:g}s: {states}")
 
-    async def _op_stop(self, _: api.NoArgs) -> dict[str, Any]:
+    async def _op_stop(self, _: NoArgs) -> sup.Empty:
         self._stop_requested.set()
         await self._stopped.wait()
-        return {}
+        return sup.Empty()
 
     # -- life ------------------------------------------------------------------------
     async def stop_children(self) -> None:
@@ -328,14 +347,23 @@ class Supervisor:
             os.close(ready_fd)
 
     async def run(self, ready_fd: int | None = None) -> None:
+        try:
+            # The actors' bind path, loopback check included: a refused tcp_host raises
+            # BadTcpHost before anything is bound (config parsing refuses it earlier).
+            bind_endpoints(
+                self.paths, "supervisor", self.rpc, self.events, self.spec.tcp_host or None
+            )
+            await self._serve(ready_fd)
+        finally:
+            self.rpc.close()
+            self.events.close()
+            for logfile in self._logs.values():
+                logfile.close()
+
+    async def _serve(self, ready_fd: int | None) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                self.rpc.bind(self.endpoint)
-                self.events.bind(self.paths.ipc_endpoint("supervisor", "pub"))
-                if self.spec.tcp_host:
-                    self.rpc.bind(f"tcp://{self.spec.tcp_host}:*")
-                    self.events.bind(f"tcp://{self.spec.tcp_host}:*")
                 await nursery.start(self.rpc.serve)
                 if not become_subreaper():
                     log.warning("not a child subreaper: terminals will not survive a ptyd crash")
@@ -343,7 +371,7 @@ class Supervisor:
                 nursery.start_soon(self._reap_on_sigchld)
                 nursery.start_soon(self.events.run_heartbeats)
                 nursery.start_soon(self._timer_loop)
-                self._do(self.core.boot(time.monotonic()))
+                self._carry_out(self.core.boot(time.monotonic()))
                 nursery.start_soon(self._report_ready, ready_fd)
 
                 async def on_signal() -> None:
@@ -359,7 +387,3 @@ class Supervisor:
                 # Give the sup.stop caller its reply before the sockets close.
                 await trio.sleep(0.05)
                 nursery.cancel_scope.cancel()
-        self.rpc.close()
-        self.events.close()
-        for logfile in self._logs.values():
-            logfile.close()

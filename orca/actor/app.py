@@ -4,7 +4,8 @@
 2. create the RPC server and the event publisher, run the actor's ``setup`` (it
    registers ops, loads state, starts background tasks),
 3. bind the endpoints (``ipc://`` in the runtime dir; ``tcp://`` too when
-   ``ORCA_TCP_HOST`` names a loopback address),
+   ``ORCA_TCP_HOST`` names a loopback address; ``orca.actor.endpoints``, the one bind
+   path, which orcad uses too),
 4. only then report readiness to the supervisor (``sup.ready``) and start
    heartbeating (``sup.heartbeat``), so "ready" always means "requests will be served",
 5. serve until SIGTERM/SIGINT, run the stop callbacks (bounded by a deadline), exit.
@@ -17,7 +18,6 @@ trio spawns from worker threads that retire when idle, which SIGTERMed healthy a
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import signal
@@ -28,8 +28,10 @@ import trio
 
 from orca.actor.client import RpcClient
 from orca.actor.context import ActorContext
+from orca.actor.endpoints import BadTcpHost, bind_endpoints, tcp_host_from_env
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
+from orca.contracts import supervisor as sup
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.errors import OrcaError
 
@@ -38,7 +40,6 @@ log = logging.getLogger(__name__)
 SUPERVISOR_ENV = "ORCA_SUPERVISOR"
 SUPERVISOR_PID_ENV = "ORCA_SUPERVISOR_PID"
 HEARTBEAT_ENV = "ORCA_HEARTBEAT_S"
-TCP_HOST_ENV = "ORCA_TCP_HOST"
 # Default heartbeat period when the supervisor does not say; its timeout is several
 # periods so one slow tick never gets a healthy actor killed.
 DEFAULT_HEARTBEAT_S = 1.0
@@ -79,28 +80,6 @@ async def _stop_when_supervisor_dies() -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-def tcp_host_from_env() -> str | None:
-    """The loopback host to also bind ``tcp://`` endpoints on, if configured.
-
-    Plaintext TCP is refused off loopback: remote hosts need CURVE (ARCHITECTURE §2).
-    """
-    host = os.environ.get(TCP_HOST_ENV)
-    if not host:
-        return None
-    if not ipaddress.ip_address(host).is_loopback:
-        raise SystemExit(f"{TCP_HOST_ENV}={host}: plaintext tcp is only allowed on loopback")
-    return host
-
-
-def bind_endpoints(paths: OrcaPaths, name: str, rpc: RpcServer, events: EventPublisher) -> None:
-    rpc.bind(paths.ipc_endpoint(name, "rpc"))
-    events.bind(paths.ipc_endpoint(name, "pub"))
-    host = tcp_host_from_env()
-    if host is not None:
-        rpc.bind(f"tcp://{host}:*")
-        events.bind(f"tcp://{host}:*")
-
-
 async def _supervisor_link(name: str, rpc: RpcServer, events: EventPublisher) -> None:
     endpoint = os.environ.get(SUPERVISOR_ENV)
     if not endpoint:
@@ -110,18 +89,19 @@ async def _supervisor_link(name: str, rpc: RpcServer, events: EventPublisher) ->
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(client.run)
-            ready = {
-                "name": name,
-                "pid": os.getpid(),
-                "rpc": rpc.endpoints,
-                "pub": events.endpoints,
-                "epoch": events.epoch,
-            }
-            await client.call("sup.ready", ready, retries=10)
+            ready = sup.ReadyArgs(
+                name=name,
+                pid=os.getpid(),
+                rpc=rpc.endpoints,
+                pub=events.endpoints,
+                epoch=events.epoch,
+            )
+            await client.invoke(sup.READY, ready, retries=10)
+            alive = sup.HeartbeatArgs(name=name, pid=os.getpid())
             while True:
                 await trio.sleep(interval)
                 try:
-                    await client.call("sup.heartbeat", {"name": name, "pid": os.getpid()})
+                    await client.invoke(sup.HEARTBEAT, alive)
                 except OrcaError as exc:  # the supervisor restarts or is busy: keep going
                     log.debug("heartbeat not acknowledged: %s", exc)
     finally:
@@ -129,7 +109,11 @@ async def _supervisor_link(name: str, rpc: RpcServer, events: EventPublisher) ->
 
 
 async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
-    """Run one actor inside the current trio run until SIGTERM/SIGINT."""
+    """Run one actor inside the current trio run until SIGTERM/SIGINT.
+
+    A refused ``ORCA_TCP_HOST`` raises ``BadTcpHost`` before anything is set up or bound.
+    """
+    tcp_host = tcp_host_from_env()
     rpc = RpcServer(name)
     events = EventPublisher(name)
     rpc.epoch = events.epoch
@@ -138,7 +122,7 @@ async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
             ctx = ActorContext(name=name, paths=paths, rpc=rpc, events=events, nursery=nursery)
             try:
                 await setup(ctx)
-                bind_endpoints(paths, name, rpc, events)
+                bind_endpoints(paths, name, rpc, events, tcp_host)
                 await nursery.start(rpc.serve)
                 nursery.start_soon(events.run_heartbeats)
                 nursery.start_soon(_supervisor_link, name, rpc, events)
@@ -163,4 +147,7 @@ def run_actor(name: str, setup: Setup) -> None:
     """Entry point of an actor process (``python -m actors.<name>``)."""
     configure_logging(name)
     paths = resolve_paths().ensure()
-    trio.run(serve_actor, name, setup, paths)
+    try:
+        trio.run(serve_actor, name, setup, paths)
+    except BadTcpHost as exc:
+        raise SystemExit(f"{name}: {exc}") from None

@@ -24,6 +24,7 @@ from orca.cli.output import (
     print_json,
     print_table,
 )
+from orca.contracts.supervisor import LockInfo, read_lock_info
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.errors import OrcaError
 
@@ -33,9 +34,7 @@ UP_TIMEOUT_S = 60.0
 DOWN_TIMEOUT_S = 60.0
 
 
-def _running(paths: OrcaPaths) -> dict[str, Any] | None:
-    from actors.supervisor.lock import read_lock_info
-
+def _running(paths: OrcaPaths) -> LockInfo | None:
     return read_lock_info(paths.lock_file)
 
 
@@ -52,8 +51,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     info = _running(paths)
     if info is not None:
         print(
-            f"orca is already running: orcad pid {info.get('pid')}, endpoint {info.get('endpoint')}"
-            + (f", ORCA_HOME {info['home']}" if info.get("home") else "")
+            f"orca is already running: orcad pid {info.pid}, endpoint {info.endpoint}"
+            + (f", ORCA_HOME {info.home}" if info.home else "")
         )
         return EXIT_OK
     if args.foreground:
@@ -124,7 +123,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     if info is None:
         print("orca is not running")
         return EXIT_NOT_RUNNING
-    pid = info.get("pid")
+    pid = info.pid
     try:
         _sup_call("sup.stop", timeout=DOWN_TIMEOUT_S)
     except OrcaError as exc:
@@ -204,12 +203,13 @@ def cmd_restart(args: argparse.Namespace) -> int:
 
 
 def _known_actors(paths: OrcaPaths) -> list[str]:
-    from actors.supervisor.config import ConfigError, load_config
-
+    """orcad and every actor it has started at least once (orcad opens an actor's log
+    when it spawns it), read from the log dir: no need to parse the supervision tree."""
     try:
-        return ["orcad", *(c.name for c in load_config(paths).children)]
-    except ConfigError:
-        return ["orcad"]
+        logs = sorted(p.stem for p in paths.log_dir.glob("*.log"))
+    except OSError:
+        logs = []
+    return ["orcad", *(name for name in logs if name != "orcad")]
 
 
 def cmd_logs(args: argparse.Namespace) -> int:

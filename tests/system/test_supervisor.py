@@ -11,10 +11,13 @@ from typing import Any
 import psutil
 import pytest
 import trio
+from fixture_actors.contracts import COUNTER_BUMP, BumpArgs
 from support.lifecycle import lifecycle
 from support.procs import alive, descendants, run_cli, write_config
 
 from orca.actor import open_rpc_client
+from orca.contracts import supervisor as sup
+from orca.contracts import sys as sys_contract
 from orca.paths import resolve_paths
 
 FAST = """
@@ -48,8 +51,9 @@ def status(home: Path) -> dict[str, dict[str, Any]]:
 
 
 def orcad_pid(home: Path) -> int:
-    info = json.loads(resolve_paths({"ORCA_HOME": str(home)}).lock_file.read_text())
-    return int(info["pid"])
+    info = sup.read_lock_info(resolve_paths({"ORCA_HOME": str(home)}).lock_file)
+    assert info is not None and info.pid is not None, "orcad holds its lock"
+    return info.pid
 
 
 async def test_killed_actor_is_restarted_announced_and_its_clients_reconnect(
@@ -67,18 +71,17 @@ async def test_killed_actor_is_restarted_announced_and_its_clients_reconnect(
             lifecycle(orca_home) as (mirror, rec),
             open_rpc_client(paths.ipc_endpoint("alpha", "rpc")) as alpha,
         ):
-            assert (await alpha.call("counter.bump", {"by": 2}))["counter"] == 2
+            assert (await alpha.invoke(COUNTER_BUMP, BumpArgs(by=2))).counter == 2
             os.kill(before["alpha"]["pid"], signal.SIGKILL)
             await mirror.wait_until(
-                lambda m: rec.seen(
-                    "actor.alpha.started", lambda d: d["pid"] != before["alpha"]["pid"]
-                )
+                lambda m: rec.seen(sup.STARTED, "alpha", lambda d: d.pid != before["alpha"]["pid"])
             )
-            assert rec.seen("actor.alpha.exited", lambda d: d["reason"] == "killed by SIGKILL")
-            assert rec.seen("actor.alpha.restarting")
+            assert rec.seen(sup.EXITED, "alpha", lambda d: d.reason == "killed by SIGKILL")
+            assert rec.seen(sup.RESTARTING, "alpha")
+            assert not rec.of(sup.EXITED, "beta")
             # The same client, created before the crash, reaches the new process.
-            reply = await alpha.call("counter.bump", {"by": 1}, timeout=2, retries=3)
-            assert reply["counter"] == 1  # a fresh process: state is the actor's to persist
+            reply = await alpha.invoke(COUNTER_BUMP, BumpArgs(by=1), timeout=2, retries=3)
+            assert reply.counter == 1  # a fresh process: state is the actor's to persist
         after = status(orca_home)
         assert after["alpha"]["state"] == "running" and after["alpha"]["restarts"] == 1
         assert after["beta"]["pid"] == before["beta"]["pid"], "one_for_one leaves siblings alone"
@@ -91,31 +94,31 @@ async def test_crash_loop_backs_off_ends_failed_and_restart_revives_it(orca_home
             orca_home, tree(("steady", "fixture_actors.steady"), ("flaky", "fixture_actors.flaky"))
         )
         up(orca_home)
-        sup = psutil.Process(orcad_pid(orca_home))
-        cpu_before = sum(sup.cpu_times()[:2])
+        orcad = psutil.Process(orcad_pid(orca_home))
+        cpu_before = sum(orcad.cpu_times()[:2])
         async with lifecycle(orca_home) as (mirror, rec):
             (orca_home / "crash-flaky").touch()
             pid = status(orca_home)["flaky"]["pid"]
             os.kill(pid, signal.SIGKILL)
-            await mirror.wait_until(lambda m: rec.seen("actor.flaky.failed"))
-            restarts = [e for e in rec.events if e.type == "actor.flaky.restarting"]
+            await mirror.wait_until(lambda m: rec.seen(sup.FAILED, "flaky"))
+            restarts = rec.of(sup.RESTARTING, "flaky")
             assert len(restarts) == 3, "intensity 3 allows exactly three restarts"
-            delays = [e.data["delayS"] for e in restarts]
+            delays = [e.delay_s for e in restarts]
             assert delays == sorted(delays) and delays[-1] > delays[0], "backoff grows"
             row = status(orca_home)["flaky"]
             assert row["state"] == "failed" and row["pid"] is None
             assert "status 3" in row["lastExit"]["reason"]
             # Failed means left alone: no restart activity while we wait a while.
-            n_events = len(rec.events)
+            n_events = len(rec.typed)
             await trio.sleep(1.0)
-            assert not [e for e in rec.events[n_events:] if e.type.startswith("actor.flaky.")]
-            cpu_used = sum(sup.cpu_times()[:2]) - cpu_before
+            assert not [e for e in rec.typed[n_events:] if e.name == "flaky"]
+            cpu_used = sum(orcad.cpu_times()[:2]) - cpu_before
             assert cpu_used < 2.0, f"the supervisor burnt {cpu_used:.2f}s of CPU on a crash loop"
 
             (orca_home / "crash-flaky").unlink()
             result = run_cli(orca_home, "restart", "flaky")
             assert result.returncode == 0, result.stderr
-            await mirror.wait_until(lambda m: rec.seen("actor.flaky.started"))
+            await mirror.wait_until(lambda m: rec.seen(sup.STARTED, "flaky"))
         assert status(orca_home)["flaky"]["state"] == "running"
 
 
@@ -128,10 +131,10 @@ async def test_hung_actor_is_detected_by_heartbeat_and_replaced(orca_home: Path)
         async with lifecycle(orca_home) as (mirror, rec):
             os.kill(pid, signal.SIGSTOP)
             await mirror.wait_until(
-                lambda m: rec.seen("actor.alpha.started", lambda d: d["pid"] != pid)
+                lambda m: rec.seen(sup.STARTED, "alpha", lambda d: d.pid != pid)
             )
-            exited = [e for e in rec.events if e.type == "actor.alpha.exited"]
-            assert exited and "no heartbeat" in exited[0].data["reason"]
+            exited = rec.of(sup.EXITED, "alpha")
+            assert exited and "no heartbeat" in exited[0].reason
         assert not alive([pid])
 
 
@@ -215,11 +218,11 @@ async def test_rest_for_one_restarts_the_children_after_the_crashed_one(
             os.kill(before["first"]["pid"], signal.SIGKILL)
             await mirror.wait_until(
                 lambda m: rec.seen(
-                    "actor.second.started", lambda d: d["pid"] != before["second"]["pid"]
+                    sup.STARTED, "second", lambda d: d.pid != before["second"]["pid"]
                 )
             )
-            order = [e.type for e in rec.events if e.type.endswith(".started")]
-            assert order.index("actor.first.started") < order.index("actor.second.started")
+            order = [e.name for e in rec.of(sup.STARTED)]
+            assert order.index("first") < order.index("second")
         after = status(orca_home)
         assert after["second"]["restarts"] == 0, "a dependent restart is not the dependent's crash"
 
@@ -241,13 +244,16 @@ async def test_foreground_up_serves_until_interrupted(orca_home: Path) -> None:
         )
         try:
             paths = resolve_paths({"ORCA_HOME": str(orca_home)})
-            async with open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as sup:
-                ready = await sup.call("sup.wait_ready", {"timeout": 30}, timeout=40, retries=0)
-            (alpha,) = ready["actors"]
-            assert alpha["state"] == "running" and ready["supervisor"]["pid"] == proc.pid
+            async with open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as orcad:
+                ready = await orcad.invoke(
+                    sup.WAIT_READY, sup.WaitReadyArgs(timeout=30), timeout=40, retries=0
+                )
+            (alpha,) = ready.actors
+            assert alpha.state == "running" and ready.supervisor.pid == proc.pid
+            assert alpha.pid is not None
             proc.send_signal(signal.SIGINT)
             assert await proc.wait() == 0
-            assert alive([alpha["pid"]]) == []
+            assert alive([alpha.pid]) == []
         finally:
             proc.kill()
             await proc.wait()
@@ -284,7 +290,32 @@ async def test_every_op_is_reachable_over_loopback_tcp(orca_home: Path) -> None:
         up(orca_home)
         paths = resolve_paths({"ORCA_HOME": str(orca_home)})
         async with open_rpc_client(paths.ipc_endpoint("alpha", "rpc")) as over_ipc:
-            hello = await over_ipc.call("sys.hello")
-        (tcp,) = [e for e in hello["endpoints"] if e.startswith("tcp://127.0.0.1:")]
+            hello = await over_ipc.invoke(sys_contract.HELLO)
+        (tcp,) = [e for e in hello.endpoints if e.startswith("tcp://127.0.0.1:")]
         async with open_rpc_client(tcp) as over_tcp:
-            assert (await over_tcp.call("counter.bump", {"by": 5}))["counter"] == 5
+            assert (await over_tcp.invoke(COUNTER_BUMP, BumpArgs(by=5))).counter == 5
+        async with open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as orcad:
+            status = await orcad.invoke(sup.STATUS)
+        (orcad_tcp,) = [e for e in status.supervisor.endpoints if e.startswith("tcp://")]
+        assert orcad_tcp.startswith("tcp://127.0.0.1:"), "orcad binds the same loopback host"
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.0.0.1", "localhost"])
+def test_non_loopback_tcp_host_refuses_to_start_and_binds_nothing(
+    orca_home: Path, host: str
+) -> None:
+    """tcp_host off loopback: orcad exits with a config error naming it; no socket, no actor."""
+    write_config(
+        orca_home,
+        tree(("alpha", "fixture_actors.steady")).replace(
+            "[supervisor]\n", f"[supervisor]\ntcp_host = '{host}'\n"
+        ),
+    )
+    result = run_cli(orca_home, "up")
+    assert result.returncode == 1
+    assert "bad configuration" in result.stderr and "tcp_host" in result.stderr
+    assert repr(host) in result.stderr
+    paths = resolve_paths({"ORCA_HOME": str(orca_home)})
+    assert sup.read_lock_info(paths.lock_file) is None
+    assert not [p.name for p in paths.runtime_dir.iterdir() if p.suffix in (".rpc", ".pub")]
+    assert not paths.log_file("alpha").exists(), "no actor was started"

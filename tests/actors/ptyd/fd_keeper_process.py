@@ -1,7 +1,8 @@
 """A minimal fd keeper + ptyd restarter: what the supervisor must do for crash survival.
 
 Run as ``python fd_keeper_process.py SOCKET_PATH PIDFILE``. It becomes a child
-subreaper, serves the keeper socket with ``actors.ptyd.handoff.KeeperState``, starts
+subreaper, serves the keeper socket with the contract's ``KeeperState``
+(``orca/contracts/fd_keeper.py``, the same table and decoder orcad uses), starts
 ``python -m actors.ptyd`` with ``ORCA_PTYD_FD_KEEPER`` set, reaps orphans (recording
 their statuses) and restarts ptyd whenever it dies, writing ptyd's pid to PIDFILE
 (atomically) each time. SIGTERM: stop ptyd, close every kept fd, exit.
@@ -18,8 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from actors.ptyd.handoff import (
+from orca.contracts.fd_keeper import (
     KEEPER_ENV,
+    REQUESTS,
     KeeperProtocolError,
     KeeperState,
     recv_packet,
@@ -72,14 +74,18 @@ def main() -> int:
             else:
                 assert isinstance(r, socket.socket)
                 try:
-                    message, fds = recv_packet(r)
+                    message, fds = recv_packet(r, REQUESTS)
                 except (OSError, KeeperProtocolError):
                     message, fds = None, []
                 if message is None:
                     conns.remove(r)
                     r.close()
                     continue
-                for reply in state.handle(message, fds):
+                try:
+                    replies = state.handle(message, fds)
+                except KeeperProtocolError:
+                    continue
+                for reply in replies:
                     send_packet(r, reply.message, reply.fds)
         # Reap: ptyd itself (restart it) and orphaned agents (record their status).
         while True:

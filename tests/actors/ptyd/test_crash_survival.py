@@ -15,8 +15,8 @@ import psutil
 import trio
 from ptyd_harness import ROOT, EventTap
 
-from actors.ptyd.cursor import StreamCursor
 from orca.actor import RpcClient, open_rpc_client
+from orca.client.cursor import StreamCursor
 from orca.paths import resolve_paths
 from orca.wire.errors import Unavailable
 

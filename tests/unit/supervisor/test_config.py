@@ -25,7 +25,10 @@ def test_shipped_defaults_load() -> None:
 def test_user_override_replaces_keys_and_child_list(tmp_path: Path) -> None:
     """[supervisor] keys override one by one; a [[child]] list replaces the shipped one."""
     spec = load_config(
-        paths_with(tmp_path, '[supervisor]\nintensity = 9\n[[child]]\nname = "x"\nmodule = "a.b"\n')
+        paths_with(
+            tmp_path, '[supervisor]\nintensity = 9\n[[child]]\nname = "x"\nmodule = "a.b"\n'
+        ),
+        environ={},
     )
     assert spec.intensity == 9 and [c.name for c in spec.children] == ["x"]
     assert spec.backoff_max_s == 8.0, "keys not overridden keep the shipped value"
@@ -41,10 +44,44 @@ def test_user_override_replaces_keys_and_child_list(tmp_path: Path) -> None:
         ('[[child]]\nname = "a"\nmodule = "m"\nrestart = "sometimes"\n', "restart"),
         ('[[child]]\nname = "a"\nmodule = "m"\n[[child]]\nname = "a"\nmodule = "n"\n', "duplicate"),
         ("this is = not toml [", "invalid TOML"),
+        ("[supervisor]\nintensity = 2.5\n", "intensity must be an integer"),
+        ("[supervisor]\nheartbeat_interval_s = 0\n", "heartbeat_interval_s must be > 0"),
+        ("[supervisor]\nheartbeat_timeout_s = 0\n", "heartbeat_timeout_s must be > 0"),
+        ("[supervisor]\nready_timeout_s = 0.0\n", "ready_timeout_s must be > 0"),
+        ("[supervisor]\nheartbeat_timeout_s = inf\n", "heartbeat_timeout_s must be a finite"),
+        ("[supervisor]\nready_timeout_s = nan\n", "ready_timeout_s must be a finite"),
+        ("[supervisor]\nperiod_s = -inf\n", "period_s must be a finite"),
+        ("[supervisor]\nheartbeat_interval_s = 2.0\nheartbeat_timeout_s = 2.0\n", "longer than"),
+        ('[[child]]\nname = "a"\nmodule = "m"\nshutdown_grace_s = inf\n', "shutdown_grace_s"),
+        ("[supervisor]\ntcp_host = 1\n", "tcp_host must be a string"),
     ],
 )
 def test_bad_config_is_a_clear_error(tmp_path: Path, text: str, needle: str) -> None:
     """Every invalid setting is refused with a message naming the file and the key."""
     with pytest.raises(ConfigError, match=needle) as info:
-        load_config(paths_with(tmp_path, text))
+        load_config(paths_with(tmp_path, text), environ={})
     assert "supervisor.toml" in str(info.value)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.0.0.1", "localhost", "::1", "127.0.0.1 "])
+def test_non_loopback_tcp_host_is_refused(tmp_path: Path, host: str) -> None:
+    """tcp_host must be an IPv4 loopback address: plaintext tcp elsewhere would serve sup.stop."""
+    with pytest.raises(ConfigError, match="tcp_host") as info:
+        load_config(paths_with(tmp_path, f"[supervisor]\ntcp_host = '{host}'\n"), environ={})
+    assert "supervisor.toml" in str(info.value) and repr(host) in str(info.value)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.1.2.3", ""])
+def test_loopback_tcp_host_is_accepted(tmp_path: Path, host: str) -> None:
+    """Any 127/8 address (or "" for ipc only) is a valid tcp_host."""
+    spec = load_config(paths_with(tmp_path, f"[supervisor]\ntcp_host = '{host}'\n"), environ={})
+    assert spec.tcp_host == host
+
+
+def test_orca_tcp_host_in_the_environment_overrides_and_is_checked(tmp_path: Path) -> None:
+    """ORCA_TCP_HOST given to orcad is its tcp_host (and its actors'); a bad one is refused."""
+    paths = paths_with(tmp_path, "[supervisor]\ntcp_host = '127.0.0.1'\n")
+    assert load_config(paths, environ={"ORCA_TCP_HOST": "127.0.0.2"}).tcp_host == "127.0.0.2"
+    assert load_config(paths, environ={"ORCA_TCP_HOST": ""}).tcp_host == "127.0.0.1"
+    with pytest.raises(ConfigError, match=r"ORCA_TCP_HOST.*not a loopback"):
+        load_config(paths, environ={"ORCA_TCP_HOST": "0.0.0.0"})

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from actors.supervisor.config import ChildSpec, SupervisorSpec
 from actors.supervisor.core import Kill, Publish, Spawn, SupervisorCore, Terminate
+from orca.contracts import supervisor as sup
+from orca.contracts.base import spec_of
 
 SPEC = SupervisorSpec(
     children=(ChildSpec("a", "m.a"), ChildSpec("b", "m.b")),
@@ -24,21 +27,25 @@ def booted(spec: SupervisorSpec = SPEC) -> SupervisorCore:
     assert core.boot(0.0) == [Spawn(c.name) for c in spec.children]
     for i, c in enumerate(spec.children):
         core.spawned(c.name, 100 + i, 0.0)
-        core.ready(c.name, 100 + i, 0.1, {})
+        core.ready(c.name, 100 + i, 0.1)
     return core
 
 
-def types(effects: list[object]) -> list[str]:
-    return [e.type for e in effects if isinstance(e, Publish)]
+def published(effects: Sequence[object]) -> list[tuple[str, str]]:
+    """(event type, actor name) of every event among ``effects``."""
+    return [(spec_of(e.event).type, e.event.name) for e in effects if isinstance(e, Publish)]
 
 
 def test_ready_publishes_started_and_marks_running() -> None:
-    """A child is running only once it reported ready; that publishes actor.<name>.started."""
+    """A child is running only once it reported ready; that publishes actor.started."""
     core = SupervisorCore(SPEC)
     core.boot(0.0)
     core.spawned("a", 100, 0.0)
     assert core.children["a"].state == "starting" and not core.all_ready()
-    assert types(core.ready("a", 100, 0.5, {})) == ["actor.a.started"]
+    effects = core.ready("a", 100, 0.5, rpc=["ipc://a"], pub=["ipc://p"], epoch="e1")
+    assert effects == [
+        Publish(sup.ActorStarted(name="a", pid=100, rpc=["ipc://a"], pub=["ipc://p"], epoch="e1"))
+    ]
     assert core.children["a"].state == "running"
 
 
@@ -58,7 +65,7 @@ def test_crash_backs_off_exponentially_up_to_the_cap() -> None:
         assert core.tick(now) == [Spawn("a")]
         pid += 10
         core.spawned("a", pid, now)
-        assert "actor.a.restarting" in types(effects)
+        assert (sup.RESTARTING.type, "a") in published(effects)
     assert delays == [0.0, 0.25, 0.5, 1.0, 1.0]
 
 
@@ -69,7 +76,7 @@ def test_backoff_resets_after_stable_uptime() -> None:
         core.exited("a", pid, 1, t)
         core.tick(core.children["a"].restart_at)  # type: ignore[arg-type]
         core.spawned("a", pid + 100, t)
-        core.ready("a", pid + 100, t + 0.1, {})
+        core.ready("a", pid + 100, t + 0.1)
     assert core.children["a"].backoff_s == 0.5
     core.exited("a", 300, 1, 50.0)  # up for much longer than stable_after_s
     assert core.children["a"].restart_at == 50.0
@@ -86,7 +93,7 @@ def test_intensity_exceeded_marks_failed_and_stops_restarting() -> None:
         pid += 1
         core.spawned("a", pid, now)
     effects = core.exited("a", pid, 1, now)
-    assert types(effects) == ["actor.a.exited", "actor.a.failed"]
+    assert published(effects) == [(sup.EXITED.type, "a"), (sup.FAILED.type, "a")]
     assert (
         core.children["a"].state == "failed" and core.next_deadline() is not None
     )  # b's heartbeat
@@ -108,7 +115,7 @@ def test_operator_restart_of_running_child_terminates_then_respawns_without_back
     assert core.restart("a", 1.0) == [Terminate("a", 100, SPEC.shutdown_grace_s)]
     effects = core.exited("a", 100, 0, 1.5)
     assert Spawn("a") in effects
-    assert core.children["a"].last_exit == {"code": 0, "reason": "restarted by operator"}
+    assert core.children["a"].last_exit == sup.ExitInfo(code=0, reason="restarted by operator")
     assert core.children["a"].restarts == 0
 
 
@@ -141,7 +148,8 @@ def test_missed_heartbeats_kill_the_child() -> None:
     assert core.tick(8.1) == [Kill("a", 100)]
     assert core.tick(9.0) == [], "a kill is sent once"
     effects = core.exited("a", 100, -9, 9.0)
-    assert "no heartbeat" in effects[0].data["reason"]  # type: ignore[union-attr]
+    (exited,) = [e.event for e in effects if isinstance(e, Publish)][:1]
+    assert isinstance(exited, sup.ActorExited) and "no heartbeat" in exited.reason
 
 
 def test_child_not_ready_in_time_is_killed() -> None:
@@ -169,7 +177,7 @@ def test_rest_for_one_stops_later_children_and_restarts_them_after_the_crashed_o
     assert core.children["b"].restarts == 0
     assert core.tick(1.25) == [Spawn("a")]
     core.spawned("a", 200, 1.25)
-    effects = core.ready("a", 200, 1.5, {})
+    effects = core.ready("a", 200, 1.5)
     assert [e for e in effects if isinstance(e, Spawn)] == [Spawn("b"), Spawn("c")]
 
 

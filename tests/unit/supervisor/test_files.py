@@ -2,31 +2,100 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from actors.supervisor.lock import AlreadyRunning, InstanceLock, read_lock_info
+from actors.supervisor.lock import AlreadyRunning, InstanceLock
 from actors.supervisor.logs import RotatingLog
+from orca.contracts.supervisor import LockInfo, decode_lock_info, encode_lock_info, read_lock_info
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_second_lock_holder_learns_who_holds_it(tmp_path: Path) -> None:
     """A second acquire fails with the holder's pid and endpoint; release frees it."""
+    holder = LockInfo(pid=1234, endpoint="ipc://x", home="/h", started_at=1.5)
     first = InstanceLock(tmp_path / "orcad.lock")
-    first.acquire({"pid": 1234, "endpoint": "ipc://x"})
+    first.acquire(holder)
     with pytest.raises(AlreadyRunning) as info:
-        InstanceLock(tmp_path / "orcad.lock").acquire({"pid": 5})
-    assert info.value.info == {"pid": 1234, "endpoint": "ipc://x"}
-    assert read_lock_info(tmp_path / "orcad.lock") == {"pid": 1234, "endpoint": "ipc://x"}
+        InstanceLock(tmp_path / "orcad.lock").acquire(LockInfo(pid=5))
+    assert info.value.info == holder
+    assert read_lock_info(tmp_path / "orcad.lock") == holder
     first.release()
     assert read_lock_info(tmp_path / "orcad.lock") is None
+
+
+def test_lock_file_is_the_documented_json(tmp_path: Path) -> None:
+    """The writer's bytes are JSON {pid, endpoint, home, startedAt} (what older CLIs read)."""
+    lock = InstanceLock(tmp_path / "orcad.lock")
+    lock.acquire(LockInfo(pid=7, endpoint="ipc://e", home=None, started_at=2.0))
+    try:
+        raw = (tmp_path / "orcad.lock").read_bytes()
+        assert json.loads(raw) == {"pid": 7, "endpoint": "ipc://e", "home": None, "startedAt": 2.0}
+    finally:
+        lock.release()
+
+
+def test_held_lock_with_damaged_content_still_means_running(tmp_path: Path) -> None:
+    """A held lock whose file is not LockInfo JSON names a holder with no pid, not nobody."""
+    path = tmp_path / "orcad.lock"
+    path.write_text("{not json")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR);"
+            " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=REPO,
+        env=dict(os.environ),
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        assert read_lock_info(path) == LockInfo(pid=None)
+    finally:
+        holder.kill()
+        holder.wait()
+        for pipe in (holder.stdin, holder.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+@given(
+    st.builds(
+        LockInfo,
+        pid=st.none() | st.integers(min_value=1, max_value=2**22),
+        endpoint=st.none() | st.text(),
+        home=st.none() | st.text(),
+        started_at=st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    )
+)
+def test_lock_info_round_trips(info: LockInfo) -> None:
+    """decode_lock_info reads back exactly what encode_lock_info wrote."""
+    assert decode_lock_info(encode_lock_info(info)) == info
+
+
+@given(st.binary(max_size=200))
+def test_any_lock_file_content_decodes_to_a_holder(raw: bytes) -> None:
+    """Garbage in a held lock file never raises: it names a holder (pid unknown at worst)."""
+    assert isinstance(decode_lock_info(raw), LockInfo)
 
 
 def test_stale_lock_file_is_not_a_holder(tmp_path: Path) -> None:
     """A lock file left by a dead process (no flock held) does not block a new start."""
     (tmp_path / "orcad.lock").write_text('{"pid": 99999}')
     assert read_lock_info(tmp_path / "orcad.lock") is None
-    InstanceLock(tmp_path / "orcad.lock").acquire({"pid": 1})
+    InstanceLock(tmp_path / "orcad.lock").acquire(LockInfo(pid=1))
 
 
 def test_log_rotates_at_size_and_keeps_n_backups(tmp_path: Path) -> None:

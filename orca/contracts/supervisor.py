@@ -1,0 +1,228 @@
+"""The supervisor's wire contract (``orcad``; endpoint ``<runtime>/supervisor.rpc``).
+
+Ops (plus the built-ins ``sys.hello``, ``sys.ping``, ``sys.stats``):
+
+- ``sup.ready {name, pid, rpc, pub, epoch}`` → ``{}``: an actor has bound its sockets
+  (sent by the actor runtime, ``orca.actor.app``); a report from a pid orcad did not
+  start, or from a child that is not starting, is ignored.
+- ``sup.heartbeat {name, pid}`` → ``{known}``: liveness; ``known`` is false for a
+  stale pid (the actor was replaced), which the actor may log and ignore.
+- ``sup.status {}`` → ``Status {actors: [ActorStatus], supervisor: SupervisorInfo}``.
+- ``sup.snapshot {}`` → ``Snapshot {epoch, seq, actors, supervisor}``: ``sup.status``
+  with the publisher's epoch and seq, for mirrors of the events below.
+- ``sup.restart {name}`` → ``{}``: operator restart; clears ``failed`` and the
+  intensity window. not_found: no such actor; unavailable: orcad is stopping.
+- ``sup.wait_ready {timeout = 30}`` → ``Status`` once every actor is running (or, if
+  not permanent, has ended); timeout (an ``unavailable``) if ``timeout`` seconds pass
+  first. A long poll, served concurrently.
+- ``sup.stop {}`` → ``{}`` once every actor has stopped, in reverse start order; then
+  orcad exits. Served concurrently.
+
+``ActorStatus``: ``{name, module, pid, state, restarts, uptime, lastExit, rss}``;
+``state`` is one of ``starting|running|backoff|failed|stopped``; ``pid``, ``uptime``
+(seconds since ready, while running), ``lastExit`` (``{code, reason}``) and ``rss``
+(bytes) are null when they do not apply.
+
+Events (topic = type; the actor's name is in the data):
+
+- ``actor.started {name, pid, rpc, pub, epoch}``: a child reported ready.
+- ``actor.exited {name, pid, code, reason}``: a child's process ended (``code`` is
+  its return code, negative for a signal; ``reason`` says why in words).
+- ``actor.restarting {name, delayS, restarts, lastExit?, operator?}``: a restart is
+  scheduled ``delayS`` from now (``operator`` true, and no ``lastExit``, for an operator
+  restart of a child that was not running).
+- ``actor.failed {name, restarts, periodS, lastExit}``: more than ``intensity``
+  restarts within ``periodS``: the child is left alone until ``sup.restart``.
+
+(Before issue 11 the type carried the actor's name, ``actor.<name>.started``; now
+there is one fixed type per kind so one Struct decodes it.)
+
+The instance lock file (``<runtime dir>/orcad.lock``, ``OrcaPaths.lock_file``): orcad
+holds an exclusive ``flock`` on it for its whole life and writes ``LockInfo`` as JSON
+``{pid, endpoint, home, startedAt}``. The kernel releases the flock however orcad
+dies, so a file nobody holds locked is stale and names nobody: ``read_lock_info`` is
+the one reader (the CLI detects a running orcad with it, without RPC) and
+``encode_lock_info`` the one writer's encoding.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.wire.errors import NotFound, Timeout, Unavailable
+
+ActorState = Literal["starting", "running", "backoff", "failed", "stopped"]
+
+
+# -- args ---------------------------------------------------------------------------
+class ReadyArgs(Args, frozen=True, kw_only=True):
+    name: str
+    pid: int
+    rpc: list[str] = msgspec.field(default_factory=list)
+    pub: list[str] = msgspec.field(default_factory=list)
+    epoch: str = ""
+
+
+class HeartbeatArgs(Args, frozen=True, kw_only=True):
+    name: str
+    pid: int
+
+
+class RestartArgs(Args, frozen=True, kw_only=True):
+    name: str
+
+
+class WaitReadyArgs(Args, frozen=True, kw_only=True):
+    timeout: float = 30.0
+
+
+# -- results ------------------------------------------------------------------------
+class Empty(Payload, frozen=True, kw_only=True):
+    """``{}``: the op was carried out."""
+
+
+class HeartbeatReply(Payload, frozen=True, kw_only=True):
+    known: bool
+
+
+class ExitInfo(Payload, frozen=True, kw_only=True):
+    """How a child's last process ended; ``code`` is null if it never started."""
+
+    code: int | None
+    reason: str
+
+
+class ActorStatus(Payload, frozen=True, kw_only=True):
+    name: str
+    module: str
+    pid: int | None
+    state: ActorState
+    restarts: int
+    uptime: float | None
+    last_exit: ExitInfo | None
+    rss: int | None = None
+
+
+class SupervisorInfo(Payload, frozen=True, kw_only=True):
+    pid: int
+    uptime: float
+    home: str | None
+    endpoint: str
+    endpoints: list[str]
+    strategy: str
+    stopping: bool
+
+
+class Status(Payload, frozen=True, kw_only=True):
+    actors: list[ActorStatus]
+    supervisor: SupervisorInfo
+
+
+class Snapshot(Status, frozen=True, kw_only=True):
+    epoch: str
+    seq: int
+
+
+# -- events -------------------------------------------------------------------------
+class ActorStarted(Payload, frozen=True, kw_only=True):
+    name: str
+    pid: int
+    rpc: list[str]
+    pub: list[str]
+    epoch: str
+
+
+class ActorExited(Payload, frozen=True, kw_only=True):
+    name: str
+    pid: int
+    code: int
+    reason: str
+
+
+class ActorRestarting(Payload, frozen=True, kw_only=True, omit_defaults=True):
+    name: str
+    delay_s: float
+    restarts: int
+    last_exit: ExitInfo | None = None
+    operator: bool = False
+
+
+class ActorFailed(Payload, frozen=True, kw_only=True):
+    name: str
+    restarts: int
+    period_s: float
+    last_exit: ExitInfo
+
+
+ActorEvent = ActorStarted | ActorExited | ActorRestarting | ActorFailed
+
+CONTRACT = Contract("supervisor")
+READY = CONTRACT.op("sup.ready", ReadyArgs, Empty, doc="an actor has bound its sockets")
+HEARTBEAT = CONTRACT.op("sup.heartbeat", HeartbeatArgs, HeartbeatReply, doc="liveness")
+STATUS = CONTRACT.op("sup.status", NoArgs, Status, doc="every actor's state")
+SNAPSHOT = CONTRACT.op("sup.snapshot", NoArgs, Snapshot, doc="status for event mirrors")
+RESTART = CONTRACT.op(
+    "sup.restart", RestartArgs, Empty, NotFound, Unavailable, doc="operator restart"
+)
+WAIT_READY = CONTRACT.op(
+    "sup.wait_ready", WaitReadyArgs, Status, Timeout, doc="long-poll until every actor is ready"
+)
+STOP = CONTRACT.op("sup.stop", NoArgs, Empty, doc="stop every actor, then orcad")
+
+STARTED = CONTRACT.event("actor.started", ActorStarted, doc="a child reported ready")
+EXITED = CONTRACT.event("actor.exited", ActorExited, doc="a child's process ended")
+RESTARTING = CONTRACT.event("actor.restarting", ActorRestarting, doc="a restart is scheduled")
+FAILED = CONTRACT.event("actor.failed", ActorFailed, doc="intensity exceeded: left alone")
+
+
+# -- the instance lock file ---------------------------------------------------------
+class LockInfo(Payload, frozen=True, kw_only=True):
+    """Who holds the instance lock; every field null when the file is unreadable."""
+
+    pid: int | None = None
+    endpoint: str | None = None
+    home: str | None = None
+    started_at: float | None = None
+
+
+# Far above any LockInfo; a bigger file is not ours.
+_LOCK_FILE_MAX = 65536
+_LOCK_DECODER = msgspec.json.Decoder(LockInfo)
+
+
+def encode_lock_info(info: LockInfo) -> bytes:
+    return msgspec.json.encode(info)
+
+
+def decode_lock_info(raw: bytes) -> LockInfo:
+    """The holder a lock file names; a file being written or damaged names nobody."""
+    try:
+        return _LOCK_DECODER.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return LockInfo()
+
+
+def read_lock_info(path: Path) -> LockInfo | None:
+    """Who holds the lock at ``path``, or None if nobody does (a stale file is not a holder)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # held: the content is the holder's
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        raw = os.read(fd, _LOCK_FILE_MAX)
+    finally:
+        os.close(fd)
+    return decode_lock_info(raw)
