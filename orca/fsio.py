@@ -112,11 +112,20 @@ def write_temp(path: Path, data: bytes | memoryview, *, mode: int = PRIVATE_FILE
     return tmp
 
 
-def write_atomic(path: Path, data: bytes | memoryview, *, mode: int = PRIVATE_FILE_MODE) -> None:
-    """Replace ``path`` with ``data`` atomically and durably (the four steps above).
+def write_atomic(
+    path: Path,
+    data: bytes | memoryview,
+    *,
+    mode: int = PRIVATE_FILE_MODE,
+    private_parent: bool = False,
+) -> None:
+    """Replace ``path`` with ``data`` atomically and durably (the four steps above);
+    ``private_parent`` first (re)creates and checks its directory (``ensure_private_dir``).
 
     Raises ``OSError`` (ENOSPC, EIO...) with the old file untouched and no temp left.
     """
+    if private_parent:
+        ensure_private_dir(path.parent)
     tmp = write_temp(path, data, mode=mode)
     try:
         os.replace(tmp, path)

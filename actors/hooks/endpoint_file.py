@@ -12,7 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
-from actors.hooks.atomic_file import write_file_atomic
+from orca.fsio import write_atomic
 
 ENDPOINT_FILE_NAME = "endpoint.env"
 # Bumped when the request format the script sends changes meaning.
@@ -37,7 +37,7 @@ def render_endpoint_env(port: int, secret: str) -> bytes:
 
 def write_endpoint_env(hooks_dir: Path, port: int, secret: str) -> Path:
     path = hooks_dir / ENDPOINT_FILE_NAME
-    write_file_atomic(path, render_endpoint_env(port, secret))
+    write_atomic(path, render_endpoint_env(port, secret), private_parent=True)
     return path
 
 

@@ -1,4 +1,4 @@
-"""The debounced saver of ``last-status.json`` (writes via :mod:`atomic_file`).
+"""The debounced saver of ``last-status.json`` (writes via :func:`orca.fsio.write_atomic`).
 
 The saver coalesces bursts with a 250 ms trailing debounce (seed 02 §10) and bounds
 the delay under a continuous stream with ``SAVE_MAX_WAIT_S``; it skips a save whose
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import trio
 
-from actors.hooks.atomic_file import write_file_atomic
+from orca.fsio import write_atomic
 
 # Seed 02 §10: 250 ms trailing debounce for agent-status saves.
 SAVE_DEBOUNCE_S = 0.25
@@ -79,7 +79,7 @@ class DebouncedSaver:
         with self._disk_lock:
             if generation <= self._disk_generation:
                 return False
-            write_file_atomic(self._path, data)
+            write_atomic(self._path, data, private_parent=True)
             self._disk_generation = generation
             self.writes += 1
             return True

@@ -41,6 +41,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from orca.fsio import PRIVATE_FILE_MODE, ensure_private_dir, remove_orphan_temps, write_atomic
+
 # 4 MiB per session on disk: enough to refill a 1 MiB scrollback after a restart with
 # room to spare; 50 sessions cost 200 MB at most.
 DEFAULT_HISTORY_BYTES = 4 * 1024 * 1024
@@ -73,7 +75,7 @@ class RawJournal:
         self, directory: Path, key: str, max_bytes: int = DEFAULT_HISTORY_BYTES, *, resume: bool
     ) -> None:
         """Start a fresh journal, or with ``resume`` continue the one on disk (if any)."""
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(directory)
         self.key = key
         self._stem = history_stem(directory, key)
         self._segment_limit = max(1, max_bytes // 2)
@@ -145,7 +147,8 @@ class RawJournal:
         self.close()
         # No O_APPEND: splice refuses append-mode targets; we track the position.
         flags = os.O_RDWR | os.O_CREAT | (os.O_TRUNC if truncate else 0)
-        self._fd = os.open(f"{self._stem}.{file}", flags, 0o600)
+        self._fd = os.open(f"{self._stem}.{file}", flags, PRIVATE_FILE_MODE)
+        os.fchmod(self._fd, PRIVATE_FILE_MODE)  # O_CREAT's mode is masked by the umask
 
     def _switch_to(self, file: int, segment: Segment) -> None:
         # Truncate first, then publish the new layout: a crash in between leaves a
@@ -163,19 +166,17 @@ class RawJournal:
                 {"file": s.file, "raw": s.raw, "stripped": s.stripped} for s in self._segments
             ],
         }
-        tmp = Path(f"{self._stem}.meta.json.tmp")
-        tmp.write_text(json.dumps(meta))
-        os.replace(tmp, f"{self._stem}.meta.json")
+        write_atomic(Path(f"{self._stem}.meta.json"), json.dumps(meta).encode())
 
     def _load_meta(self) -> list[Segment]:
         try:
             meta = json.loads(Path(f"{self._stem}.meta.json").read_text())
-            if meta.get("key") != self.key:
-                return []
+            if not isinstance(meta, dict) or meta.get("key") != self.key:
+                return []  # damaged ([] or null) or another session's: start afresh
             return [
                 Segment(int(s["file"]), int(s["raw"]), int(s["stripped"])) for s in meta["segments"]
             ]
-        except (FileNotFoundError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError):
             return []
 
 
@@ -188,13 +189,16 @@ def remove_orphans(directory: Path, keep_keys: set[str]) -> int:
     removed = 0
     for meta_path in directory.glob("*.meta.json"):
         try:
-            key = json.loads(meta_path.read_text()).get("key")
+            meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
-            key = None
+            meta = None
+        # Any JSON at all may be on disk ([] or null from a damaged file): not a dict → no key.
+        key = meta.get("key") if isinstance(meta, dict) else None
         if key in keep_keys:
             continue
         stem = str(meta_path)[: -len(".meta.json")]
         for suffix in (".0", ".1", ".meta.json", ".meta.json.tmp"):
             Path(stem + suffix).unlink(missing_ok=True)
+        remove_orphan_temps(directory, meta_path.name)
         removed += 1
     return removed

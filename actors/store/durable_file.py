@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from actors.store.durable_load import LoadReport, load_with_backups
+from orca.fsio import PRIVATE_FILE_MODE, fsync_dir, write_all
 
 T = TypeVar("T")
 
@@ -52,15 +53,14 @@ class FileWriter(Protocol):
 
 
 class OsFileWriter:
-    """Writes with ``os.open(O_EXCL)`` + ``os.write`` + ``os.fsync``."""
+    """Writes with ``os.open(O_EXCL)``, an explicit 0600, ``fsio.write_all`` + ``os.fsync``
+    (steps 1-2 of ``orca.fsio``'s atomic write; the rename and the backup ring are here)."""
 
     def write_new_file(self, path: Path, data: bytes) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE_MODE)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            os.fchmod(fd, PRIVATE_FILE_MODE)
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -137,14 +137,6 @@ class DurableFileStatistics:
 def _save_error(exc: OSError, wall_clock: Callable[[], float]) -> SaveError:
     name = errno.errorcode.get(exc.errno or 0, "EUNKNOWN")
     return SaveError(errno_name=name, message=str(exc), at=wall_clock())
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class DurableFile:
@@ -264,7 +256,7 @@ class DurableFile:
         except OSError:
             temp.unlink(missing_ok=True)
             raise
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
 
     def _rotate_backups_if_due(self, data: bytes) -> bool:
         now = self._wall_clock()
@@ -285,7 +277,7 @@ class DurableFile:
                 if older.exists():
                     os.replace(older, self.backup_path(index))
             os.replace(temp, self.backup_path(0))
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
         except OSError as exc:
             temp.unlink(missing_ok=True)
             self._last_backup_error = _save_error(exc, self._wall_clock)

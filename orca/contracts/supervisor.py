@@ -47,14 +47,13 @@ the one reader (the CLI detects a running orcad with it, without RPC) and
 
 from __future__ import annotations
 
-import fcntl
-import os
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.fsio import read_lock_holder
 from orca.wire.errors import NotFound, Timeout, Unavailable
 
 ActorState = Literal["starting", "running", "backoff", "failed", "stopped"]
@@ -210,19 +209,5 @@ def decode_lock_info(raw: bytes) -> LockInfo:
 
 def read_lock_info(path: Path) -> LockInfo | None:
     """Who holds the lock at ``path``, or None if nobody does (a stale file is not a holder)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # held: the content is the holder's
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return None
-        raw = os.read(fd, _LOCK_FILE_MAX)
-    finally:
-        os.close(fd)
-    return decode_lock_info(raw)
+    raw = read_lock_holder(path)
+    return None if raw is None else decode_lock_info(raw[:_LOCK_FILE_MAX])

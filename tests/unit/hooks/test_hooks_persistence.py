@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio
 
-from actors.hooks.atomic_file import write_file_atomic
+from orca.fsio import write_atomic
 from actors.hooks.persistence import DebouncedSaver
 from actors.hooks.status_file import HYDRATE_WINDOW_MS, decode_status_file, encode_status_file
 from actors.hooks.status_table import AgentStatusTable, StatusEvent
@@ -116,8 +116,8 @@ def test_malformed_files_hydrate_nothing() -> None:
 def test_atomic_write_is_private(tmp_path: Path) -> None:
     """Files are 0600 inside a 0700 directory, replaced atomically."""
     target = tmp_path / "agent-hooks" / "last-status.json"
-    write_file_atomic(target, b"one")
-    write_file_atomic(target, b"two")
+    write_atomic(target, b"one", private_parent=True)
+    write_atomic(target, b"two", private_parent=True)
     assert target.read_bytes() == b"two"
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert stat.S_IMODE(target.parent.stat().st_mode) == 0o700

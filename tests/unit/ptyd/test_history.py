@@ -101,3 +101,32 @@ def test_orphaned_journals_are_removed_and_live_ones_kept(tmp_path: Path) -> Non
     assert remove_orphans(tmp_path, {"live"}) == 1
     assert RawJournal(tmp_path, "live", resume=True).replay().raw == b"keep"
     assert len(list(tmp_path.iterdir())) == 2  # live's segment 0 and its meta
+
+
+@pytest.mark.parametrize("damaged", [b"[]", b"null", b"42", b'"key"', b"{"])
+def test_a_damaged_meta_file_starts_the_journal_afresh_and_is_swept(
+    tmp_path: Path, damaged: bytes
+) -> None:
+    """Any JSON (or none) in a ``*.meta.json`` is no reason to crash: resume finds nothing."""
+    journal = RawJournal(tmp_path, KEY, resume=False)
+    journal.append(b"before")
+    journal.close()
+    (meta,) = tmp_path.glob("*.meta.json")
+    meta.write_bytes(damaged)
+    again = RawJournal(tmp_path, KEY, resume=True)
+    assert again.raw_end == 0
+    again.close()
+    meta.write_bytes(damaged)
+    assert remove_orphans(tmp_path, {KEY}) == 1  # its key cannot be read: unreachable
+
+
+def test_journal_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
+    """Segments and meta are 0600 in a 0700 directory (terminal output is the user's)."""
+    old = os.umask(0)
+    try:
+        RawJournal(tmp_path / "h", KEY, max_bytes=100, resume=False).append(b"x" * 300)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "h").stat().st_mode & 0o777 == 0o700
+    modes = {p.name.rsplit(".", 1)[-1]: p.stat().st_mode & 0o777 for p in (tmp_path / "h").iterdir()}
+    assert set(modes.values()) == {0o600} and "json" in modes
