@@ -27,15 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import zmq
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from actors.hooks.endpoint_file import read_endpoint_env  # noqa: E402
-from orca.client.sync import call  # noqa: E402
+from orca.client.sync import Subscription, invoke  # noqa: E402
+from orca.contracts import hooks  # noqa: E402
+from orca.hook_script import ENDPOINT_FILE_NAME  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
-from orca.wire.envelope import decode_event  # noqa: E402
 
 PACED_RATE = 1000  # events/s, the issue's load point
 PACED_EVENTS = 5000
@@ -71,7 +70,7 @@ def start_actor(home: Path) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 20
     while True:  # readiness: the first answered snapshot (a bench, not a test)
         try:
-            call("hooks", "agentStatus.snapshot", {}, timeout=1.0, paths=paths)
+            invoke(hooks.SNAPSHOT, timeout=1.0, paths=paths)
             return proc
         except Exception:
             if time.monotonic() > deadline:
@@ -85,23 +84,18 @@ def subscribe_main(endpoint: str, expected: int) -> None:
 
     Prints ``ready`` once a heartbeat proves the subscription live, then collects the
     arrival time of ``expected`` agentStatus.set events (keyed by the row's detail) and
-    prints them as JSON. ``perf_counter`` is CLOCK_MONOTONIC, comparable across processes.
+    prints them as JSON. ``perf_counter`` is CLOCK_MONOTONIC, comparable across processes;
+    the arrival includes decoding the event with the contract (what every consumer pays).
     """
-    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
-    sock.setsockopt(zmq.SUBSCRIBE, b"agentStatus.set")
-    sock.setsockopt(zmq.SUBSCRIBE, b"sys.heartbeat")
-    sock.setsockopt(zmq.RCVHWM, 1_000_000)
-    sock.connect(endpoint)
-    while decode_event(sock.recv_multipart()[-1]).type != "sys.heartbeat":
-        pass
-    print("ready", flush=True)
-    arrivals: dict[str, float] = {}
-    while len(arrivals) < expected and sock.poll(10_000):
-        frames = sock.recv_multipart()
-        now = time.perf_counter()
-        event = decode_event(frames[-1])
-        if event.type == "agentStatus.set":
-            arrivals[event.data["row"]["detail"]] = now
+    consumer = "bench<-hooks"
+    with Subscription(endpoint, [hooks.STATUS_SET], consumer=consumer, rcvhwm=1_000_000) as sub:
+        if not sub.wait_live(30.0):
+            raise RuntimeError(f"no heartbeat from {endpoint}")
+        print("ready", flush=True)
+        arrivals: dict[str, float] = {}
+        while len(arrivals) < expected and (received := sub.receive(10.0)) is not None:
+            written: hooks.StatusSet = received[1]
+            arrivals[written.row.detail] = time.perf_counter()
     print(json.dumps(arrivals), flush=True)
 
 
@@ -214,19 +208,14 @@ def populate(paths: OrcaPaths) -> None:
     for w in range(WORKTREES):
         for p in range(PANES_PER_WORKTREE):
             pane = pane_key(str(w), p)
-            call(
-                "hooks",
-                "agentStatus.ingest_osc",
-                {
-                    "paneKey": pane,
-                    "worktreeId": f"repo1::/bench/wt-{w:03d}",
-                    "terminalHandle": f"term_{w}_{p}",
-                    "payload": json.dumps(
-                        {"state": ("working", "blocked", "done")[p], "agent": "claude"}
-                    ),
-                },
-                paths=paths,
+            document = {"state": ("working", "blocked", "done")[p], "agent": "claude"}
+            request = hooks.IngestOscArgs(
+                pane_key=pane,
+                worktree_id=f"repo1::/bench/wt-{w:03d}",
+                terminal_handle=f"term_{w}_{p}",
+                payload=json.dumps(document),
             )
+            invoke(hooks.INGEST_OSC, request, paths=paths)
 
 
 def timed_runs(argv: list[str], env: dict[str, str]) -> tuple[list[float], list[float]]:
@@ -286,9 +275,9 @@ def main() -> None:
         paths = resolve_paths({"ORCA_HOME": str(home)})
         proc = start_actor(home)
         try:
-            fields = read_endpoint_env(paths.hooks_dir / "endpoint.env")
+            fields = read_endpoint_env(paths.hooks_dir / ENDPOINT_FILE_NAME)
             port, secret = int(fields["ORCA_HOOK_PORT"]), fields["ORCA_HOOK_SECRET"]
-            endpoint = paths.ipc_endpoint("hooks", "pub")
+            endpoint = paths.ipc_endpoint(hooks.CONTRACT.actor, "pub")
             lat = bench_latency(port, secret, endpoint)
             print(
                 f"hook POST → subscriber event at {lat['rate']:.0f} events/s over "

@@ -25,7 +25,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -35,8 +34,9 @@ sys.path.insert(0, str(ROOT))
 from actors.ptyd.scrollback import DEFAULT_CAPACITY  # noqa: E402
 from actors.ptyd.session import IDLE_COMPACT_S  # noqa: E402
 from actors.ptyd.spawn import spawn_on_pty  # noqa: E402
-from orca.client.sync import call  # noqa: E402
+from orca.client.sync import invoke  # noqa: E402
 from orca.client.terminal import Attachment  # noqa: E402
+from orca.contracts import ptyd  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
 from orca.wire.errors import Unavailable  # noqa: E402
 
@@ -109,15 +109,19 @@ def start_ptyd(home: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
-def ptyd_call(paths: OrcaPaths, op: str, args: dict[str, Any], timeout: float = 10.0) -> Any:
-    return call("ptyd", op, args, timeout=timeout, paths=paths)
+def list_sessions(paths: OrcaPaths, timeout: float = 10.0) -> list[ptyd.SessionRow]:
+    return invoke(ptyd.LIST, ptyd.ListArgs(), timeout=timeout, paths=paths).sessions
+
+
+def close(paths: OrcaPaths, session_id: str) -> None:
+    invoke(ptyd.CLOSE, ptyd.SessionArgs(session_id=session_id), timeout=10.0, paths=paths)
 
 
 def wait_ready(paths: OrcaPaths) -> None:
     deadline = time.monotonic() + 20
     while True:
         try:
-            ptyd_call(paths, "term.list", {}, timeout=2)
+            list_sessions(paths, timeout=2)
             return
         except Unavailable:
             if time.monotonic() > deadline:
@@ -126,8 +130,8 @@ def wait_ready(paths: OrcaPaths) -> None:
 
 
 def spawn(paths: OrcaPaths, argv: list[str]) -> str:
-    reply = ptyd_call(paths, "term.spawn", {"argv": argv, "cwd": "/", "worktreeId": WT})
-    return str(reply["sessionId"])
+    request = ptyd.SpawnArgs(argv=argv, cwd="/", worktree_id=WT)
+    return invoke(ptyd.SPAWN, request, timeout=10.0, paths=paths).session_id
 
 
 def attached_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float, int]:
@@ -148,7 +152,7 @@ def attached_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float, int]:
         elapsed = time.perf_counter() - start
     finally:
         attachment.close()
-    ptyd_call(paths, "term.close", {"sessionId": sid})
+    close(paths, sid)
     return received, elapsed, repaints
 
 
@@ -169,7 +173,7 @@ def attached_echo(paths: OrcaPaths, samples: int) -> list[float]:
                 attachment.poll_output(timeout_ms=100)
     finally:
         attachment.close()
-    ptyd_call(paths, "term.close", {"sessionId": sid})
+    close(paths, sid)
     return times
 
 
@@ -179,18 +183,16 @@ def idle_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[i
     script = "head -c 1572864 /dev/urandom | base64; exec sleep 3600"
     sids = [spawn(paths, ["/bin/sh", "-c", script]) for _ in range(sessions)]
     while True:
-        rows = ptyd_call(paths, "term.list", {})["sessions"]
-        if (
-            sum(1 for r in rows if r["sessionId"] in sids and r["endOffset"] >= 2_000_000)
-            == sessions
-        ):
+        rows = list_sessions(paths)
+        if sum(1 for r in rows if r.session_id in sids and r.end_offset >= 2_000_000) == sessions:
             break
         time.sleep(0.2)
     time.sleep(IDLE_COMPACT_S + 1.0)  # "idle": past the point where sessions compact
     rss = psutil.Process(ptyd_pid).memory_info().rss
     for sid in sids:
-        ptyd_call(paths, "term.signal", {"sessionId": sid, "signal": "KILL"})
-    return rss, sum(r["endOffset"] for r in rows if r["sessionId"] in sids)
+        kill = ptyd.SignalArgs(session_id=sid, signal="KILL")
+        invoke(ptyd.SIGNAL, kill, timeout=10.0, paths=paths)
+    return rss, sum(r.end_offset for r in rows if r.session_id in sids)
 
 
 def percentile(values: list[float], q: float) -> float:

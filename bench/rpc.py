@@ -25,6 +25,11 @@ import trio.lowlevel
 import zmq
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from rpc_servers import ECHO, TICK, EchoArgs, Tick  # noqa: E402
+
 N_SEQ = 5000
 N_PIPE = 20000
 WINDOW = 100
@@ -47,13 +52,13 @@ def start(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def baseline_bench(endpoint: str) -> dict[str, float]:
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.connect(endpoint)
     lat: list[float] = []
 
     def req(i: int) -> bytes:
-        return msgpack.packb({"v": 1, "id": str(i), "op": "bench.echo", "args": {"n": i}})
+        return msgpack.packb({"v": 1, "id": str(i), "op": ECHO.name, "args": {"n": i}})
 
     for i in range(200):  # warm up
         sock.send(req(i))
@@ -84,11 +89,11 @@ async def actor_bench(endpoint: str) -> dict[str, float]:
     lat: list[float] = []
     async with open_rpc_client(endpoint) as client:
         for i in range(200):
-            await client.call("bench.echo", {"n": i}, timeout=10)
+            await client.invoke(ECHO, EchoArgs(n=i), timeout=10)
         t0 = time.perf_counter()
         for i in range(N_SEQ):
             t = time.perf_counter()
-            await client.call("bench.echo", {"n": i})
+            await client.invoke(ECHO, EchoArgs(n=i))
             lat.append(time.perf_counter() - t)
         seq_rate = N_SEQ / (time.perf_counter() - t0)
 
@@ -96,7 +101,7 @@ async def actor_bench(endpoint: str) -> dict[str, float]:
 
         async def worker() -> None:
             for i in range(per_task):
-                await client.call("bench.echo", {"n": i})
+                await client.invoke(ECHO, EchoArgs(n=i))
 
         t0 = time.perf_counter()
         async with trio.open_nursery() as nursery:
@@ -106,20 +111,20 @@ async def actor_bench(endpoint: str) -> dict[str, float]:
     return {"seq": seq_rate, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "pipe": pipe_rate}
 
 
+# One subscriber process: every TICK, decoded with the bench contract, until the last seq.
 SUBSCRIBER = r"""
-import sys, time, zmq
-from orca.wire.envelope import decode_event
-ctx = zmq.Context.instance(); s = ctx.socket(zmq.SUB); s.setsockopt(zmq.RCVHWM, 0)
-s.setsockopt(zmq.SUBSCRIBE, b""); s.connect(sys.argv[1]); n = int(sys.argv[2])
+import sys, time
+sys.path.insert(0, sys.argv[3])
+from orca.client.sync import Subscription
+from rpc_servers import TICK
+sub = Subscription(sys.argv[1], [TICK], consumer="bench fan-out", rcvhwm=0)
+n = int(sys.argv[2])
 print("ready", flush=True)
 got = 0; first = None
-while True:
-    topic, body = s.recv_multipart()
-    ev = decode_event(body)
-    if ev.type == "sys.heartbeat": continue
+while (received := sub.receive(60.0)) is not None:
     if first is None: first = time.perf_counter()
     got += 1
-    if ev.seq >= n: break
+    if received[0].seq >= n: break
 print(got, time.perf_counter() - first, flush=True)
 """
 
@@ -127,11 +132,11 @@ print(got, time.perf_counter() - first, flush=True)
 async def fanout_bench(endpoint: str, env: dict[str, str]) -> tuple[float, int]:
     from orca.actor import EventPublisher
 
-    pub = EventPublisher("bench", sndhwm=0)
+    pub = EventPublisher(TICK.src, sndhwm=0)
     pub.bind(endpoint)
     subs = [
         subprocess.Popen(  # noqa: ASYNC220 - the bench blocks on purpose before timing starts
-            [sys.executable, "-c", SUBSCRIBER, endpoint, str(N_EVENTS)],
+            [sys.executable, "-c", SUBSCRIBER, endpoint, str(N_EVENTS), str(HERE)],
             env=env,
             stdout=subprocess.PIPE,
             text=True,
@@ -144,7 +149,7 @@ async def fanout_bench(endpoint: str, env: dict[str, str]) -> tuple[float, int]:
     await trio.sleep(1.0)
     t0 = time.perf_counter()
     for i in range(N_EVENTS):
-        pub.publish("bench.tick", {"i": i})
+        pub.emit(Tick(i=i))
         if i % 1000 == 0:
             await trio.lowlevel.checkpoint()
     results = []
@@ -167,7 +172,7 @@ def main() -> None:
         assert base.stdout is not None and base.stdout.readline().strip() == b"ready"
         from orca.paths import resolve_paths
 
-        actor_ep = resolve_paths({"ORCA_HOME": str(home)}).ipc_endpoint("bench", "rpc")
+        actor_ep = resolve_paths({"ORCA_HOME": str(home)}).ipc_endpoint(ECHO.actor, "rpc")
         deadline = time.time() + 30
         while not os.path.exists(actor_ep[6:]) and time.time() < deadline:
             time.sleep(0.05)

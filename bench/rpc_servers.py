@@ -1,22 +1,43 @@
-"""Servers for bench/rpc.py, each run in its own process.
+"""Servers for bench/rpc.py, each run in its own process, and the bench actor's contract.
 
 ``baseline ENDPOINT``: plain blocking pyzmq ROUTER doing the same envelope work (msgpack
 decode of the request, encode of the reply) with no runtime around it.
-``actor HOME``: an Orca actor (run_actor) serving ``bench.echo``.
-``publisher ENDPOINT N``: publishes N events with our EventPublisher once told to start.
+``actor``: an Orca actor (run_actor) serving ``bench.echo`` (:data:`ECHO`).
+
+The bench actor is declared like every actor (``orca.contracts.base``), here rather
+than in ``orca/contracts/`` because it exists only for the benchmark: ``ECHO`` echoes
+``n``; ``TICK`` is the event the fan-out bench publishes.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import msgpack
 import zmq
 
+from orca.contracts.base import Args, Contract, Payload
+
+
+class EchoArgs(Args, frozen=True, kw_only=True):
+    n: int = 0
+
+
+class Echo(Payload, frozen=True, kw_only=True):
+    n: int
+
+
+class Tick(Payload, frozen=True, kw_only=True):
+    i: int
+
+
+CONTRACT = Contract("bench")
+ECHO = CONTRACT.op("bench.echo", EchoArgs, Echo, doc="reply with the args' n")
+TICK = CONTRACT.event("bench.tick", Tick, doc="one fan-out event")
+
 
 def baseline(endpoint: str) -> None:
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.ROUTER)
     sock.bind(endpoint)
     print("ready", flush=True)
@@ -28,20 +49,15 @@ def baseline(endpoint: str) -> None:
 
 
 def actor() -> None:
-    import msgspec
-
     from orca.actor import ActorContext, run_actor
 
-    class EchoArgs(msgspec.Struct):
-        n: int = 0
-
     async def setup(ctx: ActorContext) -> None:
-        async def echo(a: EchoArgs) -> dict[str, Any]:
-            return {"n": a.n}
+        async def echo(args: EchoArgs) -> Echo:
+            return Echo(n=args.n)
 
-        ctx.rpc.register("bench.echo", echo, EchoArgs)
+        ctx.rpc.register(ECHO, echo)
 
-    run_actor("bench", setup)
+    run_actor(CONTRACT.actor, setup)
 
 
 if __name__ == "__main__":

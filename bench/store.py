@@ -29,16 +29,17 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import zmq
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from actors.store.durable_file import DurableFile  # noqa: E402
 from actors.store.load import decode_state  # noqa: E402
-from orca.client.sync import call  # noqa: E402
+from orca.client.sync import endpoint_for, invoke, subscribe  # noqa: E402
+from orca.contracts import store  # noqa: E402
+from orca.contracts import sys as builtin_ops  # noqa: E402
 from orca.model.codec import encode_json, to_builtins  # noqa: E402
-from orca.paths import resolve_paths  # noqa: E402
+from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
 
 WORKTREES = 1_500
 TABS = 300
@@ -180,6 +181,13 @@ def in_process(tmp: Path) -> Path:
     return home
 
 
+def save_stats(paths: OrcaPaths) -> dict[str, Any]:
+    """The ``save`` part of the store's ``sys.stats`` (an open map by contract)."""
+    endpoint = endpoint_for(store.CONTRACT.actor, paths)
+    stats: dict[str, Any] = invoke(builtin_ops.STATS, endpoint=endpoint)["store"]["save"]
+    return stats
+
+
 def with_store(home: Path) -> None:
     env = {**os.environ, "ORCA_HOME": str(home), "PYTHONPATH": str(REPO)}
     env.pop("ORCA_SUPERVISOR", None)
@@ -194,25 +202,21 @@ def with_store(home: Path) -> None:
                 break
         else:
             raise SystemExit("store did not start")
-        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-        ui = ctx.socket(zmq.SUB)  # an attached UI client: subscribed to every event
-        ui.setsockopt(zmq.SUBSCRIBE, b"")
-        ui.connect(paths.ipc_endpoint("store", "pub"))
+        # An attached UI client: subscribed to every event of the store.
+        ui = subscribe(
+            store.CONTRACT.actor, store.CONTRACT.events.values(), consumer="bench ui", paths=paths
+        )
         # The store's start-up save (skipped: canonical bytes) lands after the debounce.
         time.sleep(1.5)
-        before = call("store", "sys.stats", paths=paths)["store"]["save"]
-        revision = call("store", "session.get", paths=paths)["revision"]
+        before = save_stats(paths)
+        revision = invoke(store.SESSION_GET, store.SessionGetArgs(), paths=paths).revision
         ps = psutil.Process(proc.pid)
         stream_cpu0 = ps.cpu_times()
         deadline = time.monotonic() + STREAM_S
         sent = 0
         while time.monotonic() < deadline:
-            call(
-                "store",
-                "session.patch",
-                {"patch": {"activeTabId": f"t{sent}"}, "revision": revision},
-                paths=paths,
-            )
+            patch = store.SessionPatchArgs(patch={"activeTabId": f"t{sent}"}, revision=revision)
+            invoke(store.SESSION_PATCH, patch, paths=paths)
             sent += 1
             time.sleep(1 / STREAM_HZ)
         time.sleep(1.5)  # let the trailing save land
@@ -220,7 +224,7 @@ def with_store(home: Path) -> None:
         stream_cpu = (stream_cpu1.user - stream_cpu0.user) + (
             stream_cpu1.system - stream_cpu0.system
         )
-        after = call("store", "sys.stats", paths=paths)["store"]["save"]
+        after = save_stats(paths)
         writes = after["writes"] - before["writes"]
         per_min = writes * 60 / STREAM_S
         print(
@@ -233,14 +237,14 @@ def with_store(home: Path) -> None:
         cpu0 = ps.cpu_times()
         time.sleep(IDLE_S)
         cpu1 = ps.cpu_times()
-        idle = call("store", "sys.stats", paths=paths)["store"]["save"]
+        idle = save_stats(paths)
         cpu_pct = ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / IDLE_S * 100
         unchanged = paths.state_file.stat().st_mtime_ns == mtime
         print(
             f"idle {IDLE_S:.0f}s with a subscriber: {idle['writes'] - after['writes']} writes,"
             f" file untouched: {unchanged}, CPU {cpu_pct:.2f}%"
         )
-        ui.close(linger=0)
+        ui.close()
     finally:
         proc.terminate()
         proc.wait(timeout=10)

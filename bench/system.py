@@ -4,7 +4,7 @@ In a fresh ORCA_HOME with the shipped supervision tree:
 
 * `orca up` → every actor ready (wall time of the CLI, interpreter start included);
 * per actor (store, hooks, ptyd, gitwatch), ROUNDS times: kill -9 → the
-  ``actor.<name>.started`` event of its successor, as a lifecycle subscriber sees it
+  ``actor.started`` event of its successor, as a lifecycle subscriber sees it
   (goal under 500 ms; the shipped first backoff, 250 ms, is part of it);
 * RSS of orcad and every descendant (actors, terminals), idle and with SESSIONS
   terminals each running an idle shell.
@@ -23,12 +23,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import psutil
 import trio
 
 from orca.actor import Mirror, open_rpc_client
+from orca.contracts import ptyd, supervisor
 from orca.paths import resolve_paths
 from orca.wire.envelope import Event
 
@@ -65,17 +65,19 @@ def tree_rss_mib(root: int) -> tuple[float, int]:
 
 
 class Starts:
-    """Records when each ``actor.*.started`` event arrives."""
+    """Records when each ``actor.started`` event arrives (kept here, not in the mirror's
+    state, so a resync does not forget them); the mirror's state is its last snapshot."""
 
     def __init__(self) -> None:
-        self.started: list[tuple[float, dict[str, Any]]] = []
+        self.started: list[tuple[float, supervisor.ActorStarted]] = []
 
-    def load(self, snap: dict[str, Any]) -> dict[str, Any]:
-        return {a["name"]: a for a in snap["actors"]}
+    def load(self, snap: supervisor.Snapshot) -> supervisor.Snapshot:
+        return snap
 
-    def apply(self, state: dict[str, Any], event: Event) -> dict[str, Any]:
-        if event.type.endswith(".started"):
-            self.started.append((time.perf_counter(), event.data))
+    def apply(
+        self, state: supervisor.Snapshot, envelope: Event, event: supervisor.ActorStarted
+    ) -> supervisor.Snapshot:
+        self.started.append((time.perf_counter(), event))
         return state
 
 
@@ -83,33 +85,38 @@ async def restart_times(home: str) -> dict[str, list[float]]:
     paths = resolve_paths({"ORCA_HOME": home})
     starts = Starts()
     out: dict[str, list[float]] = {name: [] for name in ACTORS}
+    actor = supervisor.CONTRACT.actor
     async with (
-        open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as sup,
+        open_rpc_client(paths.ipc_endpoint(actor, "rpc")) as sup,
         trio.open_nursery() as nursery,
     ):
-        mirror: Mirror[dict[str, Any]] = Mirror(
+        mirror: Mirror[supervisor.Snapshot] = Mirror(
             client=sup,
-            pub_endpoint=paths.ipc_endpoint("supervisor", "pub"),
-            snapshot_op="sup.snapshot",
+            pub_endpoint=paths.ipc_endpoint(actor, "pub"),
+            snapshot=supervisor.SNAPSHOT,
+            events=[supervisor.STARTED],
             load=starts.load,
             apply=starts.apply,
+            consumer="bench<-supervisor",
         )
         await nursery.start(mirror.run)
         for _ in range(ROUNDS):
             await trio.sleep(STABLE_WAIT_S)
             for name in ACTORS:
-                await sup.call("sup.wait_ready", {"timeout": 30}, timeout=35)
-                status = await sup.call("sup.status")
-                (pid,) = [a["pid"] for a in status["actors"] if a["name"] == name]
+                ready = supervisor.WaitReadyArgs(timeout=30)
+                await sup.invoke(supervisor.WAIT_READY, ready, timeout=35)
+                status = await sup.invoke(supervisor.STATUS)
+                (pid,) = [a.pid for a in status.actors if a.name == name]
+                assert pid is not None, f"{name} is not running"
                 seen = len(starts.started)
                 t0 = time.perf_counter()
                 os.kill(pid, signal.SIGKILL)
 
                 def restarted(m: object, name: str = name, seen: int = seen) -> bool:
-                    return any(d["name"] == name for _, d in starts.started[seen:])
+                    return any(d.name == name for _, d in starts.started[seen:])
 
                 await mirror.wait_until(restarted)
-                at = next(t for t, d in starts.started[seen:] if d["name"] == name)
+                at = next(t for t, d in starts.started[seen:] if d.name == name)
                 out[name].append(at - t0)
         nursery.cancel_scope.cancel()
         mirror.close()
@@ -118,12 +125,11 @@ async def restart_times(home: str) -> dict[str, list[float]]:
 
 async def spawn_sessions(home: str, cwd: str) -> None:
     paths = resolve_paths({"ORCA_HOME": home})
-    async with open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as ptyd:
+    async with open_rpc_client(paths.ipc_endpoint(ptyd.CONTRACT.actor, "rpc")) as client:
         for i in range(SESSIONS):
-            await ptyd.call(
-                "term.spawn",
-                {"argv": ["/bin/sh"], "cwd": cwd, "worktreeId": f"bench-repo::{cwd}/{i}"},
-            )
+            worktree_id = f"bench-repo::{cwd}/{i}"
+            spawn = ptyd.SpawnArgs(argv=["/bin/sh"], cwd=cwd, worktree_id=worktree_id)
+            await client.invoke(ptyd.SPAWN, spawn)
 
 
 def main() -> None:

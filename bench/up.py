@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 
-ROUNDS = 5
+ROUNDS = int(os.environ.get("ORCA_BENCH_ROUNDS", "5"))
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:

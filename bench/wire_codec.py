@@ -14,22 +14,10 @@ import time
 from typing import Any
 
 import msgpack
-import msgspec
 
+from orca.contracts import ptyd
+from orca.contracts import sys as builtin_ops
 from orca.wire.envelope import Request, decode_request
-
-
-class SpawnArgs(msgspec.Struct):
-    argv: list[str]
-    cwd: str
-    worktreeId: str
-    cols: int = 80
-    rows: int = 24
-    env: dict[str, str] = {}
-    paneKey: str | None = None
-
-
-_spawn_decoder = msgspec.msgpack.Decoder(SpawnArgs)
 
 
 class Invalid(Exception):
@@ -74,9 +62,10 @@ def hand_decode(frame: bytes) -> tuple[str, str, dict[str, Any]]:
     return rid, op, args
 
 
-def msgspec_decode(frame: bytes) -> tuple[Request, SpawnArgs]:
+def msgspec_decode(frame: bytes) -> tuple[Request, ptyd.SpawnArgs]:
+    """What the actor runtime does: the envelope, then the op's args by its contract."""
     req = decode_request(frame)
-    return req, _spawn_decoder.decode(req.args)
+    return req, ptyd.SPAWN.decode_args(req.args)
 
 
 def bench(fn: Any, frames: list[bytes], rounds: int = 5) -> float:
@@ -100,11 +89,12 @@ def main() -> None:
         "paneKey": "tab1:0b6f1c9a-2e1b-4e4c-9d9b-1e2f3a4b5c6d",
     }
     frames = [
-        msgpack.packb({"v": 1, "id": f"r{i}", "op": "term.spawn", "args": args})
+        msgpack.packb({"v": 1, "id": f"r{i}", "op": ptyd.SPAWN.name, "args": args})
         for i in range(20000)
     ]
     small = [
-        msgpack.packb({"v": 1, "id": f"r{i}", "op": "sys.ping", "args": {}}) for i in range(20000)
+        msgpack.packb({"v": 1, "id": f"r{i}", "op": builtin_ops.PING.name, "args": {}})
+        for i in range(20000)
     ]
     hand = bench(hand_decode, frames)
     spec = bench(msgspec_decode, frames)

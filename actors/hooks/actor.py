@@ -14,14 +14,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actors.hooks.atomic_file import ensure_private_dir
 from actors.hooks.endpoint_file import (
     ENDPOINT_FILE_NAME,
     HOOK_PROTOCOL_VERSION,
     new_secret,
     write_endpoint_env,
 )
-from actors.hooks.hook_script import install_hook_script
 from actors.hooks.http import HookHttpServer
 from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
 from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
@@ -33,6 +31,8 @@ from actors.hooks.store_follower import StoreFollower
 from orca.actor import ActorContext
 from orca.contracts import hooks
 from orca.contracts.base import NoArgs, Op
+from orca.fsio import ensure_private_dir
+from orca.hook_script import install_hook_script
 from orca.host import current_host_id
 from orca.wire.errors import BadRequest
 

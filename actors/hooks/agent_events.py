@@ -29,9 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from orca.hook_script import KNOWN_AGENTS as KNOWN_AGENTS  # one list: script and endpoint
 from orca.model.agent_status import AGENT_STATES, AgentState
-
-KNOWN_AGENTS = ("claude", "codex", "gemini", "opencode", "cursor", "amp", "generic")
 
 Action = AgentState | Literal["clear"]
 

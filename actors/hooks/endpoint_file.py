@@ -13,8 +13,8 @@ import secrets
 from pathlib import Path
 
 from orca.fsio import write_atomic
+from orca.hook_script import ENDPOINT_FILE_NAME as ENDPOINT_FILE_NAME  # one name: the script's
 
-ENDPOINT_FILE_NAME = "endpoint.env"
 # Bumped when the request format the script sends changes meaning.
 HOOK_PROTOCOL_VERSION = 1
 # 32 random bytes: unguessable for the lifetime of one server.

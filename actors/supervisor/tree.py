@@ -142,7 +142,9 @@ class Supervisor:
 
     async def _run_child(self, name: str) -> None:
         child = self.spec.child(name)
-        argv = [sys.executable, "-m", child.module, *child.args]
+        # -P: no current-directory entry on sys.path, so a folder named ``orca`` or
+        # ``actors`` wherever orcad was started cannot shadow our packages (issue 15).
+        argv = [sys.executable, "-P", "-m", child.module, *child.args]
         try:
             proc = await trio.lowlevel.open_process(
                 argv,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from orca.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 from orca.paths import resolve_paths
@@ -37,8 +36,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from actors.hooks import integrations
-    from actors.hooks.hook_script import install_hook_script
+    from orca import integrations
+    from orca.hook_script import install_hook_script
 
     script = install_hook_script(resolve_paths().hooks_dir)
     try:
@@ -51,7 +50,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
-    from actors.hooks import integrations
+    from orca import integrations
 
     try:
         changed = integrations.uninstall(args.agent, Path.home())
@@ -63,18 +62,18 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def _server_port() -> int | None:
-    from orca.client.sync import call
+    """The hooks actor's HTTP port, or None when it does not answer (status still works)."""
+    from orca.client.sync import invoke
+    from orca.contracts import hooks
 
     try:
-        reply: dict[str, Any] = call("hooks", "hooks.endpoint", {}, timeout=1.0)
+        return invoke(hooks.ENDPOINT, timeout=1.0).port
     except OrcaError:
         return None
-    port = reply.get("port")
-    return port if isinstance(port, int) else None
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from actors.hooks import integrations
+    from orca import integrations
 
     port = _server_port()
     report: list[dict[str, object]] = []

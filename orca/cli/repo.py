@@ -8,66 +8,66 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
-from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, fail_from, print_json, print_table
-from orca.wire.errors import OrcaError
+from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 
-
-def _call(op: str, args: dict[str, Any] | None = None) -> Any:
-    from orca.client.sync import call
-
-    return call("store", op, args or {})
+if TYPE_CHECKING:
+    from orca.model.types_repo import Repo
 
 
 def _add(args: argparse.Namespace) -> int:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
     path = os.path.abspath(os.path.expanduser(args.path))
     if not os.path.isdir(path):
         return fail(f"not a directory: {path}", EXIT_USAGE)
-    kind = "git" if os.path.exists(os.path.join(path, ".git")) else "folder"
-    request: dict[str, Any] = {"path": path, "kind": kind}
-    if args.name:
-        request["displayName"] = args.name
-    try:
-        repo = _call("repo.add", request)
-    except OrcaError as exc:
-        return fail_from(exc)
-    print(f"added {repo['displayName']} ({repo['id']}) {repo['path']}")
+    is_git = os.path.exists(os.path.join(path, ".git"))
+    request = store.RepoAddArgs(
+        path=path, kind="git" if is_git else "folder", display_name=args.name or None
+    )
+    repo = invoke(store.REPO_ADD, request)
+    print(f"added {repo.display_name} ({repo.id}) {repo.path}")
     return EXIT_OK
 
 
-def _host(repo: dict[str, Any]) -> str:
+def _host(repo: Repo) -> str:
     from orca.model.hosts import repo_execution_host_id
 
-    return repo_execution_host_id(repo.get("executionHostId"), repo.get("connectionId"))
+    return repo_execution_host_id(repo.execution_host_id, repo.connection_id)
+
+
+def _repos() -> list[Repo]:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
+    return invoke(store.REPO_LIST).repos
 
 
 def _ls(args: argparse.Namespace) -> int:
-    try:
-        repos: list[dict[str, Any]] = _call("repo.list")["repos"]
-    except OrcaError as exc:
-        return fail_from(exc)
+    repos = _repos()
     if args.json:
-        print_json("repos", repos)
+        from orca.model.codec import to_builtins
+
+        print_json("repos", [to_builtins(r) for r in repos])
         return EXIT_OK
-    rows = [
-        (r["id"], r.get("displayName"), r.get("kind") or "git", _host(r), r["path"]) for r in repos
-    ]
+    rows = [(r.id, r.display_name, r.kind or "git", _host(r), r.path) for r in repos]
     print_table(("ID", "NAME", "KIND", "HOST", "PATH"), rows)
     return EXIT_OK
 
 
 def _rm(args: argparse.Namespace) -> int:
-    try:
-        repos: list[dict[str, Any]] = _call("repo.list")["repos"]
-        target = args.id
-        by_path = [r for r in repos if r["path"] == os.path.abspath(os.path.expanduser(target))]
-        if not any(r["id"] == target for r in repos) and len(by_path) == 1:
-            target = by_path[0]["id"]  # a path is accepted when it names one repo
-        result = _call("repo.remove", {"id": target})
-    except OrcaError as exc:
-        return fail_from(exc)
-    print(f"removed {result['id']} ({result['removedWorktreeMeta']} worktree notes dropped)")
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
+    repos = _repos()
+    target = args.id
+    by_path = [r for r in repos if r.path == os.path.abspath(os.path.expanduser(target))]
+    if not any(r.id == target for r in repos) and len(by_path) == 1:
+        target = by_path[0].id  # a path is accepted when it names one repo
+    result = invoke(store.REPO_REMOVE, store.IdArgs(id=target))
+    print(f"removed {result.id} ({result.removed_worktree_meta} worktree notes dropped)")
     return EXIT_OK
 
 

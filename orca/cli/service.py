@@ -10,7 +10,6 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
 
 from orca.cli.output import (
     EXIT_FAILED,
@@ -24,14 +23,19 @@ from orca.cli.output import (
     print_json,
     print_table,
 )
+from orca.contracts import supervisor as sup
 from orca.contracts.supervisor import LockInfo, read_lock_info
 from orca.paths import OrcaPaths, resolve_paths
-from orca.wire.errors import OrcaError
+from orca.wire.errors import OrcaError, Unavailable
 
 # How long `orca up` waits for the tree to report ready before giving up.
 UP_TIMEOUT_S = 60.0
 # How long `orca down` waits for orcad to stop everything and exit.
 DOWN_TIMEOUT_S = 60.0
+# How orcad is started (daemon and --foreground alike): its package, never imported here;
+# -P keeps the current directory off sys.path (a folder named ``orca`` there would
+# shadow the package: ``orca up`` from ``~`` used to fail once ``~/orca/`` existed).
+ORCAD_ARGV = ("-P", "-m", "actors.supervisor")
 
 
 def _running(paths: OrcaPaths) -> LockInfo | None:
@@ -56,9 +60,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     if args.foreground:
-        from actors.supervisor.__main__ import main as orcad_main
-
-        return orcad_main([])
+        # The same orcad as the daemon path, in this terminal: exec, not an import, so the
+        # CLI depends on no actor package and `--foreground` cannot drift from `up`.
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, *ORCAD_ARGV])
     started = time.monotonic()
     read_fd, write_fd = os.pipe()
     log_path = paths.log_file("orcad")
@@ -68,7 +73,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         # Popen object is left behind to be garbage-collected while it runs.
         pid = os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", "actors.supervisor", "--ready-fd", str(write_fd)],
+            [sys.executable, *ORCAD_ARGV, "--ready-fd", str(write_fd)],
             dict(os.environ),
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -109,12 +114,6 @@ def cmd_up(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
-def _sup_call(op: str, args: Any = None, timeout: float = 5.0) -> Any:
-    from orca.client.sync import call
-
-    return call("supervisor", op, args, timeout=timeout)
-
-
 def cmd_down(args: argparse.Namespace) -> int:
     import psutil
 
@@ -124,8 +123,10 @@ def cmd_down(args: argparse.Namespace) -> int:
         print("orca is not running")
         return EXIT_NOT_RUNNING
     pid = info.pid
+    from orca.client.sync import invoke
+
     try:
-        _sup_call("sup.stop", timeout=DOWN_TIMEOUT_S)
+        invoke(sup.STOP, paths=paths, timeout=DOWN_TIMEOUT_S)
     except OrcaError as exc:
         print(f"orca: orderly stop failed ({exc.message}); signalling orcad", file=sys.stderr)
         if isinstance(pid, int):
@@ -145,59 +146,60 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from orca.client.sync import invoke
+    from orca.model.codec import to_builtins
+
     paths = resolve_paths()
     try:
         if _running(paths) is None:
-            from orca.wire.errors import Unavailable
-
             raise Unavailable("orca is not running (start it with `orca up`)")
-        status = _sup_call("sup.status")
+        status = invoke(sup.STATUS, paths=paths)
     except OrcaError as exc:
         if args.json:
             print_json("actors", [])
         return fail_from(exc)
-    actors = status["actors"]
     if args.json:
-        print_json("actors", actors)
+        print_json("actors", [to_builtins(a) for a in status.actors])
         return EXIT_OK
     rows = [
         (
-            a["name"],
-            a["pid"],
-            a["state"],
-            a["restarts"],
-            human_duration(a["uptime"]),
-            human_bytes(a["rss"]),
-            (a.get("lastExit") or {}).get("reason"),
+            a.name,
+            a.pid,
+            a.state,
+            a.restarts,
+            human_duration(a.uptime),
+            human_bytes(a.rss),
+            None if a.last_exit is None else a.last_exit.reason,
         )
-        for a in actors
+        for a in status.actors
     ]
-    sup = status["supervisor"]
-    print_table(("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "LAST EXIT"), rows,
-                title=f"orcad pid {sup['pid']}, up {human_duration(sup['uptime'])}")
-    for line in _store_warnings(actors):
+    orcad = status.supervisor
+    print_table(
+        ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "LAST EXIT"),
+        rows,
+        title=f"orcad pid {orcad.pid}, up {human_duration(orcad.uptime)}",
+    )
+    for line in _store_warnings(status.actors):
         print(f"warning: {line}")
     return EXIT_OK
 
 
-def _store_warnings(actors: list[dict[str, Any]]) -> list[str]:
+def _store_warnings(actors: list[sup.ActorStatus]) -> list[str]:
     """What the store reports about its file (loaded from a backup, saves failing)."""
-    if not any(a["name"] == "store" and a["state"] == "running" for a in actors):
+    if not any(a.name == "store" and a.state == "running" for a in actors):
         return []
-    from orca.cli.state import store_warnings
-    from orca.client.sync import call
+    from orca.cli.state import store_stats, store_warnings
 
     try:
-        return store_warnings(call("store", "sys.stats", {}, timeout=2.0))
+        return store_warnings(store_stats(timeout=2.0))
     except OrcaError:
         return []
 
 
 def cmd_restart(args: argparse.Namespace) -> int:
-    try:
-        _sup_call("sup.restart", {"name": args.actor})
-    except OrcaError as exc:
-        return fail_from(exc)
+    from orca.client.sync import invoke
+
+    invoke(sup.RESTART, sup.RestartArgs(name=args.actor))
     print(f"restarting {args.actor}")
     return EXIT_OK
 

@@ -14,18 +14,15 @@ import json
 import sys
 from typing import Any
 
-from orca.cli.output import EXIT_OK, fail, fail_from, print_json, print_table
-from orca.wire.errors import OrcaError
+from orca.cli.output import EXIT_OK, fail, print_json, print_table
 
 
 def _export(args: argparse.Namespace) -> int:
-    from orca.client.sync import call
+    from orca.client.sync import invoke
+    from orca.contracts import store
 
-    try:
-        snapshot: dict[str, Any] = call("store", "state.snapshot", {})
-    except OrcaError as exc:
-        return fail_from(exc)
-    text = json.dumps(snapshot["state"], indent=2, ensure_ascii=False) + "\n"
+    snapshot = invoke(store.STATE_SNAPSHOT)
+    text = json.dumps(snapshot.state, indent=2, ensure_ascii=False) + "\n"
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return EXIT_OK
@@ -66,13 +63,18 @@ def store_warnings(stats: dict[str, Any]) -> list[str]:
 _SOURCE_WORDS = {"missing": "nothing yet (first start)", "no_valid_copy": "defaults"}
 
 
-def _status(args: argparse.Namespace) -> int:
-    from orca.client.sync import call
+def store_stats(timeout: float = 5.0) -> dict[str, Any]:
+    """The store's ``sys.stats`` (an open map: the runtime's keys plus ``store``)."""
+    from orca.client.sync import endpoint_for, invoke
+    from orca.contracts import store
+    from orca.contracts import sys as builtin_ops
 
-    try:
-        stats: dict[str, Any] = call("store", "sys.stats", {})
-    except OrcaError as exc:
-        return fail_from(exc)
+    endpoint = endpoint_for(store.CONTRACT.actor)
+    return invoke(builtin_ops.STATS, endpoint=endpoint, timeout=timeout)
+
+
+def _status(args: argparse.Namespace) -> int:
+    stats = store_stats()
     store = stats.get("store") or {}
     if args.json:
         print_json("store", [store])

@@ -17,10 +17,13 @@ import sys
 import termios
 import tty
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, fail_from, print_json, print_table
-from orca.wire.errors import OrcaError
+from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
+from orca.wire.errors import BadRequest, OrcaError
+
+if TYPE_CHECKING:
+    from orca.client.terminal import Attachment
 
 DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get out
 # How long attach waits in one poll; bounds the delay of noticing a resize.
@@ -31,76 +34,64 @@ CLEAR_SCREEN = b"\x1b[H\x1b[2J"
 CLOSE_TIMEOUT_S = 8.0
 
 
-def _call(op: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> Any:
-    from orca.client.sync import call
-
-    return call("ptyd", op, args or {}, timeout=timeout)
-
-
 def resolve_worktree(arg: str) -> tuple[str, str]:
     """(worktree id, cwd) from a worktree id, or any reference ``orca worktree`` accepts
-    (a worktree's path, folder, branch or display name); raises ValueError."""
+    (a worktree's path, folder, branch or display name); raises BadRequest."""
     from orca.model.ids import split_worktree_id_for_filesystem
 
     if "::" in arg:
         parts = split_worktree_id_for_filesystem(arg)
         if parts is None:
-            raise ValueError(f"not a worktree id: {arg!r}")
+            raise BadRequest(f"not a worktree id: {arg!r}")
         return arg, parts.path
-    from orca.cli.worktree import LIST_TIMEOUT_S, AmbiguousReference
+    from orca.cli.worktree import AmbiguousReference, list_worktrees
     from orca.cli.worktree import resolve_worktree as resolve_row
-    from orca.client.sync import call
 
-    rows = call("gitwatch", "worktree.list", {}, timeout=LIST_TIMEOUT_S)["worktrees"]
     try:
-        row = resolve_row(rows, arg)
+        row = resolve_row(list_worktrees().worktrees, arg)
     except AmbiguousReference as exc:
-        raise ValueError(f"{exc} (see `orca worktree ls`)") from None
-    worktree_id = row["id"]
-    parts = split_worktree_id_for_filesystem(worktree_id)
-    return worktree_id, parts.path if parts is not None else row["path"]
+        raise AmbiguousReference(f"{exc.message} (see `orca worktree ls`)") from None
+    parts = split_worktree_id_for_filesystem(row.id)
+    return row.id, parts.path if parts is not None else row.path
 
 
 def _new(args: argparse.Namespace) -> int:
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
     argv = [a for a in args.cmd if a != "--"] or [os.environ.get("SHELL", "/bin/sh")]
-    try:
-        worktree_id, cwd = resolve_worktree(args.worktree)
-        size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((80, 24))
-        reply = _call(
-            "term.spawn",
-            {
-                "argv": argv,
-                "cwd": args.cwd or cwd,
-                "worktreeId": worktree_id,
-                "cols": size.columns,
-                "rows": size.lines,
-            },
-        )
-    except ValueError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    except OrcaError as exc:
-        return fail_from(exc)
-    print(reply["sessionId"])
+    worktree_id, cwd = resolve_worktree(args.worktree)
+    size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((80, 24))
+    request = ptyd.SpawnArgs(
+        argv=argv,
+        cwd=args.cwd or cwd,
+        worktree_id=worktree_id,
+        cols=size.columns,
+        rows=size.lines,
+    )
+    print(invoke(ptyd.SPAWN, request).session_id)
     return EXIT_OK
 
 
 def _ls(args: argparse.Namespace) -> int:
-    try:
-        sessions: list[dict[str, Any]] = _call("term.list")["sessions"]
-    except OrcaError as exc:
-        return fail_from(exc)
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
+    sessions = invoke(ptyd.LIST, ptyd.ListArgs()).sessions
     if args.json:
-        print_json("sessions", sessions)
+        from orca.model.codec import to_builtins
+
+        print_json("sessions", [to_builtins(s) for s in sessions])
         return EXIT_OK
     from orca.cli.output import human_bytes
 
     rows = [
         (
-            s["sessionId"],
-            s["pid"],
-            "running" if s["running"] else f"exited {s['exitCode']}",
-            human_bytes(s["endOffset"]),
-            " ".join(s["argv"]),
+            s.session_id,
+            s.pid,
+            "running" if s.running else f"exited {s.exit_code}",
+            human_bytes(s.end_offset),
+            " ".join(s.argv),
         )
         for s in sessions
     ]
@@ -109,45 +100,42 @@ def _ls(args: argparse.Namespace) -> int:
 
 
 def _send(args: argparse.Namespace) -> int:
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
     text = args.text + ("\r" if args.enter else "")
-    try:
-        _call("term.write", {"sessionId": args.id, "text": text})
-    except OrcaError as exc:
-        return fail_from(exc)
+    invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=args.id, text=text))
     return EXIT_OK
 
 
 def _read(args: argparse.Namespace) -> int:
-    request: dict[str, Any] = {"sessionId": args.id}
-    if args.since is not None:
-        request["since"] = args.since
-    try:
-        reply = _call("term.read", request)
-    except OrcaError as exc:
-        return fail_from(exc)
-    sys.stdout.buffer.write(reply["data"])
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
+    reply = invoke(ptyd.READ, ptyd.ReadArgs(session_id=args.id, since=args.since))
+    sys.stdout.buffer.write(reply.data)
     sys.stdout.buffer.flush()
     return EXIT_OK
 
 
 def _kill(args: argparse.Namespace) -> int:
-    try:
-        if args.signal:
-            _call("term.signal", {"sessionId": args.id, "signal": args.signal})
-        else:
-            _call("term.kill", {"sessionId": args.id})
-    except OrcaError as exc:
-        return fail_from(exc)
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
+    if args.signal:
+        invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=args.id, signal=args.signal))
+    else:
+        invoke(ptyd.KILL, ptyd.SessionArgs(session_id=args.id))
     return EXIT_OK
 
 
 def _close(args: argparse.Namespace) -> int:
     """A pane close: on success the pane is fenced in hooks (late status is rejected)."""
-    try:
-        reply = _call("term.close", {"sessionId": args.id}, timeout=CLOSE_TIMEOUT_S)
-    except OrcaError as exc:
-        return fail_from(exc)
-    if isinstance(reply, dict) and reply.get("fenced") is False:
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
+    reply = invoke(ptyd.CLOSE, ptyd.SessionArgs(session_id=args.id), timeout=CLOSE_TIMEOUT_S)
+    if not reply.fenced:
         print(
             "orca: session closed, but hooks did not confirm the pane's fence "
             "(is hooks running? see `orca status`)",
@@ -162,10 +150,7 @@ def _attach(args: argparse.Namespace) -> int:
     if not sys.stdin.isatty():
         return fail("attach needs a terminal on stdin", EXIT_USAGE)
     out = sys.stdout.buffer
-    try:
-        attachment = Attachment.open(args.id)
-    except OrcaError as exc:
-        return fail_from(exc)
+    attachment = Attachment.open(args.id)
     stdin = sys.stdin.fileno()
     saved = termios.tcgetattr(stdin)
     resized = [True]
@@ -186,7 +171,7 @@ def _attach(args: argparse.Namespace) -> int:
 
 
 def _attach_loop(
-    attachment: Any,
+    attachment: Attachment,
     stdin: int,
     write: Callable[[bytes], object],
     flush: Callable[[], None],

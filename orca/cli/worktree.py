@@ -21,28 +21,36 @@ import os
 import secrets
 import sys
 import threading
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar
 
-from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, fail_from, print_json, print_table
-from orca.wire.errors import OrcaError
+from orca.cli.output import EXIT_OK, fail, print_json, print_table
+from orca.wire.errors import BadRequest, OrcaError
 
-# Listing is served from memory: two seconds keeps a wedged actor from hanging the shell.
+if TYPE_CHECKING:
+    from orca.contracts.gitwatch import CreateArgs, Created, GitStatus, WorktreeList, WorktreeRow
+    from orca.model.types_repo import Repo
+
+# Listing is served from memory: five seconds keeps a wedged actor from hanging the shell.
 LIST_TIMEOUT_S = 5.0
 # git worktree add checks out every file: a big repo on a slow disk takes a while.
 CREATE_TIMEOUT_S = 180.0
 # With a setup script (dependency installs) the actor's own bound is 30 minutes.
 CREATE_WITH_SETUP_TIMEOUT_S = 1800.0 + CREATE_TIMEOUT_S
 MUTATE_TIMEOUT_S = 60.0
-# Time for the progress SUB socket to connect before the create starts (ZeroMQ drops
-# events published before a subscriber is connected).
-SUBSCRIBE_SETTLE_S = 0.2
+# ZeroMQ drops events published before a subscriber is connected: the create starts once
+# a heartbeat (one a second) proved the progress subscription live, or after this bound.
+SUBSCRIBE_LIVE_WAIT_S = 1.5
 # The reply and the progress events travel on different sockets; after the reply, wait
 # this long at most for the trailing "done" event so the last setup lines still print.
 TAIL_WAIT_S = 1.0
+# How often the progress loop looks whether the create's reply has arrived.
+PROGRESS_POLL_S = 0.05
+PROGRESS_CONSUMER = "cli<-gitwatch"
 _HEADS = "refs/heads/"
 
 
-class AmbiguousReference(Exception):
+class AmbiguousReference(BadRequest):
     """The name given matches none or several worktrees/repos (the caller's input)."""
 
 
@@ -81,12 +89,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_worktree_subcommands(topic_subparsers(sub, "worktree", "worktrees and their agents"))
 
 
-def _call(actor: str, op: str, args: dict[str, Any], timeout: float) -> Any:
-    from orca.client.sync import call
-
-    return call(actor, op, args, timeout=timeout)
-
-
 # -- reference resolution (pure) ------------------------------------------------------
 
 
@@ -94,45 +96,44 @@ def _norm(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 
 
-def resolve_worktree(rows: list[dict[str, Any]], ref: str) -> dict[str, Any]:
+def resolve_worktree(rows: Sequence[WorktreeRow], ref: str) -> WorktreeRow:
     """The row ``ref`` names: an exact id, a unique name/branch/folder, or a path."""
     for row in rows:
-        if row["id"] == ref:
+        if row.id == ref:
             return row
-    names = [
-        r
-        for r in rows
-        if ref in (r.get("displayName"), os.path.basename(r["path"]), _short(r.get("branch") or ""))
-    ]
+    names = [r for r in rows if ref in (r.display_name, os.path.basename(r.path), _short(r.branch))]
     if names or not _looks_like_path(ref):
         return _unique(names, ref, "worktree")
     target = _norm(ref)
-    matches = [r for r in rows if _norm(r["path"]) == target]
+    matches = [r for r in rows if _norm(r.path) == target]
     return _unique(matches, ref, "worktree")
 
 
-def resolve_repo(repos: list[dict[str, Any]], ref: str) -> dict[str, Any]:
+def resolve_repo(repos: Sequence[Repo], ref: str) -> Repo:
     """The repo ``ref`` names: its id, a unique display name, or its path."""
     for repo in repos:
-        if repo["id"] == ref:
+        if repo.id == ref:
             return repo
-    names = [r for r in repos if r.get("displayName") == ref]
+    names = [r for r in repos if r.display_name == ref]
     if names or not _looks_like_path(ref):
         return _unique(names, ref, "repo")
     target = _norm(ref)
-    return _unique([r for r in repos if _norm(r["path"]) == target], ref, "repo")
+    return _unique([r for r in repos if _norm(r.path) == target], ref, "repo")
 
 
 def _looks_like_path(ref: str) -> bool:
     return os.sep in ref or ref.startswith(("~", "."))
 
 
-def _unique(matches: list[dict[str, Any]], ref: str, what: str) -> dict[str, Any]:
+_Named = TypeVar("_Named", "WorktreeRow", "Repo")
+
+
+def _unique(matches: list[_Named], ref: str, what: str) -> _Named:
     if len(matches) == 1:
         return matches[0]
     if not matches:
         raise AmbiguousReference(f"no {what} matches {ref!r}")
-    ids = ", ".join(m["id"] for m in matches)
+    ids = ", ".join(m.id for m in matches)
     raise AmbiguousReference(f"{ref!r} matches several {what}s ({ids}); use the id")
 
 
@@ -143,39 +144,43 @@ def _short(branch: str) -> str:
 # -- commands -------------------------------------------------------------------------
 
 
-def _listing(repo_id: str | None = None) -> dict[str, Any]:
-    args = {} if repo_id is None else {"repoId": repo_id}
-    result: dict[str, Any] = _call("gitwatch", "worktree.list", args, LIST_TIMEOUT_S)
-    return result
+def _repos() -> list[Repo]:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
+    return invoke(store.REPO_LIST, timeout=LIST_TIMEOUT_S).repos
+
+
+def list_worktrees(repo_id: str | None = None) -> WorktreeList:
+    """gitwatch's rows (of one repo, or every repo); raises OrcaError when it is down."""
+    from orca.client.sync import invoke
+    from orca.contracts import gitwatch
+
+    return invoke(
+        gitwatch.WORKTREE_LIST, gitwatch.ListArgs(repo_id=repo_id), timeout=LIST_TIMEOUT_S
+    )
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    try:
-        repo_id = None
-        if args.repo:
-            repos = _call("store", "repo.list", {}, LIST_TIMEOUT_S)["repos"]
-            repo_id = resolve_repo(repos, args.repo)["id"]
-        listing = _listing(repo_id)
-    except OrcaError as exc:
-        return fail_from(exc)
-    except AmbiguousReference as exc:
-        return fail(str(exc), EXIT_USAGE)
-    rows = listing["worktrees"]
-    for gone in listing.get("unavailableRepos", []):
-        print(f"orca: repo {gone['path']} is unavailable: {gone['reason']}", file=sys.stderr)
+    repo_id = resolve_repo(_repos(), args.repo).id if args.repo else None
+    listing = list_worktrees(repo_id)
+    rows = listing.worktrees
+    for gone in listing.unavailable_repos:
+        print(f"orca: repo {gone.path} is unavailable: {gone.reason}", file=sys.stderr)
     if args.json:
-        print_json("worktrees", rows)
+        from orca.model.codec import to_builtins
+
+        print_json("worktrees", [to_builtins(r) for r in rows])
         return EXIT_OK
-    shown = rows if args.all else [r for r in rows if r.get("visible", True)]
+    shown = rows if args.all else [r for r in rows if r.visible]
     table = [
         [
-            r.get("displayName"),
-            _short(r.get("branch") or "") or ("(detached)" if r.get("head") else "-"),
-            (r.get("head") or "")[:8] or None,
-            _dirty_text(r.get("gitStatus")),
-            ("main" if r.get("isMainWorktree") else r.get("ownership"))
-            + (" locked" if r.get("locked") else ""),
-            r["path"],
+            r.display_name,
+            _short(r.branch) or ("(detached)" if r.head else "-"),
+            r.head[:8] or None,
+            _dirty_text(r.git_status),
+            ("main" if r.is_main_worktree else r.ownership) + (" locked" if r.locked else ""),
+            r.path,
         ]
         for r in shown
     ]
@@ -185,76 +190,73 @@ def cmd_ls(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _dirty_text(status: dict[str, int] | None) -> str | None:
+def _dirty_text(status: GitStatus | None) -> str | None:
     if status is None:
         return None
-    if not status["total"]:
+    if not status.total:
         return "clean"
-    parts = [f"{status[k]}{k[0]}" for k in ("staged", "unstaged", "untracked", "conflicted")]
-    return " ".join(p for p in parts if not p.startswith("0"))
+    counts = (
+        ("staged", status.staged),
+        ("unstaged", status.unstaged),
+        ("untracked", status.untracked),
+        ("conflicted", status.conflicted),
+    )
+    return " ".join(f"{n}{name[0]}" for name, n in counts if n)
 
 
 def cmd_create(args: argparse.Namespace) -> int:
-    try:
-        repos = _call("store", "repo.list", {}, LIST_TIMEOUT_S)["repos"]
-        repo = resolve_repo(repos, args.repo)
-    except OrcaError as exc:
-        return fail_from(exc)
-    except AmbiguousReference as exc:
-        return fail(str(exc), EXIT_USAGE)
-    request_id = secrets.token_hex(8)
-    request = {
-        "repoId": repo["id"],
-        "name": args.name,
-        "base": args.base,
-        "setup": args.setup,
-        "requestId": request_id,
-        "source": "cli",
-    }
+    from orca.contracts import gitwatch
+
+    repo = resolve_repo(_repos(), args.repo)
+    request = gitwatch.CreateArgs(
+        repo_id=repo.id,
+        name=args.name,
+        base=args.base,
+        setup=args.setup,
+        request_id=secrets.token_hex(8),
+        source="cli",
+    )
     timeout = CREATE_WITH_SETUP_TIMEOUT_S if args.setup == "run" else CREATE_TIMEOUT_S
-    try:
-        result = _create_with_progress(request, request_id, timeout, quiet=args.json)
-    except OrcaError as exc:
-        return fail_from(exc)
+    result = _create_with_progress(request, timeout, quiet=args.json)
     if args.json:
-        print_json("worktree", result)
+        from orca.model.codec import to_builtins
+
+        print_json("worktree", to_builtins(result))
     else:
-        print(f"created {result['path']} on {_short(result['branch'])}")
-    setup = result.get("setup") or {}
-    if setup.get("ran") and setup.get("exitCode"):
-        return fail(f"setup script exited with {setup['exitCode']} (the worktree was kept)")
+        print(f"created {result.path} on {_short(result.branch)}")
+    if result.setup.ran and result.setup.exit_code:
+        return fail(f"setup script exited with {result.setup.exit_code} (the worktree was kept)")
     return EXIT_OK
 
 
-def _create_with_progress(
-    request: dict[str, Any], request_id: str, timeout: float, *, quiet: bool
-) -> dict[str, Any]:
+def _create_with_progress(request: CreateArgs, timeout: float, *, quiet: bool) -> Created:
     """Run worktree.create in a thread while this thread renders its progress events."""
     import time
 
-    import zmq
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from orca.paths import resolve_paths
-    from orca.wire.envelope import decode_event
+    from orca.client.sync import invoke, subscribe
+    from orca.contracts import gitwatch
 
-    outcome: dict[str, Any] = {}
+    outcome: dict[str, Created | OrcaError] = {}
 
     def run() -> None:
         try:
-            outcome["result"] = _call("gitwatch", "worktree.create", request, timeout)
+            outcome["result"] = invoke(gitwatch.WORKTREE_CREATE, request, timeout=timeout)
         except OrcaError as exc:
             outcome["error"] = exc
 
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-    sock = ctx.socket(zmq.SUB)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.SUBSCRIBE, f"worktree.create.progress:{request_id}".encode())
-    sock.connect(resolve_paths().ipc_endpoint("gitwatch", "pub"))
+    progress = subscribe(
+        gitwatch.CONTRACT.actor,
+        [gitwatch.CREATE_PROGRESS],
+        consumer=PROGRESS_CONSUMER,
+        topics=[gitwatch.progress_topic(request.request_id)],
+    )
     console = Console(stderr=True)
-    try:
-        time.sleep(SUBSCRIBE_SETTLE_S)
+    with progress:
+        if os.path.exists(progress.endpoint.removeprefix("ipc://")):
+            progress.wait_live(SUBSCRIBE_LIVE_WAIT_S)  # else gitwatch is down: the call says so
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
@@ -262,7 +264,7 @@ def _create_with_progress(
         # stdout/stderr have no business in a pipe or a test's capture.
         live = not quiet and sys.stderr.isatty()
         with Progress(*columns, console=console, transient=True, disable=not live) as bar:
-            task = bar.add_task(f"creating {request['name']}", total=None)
+            task = bar.add_task(f"creating {request.name}", total=None)
             done_at: float | None = None  # when the reply arrived
             while True:
                 if done_at is None and not worker.is_alive():
@@ -271,59 +273,46 @@ def _create_with_progress(
                     "error" in outcome or time.monotonic() - done_at > TAIL_WAIT_S
                 ):
                     break  # a failed create sends no "done"
-                if not sock.poll(50, zmq.POLLIN):
+                received = progress.receive(PROGRESS_POLL_S)
+                if received is None:
                     continue
-                event = decode_event(sock.recv_multipart()[-1])
-                data = event.data if isinstance(event.data, dict) else {}
-                text = str(data.get("text", ""))
-                if data.get("stage") == "done":
+                step: gitwatch.CreateProgress = received[1]
+                if step.stage == "done":
                     break  # the last progress event: every setup line is printed
-                if data.get("stage") == "setup":
+                if step.stage == "setup":
                     if not quiet:
-                        console.print(text, markup=False, highlight=False)
-                    bar.update(task, description=f"setup: {text[:60]}")
-                elif data.get("stage") == "git":
-                    bar.update(task, description=text)
+                        console.print(step.text, markup=False, highlight=False)
+                    bar.update(task, description=f"setup: {step.text[:60]}")
+                else:
+                    bar.update(task, description=step.text)
             worker.join()
-    finally:
-        sock.close()
-    if "error" in outcome:
-        raise outcome["error"]
-    result: dict[str, Any] = outcome["result"]
-    return result
+    found = outcome.get("error") or outcome["result"]
+    if isinstance(found, OrcaError):
+        raise found
+    return found
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    try:
-        row = resolve_worktree(_listing()["worktrees"], args.worktree)
-        result = _call(
-            "gitwatch",
-            "worktree.remove",
-            {"worktreeId": row["id"], "force": args.force, "deleteBranch": args.delete_branch},
-            MUTATE_TIMEOUT_S,
-        )
-    except OrcaError as exc:
-        return fail_from(exc)
-    except AmbiguousReference as exc:
-        return fail(str(exc), EXIT_USAGE)
-    print(f"removed {row['path']}")
-    if args.delete_branch and not result.get("branchDeleted"):
-        return fail(f"branch kept: {result.get('branchError') or 'not a local branch'}")
+    from orca.client.sync import invoke
+    from orca.contracts import gitwatch
+
+    row = resolve_worktree(list_worktrees().worktrees, args.worktree)
+    request = gitwatch.RemoveArgs(
+        worktree_id=row.id, force=args.force, delete_branch=args.delete_branch
+    )
+    result = invoke(gitwatch.WORKTREE_REMOVE, request, timeout=MUTATE_TIMEOUT_S)
+    print(f"removed {row.path}")
+    if args.delete_branch and not result.branch_deleted:
+        return fail(f"branch kept: {result.branch_error or 'not a local branch'}")
     return EXIT_OK
 
 
 def cmd_mv(args: argparse.Namespace) -> int:
-    try:
-        row = resolve_worktree(_listing()["worktrees"], args.worktree)
-        result = _call(
-            "gitwatch",
-            "worktree.rename",
-            {"worktreeId": row["id"], "newName": args.new_name},
-            MUTATE_TIMEOUT_S,
-        )
-    except OrcaError as exc:
-        return fail_from(exc)
-    except AmbiguousReference as exc:
-        return fail(str(exc), EXIT_USAGE)
-    print(f"moved {row['path']} -> {result['path']}")
+    from orca.client.sync import invoke
+    from orca.contracts import gitwatch
+
+    row = resolve_worktree(list_worktrees().worktrees, args.worktree)
+    request = gitwatch.RenameArgs(worktree_id=row.id, new_name=args.new_name)
+    result = invoke(gitwatch.WORKTREE_RENAME, request, timeout=MUTATE_TIMEOUT_S)
+    print(f"moved {row.path} -> {result.path}")
     return EXIT_OK

@@ -15,8 +15,7 @@ import argparse
 import time
 from typing import Any
 
-from orca.cli.output import EXIT_OK, fail_from, human_duration, print_json
-from orca.wire.errors import OrcaError
+from orca.cli.output import EXIT_OK, human_duration, print_json
 
 # The snapshot is served from memory; a second is ample and keeps a wedged actor from
 # hanging the shell.
@@ -82,10 +81,7 @@ def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
-    try:
-        worktrees = fetch_worktrees()
-    except OrcaError as exc:
-        return fail_from(exc)
+    worktrees = fetch_worktrees()
     if args.json:
         print_json("worktrees", worktrees)
         return EXIT_OK

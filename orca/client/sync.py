@@ -3,29 +3,46 @@
 It imports neither trio nor the actor runtime, so a CLI command pays only for pyzmq and
 msgspec at start-up. One DEALER per call: the CLI makes a handful of calls per run,
 and a fresh socket can never receive a stale reply.
+
+- :func:`invoke` calls an ``Op`` of ``orca.contracts`` and returns its typed result.
+  Records in the result (``orca.model`` Structs) keep the fields this build does not
+  know (decoded through ``orca.model.codec.from_builtins``), so a command that prints
+  a record with ``orca.model.codec.to_builtins`` shows exactly what the actor sent.
+- :class:`Subscription` is the blocking twin of ``orca.actor.Subscriber``: the events
+  of some ``EventSpec``s, decoded by the contract (a malformed one is logged once and
+  dropped by ``decode_event_data``), handed out one at a time with a timeout.
+- :func:`call` / :func:`call_endpoint` are the untyped primitive by op name, for tests
+  and probes that speak raw maps.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import secrets
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 import zmq
 
-from orca.contracts.base import Op, decode_result
+from orca.contracts.base import DecodeStats, EventSpec, Op, decode_event_data, specs_by_type
+from orca.contracts.sys import HEARTBEAT_TYPE
+from orca.model.codec import ModelDecodeError, from_builtins
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES, decode_any
-from orca.wire.envelope import decode_reply_raw, encode_request
+from orca.wire.envelope import Event, decode_event, decode_reply_raw, encode_request
 from orca.wire.errors import BadFrame, Timeout, Unavailable, error_from_wire
 
 DEFAULT_TIMEOUT_S = 5.0
+# Events a blocking subscriber may queue before PUB drops for it.
+SUBSCRIPTION_RCVHWM = 10_000
 R = TypeVar("R")
 
 
-def endpoint_for(actor: str, paths: OrcaPaths | None = None) -> str:
-    return (paths or resolve_paths()).ipc_endpoint(actor, "rpc")
+def endpoint_for(actor: str, paths: OrcaPaths | None = None, kind: str = "rpc") -> str:
+    """The local ``ipc://`` endpoint of ``actor``'s ``kind`` socket (``rpc`` or ``pub``)."""
+    return (paths or resolve_paths()).ipc_endpoint(actor, kind)
 
 
 def invoke(
@@ -36,9 +53,15 @@ def invoke(
     paths: OrcaPaths | None = None,
     endpoint: str | None = None,
 ) -> R:
-    """Call ``op`` on its actor (or on ``endpoint``) and return its typed result."""
+    """Call ``op`` on its actor (or on ``endpoint``) and return its typed result.
+
+    Built-in ops (``orca.contracts.sys``) belong to every actor: pass ``endpoint``."""
     target = endpoint or endpoint_for(op.actor, paths)
-    return decode_result(op, _roundtrip(target, op.name, args, timeout), target)
+    raw = _roundtrip(target, op.name, args, timeout)
+    try:
+        return from_builtins(op.result, decode_any(raw))  # type: ignore[type-var]
+    except ModelDecodeError as exc:
+        raise BadFrame(f"malformed reply to {op.name} from {target}: {exc}") from exc
 
 
 def call_endpoint(
@@ -51,7 +74,9 @@ def call_endpoint(
 def _roundtrip(endpoint: str, op: str, args: Any, timeout: float) -> bytes:
     """Send one request and return the reply's raw result, or raise the reply's error."""
     if endpoint.startswith("ipc://") and not os.path.exists(endpoint[len("ipc://") :]):
-        raise Unavailable(f"orca is not running (nothing listens at {endpoint}; start it with `orca up`)")
+        raise Unavailable(
+            f"orca is not running (nothing listens at {endpoint}; start it with `orca up`)"
+        )
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     try:
@@ -93,3 +118,104 @@ def call(
 ) -> Any:
     """Untyped call of ``op`` (by name) on the local actor ``actor``."""
     return call_endpoint(endpoint_for(actor, paths), op, args, timeout=timeout)
+
+
+class Subscription:
+    """The events of ``specs`` from the PUB socket at ``endpoint``, typed, one at a time.
+
+    Topics are the specs' types unless ``topics`` is given (an event with a per-key
+    topic, such as one create's progress). ZeroMQ drops what is published before the
+    SUB socket has connected, so subscribe before causing the events you wait for.
+    Events of other types and heartbeats are skipped; an undecodable frame or a
+    malformed event is counted in ``stats.malformed`` (and logged once) and skipped.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        specs: Iterable[EventSpec[Any]],
+        *,
+        consumer: str,
+        topics: Iterable[str] | None = None,
+        rcvhwm: int = SUBSCRIPTION_RCVHWM,
+    ) -> None:
+        self.endpoint = endpoint
+        self.consumer = consumer
+        self.stats = DecodeStats()
+        self._specs = specs_by_type(specs)
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+        self.socket = ctx.socket(zmq.SUB)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.RCVHWM, rcvhwm)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, ZMQ_MAX_MESSAGE_BYTES)
+        # Followed events that arrived while wait_live waited for a heartbeat.
+        self._early: collections.deque[tuple[Event, Any]] = collections.deque()
+        for topic in list(self._specs) if topics is None else list(topics):
+            self.socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        self.socket.connect(endpoint)
+
+    def receive(self, timeout: float) -> tuple[Event, Any] | None:
+        """The next followed event as (envelope, typed data), or None after ``timeout`` s."""
+        if self._early:
+            return self._early.popleft()
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self._next_envelope(deadline)
+            if event is None:
+                return None
+            typed = decode_event_data(event, self._specs, consumer=self.consumer, stats=self.stats)
+            if typed is not None:
+                return event, typed
+
+    def wait_live(self, timeout: float) -> bool:
+        """Wait for the publisher's heartbeat (``sys.heartbeat``, once a second): once one
+        has arrived, the subscription is connected and no later event is lost to the
+        slow joiner. False if none came within ``timeout`` s."""
+        self.socket.setsockopt(zmq.SUBSCRIBE, HEARTBEAT_TYPE.encode())
+        deadline = time.monotonic() + timeout
+        while (event := self._next_envelope(deadline)) is not None:
+            if event.type == HEARTBEAT_TYPE:
+                return True
+            typed = decode_event_data(event, self._specs, consumer=self.consumer, stats=self.stats)
+            if typed is not None:
+                self._early.append((event, typed))
+        return False
+
+    def _next_envelope(self, deadline: float) -> Event | None:
+        """The next decodable envelope before ``deadline``; undecodable frames are counted."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining < 0 or not self.socket.poll(max(0, int(remaining * 1000)), zmq.POLLIN):
+                return None
+            frames = self.socket.recv_multipart()
+            try:
+                return decode_event(frames[-1])
+            except BadFrame:
+                self.stats.malformed += 1
+
+    def until(self, deadline: float) -> Iterator[tuple[Event, Any]]:
+        """Every followed event until ``deadline`` (``time.monotonic()``) passes."""
+        while (found := self.receive(deadline - time.monotonic())) is not None:
+            yield found
+
+    def close(self) -> None:
+        self.socket.close(linger=0)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def subscribe(
+    actor: str,
+    specs: Iterable[EventSpec[Any]],
+    *,
+    consumer: str,
+    topics: Iterable[str] | None = None,
+    paths: OrcaPaths | None = None,
+) -> Subscription:
+    """A :class:`Subscription` to the local actor ``actor``'s PUB socket."""
+    endpoint = endpoint_for(actor, paths, "pub")
+    return Subscription(endpoint, specs, consumer=consumer, topics=topics)

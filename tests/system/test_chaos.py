@@ -45,6 +45,8 @@ from support.procs import alive, descendants, write_config
 
 from orca.actor import open_rpc_client
 from orca.actor.client import RpcClient
+from orca.contracts import ptyd as P
+from orca.contracts import store as S
 from orca.wire.errors import Unavailable
 
 # Restart fast and never give up: the test kills far more often than `intensity`
@@ -176,11 +178,11 @@ async def run_chaos(orca_home: Path, tmp_path: Path, duration_s: float) -> None:
         open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as sup,
         lifecycle(orca_home) as (life, life_rec),
         hooks_mirror(orca_home) as (rows, hooks),
-        actor_mirror(orca_home, "ptyd", "term.snapshot", load_sessions, apply_sessions) as (
+        actor_mirror(orca_home, P.CONTRACT, P.SNAPSHOT, load_sessions, apply_sessions) as (
             sessions_mirror,
             _,
         ),
-        actor_mirror(orca_home, "store", "state.snapshot", load_layouts, apply_layouts) as (
+        actor_mirror(orca_home, S.CONTRACT, S.STATE_SNAPSHOT, load_layouts, apply_layouts) as (
             layout_mirror,
             _,
         ),
@@ -280,12 +282,12 @@ async def run_chaos(orca_home: Path, tmp_path: Path, duration_s: float) -> None:
         # The removed worktree stayed removed.
         listed_wts = [w["id"] for w in user.json("worktree", "ls")["worktrees"]]
         check(doomed_worktree not in listed_wts, f"removed worktree came back {where}")
-        metas = (await store.call("worktreeMeta.get", {}))["worktreeMeta"]
+        metas = (await store.invoke(S.WORKTREE_META_LIST)).worktree_meta
         check(doomed_worktree not in metas, f"removed worktree's meta came back {where}")
 
         # Every mirror equals its source.
         truth = rows_by_pane(await hooks_rows(hooks))
-        term_truth = load_sessions(await ptyd.call("term.snapshot", {}))
+        term_truth = load_sessions(await ptyd.invoke(P.SNAPSHOT))
         layout_truth = session.get("terminalLayoutsByTabId")
         with trio.move_on_after(15):
             await rows.wait_until(lambda m: rows_by_pane(m.state) == truth)

@@ -28,8 +28,10 @@ from support.procs import alive, write_config
 
 from orca.actor import open_rpc_client
 from orca.actor.mirror import Mirror
-from orca.model.agent_status import AgentStatusRow, apply_status_event, load_rows
-from orca.wire.envelope import Event
+from orca.contracts import hooks as hooks_contract
+from orca.contracts import ptyd as ptyd_contract
+from orca.contracts import supervisor as sup
+from orca.model.agent_status import AgentStatusRow
 
 LATE_AGENT = Path(__file__).resolve().parents[1] / "fixtures" / "support" / "late_agent.sh"
 # Session GC timing for the test tree: ptyd re-resolves every GC_INTERVAL_S and reaps
@@ -73,7 +75,7 @@ async def test_unknown_worktree_reaped_after_grace_renamed_never(
         stray_dir = tmp_path / "stray"
         stray_dir.mkdir()
         stray = f"{uuid.uuid4()}::{stray_dir}"
-        async with recorded(orca_home, "ptyd", "term.snapshot") as (mirror, rec, ptyd):
+        async with recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (mirror, rec, ptyd):
 
             async def spawn(worktree_id: str, cwd: str) -> dict[str, Any]:
                 args = {"argv": ["sleep", "600"], "cwd": cwd, "worktreeId": worktree_id}
@@ -83,13 +85,13 @@ async def test_unknown_worktree_reaped_after_grace_renamed_never(
             moving = await spawn(renamed, renamed.split("::", 1)[1])
             user.ok("worktree", "mv", renamed, "moved")
             await mirror.wait_until(
-                lambda m: rec.seen("term.rekeyed", lambda d: d["old"] == moving["sessionId"])
+                lambda m: rec.seen(ptyd_contract.REKEYED, lambda d: d.old == moving["sessionId"])
             )
             spawned_at = time.monotonic()
             doomed = await spawn(stray, str(stray_dir))
             doomed_proc = psutil.Process(doomed["pid"])
             await mirror.wait_until(
-                lambda m: rec.seen("term.closed", lambda d: d["sessionId"] == doomed["sessionId"])
+                lambda m: rec.seen(ptyd_contract.CLOSED, lambda d: d.session_id == doomed["sessionId"])
             )
             waited = time.monotonic() - spawned_at
             assert waited >= GC_GRACE_S, f"reaped {waited:.2f}s after spawn, before the grace"
@@ -127,7 +129,7 @@ async def test_rename_missed_by_ptyd_is_recovered_never_reaped(
         orcad = int(json.loads(user.paths.lock_file.read_text())["pid"])
         async with (
             lifecycle(orca_home) as (life, rec),
-            recorded(orca_home, "ptyd", "term.snapshot") as (pm, prec, ptyd),
+            recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (pm, prec, ptyd),
         ):
             spawned = await ptyd.call(
                 "term.spawn",
@@ -143,20 +145,19 @@ async def test_rename_missed_by_ptyd_is_recovered_never_reaped(
             finally:
                 os.kill(orcad, signal.SIGCONT)
             await life.wait_until(
-                lambda m: rec.seen(
-                    "actor.ptyd.started", lambda d: d["pid"] != status["ptyd"]["pid"]
+                lambda m: rec.seen(sup.STARTED, "ptyd", lambda d: d.pid != status["ptyd"]["pid"]
                 )
             )
 
             def filed_under_new(m: object) -> bool:
                 return any(
-                    row.get("worktreeId") == new_id for row in prec.snapshot.get("sessions", [])
-                ) or prec.seen("term.rekeyed", lambda d: d["old"] == spawned["sessionId"])
+                    row.worktree_id == new_id for row in prec.snapshot.sessions
+                ) or prec.seen(ptyd_contract.REKEYED, lambda d: d.old == spawned["sessionId"])
 
             await pm.wait_until(filed_under_new)
             # Several graces of checks later the session is still there, re-keyed.
             with trio.move_on_after(2 * GC_GRACE_S):
-                await pm.wait_until(lambda m: prec.seen("term.closed"))
+                await pm.wait_until(lambda m: prec.seen(ptyd_contract.CLOSED))
             sessions = (await ptyd.call("term.list", {}))["sessions"]
         assert [(s["worktreeId"], s["pid"], s["running"]) for s in sessions] == [
             (new_id, spawned["pid"], True)
@@ -178,7 +179,7 @@ async def test_store_down_is_no_evidence_for_a_reap(orca_home: Path, tmp_path: P
         (store,) = [a for a in user.json("status")["actors"] if a["name"] == "store"]
         stray_dir = tmp_path / "stray"
         stray_dir.mkdir()
-        async with recorded(orca_home, "ptyd", "term.snapshot") as (mirror, rec, ptyd):
+        async with recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (mirror, rec, ptyd):
             os.kill(store["pid"], signal.SIGSTOP)
             try:
                 doomed = await ptyd.call(
@@ -190,13 +191,13 @@ async def test_store_down_is_no_evidence_for_a_reap(orca_home: Path, tmp_path: P
                     },
                 )
                 with trio.move_on_after(3 * GC_GRACE_S):
-                    await mirror.wait_until(lambda m: rec.seen("term.closed"))
-                assert not rec.seen("term.closed"), "reaped while the store could not answer"
+                    await mirror.wait_until(lambda m: rec.seen(ptyd_contract.CLOSED))
+                assert not rec.seen(ptyd_contract.CLOSED), "reaped while the store could not answer"
             finally:
                 os.kill(store["pid"], signal.SIGCONT)
             resumed = time.monotonic()
             await mirror.wait_until(
-                lambda m: rec.seen("term.closed", lambda d: d["sessionId"] == doomed["sessionId"])
+                lambda m: rec.seen(ptyd_contract.CLOSED, lambda d: d.session_id == doomed["sessionId"])
             )
             waited = time.monotonic() - resumed
             assert waited >= GC_GRACE_S, f"reaped {waited:.2f}s after the store came back"
@@ -233,8 +234,8 @@ async def test_retired_pane_rejects_late_status_and_stale_snapshot(
         async with (
             hooks_mirror(orca_home) as (ui, hooks),
             hooks_mirror(orca_home) as (web, _),
-            recorded(orca_home, "hooks", "agentStatus.snapshot") as (_hm, hrec, _),
-            recorded(orca_home, "ptyd", "term.snapshot") as (pm, prec, ptyd),
+            recorded(orca_home, hooks_contract.CONTRACT, hooks_contract.SNAPSHOT) as (_hm, hrec, _),
+            recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (pm, prec, ptyd),
             open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store,
         ):
             spawned = {}
@@ -266,8 +267,7 @@ async def test_retired_pane_rejects_late_status_and_stale_snapshot(
             # 3. ptyd follows the store: ends the PTY; the agent's trap posts a late
             # "done" (hook + OSC) on its way out.
             await pm.wait_until(
-                lambda m: prec.seen(
-                    "term.exit", lambda d: d["sessionId"] == spawned[gone_key]["sessionId"]
+                lambda m: prec.seen(ptyd_contract.EXIT, lambda d: d.session_id == spawned[gone_key]["sessionId"]
                 )
             )
             late = await ptyd.call(
@@ -325,7 +325,7 @@ async def test_store_pane_retirement_reaches_hooks_and_ptyd(
         key = f"{tab}:{leaf}"
         async with (
             hooks_mirror(orca_home) as (ui, hooks),
-            recorded(orca_home, "ptyd", "term.snapshot") as (pm, prec, ptyd),
+            recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (pm, prec, ptyd),
             open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store,
         ):
             spawned = await ptyd.call(
@@ -348,12 +348,11 @@ async def test_store_pane_retirement_reaches_hooks_and_ptyd(
             with trio.move_on_after(5):
                 await ui.wait_until(lambda m: key not in m.state)
                 await pm.wait_until(
-                    lambda m: prec.seen(
-                        "term.exit", lambda d: d["sessionId"] == spawned["sessionId"]
+                    lambda m: prec.seen(ptyd_contract.EXIT, lambda d: d.session_id == spawned["sessionId"]
                     )
                 )
             assert key not in ui.state, "hooks never heard of the store's retirement"
-            assert prec.seen("term.exit", lambda d: d["sessionId"] == spawned["sessionId"]), (
+            assert prec.seen(ptyd_contract.EXIT, lambda d: d.session_id == spawned["sessionId"]), (
                 "ptyd never ended the retired pane's PTY"
             )
         user.ok("down")
@@ -396,7 +395,7 @@ async def test_retirement_missed_while_hooks_and_ptyd_were_down(
         async with (
             lifecycle(orca_home) as (life, rec),
             hooks_mirror(orca_home) as (ui, hooks),
-            recorded(orca_home, "ptyd", "term.snapshot") as (pm, prec, ptyd),
+            recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (pm, prec, ptyd),
             open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store,
         ):
             spawned = await ptyd.call(
@@ -422,8 +421,7 @@ async def test_retirement_missed_while_hooks_and_ptyd_were_down(
                 os.kill(orcad, signal.SIGCONT)
             for name in ("hooks", "ptyd"):
                 await life.wait_until(
-                    lambda m, n=name: rec.seen(
-                        f"actor.{n}.started", lambda d: d["pid"] != status[n]["pid"]
+                    lambda m, n=name: rec.seen(sup.STARTED, n, lambda d: d.pid != status[n]["pid"]
                     )
                 )
             late = await hooks.call(
@@ -434,8 +432,7 @@ async def test_retirement_missed_while_hooks_and_ptyd_were_down(
             )
             with trio.move_on_after(10):
                 await pm.wait_until(
-                    lambda m: prec.seen(
-                        "term.exit", lambda d: d["sessionId"] == spawned["sessionId"]
+                    lambda m: prec.seen(ptyd_contract.EXIT, lambda d: d.session_id == spawned["sessionId"]
                     )
                 )
             rows = await hooks_rows(hooks)
@@ -467,7 +464,7 @@ async def test_fence_survives_a_hooks_restart(orca_home: Path, tmp_path: Path) -
             (actor,) = [a for a in user.json("status")["actors"] if a["name"] == "hooks"]
             os.kill(actor["pid"], signal.SIGKILL)
             await life.wait_until(
-                lambda m: rec.seen("actor.hooks.started", lambda d: d["pid"] != actor["pid"])
+                lambda m: rec.seen(sup.STARTED, "hooks", lambda d: d.pid != actor["pid"])
             )
         async with open_rpc_client(user.paths.ipc_endpoint("hooks", "rpc")) as hooks:
             late = await hooks.call("agentStatus.ingest_osc", working, timeout=5, retries=3)
@@ -501,10 +498,6 @@ class DroppingMirror(Mirror[dict[str, AgentStatusRow]]):
         super()._on_message(frames)
 
 
-def _apply_rows(rows: dict[str, AgentStatusRow], event: Event) -> dict[str, AgentStatusRow]:
-    return apply_status_event(rows, event.type, event.data)
-
-
 async def test_three_subscribers_hold_identical_rows_after_event_loss(
     orca_home: Path, tmp_path: Path
 ) -> None:
@@ -522,9 +515,10 @@ async def test_three_subscribers_hold_identical_rows_after_event_loss(
                 7,
                 client=client,
                 pub_endpoint=user.paths.ipc_endpoint("hooks", "pub"),
-                snapshot_op="agentStatus.snapshot",
-                load=load_rows,
-                apply=_apply_rows,
+                snapshot=hooks_contract.SNAPSHOT,
+                events=hooks_contract.EVENTS,
+                load=hooks_contract.load_mirror,
+                apply=hooks_contract.apply_to_mirror,
                 rcvhwm=1,
             )
             await nursery.start(lossy.run)

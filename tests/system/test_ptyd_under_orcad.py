@@ -17,6 +17,7 @@ from support.procs import alive, descendants, run_cli, write_config
 
 from orca.actor import open_rpc_client
 from orca.actor.zsocket import ZSocket, new_socket
+from orca.contracts import supervisor as sup_contract
 from orca.paths import resolve_paths
 from orca.wire.envelope import decode_event
 
@@ -113,7 +114,7 @@ async def test_kill_9_of_ptyd_keeps_the_agent_and_every_byte(
             ptyd_pid = next(a["pid"] for a in status["actors"] if a["name"] == "ptyd")
             os.kill(ptyd_pid, signal.SIGKILL)
             await mirror.wait_until(
-                lambda m: rec.seen("actor.ptyd.started", lambda d: d["pid"] != ptyd_pid)
+                lambda m: rec.seen(sup_contract.STARTED, "ptyd", lambda d: d.pid != ptyd_pid)
             )
             assert psutil.Process(agent_pid).is_running(), "the agent outlived ptyd"
             # What the new ptyd recovered is in its scrollback (no events for it); what the

@@ -22,6 +22,7 @@ from support.lifecycle import lifecycle
 from support.procs import alive, descendants
 
 from orca.actor import open_rpc_client
+from orca.contracts import ptyd as ptyd_contract
 
 # Longer than trio's worker-thread idle timeout (10 s): an idle tree must outlive the
 # thread orcad happened to spawn its children from.
@@ -81,7 +82,7 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
         ids = {name: w["worktreeId"] for name, w in wt.items()}
         async with (
             hooks_mirror(orca_home) as (rows, _),
-            recorded(orca_home, "ptyd", "term.snapshot") as (ptyd_mirror, ptyd_rec, ptyd),
+            recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (ptyd_mirror, ptyd_rec, ptyd),
         ):
             sessions = {
                 name: user.ok(
@@ -113,9 +114,9 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
             user.ok("worktree", "mv", ids["alpha"], "alpha-renamed")
             new_alpha = ids["alpha"].replace("/alpha", "/alpha-renamed")
             await ptyd_mirror.wait_until(
-                lambda m: ptyd_rec.seen("term.rekeyed", lambda d: d["old"] == sessions["alpha"])
+                lambda m: ptyd_rec.seen(ptyd_contract.REKEYED, lambda d: d.old == sessions["alpha"])
             )
-            (moved,) = [e.data["new"] for e in ptyd_rec.events if e.type == "term.rekeyed"]
+            (moved,) = [e.data["new"] for e in ptyd_rec.events if e.type == ptyd_contract.REKEYED.type]
             (after,) = [s for s in user.json("term", "ls")["sessions"] if s["sessionId"] == moved]
             assert after["worktreeId"] == new_alpha
             assert after["pid"] == before["pid"] and after["running"]
@@ -167,14 +168,14 @@ async def test_agent_status_follows_a_renamed_worktree(orca_home: Path, tmp_path
         old_id = created["worktree"]["worktreeId"]
         async with (
             hooks_mirror(orca_home) as (rows, _),
-            recorded(orca_home, "ptyd", "term.snapshot") as (ptyd_mirror, ptyd_rec, _),
+            recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (ptyd_mirror, ptyd_rec, _),
         ):
             sid = user.ok("term", "new", old_id, "--", str(FAKE_AGENT), str(user.hook_script))
             await rows.wait_until(lambda m: states(m.state, old_id) == ["working"])
             user.ok("worktree", "mv", old_id, "after")
             new_id = old_id.replace("/before", "/after")
             await ptyd_mirror.wait_until(
-                lambda m: ptyd_rec.seen("term.rekeyed", lambda d: d["old"] == sid.strip())
+                lambda m: ptyd_rec.seen(ptyd_contract.REKEYED, lambda d: d.old == sid.strip())
             )
             user.ok("term", "send", "--enter", sid.strip(), "go")
             await rows.wait_until(lambda m: "done" in [r.state for r in m.state.values()])

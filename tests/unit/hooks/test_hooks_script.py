@@ -11,11 +11,11 @@ from pathlib import Path
 import trio
 
 from actors.hooks.endpoint_file import write_endpoint_env
-from actors.hooks.hook_script import install_hook_script
 from actors.hooks.http import HookHttpServer
 from actors.hooks.service import HooksService
 from actors.hooks.status_table import AgentStatusTable
 from orca.contracts import hooks
+from orca.hook_script import install_hook_script
 
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
 WT = "repo1::/src/wt-a"
@@ -162,3 +162,28 @@ async def test_script_forwards_a_large_payload(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout) == (0, b"{}\n")
     row = table.row(PANE)
     assert row is not None and (row.state, row.detail) == ("working", "Read")
+
+
+def test_install_writes_0700_atomically_and_only_when_changed(tmp_path: Path) -> None:
+    """The script is owner-only, rewritten in place when tampered with, and no temp is left."""
+    hooks_dir = tmp_path / "agent-hooks"
+    script = install_hook_script(hooks_dir)
+    assert script.stat().st_mode & 0o777 == 0o700
+    assert hooks_dir.stat().st_mode & 0o777 == 0o700
+    before = script.stat().st_ino
+    assert install_hook_script(hooks_dir) == script and script.stat().st_ino == before
+    script.write_text("tampered")
+    script.chmod(0o755)
+    install_hook_script(hooks_dir)
+    assert script.read_bytes().startswith(b"#!/bin/sh\n")
+    assert script.stat().st_mode & 0o777 == 0o700
+    assert sorted(p.name for p in hooks_dir.iterdir()) == [script.name]
+
+
+def test_script_names_what_the_hooks_actor_serves() -> None:
+    """The CLI-side constants the script is rendered from match the actor's endpoint."""
+    from actors.hooks import agent_events, endpoint_file
+    from orca import hook_script
+
+    assert hook_script.KNOWN_AGENTS == agent_events.KNOWN_AGENTS
+    assert hook_script.ENDPOINT_FILE_NAME == endpoint_file.ENDPOINT_FILE_NAME

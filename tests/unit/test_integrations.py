@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.hooks import integrations
-from actors.hooks.hook_script import install_hook_script
+from orca import integrations
+from orca.hook_script import install_hook_script
 
 USER_HOOK = {"type": "command", "command": "/usr/local/bin/my-linter --check"}
 

@@ -12,21 +12,26 @@ install removes any earlier Orca handler and adds exactly one group per event, s
 running it twice changes nothing; the user's own groups, handlers and every other key
 are kept as they were; a file about to change is first copied to ``<file>.orca-backup``;
 a file that is not a JSON object is left alone and reported (the user's fault, and
-overwriting it would lose their settings).
+overwriting it would lose their settings); the new content replaces the file with
+``orca.fsio.write_atomic`` (a crash leaves the old config or the new one, with the old
+file's mode).
+
+Only the CLI uses this module (no actor edits an agent's config); it imports neither
+trio nor ``actors.*``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import shlex
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from actors.hooks.hook_script import HOOK_SCRIPT_NAME
+from orca.fsio import write_atomic
+from orca.hook_script import HOOK_SCRIPT_NAME
 
 BACKUP_SUFFIX = ".orca-backup"
 HANDLER_NAME = "orca-agent-status"
@@ -211,13 +216,7 @@ def write_config(path: Path, old: Mapping[str, object], new: Mapping[str, object
         shutil.copy2(path, path.with_name(path.name + BACKUP_SUFFIX))
         mode = path.stat().st_mode & 0o777
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.orca-{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(json.dumps(new, indent=2, ensure_ascii=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, (json.dumps(new, indent=2, ensure_ascii=False) + "\n").encode(), mode=mode)
     return True
 
 

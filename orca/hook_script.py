@@ -11,17 +11,33 @@ Contract (issue 7):
 * it posts the agent's own hook payload (its stdin) unchanged, with short connect and
   total timeouts, and passes the secret and pane identity as headers through a file
   descriptor - never on the command line, where other users' ``ps`` could read it.
+
+Two writers, one file. ``orca hooks install`` writes the script (it must work while
+the service is down: the agent's config has to name a script that exists), and the
+hooks actor writes it at every start (so an upgrade's new script replaces the old one
+without a re-install). Both call :func:`install_hook_script`, which renders the same
+bytes from this module and replaces the file with ``orca.fsio.write_atomic``: whichever
+runs last, the file is whole (old or new, never torn) and identical.
+
+Pure apart from :func:`install_hook_script`, and free of trio and ``actors.*``: the CLI
+imports it.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from actors.hooks.agent_events import KNOWN_AGENTS
-from actors.hooks.endpoint_file import ENDPOINT_FILE_NAME
+from orca.fsio import ensure_private_dir, write_atomic
 
 HOOK_SCRIPT_NAME = "orca-agent-hook.sh"
+# The file the hooks actor writes its port and secret to (``actors.hooks.endpoint_file``)
+# and the script reads on every call.
+ENDPOINT_FILE_NAME = "endpoint.env"
+# The agents the HTTP endpoint serves as ``/hook/<agent>`` (``actors.hooks.agent_events``);
+# the script posts any other name as ``generic``.
+KNOWN_AGENTS = ("claude", "codex", "gemini", "opencode", "cursor", "amp", "generic")
+# Owner-only: the script is run by the user's agents, and nobody else may swap it.
+SCRIPT_MODE = 0o700
 # A local POST completes in milliseconds; these bound the agent's wait when the
 # server is wedged (connect) or slow (total). The agents' own hook timeouts are longer.
 CONNECT_TIMEOUT_S = 1
@@ -78,18 +94,15 @@ def render_hook_script(endpoint_file: Path) -> str:
 
 
 def install_hook_script(hooks_dir: Path) -> Path:
-    """Write the script (0700) into ``hooks_dir``; rewritten only when it changed."""
-    hooks_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Write the script (0700) into ``hooks_dir`` (made private, 0700); rewritten only
+    when its content or mode differs, atomically and durably (``orca.fsio``)."""
+    ensure_private_dir(hooks_dir)
     path = hooks_dir / HOOK_SCRIPT_NAME
-    text = render_hook_script(hooks_dir / ENDPOINT_FILE_NAME)
+    data = render_hook_script(hooks_dir / ENDPOINT_FILE_NAME).encode()
     try:
-        if path.read_text() == text:
+        if path.read_bytes() == data and path.stat().st_mode & 0o777 == SCRIPT_MODE:
             return path
     except OSError:
-        pass
-    tmp = path.with_name(f".{HOOK_SCRIPT_NAME}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+        pass  # missing or unreadable: write it
+    write_atomic(path, data, mode=SCRIPT_MODE)
     return path
