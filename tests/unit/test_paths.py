@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,13 +14,16 @@ from orca import fsio, paths
 
 
 @pytest.fixture
-def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private stand-in for the system temp dir (sticky, world-writable, like /tmp)."""
-    root = tmp_path / "tmp"
-    root.mkdir()
+def tmp_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A stand-in for the system temp dir (sticky, world-writable, like /tmp), as short
+    as a real one so socket paths below it fit the kernel's limit as they would."""
+    root = Path(tempfile.mkdtemp(prefix="ot-", dir="/tmp"))
     root.chmod(0o1777)
     monkeypatch.setattr(paths.tempfile, "gettempdir", lambda: str(root))
-    return root
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root)
 
 
 def test_without_a_session_runtime_dir_sockets_go_to_a_per_user_dir_without_warnings(

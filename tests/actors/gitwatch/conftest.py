@@ -1,14 +1,10 @@
-"""The gitwatch actor tests share one helper module in this directory."""
+"""The gitwatch actor tests run git with a fixed identity and no user config."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-# Test directories are not packages; make the helper importable by its own name.
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 import trio
-from gitwatch_harness import Actors, EventTap, running_actors
+from support.actors import actor_tap
+from support.gitwatch_harness import Actors, running_actors
 
 from orca.contracts import NoArgs, ptyd, store
 from orca.contracts import gitwatch as gw
@@ -47,7 +48,7 @@ async def actors(tmp_path: Path, repo: Path) -> AsyncIterator[tuple[Actors, str]
         added = await running.store.invoke(
             store.REPO_ADD, store.RepoAddArgs(path=str(repo), display_name="proj")
         )
-        await running.events.next_matching(_at(gw.WorktreeAdded, repo))
+        await running.events.next_of(gw.WORKTREE_ADDED, _at(repo))
         yield running, added.id
 
 
@@ -73,10 +74,10 @@ async def _meta(running: Actors, worktree_id: str) -> Any:
     )
 
 
-def _at(kind: type[Any], path: Path) -> Any:
+def _at(path: Path) -> Any:
     def match(event: Any) -> bool:
         git = getattr(event, "git", None)
-        return isinstance(event, kind) and (git or event).path == str(path)
+        return bool((git or event).path == str(path))
 
     return match
 
@@ -109,10 +110,10 @@ async def test_external_worktree_appears_and_disappears(
     wt = tmp_path / "by-hand"
     with trio.fail_after(TEST_TIMEOUT_S):
         await trio.to_thread.run_sync(_git, repo, "worktree", "add", "-q", str(wt), "-b", "hand")
-        await running.events.next_matching(_at(gw.WorktreeAdded, wt))
+        await running.events.next_of(gw.WORKTREE_ADDED, _at(wt))
         assert str(wt) in [r.path for r in (await _list(running)).worktrees]
         await trio.to_thread.run_sync(_git, repo, "worktree", "remove", str(wt))
-        await running.events.next_matching(_at(gw.WorktreeRemoved, wt))
+        await running.events.next_of(gw.WORKTREE_REMOVED, _at(wt))
         assert str(wt) not in [r.path for r in (await _list(running)).worktrees]
 
 
@@ -130,7 +131,7 @@ async def test_create_then_rename_keeps_meta(actors: tuple[Actors, str], tmp_pat
             gw.WORKTREE_RENAME, gw.RenameArgs(worktree_id=old_id, new_name="task-two")
         )
         new_id = renamed.new_worktree_id
-        event = await running.events.next_matching(lambda e: isinstance(e, gw.WorktreeRenamed))
+        event = await running.events.next_of(gw.WORKTREE_RENAMED)
         assert (event.old_worktree_id, event.new_worktree_id) == (old_id, new_id)
         assert event.identity_migrated is True
         meta = await _meta(running, new_id)
@@ -177,7 +178,7 @@ async def test_repo_removed_from_store_drops_its_rows(
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
         await running.store.invoke(store.REPO_REMOVE, store.IdArgs(id=repo_id))
-        await running.events.next_matching(_at(gw.WorktreeRemoved, repo))
+        await running.events.next_of(gw.WORKTREE_REMOVED, _at(repo))
         snapshot = await running.gitwatch.invoke(gw.SNAPSHOT, NoArgs())
         assert repo_id not in snapshot.repos and snapshot.watches == 0
 
@@ -222,7 +223,7 @@ async def test_vanished_repo_is_reported_and_actor_keeps_serving(
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
         await trio.to_thread.run_sync(shutil.rmtree, repo)
-        event = await running.events.next_matching(lambda e: isinstance(e, gw.RepoUnavailable))
+        event = await running.events.next_of(gw.REPO_UNAVAILABLE)
         assert event.repo_id == repo_id
         listing = await _list(running)
         assert [u.repo_id for u in listing.unavailable_repos] == [repo_id]
@@ -235,10 +236,10 @@ async def test_rename_keeps_live_terminal_sessions(tmp_path: Path, repo: Path) -
     """A session started in a worktree survives its rename, re-keyed to the new id (§4.3)."""
     async with running_actors(tmp_path / "home", with_ptyd=True) as running:
         assert running.ptyd is not None
-        ptyd_events = EventTap(running.paths.ipc_endpoint("ptyd", "pub"), ptyd.CONTRACT)
+        ptyd_events = actor_tap(running.home, ptyd.CONTRACT)
         with trio.fail_after(TEST_TIMEOUT_S):
             async with trio.open_nursery() as nursery:
-                await nursery.start(ptyd_events.run)
+                await ptyd_events.start(nursery)
                 root = tmp_path / "workspaces"
                 await _set_root(running, root)
                 added = await running.store.invoke(
@@ -253,7 +254,7 @@ async def test_rename_keeps_live_terminal_sessions(tmp_path: Path, repo: Path) -
                     gw.WORKTREE_RENAME, gw.RenameArgs(worktree_id=old_id, new_name="a-renamed")
                 )
                 new_id = renamed.new_worktree_id
-                await ptyd_events.next_matching(lambda e: isinstance(e, ptyd.SessionRekeyed))
+                await ptyd_events.next_of(ptyd.REKEYED)
                 listed = await running.ptyd.call("term.list", {"worktreeId": new_id})
                 [session] = listed["sessions"]
                 assert session["running"] is True and session["pid"] == spawned["pid"]

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
-from gitwatch_harness import Actors, running_actors
+from support.gitwatch_harness import Actors, running_actors
 
-from orca.cli.worktree import AmbiguousReference, add_parser, resolve_repo, resolve_worktree
+from orca.cli.main import main
+from orca.cli.worktree import AmbiguousReference, resolve_repo, resolve_worktree
 from orca.contracts import gitwatch as gw
 from orca.contracts import store
+from orca.model.types_repo import Repo
 
 TEST_TIMEOUT_S = 60
 
@@ -27,11 +27,8 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def _orca(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="orca")
-    add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(list(argv))
-    code: int = args.func(args)
-    return code
+    """The CLI in this process, through main's error boundary (exit codes included)."""
+    return main(list(argv))
 
 
 async def orca(*argv: str) -> int:
@@ -55,7 +52,7 @@ async def actors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         await running.store.invoke(
             store.REPO_ADD, store.RepoAddArgs(path=str(repo), display_name="proj")
         )
-        await running.events.next_matching(lambda e: isinstance(e, gw.WorktreeAdded))
+        await running.events.next_of(gw.WORKTREE_ADDED)
         yield running
 
 
@@ -109,10 +106,22 @@ async def test_cli_reports_service_not_running(
     assert "not running" in capsys.readouterr().err
 
 
-ROWS: list[dict[str, Any]] = [
-    {"id": "r::/w/a", "path": "/w/a", "displayName": "alpha", "branch": "refs/heads/feat/a"},
-    {"id": "r::/w/b", "path": "/w/b", "displayName": "beta", "branch": "refs/heads/b"},
-    {"id": "s::/x/b", "path": "/x/b", "displayName": "other", "branch": ""},
+def _row(worktree_id: str, path: str, display_name: str, branch: str) -> gw.WorktreeRow:
+    repo_id = worktree_id.split("::", 1)[0]
+    return gw.WorktreeRow(
+        id=worktree_id,
+        repo_id=repo_id,
+        path=path,
+        display_name=display_name,
+        branch=branch,
+        ownership="orca-managed",
+    )
+
+
+ROWS = [
+    _row("r::/w/a", "/w/a", "alpha", "refs/heads/feat/a"),
+    _row("r::/w/b", "/w/b", "beta", "refs/heads/b"),
+    _row("s::/x/b", "/x/b", "other", ""),
 ]
 
 
@@ -128,7 +137,7 @@ ROWS: list[dict[str, Any]] = [
 )
 def test_worktree_reference_resolves_by_id_path_or_unique_name(ref: str, expected: str) -> None:
     """A worktree may be named by id, path, display name or branch, when unique."""
-    assert resolve_worktree(ROWS, ref)["path"] == expected
+    assert resolve_worktree(ROWS, ref).path == expected
 
 
 @pytest.mark.parametrize("ref", ["b", "missing"])
@@ -140,5 +149,5 @@ def test_ambiguous_or_unknown_worktree_reference_is_refused(ref: str) -> None:
 
 def test_repo_reference_resolves_by_id_or_display_name() -> None:
     """A repo may be named by id or display name."""
-    repos = [{"id": "r1", "path": "/src/p", "displayName": "p"}]
+    repos = [Repo(id="r1", path="/src/p", display_name="p")]
     assert resolve_repo(repos, "r1") == resolve_repo(repos, "p") == repos[0]

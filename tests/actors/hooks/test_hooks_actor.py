@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 import trio
-from hooks_harness import PANE, WT, next_event, post_hook, running_hooks
+from support.hooks_harness import PANE, WT, post_hook, running_hooks
 
 from orca.contracts import hooks as contract
 from orca.contracts import sys as sys_contract
@@ -19,23 +19,15 @@ from orca.wire.errors import BadRequest
 CLAUDE = {"session_id": "abc", "transcript_path": "/t.jsonl", "cwd": "/src/wt-a"}
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("ORCA_HOME", str(home))
-    return home
-
-
-async def test_hook_post_reaches_subscribers_and_snapshot(home: Path) -> None:
+async def test_hook_post_reaches_subscribers_and_snapshot(orca_home: Path) -> None:
     """A hook POST becomes one agentStatus.set for subscribers and a row in the snapshot."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             status, reply = await hooks.post(
                 "claude", {**CLAUDE, "hook_event_name": "PreToolUse", "tool_name": "Bash"}
             )
             assert (status, reply) == (200, {"outcome": "applied"})
-            event = await next_event(hooks, "agentStatus.set")
+            event = await hooks.tap.next_event_of(contract.STATUS_SET)
             row = event.data["row"]
             assert (row["paneKey"], row["state"], row["source"], row["detail"]) == (
                 PANE,
@@ -47,10 +39,10 @@ async def test_hook_post_reaches_subscribers_and_snapshot(home: Path) -> None:
             assert snapshot["seq"] == event.seq and snapshot["rows"] == [row]
 
 
-async def test_wrong_secret_is_refused_and_writes_no_row(home: Path) -> None:
+async def test_wrong_secret_is_refused_and_writes_no_row(orca_home: Path) -> None:
     """Wrong secret → 403, no row, no event (issue 7)."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             status, _ = await hooks.post(
                 "claude", {**CLAUDE, "hook_event_name": "Stop"}, secret="0" * 64
             )
@@ -59,16 +51,16 @@ async def test_wrong_secret_is_refused_and_writes_no_row(home: Path) -> None:
             assert snapshot["rows"] == [] and snapshot["seq"] == 0
 
 
-async def test_retired_pane_rejects_late_status_until_live_restart(home: Path) -> None:
+async def test_retired_pane_rejects_late_status_until_live_restart(orca_home: Path) -> None:
     """retire_pane clears the row everywhere; a late hook is refused; restart lifts the fence."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             await hooks.post("claude", {**CLAUDE, "hook_event_name": "UserPromptSubmit"})
             assert (await hooks.call("agentStatus.retire_pane", {"paneKey": PANE})) == {
                 "removed": True
             }
-            await next_event(hooks, "agentStatus.set")
-            cleared = await next_event(hooks, "agentStatus.clear")
+            await hooks.tap.next_event_of(contract.STATUS_SET)
+            cleared = await hooks.tap.next_event_of(contract.STATUS_CLEARED)
             assert cleared.data == {"paneKey": PANE, "worktreeId": WT, "reason": "retired"}
             late, reply = await hooks.post("claude", {**CLAUDE, "hook_event_name": "Stop"})
             assert (late, reply["reason"]) == (409, "retired_pane")
@@ -84,10 +76,10 @@ async def test_retired_pane_rejects_late_status_until_live_restart(home: Path) -
             assert [r["state"] for r in await hooks.rows()] == ["waiting"]
 
 
-async def test_osc_rows_carry_terminal_handle_into_hook_rows(home: Path) -> None:
+async def test_osc_rows_carry_terminal_handle_into_hook_rows(orca_home: Path) -> None:
     """ptyd's OSC rows carry the terminal handle; a later hook keeps it (seed 03)."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             reply = await hooks.call(
                 "agentStatus.ingest_osc",
                 {
@@ -107,10 +99,10 @@ async def test_osc_rows_carry_terminal_handle_into_hook_rows(home: Path) -> None
             )
 
 
-async def test_osc_without_worktree_uses_the_pane_known_worktree(home: Path) -> None:
+async def test_osc_without_worktree_uses_the_pane_known_worktree(orca_home: Path) -> None:
     """ptyd sends only the pane key; the store places the row by the pane's known worktree."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             unknown = await hooks.call(
                 "agentStatus.ingest_osc", {"paneKey": PANE, "payload": '{"state": "working"}'}
             )
@@ -123,10 +115,10 @@ async def test_osc_without_worktree_uses_the_pane_known_worktree(home: Path) -> 
             assert [(r["worktreeId"], r["state"]) for r in await hooks.rows()] == [(WT, "blocked")]
 
 
-async def test_bad_rpc_input_is_refused_and_actor_keeps_serving(home: Path) -> None:
+async def test_bad_rpc_input_is_refused_and_actor_keeps_serving(orca_home: Path) -> None:
     """A malformed pane key or OSC payload is the caller's fault; the actor keeps running."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             with pytest.raises(BadRequest):
                 await hooks.call("agentStatus.ingest_osc", {"paneKey": "nope", "payload": "{}"})
             with pytest.raises(BadRequest):
@@ -139,13 +131,13 @@ async def test_bad_rpc_input_is_refused_and_actor_keeps_serving(home: Path) -> N
 
 
 async def test_restart_hydrates_unconfirmed_rows_and_never_persists_structured(
-    home: Path,
+    orca_home: Path,
 ) -> None:
     """After a restart the working row is restoredUnconfirmed and not fresh; structured rows
     never reach disk; a new endpoint is published and agents reach it (seed 02 §10, seed 03)."""
     structured_pane = "tab-2:9c1c2a9e-0000-4000-8000-000000000002"
     with trio.fail_after(60):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             await hooks.post(
                 "claude",
                 {**CLAUDE, "hook_event_name": "UserPromptSubmit"},
@@ -174,7 +166,7 @@ async def test_restart_hydrates_unconfirmed_rows_and_never_persists_structured(
         endpoint_env = hooks.paths.hooks_dir / "endpoint.env"
         assert stat.S_IMODE(endpoint_env.stat().st_mode) == 0o600
 
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             assert hooks.secret != first_secret
             [wire] = await hooks.rows()
             row = msgspec.convert(wire, AgentStatusRow)
@@ -194,27 +186,27 @@ async def test_restart_hydrates_unconfirmed_rows_and_never_persists_structured(
             assert (wire["state"], wire["restoredUnconfirmed"]) == ("done", False)
 
 
-async def test_clear_removes_the_row_without_fencing(home: Path) -> None:
+async def test_clear_removes_the_row_without_fencing(orca_home: Path) -> None:
     """agentStatus.clear drops the row with one clear event; the pane may report again."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             await hooks.post("claude", {**CLAUDE, "hook_event_name": "UserPromptSubmit"})
             assert await hooks.call("agentStatus.clear", {"paneKey": PANE, "reason": "exit"}) == {
                 "removed": True
             }
-            await next_event(hooks, "agentStatus.set")
-            cleared = await next_event(hooks, "agentStatus.clear")
+            await hooks.tap.next_event_of(contract.STATUS_SET)
+            cleared = await hooks.tap.next_event_of(contract.STATUS_CLEARED)
             assert cleared.data["reason"] == "exit"
             assert await hooks.rows() == []
             status, _ = await hooks.post("claude", {**CLAUDE, "hook_event_name": "Stop"})
             assert status == 200 and [r["state"] for r in await hooks.rows()] == ["done"]
 
 
-async def test_alias_moves_a_legacy_row_to_its_stable_pane(home: Path) -> None:
+async def test_alias_moves_a_legacy_row_to_its_stable_pane(orca_home: Path) -> None:
     """A legacy numeric OSC row moves to its stable key once the alias is registered."""
     legacy = "tab-1:2"
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             reply = await hooks.call(
                 "agentStatus.ingest_osc",
                 {"paneKey": legacy, "worktreeId": WT, "payload": '{"state": "working"}'},
@@ -233,10 +225,10 @@ async def test_alias_moves_a_legacy_row_to_its_stable_pane(home: Path) -> None:
             assert [(r["paneKey"], r["state"]) for r in await hooks.rows()] == [(PANE, "done")]
 
 
-async def test_served_ops_and_published_events_are_the_contract(home: Path) -> None:
+async def test_served_ops_and_published_events_are_the_contract(orca_home: Path) -> None:
     """The actor serves exactly its contract's ops (plus sys.*) and publishes its events."""
     with trio.fail_after(30):
-        async with running_hooks(home) as hooks:
+        async with running_hooks(orca_home) as hooks:
             hello = await hooks.client.invoke(sys_contract.HELLO)
             osc = contract.IngestOscArgs(
                 pane_key=PANE, worktree_id=WT, payload=json.dumps({"state": "working"})
@@ -247,7 +239,7 @@ async def test_served_ops_and_published_events_are_the_contract(home: Path) -> N
             assert cleared == contract.Removed(removed=True)
             seen: list[str] = []
             while contract.STATUS_CLEARED.type not in seen:
-                event = await hooks.tap.receive.receive()
+                event = (await hooks.tap.receive()).envelope
                 if event.type != sys_contract.HEARTBEAT_TYPE:
                     seen.append(event.type)
     assert set(hello.capabilities) == set(contract.CONTRACT.ops) | set(sys_contract.CONTRACT.ops)

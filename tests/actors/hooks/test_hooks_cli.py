@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 import trio
-from hooks_harness import ROOT, WT, running_hooks
+from support.hooks_harness import WT, running_hooks
+from support.procs import REPO as ROOT
 
 OTHER_WT = "repo1::/src/wt-b"
 

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import trio
-
-# Test directories are not packages (pytest rootdir mode); make the shared helper
-# module of this directory importable from every test file in it.
-sys.path.insert(0, str(Path(__file__).parent))
-
-from ptyd_harness import Harness, RecordingListener
+from support.ptyd_harness import Harness, RecordingListener
 
 from actors.ptyd.sessions import SessionTable, TableConfig
 

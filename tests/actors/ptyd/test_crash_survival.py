@@ -6,53 +6,23 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import psutil
 import trio
-from ptyd_harness import ROOT, EventTap
+from support.actors import ActorProcess, actor_tap, start_actor, stop_actor
+from support.ptyd_harness import TREE_ENV, call_retrying, read_pid, start_keeper, tree_env
 
-from orca.actor import RpcClient, open_rpc_client
+from orca.actor import open_rpc_client
 from orca.client.cursor import StreamCursor
+from orca.contracts import ptyd as contract
 from orca.paths import resolve_paths
-from orca.wire.errors import Unavailable
 
 WT = "repo1::/w/crash"
 LINES = 2_000_000
-KEEPER_SCRIPT = Path(__file__).with_name("fd_keeper_process.py")
-
-
-async def call_retrying(client: RpcClient, op: str, args: dict[str, Any]) -> Any:
-    """Call, retrying while ptyd is down (the request waits for the restarted socket)."""
-    while True:
-        try:
-            return await client.call(op, args, timeout=3)
-        except Unavailable:
-            continue
-
-
-def start_keeper(sock: Path, pidfile: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """The reference keeper (what the supervisor must do), which starts ptyd itself."""
-    return subprocess.Popen([sys.executable, str(KEEPER_SCRIPT), str(sock), str(pidfile)], env=env)
-
-
-def read_pid(pidfile: Path) -> int:
-    return int(pidfile.read_text())
-
-
-def tree_env(home: Path) -> dict[str, str]:
-    env = dict(
-        os.environ,
-        ORCA_HOME=str(home),
-        PYTHONPATH=str(ROOT),
-        ORCA_PTYD_SCROLLBACK_BYTES=str(32 << 20),
-        ORCA_PTYD_HISTORY_BYTES=str(64 << 20),
-    )
-    env.pop("ORCA_SUPERVISOR", None)
-    return env
+# orcad stops its tree gracefully on SIGTERM (the keeper too); SIGKILL only after this.
+ORCAD_STOP_GRACE_S = 20.0
 
 
 async def kill_9_scenario(
@@ -60,7 +30,7 @@ async def kill_9_scenario(
 ) -> None:
     """Spawn seq 1 2000000, kill -9 ptyd after 1 MB, check the same child and every byte."""
     paths = resolve_paths({"ORCA_HOME": str(home)})
-    tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.output", "term.exit", "sys.heartbeat"])
+    tap = actor_tap(home, contract.CONTRACT, topics=[contract.OUTPUT.type, contract.EXIT.type])
     child_pid = 0
     try:
         async with (
@@ -69,7 +39,7 @@ async def kill_9_scenario(
         ):
             with trio.fail_after(60):
                 await call_retrying(client, "term.list", {})
-                await nursery.start(tap.run)
+                await tap.start(nursery)
                 spawned = await call_retrying(
                     client,
                     "term.spawn",
@@ -85,8 +55,8 @@ async def kill_9_scenario(
                 received: list[bytes] = []
                 await client.call("term.write", {"sessionId": sid, "text": "go\n"})
                 while cursor.offset < 1_000_000:
-                    event = await tap.next_of("term.output")
-                    fresh = cursor.accept(event.data["offset"], event.data["data"])
+                    event = await tap.next_of(contract.OUTPUT)
+                    fresh = cursor.accept(event.offset, event.data)
                     if fresh is None:
                         reply = await client.call(
                             "term.read", {"sessionId": sid, "since": cursor.offset}
@@ -113,7 +83,7 @@ async def kill_9_scenario(
                     ):
                         break
                     if cursor.offset == reply["end"]:
-                        await tap.receive.receive()  # output, exit or heartbeat: look again
+                        await tap.receive()  # output, exit or heartbeat: look again
                 assert reply["exitCode"] == 0
                 nursery.cancel_scope.cancel()
         expected = b"go\r\n" + b"".join(b"%d\r\n" % i for i in range(1, LINES + 1))
@@ -122,8 +92,7 @@ async def kill_9_scenario(
         assert hashlib.sha256(got).hexdigest() == hashlib.sha256(expected).hexdigest()
     finally:
         tap.close()
-        keeper.terminate()
-        await trio.to_thread.run_sync(keeper.wait)
+        await stop_actor(keeper, grace=ORCAD_STOP_GRACE_S)
         if child_pid:
             try:
                 os.kill(child_pid, signal.SIGKILL)
@@ -154,17 +123,10 @@ restart = "permanent"
 """
 
 
-def start_orcad(home: Path) -> subprocess.Popen[bytes]:
+def start_orcad(home: Path) -> ActorProcess:
     paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
     (paths.config_dir / "supervisor.toml").write_text(ONLY_PTYD)
-    with (home / "orcad.out").open("ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "actors.supervisor"],
-            env=tree_env(home),
-            stdout=log,
-            stderr=log,
-            cwd=ROOT,
-        )
+    return start_actor("supervisor", home, TREE_ENV)
 
 
 def ptyd_child_of(orcad: int) -> int:
@@ -178,7 +140,7 @@ async def test_kill_9_ptyd_under_orcad_loses_nothing(tmp_path: Path) -> None:
     """Under the real supervisor (fd keeper + subreaper), kill -9 of ptyd loses nothing."""
     home = tmp_path / "home"
     orcad = start_orcad(home)
-    await kill_9_scenario(home, orcad, lambda: ptyd_child_of(orcad.pid))
+    await kill_9_scenario(home, orcad.proc, lambda: ptyd_child_of(orcad.pid))
 
 
 async def test_child_exiting_while_ptyd_is_down_reports_its_status(tmp_path: Path) -> None:
@@ -186,7 +148,7 @@ async def test_child_exiting_while_ptyd_is_down_reports_its_status(tmp_path: Pat
     home = tmp_path / "home"
     orcad = start_orcad(home)
     paths = resolve_paths({"ORCA_HOME": str(home)})
-    tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.exit", "sys.heartbeat"])
+    tap = actor_tap(home, contract.CONTRACT, topics=[contract.EXIT.type])
     try:
         async with (
             open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client,
@@ -194,7 +156,7 @@ async def test_child_exiting_while_ptyd_is_down_reports_its_status(tmp_path: Pat
         ):
             with trio.fail_after(60):
                 await call_retrying(client, "term.list", {})
-                await nursery.start(tap.run)
+                await tap.start(nursery)
                 spawned = await call_retrying(
                     client,
                     "term.spawn",
@@ -213,15 +175,14 @@ async def test_child_exiting_while_ptyd_is_down_reports_its_status(tmp_path: Pat
                     )
                     if not reply["running"] and reply["outputEnded"]:
                         break
-                    await tap.receive.receive()  # an exit event, or a heartbeat: look again
+                    await tap.receive()  # an exit event, or a heartbeat: look again
                 assert ptyd_child_of(orcad.pid) != first
                 assert reply["exitCode"] == 7
                 assert b"last-words" in reply["data"]
                 nursery.cancel_scope.cancel()
     finally:
         tap.close()
-        orcad.terminate()
-        await trio.to_thread.run_sync(orcad.wait)
+        await stop_actor(orcad.proc, grace=ORCAD_STOP_GRACE_S)
 
 
 async def test_session_that_exited_before_the_crash_keeps_its_status(tmp_path: Path) -> None:
@@ -229,7 +190,7 @@ async def test_session_that_exited_before_the_crash_keeps_its_status(tmp_path: P
     home = tmp_path / "home"
     orcad = start_orcad(home)
     paths = resolve_paths({"ORCA_HOME": str(home)})
-    tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), ["term.exit"])
+    tap = actor_tap(home, contract.CONTRACT, topics=[contract.EXIT.type])
     try:
         async with (
             open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client,
@@ -237,11 +198,11 @@ async def test_session_that_exited_before_the_crash_keeps_its_status(tmp_path: P
         ):
             with trio.fail_after(60):
                 await call_retrying(client, "term.list", {})
-                await nursery.start(tap.run)
+                await tap.start(nursery)
                 args = {"argv": ["/bin/sh", "-c", "read x; exit 3"], "cwd": "/", "worktreeId": WT}
                 sid = (await call_retrying(client, "term.spawn", args))["sessionId"]
                 await client.call("term.write", {"sessionId": sid, "text": "go\n"})
-                assert (await tap.next_of("term.exit")).data["exitCode"] == 3
+                assert (await tap.next_of(contract.EXIT)).exit_code == 3
                 os.kill(ptyd_child_of(orcad.pid), signal.SIGKILL)
                 rows = (await call_retrying(client, "term.list", {}))["sessions"]
                 assert [(r["sessionId"], r["running"], r["exitCode"]) for r in rows] == [
@@ -250,5 +211,4 @@ async def test_session_that_exited_before_the_crash_keeps_its_status(tmp_path: P
                 nursery.cancel_scope.cancel()
     finally:
         tap.close()
-        orcad.terminate()
-        await trio.to_thread.run_sync(orcad.wait)
+        await stop_actor(orcad.proc, grace=ORCAD_STOP_GRACE_S)

@@ -2,67 +2,26 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
-from ptyd_harness import EventTap, start_actor_process, stop_actor_process
+from support.actors import EventTap
+from support.ptyd_harness import PtydProcess as Ptyd
+from support.ptyd_harness import running_ptyd
 
-from orca.actor import RpcClient, open_rpc_client
 from orca.client.cursor import StreamCursor
 from orca.contracts import ptyd as contract
 from orca.contracts import sys as sys_contract
-from orca.paths import resolve_paths
 from orca.wire.errors import BadRequest, NotFound
 
 WT = "repo1::/tmp/wt-known"
 
 
-class Ptyd:
-    def __init__(self, home: Path, client: RpcClient, nursery: trio.Nursery) -> None:
-        self.home = home
-        self.client = client
-        self.nursery = nursery
-        self.paths = resolve_paths({"ORCA_HOME": str(home)})
-        self.taps: list[EventTap] = []
-
-    async def call(self, op: str, args: dict[str, Any] | None = None) -> Any:
-        return await self.client.call(op, args or {}, timeout=10)
-
-    async def tap(self, prefixes: list[str]) -> EventTap:
-        tap = EventTap(self.paths.ipc_endpoint("ptyd", "pub"), prefixes)
-        self.taps.append(tap)
-        await self.nursery.start(tap.run)
-        return tap
-
-
-async def running_ptyd(home: Path, env: dict[str, str]) -> AsyncIterator[Ptyd]:
-    await trio.Path(home).mkdir(exist_ok=True)
-    proc = start_actor_process("ptyd", home, env)
-    paths = resolve_paths({"ORCA_HOME": str(home)})
-    try:
-        async with open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client:
-            async with trio.open_nursery() as nursery:
-                ptyd = Ptyd(home, client, nursery)
-                with trio.fail_after(15):
-                    await ptyd.call("term.list")  # waits for the socket to come up
-                yield ptyd
-                for row in (await ptyd.call("term.list"))["sessions"]:
-                    if row["running"]:
-                        os.kill(row["pid"], 9)
-                nursery.cancel_scope.cancel()
-            for tap in ptyd.taps:
-                tap.close()
-    finally:
-        await stop_actor_process(proc)
-
-
 @pytest.fixture
 async def ptyd(tmp_path: Path) -> AsyncIterator[Ptyd]:
-    async for p in running_ptyd(tmp_path / "home", {}):
+    async with running_ptyd(tmp_path / "home") as p:
         yield p
 
 
@@ -77,19 +36,20 @@ async def collect_output(
     """
     seen = b""
     while until not in seen:
-        event = await tap.receive.receive()
-        if event.type == "term.output" and event.data["sessionId"] == session_id:
-            fresh = cursor.accept(event.data["offset"], event.data["data"])
+        got = await tap.receive()
+        out = got.data if isinstance(got.data, contract.OutputChunk) else None
+        if out is not None and out.session_id == session_id:
+            fresh = cursor.accept(out.offset, out.data)
             if fresh is not None:
                 seen += fresh
                 continue
-        elif event.type != "sys.heartbeat":
+        elif got.envelope.type != sys_contract.HEARTBEAT_TYPE:
             continue
         reply = await ptyd.call("term.read", {"sessionId": session_id, "since": cursor.offset})
         assert not reply["gap"]
         seen += cursor.accept(reply["offset"], reply["data"]) or b""
-        if event.type == "term.output":
-            seen += cursor.accept(event.data["offset"], event.data["data"]) or b""
+        if out is not None:
+            seen += cursor.accept(out.offset, out.data) or b""
     return seen
 
 
@@ -101,7 +61,7 @@ async def test_spawn_attach_write_and_read_over_the_wire(ptyd: Ptyd, tmp_path: P
         )
         sid = spawned["sessionId"]
         assert sid.startswith(WT + "@@") and len(spawned["launchTokenSha256"]) == 64
-        tap = await ptyd.tap([f"term.output.{sid}", f"term.exit.{sid}", "sys.heartbeat"])
+        tap = await ptyd.tap([contract.output_topic(sid), contract.exit_topic(sid)])
         attached = await ptyd.call("term.attach", {"sessionId": sid})
         cursor = StreamCursor(attached["offset"] + len(attached["data"]))
         await ptyd.call("term.write", {"sessionId": sid, "text": "echo wire-$((6*7))\n"})
@@ -109,8 +69,8 @@ async def test_spawn_attach_write_and_read_over_the_wire(ptyd: Ptyd, tmp_path: P
         read = await ptyd.call("term.read", {"sessionId": sid, "since": 0})
         assert b"wire-42" in read["data"] and read["end"] == cursor.offset
         await ptyd.call("term.write", {"sessionId": sid, "text": "exit 5\n"})
-        exit_event = await tap.next_of("term.exit")
-        assert exit_event.data["exitCode"] == 5
+        exit_event = await tap.next_of(contract.EXIT)
+        assert exit_event.exit_code == 5
         rows = (await ptyd.call("term.list"))["sessions"]
         assert [(r["sessionId"], r["running"], r["exitCode"]) for r in rows] == [(sid, False, 5)]
 
@@ -137,7 +97,7 @@ async def test_osc_is_stripped_even_with_hooks_down(ptyd: Ptyd, tmp_path: Path) 
             "term.spawn", {"argv": ["/bin/sh", "-c", script], "cwd": "/", "worktreeId": WT}
         )
         sid = spawned["sessionId"]
-        tap = await ptyd.tap([f"term.output.{sid}", "sys.heartbeat"])
+        tap = await ptyd.tap([contract.output_topic(sid)])
         reply = await ptyd.call("term.read", {"sessionId": sid})
         cursor = StreamCursor(reply["offset"])
         seen = cursor.accept(reply["offset"], reply["data"]) or b""
@@ -158,8 +118,7 @@ async def test_every_op_and_event_has_its_contracts_shape(ptyd: Ptyd, tmp_path: 
     decodes as its declared Struct, and a size the contract bounds is refused."""
     c = ptyd.client
     with trio.fail_after(30):
-        tap = await ptyd.tap(["term.", "sys.heartbeat"])
-        await tap.next_of("sys.heartbeat")  # subscribed before the first event
+        tap = await ptyd.tap(["term."])  # live (a heartbeat came) before the first event
         spawn = contract.SpawnArgs(argv=["/bin/sh"], cwd=str(tmp_path), worktree_id=WT)
         spawned = await c.invoke(contract.SPAWN, spawn, timeout=10)
         sid = spawned.session_id
@@ -189,10 +148,10 @@ async def test_every_op_and_event_has_its_contracts_shape(ptyd: Ptyd, tmp_path: 
         assert closed == contract.CloseResult(fenced=False, store_revision=None)  # no peers
         seen: dict[str, object] = {}
         while not {contract.CLOSED.type, contract.EXIT.type} <= set(seen):
-            event = await tap.receive.receive()
-            spec = contract.CONTRACT.events.get(event.type)
-            if spec is not None:
-                seen[event.type] = spec.decode(event.data)
+            got = await tap.receive()
+            if got.data is not None:
+                seen[got.envelope.type] = got.data
+        tap.check()  # nothing published outside the contract, nothing malformed
     assert set(seen) == {"term.spawned", "term.output", "term.exit", "term.closed"}
     row = seen["term.spawned"]
     assert isinstance(row, contract.SessionSpawned) and row.session_id == sid

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import psutil
 import trio
-from ptyd_harness import start_actor_process, stop_actor_process
-from test_crash_survival import call_retrying, read_pid, start_keeper, tree_env
+from support.actors import start_actor, stop_actor, wait_ready
+from support.ptyd_harness import call_retrying, read_pid, start_keeper, tree_env
 
 from orca.actor import open_rpc_client
 from orca.paths import resolve_paths
@@ -40,7 +40,7 @@ async def test_pane_retired_while_ptyd_was_down_has_its_pty_ended(tmp_path: Path
     not one spawned in a pane key retired *before* that spawn (key reuse) nor others."""
     home = tmp_path / "home"
     paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
-    store = start_actor_process("store", home)
+    store = start_actor("store", home)
     pidfile = tmp_path / "ptyd.pid"
     keeper = start_keeper(paths.runtime_dir / "ptyd-keeper.sock", pidfile, tree_env(home))
     pids: list[int] = []
@@ -50,7 +50,7 @@ async def test_pane_retired_while_ptyd_was_down_has_its_pty_ended(tmp_path: Path
             open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as pt,
         ):
             with trio.fail_after(60):
-                await st.call("session.get", {}, timeout=CALL_TIMEOUT_S)
+                await wait_ready(store)
                 (tab_a, leaf_a, key_a), (_, _, key_b), (tab_c, leaf_c, key_c) = (
                     pane(),
                     pane(),
@@ -86,7 +86,7 @@ async def test_pane_retired_while_ptyd_was_down_has_its_pty_ended(tmp_path: Path
     finally:
         keeper.terminate()
         await trio.to_thread.run_sync(keeper.wait)
-        await stop_actor_process(store)
+        await stop_actor(store.proc)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)

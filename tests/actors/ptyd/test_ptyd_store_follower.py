@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 import trio
 import zmq
-from ptyd_harness import EventTap
+from support.actors import EventTap
 
 from actors.ptyd.actor import STORE_CONSUMER, Ptyd, PtydSettings
 from orca.actor import ActorContext, EventPublisher, RpcServer
 from orca.actor.zsocket import ZSocket, new_socket
 from orca.contracts import ptyd as contract
 from orca.contracts import store
-from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.paths import resolve_paths
 from orca.wire.envelope import Event, encode_event
 
@@ -60,9 +59,7 @@ async def test_a_malformed_store_event_is_logged_once_and_following_goes_on(
     fake = FakeStorePub(paths.ipc_endpoint(store.CONTRACT.actor, "pub"))
     events = EventPublisher(contract.CONTRACT.actor)
     events.bind(paths.ipc_endpoint(contract.CONTRACT.actor, "pub"))
-    tap = EventTap(
-        paths.ipc_endpoint(contract.CONTRACT.actor, "pub"), [contract.REKEYED.type, HEARTBEAT_TYPE]
-    )
+    tap = EventTap(paths.ipc_endpoint(contract.CONTRACT.actor, "pub"), [contract.REKEYED])
     rpc = RpcServer(contract.CONTRACT.actor)
     with trio.fail_after(15):
         async with trio.open_nursery() as nursery:
@@ -70,7 +67,6 @@ async def test_a_malformed_store_event_is_logged_once_and_following_goes_on(
             ptyd = Ptyd(ctx, PtydSettings())
             follower = ptyd.store_follower()
             await nursery.start(fake.run)
-            await nursery.start(tap.run)
             await nursery.start(follower.run)
             nursery.start_soon(events.run_heartbeats, 0.05)
             session = ptyd.table.spawn(
@@ -81,7 +77,7 @@ async def test_a_malformed_store_event_is_logged_once_and_following_goes_on(
                 wanted = {store.WORKTREE_RENAMED.type, store.PANE_RETIRED.type}
                 while wanted:  # the follower's SUBSCRIBE messages: it is connected
                     wanted.discard((await fake.subscriptions.receive())[1:].decode())
-                await tap.next_of(HEARTBEAT_TYPE)  # our tap is connected too
+                await tap.start(nursery)  # our tap is connected too (a heartbeat came)
 
                 fake.send(store.WORKTREE_RENAMED.type, {"oldId": OLD, "newId": 7})
                 fake.send(
@@ -89,7 +85,7 @@ async def test_a_malformed_store_event_is_logged_once_and_following_goes_on(
                     {"hostId": "local", "tabId": "a:b", "leafId": "l", "revision": 1},
                 )
                 fake.send(store.WORKTREE_RENAMED.type, {"oldId": OLD, "newId": NEW})
-                rekeyed = await tap.next_of(contract.REKEYED.type)
+                rekeyed = await tap.next_of(contract.REKEYED)
             finally:
                 session.send_signal(signal.SIGKILL)
                 await session.exited.wait()
@@ -99,8 +95,8 @@ async def test_a_malformed_store_event_is_logged_once_and_following_goes_on(
     fake.close()
     events.close()
     rpc.close()
-    assert rekeyed.data["old"] == session.info.history_key
-    assert ptyd.table.get(rekeyed.data["new"]).info.worktree_id == NEW
+    assert rekeyed.old == session.info.history_key
+    assert ptyd.table.get(rekeyed.new).info.worktree_id == NEW
     assert follower.stats.malformed == 2 and follower.stats.decoded == 1
     warnings = [r.getMessage() for r in caplog.records if STORE_CONSUMER in r.getMessage()]
     assert len(warnings) == 2

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 import trio
-from ptyd_harness import Harness, read_until
+from support.ptyd_harness import Harness, read_until
 
 from actors.ptyd.scrollback import Gap
 from actors.ptyd.session import MAX_INPUT_BACKLOG, InputBacklogFull, SessionEnded

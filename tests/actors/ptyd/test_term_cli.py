@@ -11,21 +11,16 @@ from pathlib import Path
 
 import pytest
 import trio
-from ptyd_harness import ROOT, EventTap, start_actor_process, stop_actor_process
+from support.actors import actor_tap, running_actor
+from support.procs import REPO as ROOT
 
 from actors.ptyd.spawn import resize, spawn_on_pty
-from orca.actor import open_rpc_client
-from orca.paths import resolve_paths
-
-# The CLI entry with only the term topic (main.py's topic list is not ptyd's to edit).
-CLI = (
-    "import argparse, sys; from orca.cli import term; p = argparse.ArgumentParser();"
-    " term.add_parser(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
-)
+from orca.contracts import ptyd as contract
 
 
 def cli_argv(*args: str) -> list[str]:
-    return [sys.executable, "-c", CLI, "term", *args]
+    """``orca term ARGS`` through main (the one error boundary: exit codes 2/3 come from it)."""
+    return [sys.executable, "-m", "orca.cli.main", "term", *args]
 
 
 async def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -35,17 +30,8 @@ async def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 @pytest.fixture
 async def home(tmp_path: Path) -> AsyncIterator[Path]:
-    home = tmp_path / "home"
-    await trio.Path(home).mkdir()
-    proc = start_actor_process("ptyd", home)
-    paths = resolve_paths({"ORCA_HOME": str(home)})
-    try:
-        async with open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client:
-            with trio.fail_after(15):
-                await client.call("term.list", {}, timeout=15)
-        yield home
-    finally:
-        await stop_actor_process(proc)
+    async with running_actor("ptyd", tmp_path / "home") as ptyd:
+        yield ptyd.home
 
 
 async def read_master_until(fd: int, needle: bytes) -> bytes:
@@ -69,16 +55,15 @@ async def test_new_ls_send_read_kill(home: Path, tmp_path: Path) -> None:
         listed = json.loads((await run_cli(home, "ls", "--json")).stdout)
         assert [s["sessionId"] for s in listed["sessions"]] == [sid]
         assert listed["sessions"][0]["cwd"] == str(tmp_path)
-        paths = resolve_paths({"ORCA_HOME": str(home)})
-        tap = EventTap(paths.ipc_endpoint("ptyd", "pub"), [f"term.output.{sid}"])
+        tap = actor_tap(home, contract.CONTRACT, topics=[contract.output_topic(sid)])
         async with trio.open_nursery() as nursery:
-            await nursery.start(tap.run)
+            await tap.start(nursery)
             assert (
                 await run_cli(home, "send", sid, "echo cli-$((2+3))", "--enter")
             ).returncode == 0
             seen = b""
             while b"cli-5\r\n" not in seen:
-                seen += (await tap.next_of("term.output")).data["data"]
+                seen += (await tap.next_of(contract.OUTPUT)).data
             nursery.cancel_scope.cancel()
         tap.close()
         assert b"cli-5\r\n" in (await run_cli(home, "read", sid)).stdout

@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 import trio.lowlevel
-
 from fixture_actors.contracts import (
     COUNTER_CHANGED,
     COUNTER_SNAPSHOT,

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 import trio
-from store_harness import running_store, store_env
+from support.actors import actor_env as store_env
+from support.actors import running_store
 
 from orca.contracts import store as contract
 from orca.contracts import sys as sys_contract
@@ -230,7 +231,7 @@ async def test_a_mirror_follows_the_store_by_events_after_one_snapshot(tmp_path:
         async with running_store(tmp_path) as store:
             await store.invoke(contract.REPO_ADD, contract.RepoAddArgs(path="/before"))
             mirror = Mirror(
-                client=store.client.rpc,
+                client=store.client,
                 pub_endpoint=pub,
                 snapshot=contract.STATE_SNAPSHOT,
                 events=[contract.REPO_ADDED],

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import trio
-from store_harness import running_store, store_env
+from support.actors import actor_env as store_env
+from support.actors import running_store
 
 from orca.contracts import store as contract
 

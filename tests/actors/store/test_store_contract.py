@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from store_harness import running_store
+from support.actors import running_store
 
 from orca.actor.subscriber import Subscriber
 from orca.contracts import store as contract

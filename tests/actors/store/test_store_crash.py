@@ -8,7 +8,8 @@ import signal
 from pathlib import Path
 
 import trio
-from store_harness import StoreClient, store_zygote, wait_dead
+from support.actors import wait_exited
+from support.store_harness import StoreClient, store_zygote
 
 from orca.contracts import store as contract
 from orca.contracts import sys as sys_contract
@@ -70,7 +71,7 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                         nursery.start_soon(stream)
                         await trio.sleep(rng.uniform(0, KILL_WINDOW_S))  # the random kill moment
                         os.kill(pid, signal.SIGKILL)
-                        await wait_dead(pid)
+                        await wait_exited(pid)
                         nursery.cancel_scope.cancel()
                     client.close()
                 # A graceful stop flushes everything acknowledged, flushed or not.
@@ -82,7 +83,7 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                     last = contract.PatchArgs(patch={"last": 1})
                     await client.invoke(contract.SETTINGS_PATCH, last)
                     os.kill(pid, signal.SIGTERM)
-                    await wait_dead(pid)
+                    await wait_exited(pid)
                     nursery.cancel_scope.cancel()
                 client.close()
                 pid = await zygote.spawn()
@@ -93,7 +94,7 @@ async def test_kill_9_never_loses_a_mutation_acknowledged_after_a_flush(tmp_path
                     # an unknown setting: a top-level key of the raw record
                     assert (await client.call(contract.SETTINGS_GET.name))["last"] == 1
                     os.kill(pid, signal.SIGKILL)
-                    await wait_dead(pid)
+                    await wait_exited(pid)
                     nursery.cancel_scope.cancel()
                 client.close()
     finally:

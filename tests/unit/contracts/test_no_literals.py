@@ -43,7 +43,7 @@ def literal_uses(names: set[str], roots: list[Path]) -> list[tuple[str, int, str
                 if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
                     continue
                 text = node.value
-                if text in names or text.split(":", 1)[0] in names and ":" in text:
+                if text in names or (text.split(":", 1)[0] in names and ":" in text):
                     hits.append((str(path), node.lineno, text))
     return hits
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import trio
 
-from orca.fsio import write_atomic
 from actors.hooks.persistence import DebouncedSaver
 from actors.hooks.status_file import HYDRATE_WINDOW_MS, decode_status_file, encode_status_file
 from actors.hooks.status_table import AgentStatusTable, StatusEvent
+from orca.fsio import write_atomic
 from orca.model.agent_status import AgentStatusRow, is_fresh
 
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
