@@ -21,6 +21,7 @@ import trio
 
 from actors.gitwatch import errors
 from actors.gitwatch.factstate import RepoKind
+from actors.gitwatch.firstmessage import rename_from_first_message
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.lifecycle import (
     CreateRequest,
@@ -31,7 +32,13 @@ from actors.gitwatch.lifecycle import (
 from actors.gitwatch.storeview import RpcStorePort, StoreView, store_mirror
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
-from actors.gitwatch.wirerows import build_rows, snapshot_repo, workspace_roots
+from actors.gitwatch.wirerows import (
+    build_rows,
+    snapshot_repo,
+    unrepresentable_rows,
+    workspace_roots,
+)
+from actors.gitwatch.wiretext import display_text
 from orca.actor import ActorContext, Mirror
 from orca.contracts import NoArgs, Op
 from orca.contracts import gitwatch as contract
@@ -86,6 +93,7 @@ class GitwatchActor:
             (contract.WORKTREE_CREATE, self.create),
             (contract.WORKTREE_REMOVE, self.remove),
             (contract.WORKTREE_RENAME, self.rename),
+            (contract.WORKTREE_RENAME_FROM_FIRST_MESSAGE, self.rename_from_first_message),
             (contract.SNAPSHOT, self.snapshot),
         ]
 
@@ -97,6 +105,7 @@ class GitwatchActor:
                 "repos": len(self.tracker.repos),
                 "watches": self.tracker.watcher.watch_count,
                 "degraded": len(self.tracker.watcher.degraded),
+                "unrepresentable": sum(len(r.unrepresentable) for r in self.tracker.repos.values()),
             }
         }
 
@@ -115,6 +124,7 @@ class GitwatchActor:
         roots = workspace_roots(repos, view.settings)
         rows: list[contract.WorktreeRow] = []
         unavailable: list[contract.UnavailableRepo] = []
+        withheld: list[contract.UnrepresentableWorktree] = []
         for repo_id, facts in self.tracker.repos.items():
             repo = repos.get(repo_id)
             if repo is None or (args.repo_id is not None and repo_id != args.repo_id):
@@ -122,11 +132,14 @@ class GitwatchActor:
             if facts.unavailable:
                 unavailable.append(
                     contract.UnavailableRepo(
-                        repo_id=repo_id, path=facts.path, reason=facts.unavailable
+                        repo_id=repo_id, path=facts.path, reason=display_text(facts.unavailable)
                     )
                 )
             rows.extend(build_rows(facts, repo, view.meta, roots))
-        listing = contract.WorktreeList(worktrees=rows, unavailable_repos=unavailable)
+            withheld.extend(unrepresentable_rows(facts))
+        listing = contract.WorktreeList(
+            worktrees=rows, unavailable_repos=unavailable, unrepresentable=withheld
+        )
         # Rows are model records: the codec writes their ``extra`` (fields this build does
         # not know) back as keys of their own; a plain msgspec encode would nest it.
         wire_listing: dict[str, Any] = to_builtins(listing)
@@ -146,6 +159,7 @@ class GitwatchActor:
             base=args.base,
             run_setup=args.setup == "run",
             source=args.source,
+            pending_first_agent_message_rename=args.pending_first_agent_message_rename,
         )
         return await create_worktree(self.tracker, self.store, request, progress)
 
@@ -160,7 +174,20 @@ class GitwatchActor:
 
     async def rename(self, args: contract.RenameArgs) -> contract.Renamed:
         return await rename_worktree(
-            self.tracker, self.store, self.ctx.events.emit, args.worktree_id, args.new_name
+            self.tracker,
+            self.store,
+            self.ctx.events.emit,
+            args.worktree_id,
+            args.new_name,
+            display_name=args.display_name,
+            rename_branch=args.rename_branch,
+        )
+
+    async def rename_from_first_message(
+        self, args: contract.FirstMessageArgs
+    ) -> contract.FirstMessageRename:
+        return await rename_from_first_message(
+            self.tracker, self.store, self.ctx.events.emit, args.worktree_id, args.message
         )
 
     async def snapshot(self, args: NoArgs) -> contract.GitwatchSnapshot:
@@ -169,7 +196,7 @@ class GitwatchActor:
             seq=self.ctx.events.seq,
             repos={rid: snapshot_repo(facts) for rid, facts in self.tracker.repos.items()},
             watches=self.tracker.watcher.watch_count,
-            degraded=sorted(path for _repo, path in self.tracker.watcher.degraded),
+            degraded=sorted(display_text(path) for _repo, path in self.tracker.watcher.degraded),
         )
 
     async def follow_store(self) -> None:

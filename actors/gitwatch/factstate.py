@@ -8,7 +8,9 @@ Invariants:
 * a row is keyed by its path inside its repo; the same path never appears twice;
 * an event is returned only when a published fact changed (a rescan that finds the
   same facts is silent: no event storms from harmless git activity);
-* a repo marked unavailable has no rows; when it comes back its rows are "added" again.
+* a repo marked unavailable has no rows; when it comes back its rows are "added" again;
+* a worktree whose path cannot be published (``wiretext``: not UTF-8, a NUL) is never a
+  row: it is kept in ``unrepresentable`` (path → reason), reported, and has no events.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from actors.gitwatch.records import DirtyCounts, WorktreeFacts
+from actors.gitwatch.wiretext import unrepresentable_reason
 
 RepoKind = Literal["git", "folder"]
 
@@ -60,6 +63,8 @@ class RepoFacts:
     rows: dict[str, WorktreeFacts] = field(default_factory=dict)
     dirty: dict[str, DirtyCounts] = field(default_factory=dict)
     unavailable: str | None = None  # the reason, while the repo cannot be read
+    # Worktrees git lists whose path cannot cross the wire: path (surrogate-escaped) → why.
+    unrepresentable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,12 +73,22 @@ class ListingUpdate:
     added: list[WorktreeFacts]  # need watches and a first status
     removed: list[str]  # paths whose watches should go
     status_needed: list[str]  # paths whose dirty counts must be (re)computed
+    newly_unrepresentable: list[str] = field(default_factory=list)  # to warn about once
 
 
 def apply_listing(repo: RepoFacts, listing: list[WorktreeFacts]) -> ListingUpdate:
     """Replace a repo's rows with a fresh listing; return what changed."""
     events: list[FactEvent] = []
-    fresh = {row.path: row for row in listing}
+    fresh: dict[str, WorktreeFacts] = {}
+    withheld: dict[str, str] = {}
+    for row in listing:
+        reason = unrepresentable_reason(row.path)
+        if reason is None:
+            fresh[row.path] = row
+        else:
+            withheld[row.path] = reason
+    newly = [path for path in withheld if path not in repo.unrepresentable]
+    repo.unrepresentable = withheld
     removed = [path for path in repo.rows if path not in fresh]
     for path in removed:
         del repo.rows[path]
@@ -95,7 +110,7 @@ def apply_listing(repo: RepoFacts, listing: list[WorktreeFacts]) -> ListingUpdat
                 status_needed.append(path)
             events.append(WorktreeChanged(repo.repo_id, row, repo.dirty.get(path)))
     repo.unavailable = None
-    return ListingUpdate(events, added, removed, status_needed)
+    return ListingUpdate(events, added, removed, status_needed, newly)
 
 
 def apply_dirty(repo: RepoFacts, path: str, counts: DirtyCounts) -> list[FactEvent]:
@@ -114,6 +129,7 @@ def apply_unavailable(repo: RepoFacts, reason: str) -> list[FactEvent]:
     events: list[FactEvent] = [WorktreeRemoved(repo.repo_id, path) for path in repo.rows]
     repo.rows.clear()
     repo.dirty.clear()
+    repo.unrepresentable.clear()
     repo.unavailable = reason
     events.append(RepoWentUnavailable(repo.repo_id, repo.path, reason))
     return events

@@ -21,6 +21,11 @@ How a listing is read, and why not only pygit2 or only ``git worktree list``:
 
 A repository whose directory vanished raises :class:`RepoUnavailable`; the caller
 reports it instead of crashing.
+
+Admin files hold arbitrary bytes (a path git wrote from a non-UTF-8 name, or garbage):
+they are decoded with ``surrogateescape`` so paths survive to the file system, and any
+content that does not parse (a NUL, a HEAD that is neither a ref nor an id) reads as
+git reads it: an invalid entry, never an exception out of a scan (issue 16 item 8).
 """
 
 from __future__ import annotations
@@ -81,13 +86,22 @@ def open_repository(repo_path: str) -> pygit2.Repository | None:
 
 
 def common_dir(repo_path: str) -> str:
-    """The repo's shared git dir (refs, packed-refs, worktrees/): what the watcher watches."""
+    """The repo's shared git dir (refs, packed-refs, worktrees/): what the watcher watches.
+
+    RepoUnavailable when it cannot be read or names no usable directory.
+    """
     repo = open_repository(repo_path)
     if repo is None:
         return common_dir_cli(repo_path)
     admin = repo.path.rstrip("/")
-    common = _read_text(os.path.join(admin, "commondir"))
-    return os.path.normpath(os.path.join(admin, common.strip())) if common else admin
+    try:
+        common = _read_text(os.path.join(admin, "commondir"))
+    except OSError as exc:
+        raise RepoUnavailable(f"cannot read {repo_path}: {exc}") from exc
+    found = os.path.normpath(os.path.join(admin, common.strip())) if common else admin
+    if "\0" in found:
+        raise RepoUnavailable(f"cannot read {repo_path}: its commondir file holds a NUL byte")
+    return found
 
 
 def scan_worktrees(repo_path: str) -> list[WorktreeFacts]:
@@ -104,7 +118,8 @@ def scan_worktrees(repo_path: str) -> list[WorktreeFacts]:
         facts = [_main_worktree(repo, common)]
         for name in sorted(_admin_names(common)):
             facts.append(_linked_worktree(repo, os.path.join(common, "worktrees", name)))
-    except (OSError, pygit2.GitError, KeyError) as exc:
+    except (OSError, pygit2.GitError, KeyError, ValueError) as exc:
+        # ValueError: an embedded NUL or an undecodable name reached an OS or libgit2 call.
         raise RepoUnavailable(f"cannot read {repo_path}: {exc}") from exc
     return facts
 
@@ -219,14 +234,24 @@ def _read_head(repo: pygit2.Repository, admin_dir: str) -> tuple[str | None, str
     """(commit id, branch ref, detached) from a linked worktree's HEAD file."""
     text = (_read_text(os.path.join(admin_dir, "HEAD")) or "").strip()
     if not text.startswith("ref: "):
-        return (text or None), None, bool(text)
+        # A detached HEAD is a commit id; anything else is a broken HEAD: no commit.
+        return (text if _is_object_id(text) else None), None, bool(text)
     ref_name = text[5:].strip()
+    if "\0" in ref_name:
+        return None, None, False  # no ref can be named so: reads as unborn
     try:
         ref = repo.references.get(ref_name)
         target = ref.resolve().target if ref is not None else None
     except (pygit2.GitError, KeyError):
         target = None  # a dangling symbolic ref reads as unborn
     return (str(target) if target is not None else None), ref_name, False
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_object_id(text: str) -> bool:
+    return len(text) in (40, 64) and set(text) <= _HEX
 
 
 def _read_text(path: str) -> str | None:

@@ -3,7 +3,8 @@
 Safety rules, each enforced here before git runs:
 
 * create — the name is sanitized and the path computed by ``orca.model.naming``
-  (never taken from the caller), then checked again after resolving symlinks so a
+  (never taken from the caller; ``pathplan`` keeps repos whose folders share a name
+  apart), then checked again after resolving symlinks so a
   symlinked parent cannot lead outside the workspace root; a branch checked out in
   another worktree is a :class:`BranchCheckedOutElsewhere` conflict, not a git error
   string. Creation evidence (``orcaCreatedAt``, ``orcaCreationWorkspaceLayout``...)
@@ -11,19 +12,23 @@ Safety rules, each enforced here before git runs:
 * remove — a locked or dirty worktree is refused unless forced; the branch is kept
   unless deletion is asked for (and an unmerged branch is then only deleted when forced);
   the meta is dropped so a later worktree at the same path starts clean.
-* rename — ``git worktree move`` is the point of no return; then ``store`` migrates
+* rename — the branch (``git branch -m``) and the display name first (seed 01 §4.3:
+  "branch + display name, then the folder"), each undone if a later step before the
+  move fails; ``git worktree move`` is the point of no return; then ``store`` migrates
   the identity; then ``worktree.renamed`` is published. The repo lock is held across
-  all three so no watcher event (a "removed" for the old path, an "added" for the new)
+  all of it so no watcher event (a "removed" for the old path, an "added" for the new)
   can be published in between.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import trio
 
@@ -31,6 +36,7 @@ from actors.gitwatch import errors
 from actors.gitwatch.factstate import RepoFacts, apply_move
 from actors.gitwatch.gitcli import run_git
 from actors.gitwatch.gitfacts import read_dirty_counts
+from actors.gitwatch.pathplan import compute_unique_worktree_path
 from actors.gitwatch.records import WorktreeFacts
 from actors.gitwatch.setupscript import UnsupportedSetup, run_setup_script
 from actors.gitwatch.storeview import StorePort
@@ -42,6 +48,7 @@ from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
 from orca.wire.errors import OrcaError
 
+log = logging.getLogger(__name__)
 Progress = Callable[[contract.Stage, str], None]  # (stage, text)
 _HEADS = "refs/heads/"
 
@@ -53,6 +60,7 @@ class CreateRequest:
     base: str | None = None
     run_setup: bool = True
     source: str = "rpc"  # recorded as orcaCreationSource
+    pending_first_agent_message_rename: bool = False  # the name is a placeholder
 
 
 def _now_ms() -> int:
@@ -74,7 +82,7 @@ def plan_worktree_path(store: StorePort, repo: Repo, name: str) -> tuple[str, st
     try:
         branch = naming.sanitize_worktree_name(name)
         root = naming.compute_workspace_root(repo, settings)
-        path = naming.compute_worktree_path(repo, name, settings)
+        path = compute_unique_worktree_path(repo, name, store.view().repos.values(), settings)
         # The string check above cannot see symlinks; resolve what exists and re-check.
         naming.ensure_path_within_workspace(os.path.realpath(root), os.path.realpath(path))
     except naming.InvalidWorktreeName as exc:
@@ -121,6 +129,7 @@ async def create_worktree(
         orca_creation_source=request.source,
         orca_creation_workspace_layout=layout,
         base_ref=base if exists.returncode != 0 else None,  # only when a branch was made
+        pending_first_agent_message_rename=request.pending_first_agent_message_rename or None,
     )
     # Replace, not patch: notes left at this path by an earlier worktree are not ours.
     await store.replace_meta(worktree_id, evidence)
@@ -225,47 +234,155 @@ async def remove_worktree(
     return result
 
 
-async def rename_worktree(
-    tracker: RepoTracker, store: StorePort, emit: Emit, worktree_id: str, new_name: str
-) -> contract.Renamed:
-    """Move a worktree's folder to ``<same parent>/<sanitized new_name>`` (seed 01 §4.3)."""
-    repo, current = await _linked_row(tracker, store, worktree_id)
-    repo_id, old_path = repo.id, current.path
+class BranchNameTaken(errors.StateConflict):
+    """The branch a rename would give the worktree already exists."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenamePlan:
+    """What one rename changes: every part is decided before git runs (seed 01 §4.3)."""
+
+    old_path: str
+    new_path: str
+    old_branch: str | None  # short name; None when the branch is not renamed
+    new_branch: str | None
+    display_name: str
+
+
+def _plan_rename(
+    row: WorktreeFacts, new_name: str, display_name: str | None, rename_branch: bool
+) -> RenamePlan:
     try:
         leaf = naming.sanitize_worktree_name(new_name)
-        new_path = naming.ensure_path_within_workspace(os.path.dirname(old_path), leaf)
+        new_path = naming.ensure_path_within_workspace(os.path.dirname(row.path), leaf)
     except naming.InvalidWorktreeName as exc:
         raise errors.InvalidWorktreeName(str(exc)) from exc
-    if new_path == old_path:
-        return contract.Renamed(
-            old_worktree_id=worktree_id, new_worktree_id=worktree_id, path=old_path
-        )
-    if await trio.to_thread.run_sync(os.path.lexists, new_path):
-        raise errors.DestinationExists(f"{new_path} already exists")
-    new_id = make_worktree_id(repo_id, new_path)
+    old_branch = row.branch[len(_HEADS) :] if row.branch and row.branch.startswith(_HEADS) else None
+    renames_branch = rename_branch and old_branch is not None and old_branch != leaf
+    return RenamePlan(
+        old_path=row.path,
+        new_path=new_path,
+        old_branch=old_branch if renames_branch else None,
+        new_branch=leaf if renames_branch else None,
+        display_name=(display_name if display_name is not None else new_name).strip() or leaf,
+    )
+
+
+async def rename_worktree(
+    tracker: RepoTracker,
+    store: StorePort,
+    emit: Emit,
+    worktree_id: str,
+    new_name: str,
+    *,
+    display_name: str | None = None,
+    rename_branch: bool = True,
+    meta_patch: dict[str, Any] | None = None,
+) -> contract.Renamed:
+    """Rename a worktree as seed 01 §4.3 does: its branch and display name, then its folder
+    (``<same parent>/<sanitized new_name>``), then store migrates the identity, then
+    ``worktree.renamed`` goes out. ``meta_patch`` is written with the display name.
+
+    Everything that can refuse is checked first; a step that fails before the move undoes
+    the steps before it, so a refused rename changes nothing. The move is the point of no
+    return: after it, the identity migration and the announcement always follow.
+    """
+    repo, current = await _linked_row(tracker, store, worktree_id)
+    repo_id = repo.id
+    plan = _plan_rename(current, new_name, display_name, rename_branch)
+    moves = plan.new_path != plan.old_path
+    if moves and await trio.to_thread.run_sync(os.path.lexists, plan.new_path):
+        raise errors.DestinationExists(f"{plan.new_path} already exists")
+    new_id = make_worktree_id(repo_id, plan.new_path) if moves else worktree_id
     async with tracker.repo_lock(repo_id):
         facts = tracker.repos[repo_id]
-        row = facts.rows.get(old_path)
+        row = facts.rows.get(plan.old_path)
         if row is None:
             raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
-        if row.is_locked:
-            raise errors.WorktreeLocked(f"{old_path} is locked; unlock it before moving")
-        await run_git(repo.path, "worktree", "move", old_path, new_path)
+        if row.is_locked and moves:
+            raise errors.WorktreeLocked(f"{plan.old_path} is locked; unlock it before moving")
+        if plan.new_branch is not None:
+            taken = await run_git(
+                repo.path, "show-ref", "--verify", "--quiet", _HEADS + plan.new_branch, check=False
+            )
+            if taken.returncode == 0:
+                raise BranchNameTaken(f"branch {plan.new_branch!r} already exists")
+        await _rename_before_move(repo.path, store, worktree_id, plan, moves, meta_patch or {})
+        if not moves:
+            await tracker.rescan_repo_locked(repo_id)
+            return contract.Renamed(
+                old_worktree_id=worktree_id, new_worktree_id=worktree_id, path=plan.old_path,
+                branch=_HEADS + (plan.new_branch or plan.old_branch or "") if row.branch else "",
+                display_name=plan.display_name,
+            )  # fmt: skip
         # Point of no return passed. Nothing may run between these three steps.
         failure: OrcaError | None = None
         try:
             await store.migrate_identity(worktree_id, new_id)
         except OrcaError as exc:
             failure = exc  # the folder moved regardless: still re-key and announce it
-        apply_move(facts, old_path, new_path)
+        apply_move(facts, plan.old_path, plan.new_path)
         emit(contract.WorktreeRenamed(
             repo_id=repo_id, old_worktree_id=worktree_id, new_worktree_id=new_id,
-            old_path=old_path, new_path=new_path, identity_migrated=failure is None,
+            old_path=plan.old_path, new_path=plan.new_path, identity_migrated=failure is None,
         ))  # fmt: skip
-        tracker.watcher.unwatch_worktree(repo_id, old_path)
-        await tracker.watcher.watch_worktree(repo_id, new_path, row.admin_dir)
+        tracker.watcher.unwatch_worktree(repo_id, plan.old_path)
+        await tracker.watcher.watch_worktree(repo_id, plan.new_path, row.admin_dir)
+        # The branch changed under the moved row: publish it now, not on the next event.
+        await tracker.rescan_repo_locked(repo_id)
     if failure is not None:
         raise errors.PeerUnavailable(
-            f"moved {old_path} to {new_path} but store did not migrate its identity: {failure}"
+            f"moved {plan.old_path} to {plan.new_path} but store did not migrate its identity: "
+            f"{failure}"
         ) from failure
-    return contract.Renamed(old_worktree_id=worktree_id, new_worktree_id=new_id, path=new_path)
+    new_row = tracker.repos[repo_id].rows.get(plan.new_path)
+    return contract.Renamed(
+        old_worktree_id=worktree_id,
+        new_worktree_id=new_id,
+        path=plan.new_path,
+        branch=(new_row.branch or "") if new_row is not None else "",
+        display_name=plan.display_name,
+    )
+
+
+async def _rename_before_move(
+    repo_path: str,
+    store: StorePort,
+    worktree_id: str,
+    plan: RenamePlan,
+    moves: bool,
+    meta_patch: dict[str, Any],
+) -> None:
+    """Branch, display name, then the folder; each failure undoes what came before it."""
+    if plan.new_branch is not None and plan.old_branch is not None:
+        await run_git(repo_path, "branch", "-m", plan.old_branch, plan.new_branch)
+    old_meta = store.view().meta.get(worktree_id)
+    try:
+        await store.patch_meta(worktree_id, {**meta_patch, "displayName": plan.display_name})
+    except OrcaError as exc:
+        await _undo_branch(repo_path, plan)
+        raise errors.PeerUnavailable(f"store did not record the new name: {exc}") from exc
+    if not moves:
+        return
+    try:
+        await run_git(repo_path, "worktree", "move", plan.old_path, plan.new_path)
+    except errors.GitFailure:
+        await _undo_branch(repo_path, plan)
+        with trio.CancelScope(shield=True):
+            restore = {k: getattr(old_meta, _snake(k), None) for k in meta_patch}
+            restore["displayName"] = old_meta.display_name if old_meta else None
+            try:
+                await store.patch_meta(worktree_id, restore)
+            except OrcaError:
+                log.warning("could not restore the meta of %s after a failed move", worktree_id)
+        raise
+
+
+async def _undo_branch(repo_path: str, plan: RenamePlan) -> None:
+    if plan.new_branch is not None and plan.old_branch is not None:
+        with trio.CancelScope(shield=True):
+            await run_git(repo_path, "branch", "-m", plan.new_branch, plan.old_branch, check=False)
+
+
+def _snake(camel: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in camel)

@@ -90,7 +90,7 @@ def _parse_record(fields: list[bytes]) -> PorcelainWorktree:
         elif label in flags:
             flags[label] = True
             if label in reasons and value:
-                reasons[label] = value.decode("utf-8", "replace")
+                reasons[label] = os.fsdecode(value)  # shown escaped at the wire (wiretext)
     return PorcelainWorktree(
         path=path,
         head=head,
@@ -127,6 +127,6 @@ def format_worktree_list_z(worktrees: list[PorcelainWorktree]) -> bytes:
             (b"prunable", wt.is_prunable, wt.prune_reason),
         ):
             if flag:
-                out += label + (b" " + reason.encode() if reason else b"") + _FIELD_END
+                out += label + (b" " + os.fsencode(reason) if reason else b"") + _FIELD_END
         out += _FIELD_END
     return bytes(out)

@@ -135,6 +135,10 @@ class StorePort(Protocol):
         """Drop a removed worktree's meta (absent meta is not an error)."""
         ...
 
+    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
+        """Merge camelCase fields into a worktree's meta (created when absent)."""
+        ...
+
     async def migrate_identity(self, old_id: str, new_id: str) -> None: ...
 
 
@@ -170,6 +174,14 @@ class RpcStorePort:
             timeout=STORE_WRITE_TIMEOUT_S,
         )
         await self._settle(lambda view: worktree_id in view.meta)
+
+    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
+        written = await self._client.invoke(
+            store.WORKTREE_META_PATCH,
+            store.MetaPatchArgs(worktree_id=worktree_id, patch=patch),
+            timeout=STORE_WRITE_TIMEOUT_S,
+        )
+        await self._settle(lambda view: view.meta.get(worktree_id) == written)
 
     async def forget_meta(self, worktree_id: str) -> None:
         try:

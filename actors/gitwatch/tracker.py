@@ -38,6 +38,7 @@ from actors.gitwatch.gitfacts import (
 from actors.gitwatch.watcher import GitWatcher
 from actors.gitwatch.watchplan import Invalidation, RefreshStatus, RescanEverything, RescanRepo
 from actors.gitwatch.wirerows import fact_event_to_wire
+from actors.gitwatch.wiretext import display_text
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,10 @@ class RepoTracker:
         async with self.repo_lock(repo_id):
             await self._rescan_locked(repo_id)
 
+    async def rescan_repo_locked(self, repo_id: str) -> None:
+        """Rescan while the caller already holds :meth:`repo_lock` (a rename does)."""
+        await self._rescan_locked(repo_id)
+
     async def _rescan_locked(self, repo_id: str) -> None:
         repo = self.repos.get(repo_id)
         if repo is None:
@@ -94,11 +99,20 @@ class RepoTracker:
                 listing = await trio.to_thread.run_sync(scan_worktrees, repo.path)
                 await self._watch_repo_dirs(repo_id, repo.path)
         except RepoUnavailable as exc:
+            # Every foreign error of a scan is mapped to RepoUnavailable in gitfacts: a
+            # repo git cannot read is reported, it never ends the watcher or the actor.
             self.watcher.unwatch_repo(repo_id)
             self._common_dirs.pop(repo_id, None)
             self._emit(apply_unavailable(repo, str(exc)))
             return
         update = apply_listing(repo, listing)
+        for path in update.newly_unrepresentable:
+            log.warning(
+                "repo %s: worktree %s is not shown (%s)",
+                repo.path,
+                display_text(path),
+                repo.unrepresentable[path],
+            )
         for path in update.removed:
             self.watcher.unwatch_worktree(repo_id, path)
         self._emit(update.events)

@@ -10,6 +10,10 @@ The merge itself (display-name fallback, ownership, visibility) belongs to
 * a folder repo: its folder row, plus one row per folder-workspace instance id found
   in ``worktreeMeta`` for that repo (route B, seed 01 §5.1);
 * a fact change (``factstate``'s events) → the event Struct published for it.
+
+Every text field goes through ``wiretext.display_text`` here (branch, lock and prune
+reasons, unavailable reasons); paths need no escaping because ``factstate`` keeps only
+representable ones as rows. So no fact read from disk can make an event unencodable.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from actors.gitwatch.factstate import (
     WorktreeRemoved,
 )
 from actors.gitwatch.records import DirtyCounts, WorktreeFacts
+from actors.gitwatch.wiretext import display_text
 from orca.contracts import gitwatch as contract
 from orca.model.ids import (
     is_folder_workspace_instance_id,
@@ -49,13 +54,13 @@ FactWire = (
 def facts_to_git_info(facts: WorktreeFacts) -> GitWorktreeInfo:
     return GitWorktreeInfo(
         path=facts.path,
-        head=facts.head or "",
-        branch=facts.branch or "",
+        head=display_text(facts.head or ""),
+        branch=display_text(facts.branch or ""),
         is_bare=facts.is_bare,
         locked=facts.is_locked,
-        lock_reason=facts.lock_reason,
+        lock_reason=_text(facts.lock_reason),
         prunable=facts.is_prunable,
-        prunable_reason=facts.prune_reason,
+        prunable_reason=_text(facts.prune_reason),
         is_main_worktree=facts.is_main,
     )
 
@@ -64,16 +69,20 @@ def facts_to_git(facts: WorktreeFacts) -> contract.WorktreeGit:
     """The ``git`` of events and snapshots: the git info plus ``isDetached``."""
     return contract.WorktreeGit(
         path=facts.path,
-        head=facts.head or "",
-        branch=facts.branch or "",
+        head=display_text(facts.head or ""),
+        branch=display_text(facts.branch or ""),
         is_bare=facts.is_bare,
         locked=facts.is_locked,
-        lock_reason=facts.lock_reason,
+        lock_reason=_text(facts.lock_reason),
         prunable=facts.is_prunable,
-        prunable_reason=facts.prune_reason,
+        prunable_reason=_text(facts.prune_reason),
         is_main_worktree=facts.is_main,
         is_detached=facts.is_detached,
     )
+
+
+def _text(text: str | None) -> str | None:
+    return None if text is None else display_text(text)
 
 
 def git_status(dirty: DirtyCounts | None) -> contract.GitStatus | None:
@@ -110,15 +119,18 @@ def fact_event_to_wire(event: FactEvent) -> FactWire:
             path=event.path,
         )
     assert isinstance(event, RepoWentUnavailable)
-    return contract.RepoUnavailable(repo_id=event.repo_id, path=event.path, reason=event.reason)
+    return contract.RepoUnavailable(
+        repo_id=event.repo_id, path=display_text(event.path), reason=display_text(event.reason)
+    )
 
 
 def snapshot_repo(facts: RepoFacts) -> contract.RepoSnapshot:
     """One repo's part of ``gitwatch.snapshot``."""
     return contract.RepoSnapshot(
-        path=facts.path,
+        path=display_text(facts.path),
         kind=facts.kind,
-        unavailable=facts.unavailable,
+        unavailable=_text(facts.unavailable),
+        unrepresentable=unrepresentable_rows(facts),
         worktrees={
             path: contract.WorktreeSnapshot(
                 git=facts_to_git(row), git_status=git_status(facts.dirty.get(path))
@@ -126,6 +138,16 @@ def snapshot_repo(facts: RepoFacts) -> contract.RepoSnapshot:
             for path, row in facts.rows.items()
         },
     )
+
+
+def unrepresentable_rows(facts: RepoFacts) -> list[contract.UnrepresentableWorktree]:
+    """The worktrees of one repo withheld because their path cannot be published."""
+    return [
+        contract.UnrepresentableWorktree(
+            repo_id=facts.repo_id, path=display_text(path), reason=reason
+        )
+        for path, reason in sorted(facts.unrepresentable.items())
+    ]
 
 
 def workspace_roots(repos: Mapping[str, Repo], settings: GlobalSettings) -> list[str]:

@@ -16,7 +16,8 @@ reason; the message carries git's stderr).
 
 Ops (args → result)
 -------------------
-worktree.list     {repoId?} → {worktrees: [WorktreeRow], unavailableRepos: [{repoId, path, reason}]}
+worktree.list     {repoId?} → {worktrees: [WorktreeRow], unavailableRepos: [{repoId, path, reason}],
+                  unrepresentable: [{repoId, path, reason}]}
                   WorktreeRow = DetectedWorktree (id, repoId, displayName, path, head,
                   branch, isBare, isMainWorktree, locked, lockReason, prunable,
                   prunableReason, ownership, selectedCheckout, visible, meta fields...)
@@ -25,27 +26,56 @@ worktree.list     {repoId?} → {worktrees: [WorktreeRow], unavailableRepos: [{r
                   too (rows are read by people and scripts); unknown meta fields ride
                   along as extra keys. not_found: unknown repoId. Retries unavailable
                   repos first. Rows: main worktree first, then by path. Served from memory.
+                  ``unrepresentable``: worktrees git lists whose path cannot be an id
+                  (not UTF-8, a NUL byte): never rows or events, only reported here
+                  with the path's undecodable bytes shown as ``\\xNN`` (issue 16).
+                  Text fields (branch, lock/prune reasons) carry such bytes as ``\\xNN``.
 worktree.create   {repoId, name, base?, setup?: "run"|"skip" (default run), requestId?,
-                  source? (default "rpc")} → {worktreeId, path, branch, setup: {ran,
+                  source? (default "rpc"), pendingFirstAgentMessageRename?: false} → {worktreeId, path, branch, setup: {ran,
                   exitCode, error?}}
                   progress: worktree.create.progress events tagged with requestId.
                   The meta becomes the creation evidence (instanceId, createdAt,
                   orcaCreatedAt, orcaCreationSource, orcaCreationWorkspaceLayout,
-                  baseRef when a branch was made). A failing setup script is reported
+                  baseRef when a branch was made, pendingFirstAgentMessageRename when
+                  asked: ``name`` is a placeholder the first agent message replaces,
+                  see worktree.renameFromFirstMessage). A failing setup script is reported
                   in setup.exitCode, one that cannot run in setup.error; the worktree
                   is kept either way. ``branch`` is the full ref (refs/heads/<name>).
 worktree.remove   {worktreeId, force?: false, deleteBranch?: false}
                   → {worktreeId, removed, branchDeleted, branchError?}
                   conflict: dirty or locked (unless force). The branch stays unless
                   deleteBranch (an unmerged one only with force). Meta is dropped.
-worktree.rename   {worktreeId, newName} → {oldWorktreeId, newWorktreeId, path}
-                  git worktree move → store worktree.migrate_identity → worktree.renamed,
-                  nothing in between. The folder stays in its parent directory.
-                  unavailable: moved but store did not migrate (the event still goes
-                  out, with identityMigrated false).
+worktree.rename   {worktreeId, newName, displayName?, renameBranch?: true}
+                  → {oldWorktreeId, newWorktreeId, path, branch, displayName}
+                  Seed 01 §4.3, all together: the local branch checked out there is
+                  renamed to the sanitized newName (unless renameBranch is false or
+                  HEAD is detached), the meta's displayName becomes displayName
+                  (default: newName as typed), then git worktree move → store
+                  worktree.migrate_identity → worktree.renamed, nothing in between.
+                  The folder stays in its parent directory. A step that fails before
+                  the move undoes the earlier ones (nothing changed). conflict:
+                  destination exists, branch name taken, locked. unavailable: moved
+                  but store did not migrate (the event still goes out, with
+                  identityMigrated false). ptyd follows worktree.renamed (store's).
+worktree.renameFromFirstMessage {worktreeId, message}
+                  → {renamed, skipped?, rename?: <worktree.rename result>}
+                  Seed 01's pendingFirstAgentMessageRename: a worktree created with
+                  pendingFirstAgentMessageRename (a placeholder name) is renamed once,
+                  by the first agent message: displayName = the message's first line
+                  (whitespace collapsed, at most FIRST_MESSAGE_NAME_CHARS characters,
+                  cut at a word), branch and folder = its sanitized form. The flag is
+                  cleared with the rename; a rename that fails records
+                  firstAgentMessageRenameError and clears the flag (tried once).
+                  Not pending, or a message with no usable name: renamed false and
+                  ``skipped`` says why (hooks may send every prompt; only the first
+                  acts). bad_request: bad id; not_found: unknown worktree.
+                  Hooks calls it on an agent's first user prompt of a pane in that
+                  worktree (UserPromptSubmit and the like) with the prompt text.
 gitwatch.snapshot {} → {epoch, seq, repos: {repoId: {path, kind, unavailable,
-                  worktrees: {path: {git, gitStatus}}}}, watches, degraded: [path]}
-sys.stats         built in, plus {gitwatch: {repos, watches, degraded}}.
+                  worktrees: {path: {git, gitStatus}}, unrepresentable: [...]}}, watches,
+                  degraded: [path]}
+sys.stats         built in, plus {gitwatch: {repos, watches, degraded, unrepresentable}}
+                  (``unrepresentable``: how many worktrees are withheld, see above).
 
 Events (type → data); every envelope carries epoch + seq
 -------------------------------------------------------
@@ -63,6 +93,8 @@ worktree.create.progress {requestId, repoId, stage: git|setup|done, text}
 from __future__ import annotations
 
 from typing import Literal
+
+import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
 from orca.model.worktree import DetectedWorktree
@@ -123,9 +155,19 @@ class UnavailableRepo(Payload, frozen=True, kw_only=True):
     reason: str
 
 
+class UnrepresentableWorktree(Payload, frozen=True, kw_only=True):
+    """A worktree git lists whose path cannot cross the wire (so it has no id): reported,
+    never fatal. ``path`` shows its undecodable bytes as ``\\xNN``."""
+
+    repo_id: str
+    path: str
+    reason: str
+
+
 class WorktreeList(Payload, frozen=True, kw_only=True):
     worktrees: list[WorktreeRow]
     unavailable_repos: list[UnavailableRepo]
+    unrepresentable: list[UnrepresentableWorktree] = msgspec.field(default_factory=list)
 
 
 class CreateArgs(Args, frozen=True, kw_only=True):
@@ -135,6 +177,7 @@ class CreateArgs(Args, frozen=True, kw_only=True):
     setup: Literal["run", "skip"] = "run"
     request_id: str | None = None
     source: str = "rpc"  # recorded as the meta's orcaCreationSource
+    pending_first_agent_message_rename: bool = False  # name is a placeholder
 
 
 class SetupOutcome(Payload, frozen=True, kw_only=True, omit_defaults=True):
@@ -171,12 +214,35 @@ class Removed(Payload, frozen=True, kw_only=True, omit_defaults=True):
 class RenameArgs(Args, frozen=True, kw_only=True):
     worktree_id: str
     new_name: str
+    display_name: str | None = None  # default: new_name as typed
+    rename_branch: bool = True
 
 
 class Renamed(Payload, frozen=True, kw_only=True):
     old_worktree_id: str
     new_worktree_id: str
     path: str
+    branch: str = ""  # full ref after the rename; "" when detached
+    display_name: str = ""
+
+
+# The first line of an agent's first message names the worktree; names longer than this
+# read badly in a table and a branch list (cut at a word boundary when there is one).
+FIRST_MESSAGE_NAME_CHARS = 40
+
+
+class FirstMessageArgs(Args, frozen=True, kw_only=True):
+    worktree_id: str
+    message: str
+
+
+class FirstMessageRename(Payload, frozen=True, kw_only=True, omit_defaults=True):
+    """``renamed``: the worktree took its name from the message; else ``skipped`` says
+    why (not pending, nothing usable in the message, the rename failed)."""
+
+    renamed: bool
+    skipped: str | None = None
+    rename: Renamed | None = None
 
 
 class WorktreeSnapshot(Payload, frozen=True, kw_only=True):
@@ -189,6 +255,7 @@ class RepoSnapshot(Payload, frozen=True, kw_only=True):
     kind: RepoKind
     unavailable: str | None  # the reason, while the repo cannot be read
     worktrees: dict[str, WorktreeSnapshot]  # by path
+    unrepresentable: list[UnrepresentableWorktree] = msgspec.field(default_factory=list)
 
 
 class GitwatchSnapshot(Payload, frozen=True, kw_only=True):
@@ -269,6 +336,11 @@ WORKTREE_REMOVE = CONTRACT.op(
 WORKTREE_RENAME = CONTRACT.op(
     "worktree.rename", RenameArgs, Renamed, *_MUTATION_ERRORS,
     doc="git worktree move in the same parent, then store migrates the identity.",
+)  # fmt: skip
+WORKTREE_RENAME_FROM_FIRST_MESSAGE = CONTRACT.op(
+    "worktree.renameFromFirstMessage", FirstMessageArgs, FirstMessageRename,
+    BadRequest, NotFound, Unavailable,
+    doc="A placeholder-named worktree takes its name from the first agent message.",
 )  # fmt: skip
 SNAPSHOT = CONTRACT.op(
     "gitwatch.snapshot", NoArgs, GitwatchSnapshot,

@@ -118,7 +118,8 @@ async def test_external_worktree_appears_and_disappears(
 
 
 async def test_create_then_rename_keeps_meta(actors: tuple[Actors, str], tmp_path: Path) -> None:
-    """After rename the meta (name, creation evidence) lives under the new id, old id recorded (§4.3)."""
+    """After rename the meta (creation evidence) lives under the new id, old id recorded, and
+    the display name is the new name (branch + display name + folder together, §4.3)."""
     running, repo_id = actors
     with trio.fail_after(TEST_TIMEOUT_S):
         created = await _create(running, repo_id, "task one")
@@ -135,15 +136,15 @@ async def test_create_then_rename_keeps_meta(actors: tuple[Actors, str], tmp_pat
         assert (event.old_worktree_id, event.new_worktree_id) == (old_id, new_id)
         assert event.identity_migrated is True
         meta = await _meta(running, new_id)
-        assert meta.display_name == "My task" and (meta.orca_created_at or 0) > 0
+        assert meta.display_name == "task-two" and (meta.orca_created_at or 0) > 0
         assert old_id in meta.prior_worktree_ids
         with pytest.raises(NotFound):
             await _meta(running, old_id)
 
         rows = (await _list(running)).worktrees
         row = next((r for r in rows if r.id == new_id), None)
-        assert row is not None and row.display_name == "My task"
-        assert row.ownership == "orca-managed"
+        assert row is not None and row.display_name == "task-two"
+        assert row.branch == "refs/heads/task-two" and row.ownership == "orca-managed"
         assert row.path == str(tmp_path / "workspaces" / "proj" / "task-two")
 
 

@@ -90,7 +90,7 @@ async def test_cli_refusals_exit_nonzero_with_message(
 ) -> None:
     """A refused create (branch checked out) and an unknown worktree exit non-zero with a reason."""
     with trio.fail_after(TEST_TIMEOUT_S):
-        assert await orca("worktree", "create", "proj", "main", "--setup", "skip") == 1
+        assert await orca("worktree", "create", "proj", "main", "--setup", "skip") == 2
         assert "already checked out" in capsys.readouterr().err
         assert await orca("worktree", "rm", "nope") == 2
         assert "no worktree matches" in capsys.readouterr().err

@@ -6,6 +6,7 @@ filesystem and the watcher are real.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ import pytest
 import trio
 
 from actors.gitwatch import errors
+from actors.gitwatch.firstmessage import name_from_message, rename_from_first_message
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.lifecycle import (
     CreateRequest,
@@ -42,6 +44,7 @@ class RecordingStore:
     current: StoreView
     calls: list[tuple[str, Any, Any]] = field(default_factory=list)
     fail_migrate: bool = False
+    fail_patch: bool = False
 
     def view(self) -> StoreView:
         return self.current
@@ -54,6 +57,11 @@ class RecordingStore:
 
     async def forget_meta(self, worktree_id: str) -> None:
         self.calls.append(("forget_meta", worktree_id, None))
+
+    async def patch_meta(self, worktree_id: str, patch: dict[str, Any]) -> None:
+        self.calls.append(("patch_meta", worktree_id, patch))
+        if self.fail_patch:
+            raise Unavailable("store is down")
 
     async def migrate_identity(self, old_id: str, new_id: str) -> None:
         self.calls.append(("migrate_identity", old_id, new_id))
@@ -251,7 +259,10 @@ async def test_rename_moves_then_migrates_then_announces(world: World) -> None:
         )
         new_path = old_path.parent / "new-name"
         assert result.new_worktree_id == f"r1::{new_path}"
-        assert world.store.calls == [("migrate_identity", created.worktree_id, f"r1::{new_path}")]
+        assert world.store.calls == [
+            ("patch_meta", created.worktree_id, {"displayName": "new name"}),
+            ("migrate_identity", created.worktree_id, f"r1::{new_path}"),
+        ]
         assert _exists(new_path) and not _exists(old_path)
         await trio.sleep(DEBOUNCE_S * 3)  # let the watcher see the move
         kinds = [type(e) for e in world.events]
@@ -327,3 +338,83 @@ async def test_unsupported_setup_is_reported_and_worktree_kept(world: World) -> 
         result = await _create(world, "listy")
     assert result.setup.ran is False and "setup must be" in (result.setup.error or "")
     assert _exists(result.path)
+
+
+async def test_rename_renames_branch_display_name_and_folder_together(world: World) -> None:
+    """mv gives the branch and folder the sanitized name and the display name as typed."""
+    with trio.fail_after(20):
+        created = await _create(world, "old")
+        result = await rename_worktree(
+            world.tracker, world.store, world.tracker.emit, created.worktree_id, "New Task"
+        )
+        assert (result.branch, result.display_name) == ("refs/heads/New-Task", "New Task")
+        assert _git_out(world.repo, "branch", "--list", "old") == ""
+        row = world.tracker.repos["r1"].rows[result.path]
+        assert row.branch == "refs/heads/New-Task" and result.path.endswith("/New-Task")
+
+
+async def test_rename_refuses_a_taken_branch_name_and_changes_nothing(world: World) -> None:
+    """A branch that already exists is a conflict found before anything is renamed."""
+    _git_out(world.repo, "branch", "taken")
+    with trio.fail_after(20):
+        created = await _create(world, "mine")
+        world.store.calls.clear()
+        with pytest.raises(errors.StateConflict):
+            await rename_worktree(
+                world.tracker, world.store, world.tracker.emit, created.worktree_id, "taken"
+            )
+        assert world.store.calls == [] and _exists(created.path)
+        assert _git_out(world.repo, "branch", "--list", "mine").strip() == "+ mine"
+
+
+async def test_unrecorded_name_undoes_the_branch_rename(world: World) -> None:
+    """store failing to record the display name undoes the branch rename; no move."""
+    with trio.fail_after(20):
+        created = await _create(world, "keep")
+        world.store.fail_patch = True
+        with pytest.raises(errors.PeerUnavailable):
+            await rename_worktree(
+                world.tracker, world.store, world.tracker.emit, created.worktree_id, "other"
+            )
+        assert _git_out(world.repo, "branch", "--list", "keep").strip() == "+ keep"
+        assert _git_out(world.repo, "branch", "--list", "other") == ""
+        assert _exists(created.path)
+        assert not any(isinstance(e, gw.WorktreeRenamed) for e in world.events)
+
+
+def test_first_message_name_is_its_first_line_cut_at_a_word() -> None:
+    """The first non-blank line, whitespace collapsed, at most 40 characters."""
+    text = "\n  fix   the login redirect loop when the session cookie expires\nmore"
+    assert name_from_message(text) == "fix the login redirect loop when the"
+    assert name_from_message("   \n ") is None
+    assert name_from_message("x" * 100) == "x" * 40
+
+
+async def test_first_message_renames_a_pending_worktree_once(world: World) -> None:
+    """Pending: renamed by the message and the flag cleared with the name; else skipped."""
+    with trio.fail_after(20):
+        created = await _create(world, "wt-placeholder", pending_first_agent_message_rename=True)
+        evidence = world.store.calls[-1][2]
+        assert evidence.pending_first_agent_message_rename is True
+        world.store.current = dataclasses.replace(
+            world.store.current, meta={created.worktree_id: evidence}
+        )
+        world.store.calls.clear()
+        done = await rename_from_first_message(
+            world.tracker, world.store, world.tracker.emit, created.worktree_id, "Add dark mode"
+        )
+        assert done.renamed and done.rename is not None
+        assert done.rename.branch == "refs/heads/Add-dark-mode"
+        assert world.store.calls[0] == (
+            "patch_meta",
+            created.worktree_id,
+            {
+                "pendingFirstAgentMessageRename": False,
+                "firstAgentMessageRenameError": None,
+                "displayName": "Add dark mode",
+            },
+        )
+        again = await rename_from_first_message(
+            world.tracker, world.store, world.tracker.emit, done.rename.new_worktree_id, "x"
+        )
+        assert (again.renamed, again.skipped) == (False, "no rename pending")
