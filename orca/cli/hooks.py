@@ -90,11 +90,15 @@ def cmd_status(args: argparse.Namespace) -> int:
                 "installed": status.installed,
                 "installedEvents": list(status.installed_events),
                 "missingEvents": list(status.missing_events),
+                "untrustedEvents": list(status.untrusted_events),
                 "serverPort": port,
             }
         )
         wired = "yes" if status.installed else "partial" if status.installed_events else "no"
         missing = (", ".join(status.missing_events) if status.installed_events else "all") or None
+        if status.untrusted_events:
+            wired = "untrusted"
+            missing = "not trusted by Codex: " + ", ".join(status.untrusted_events)
         rows.append([agent, wired, str(status.config_path), missing])
     if args.json:
         print_json("integrations", report)

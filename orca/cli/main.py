@@ -1,49 +1,73 @@
 """``orca``: the command line. Each topic lives in its own module with ``add_parser``.
 
-Exit codes: 0 success, 1 the operation failed, 2 bad usage or input, 3 the service is
-not running. ``main`` is the one error boundary: a command raises ``OrcaError`` (from
-an actor's reply or its own checks) and ``main`` maps it to the message and exit code
-(``output.fail_from``); no command catches it only to do the same.
+Exit codes: 0 success, 1 the operation failed, 2 bad usage or input (including a name
+that matches nothing or several things, and a request the current state refuses),
+3 the service is not running. ``main`` is the one error boundary: a command raises
+``OrcaError`` (from an actor's reply or its own checks) and ``main`` maps it to the
+message and exit code (``output.fail_from``); no command catches it only to do the same.
+
+Start-up is part of the interface (``orca term ls`` in a shell loop, completion on
+every Tab): only the module of the topic named on the command line is imported, and
+modules import what a command needs inside the command (``bench/cli.py`` measures it).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from orca import __version__
-from orca.cli.output import fail, fail_from
-from orca.fsio import UnsafeDirectory
 from orca.wire.errors import OrcaError
 
-# Topic modules, each exposing add_parser(subparsers). Imported when the parser is
-# built, so they keep their own heavy imports inside the command functions.
-COMMAND_MODULES = (
-    "orca.cli.service",
-    "orca.cli.repo",
-    "orca.cli.worktree",
-    "orca.cli.worktree_ps",
-    "orca.cli.hooks",
-    "orca.cli.state",
-    "orca.cli.term",
-)
+if TYPE_CHECKING:
+    import argparse
+
+# Topic → the modules adding its commands (each exposes add_parser(subparsers)), in
+# the order ``orca --help`` lists them. tests/unit/cli/test_main.py checks that every
+# module adds exactly the topics named here.
+TOPICS: dict[str, tuple[str, ...]] = {
+    "up": ("orca.cli.service",),
+    "down": ("orca.cli.service",),
+    "status": ("orca.cli.service",),
+    "restart": ("orca.cli.service",),
+    "logs": ("orca.cli.service",),
+    "repo": ("orca.cli.repo",),
+    "worktree": ("orca.cli.worktree", "orca.cli.worktree_ps"),
+    "hooks": ("orca.cli.hooks",),
+    "state": ("orca.cli.state",),
+    "term": ("orca.cli.term",),
+    "watch": ("orca.cli.watch",),
+    "ack": ("orca.cli.ack",),
+    "completion": ("orca.cli.completion",),
+}
+COMMAND_MODULES = tuple(dict.fromkeys(m for mods in TOPICS.values() for m in mods))
+# The hidden command shell completion calls on every Tab (orca.cli.completion).
+COMPLETE_COMMAND = "__complete"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(topic: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``topic`` (a known one), only that topic's modules are imported."""
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="orca", description="Orca: many coding agents, one service."
     )
     parser.add_argument("--version", action="version", version=f"orca {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in TOPICS.get(topic or "", COMMAND_MODULES):
         importlib.import_module(name).add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [COMPLETE_COMMAND]:
+        from orca.cli.completion import run_complete
+
+        return run_complete(argv[1:])
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
@@ -53,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         code: int = func(args)
         sys.stdout.flush()
     except OrcaError as exc:
+        from orca.cli.output import fail_from
+
         return fail_from(exc)
-    except UnsafeDirectory as exc:
-        return fail(f"refusing an unsafe directory: {exc}")
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -65,6 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return 0
+    except OSError as exc:
+        from orca.fsio import UnsafeDirectory
+
+        if not isinstance(exc, UnsafeDirectory):
+            raise
+        from orca.cli.output import fail
+
+        return fail(f"refusing an unsafe directory: {exc}")
     return code
 
 

@@ -6,12 +6,12 @@ model's field names; without it, a table. Errors go to stderr as ``orca: <messag
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from orca.wire.errors import BadRequest, NotFound, OrcaError, Unavailable
+from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -20,6 +20,8 @@ EXIT_NOT_RUNNING = 3
 
 
 def print_json(collection: str, rows: Any) -> None:
+    import json
+
     json.dump({collection: rows}, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
 
@@ -27,15 +29,63 @@ def print_json(collection: str, rows: Any) -> None:
 def print_table(
     columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
 ) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    """A plain table: fitted to the terminal's width on a terminal, whole in a pipe."""
+    width = terminal_width()
+    if title:
+        print(title)
+    text = format_table(columns, rows, width)
+    if text:
+        print(text)
 
-    table = Table(title=title, box=None, header_style="bold", pad_edge=False)
-    for col in columns:
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*("-" if v is None else str(v) for v in row))
-    Console(soft_wrap=True).print(table)
+
+def terminal_width() -> int | None:
+    """The width to fit tables to: the terminal's, or None off a terminal (a pipe gets
+    every character; cutting there would corrupt what a script reads)."""
+    if not sys.stdout.isatty():
+        return None
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except OSError:
+        return None
+
+
+def format_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], width: int | None = None
+) -> str:
+    """Left-aligned columns two spaces apart, ``-`` for empty cells, no colour.
+
+    With ``width``, the widest columns are cut (ending in ``…``) until a line fits; the
+    first column (the handle a person types next) is never cut.
+    """
+    cells = [list(columns)] + [["-" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    if width is not None:
+        _fit(widths, width - GAP * (len(columns) - 1))
+    lines = []
+    for line in cells:
+        text = GAP_TEXT.join(_cut(cell, w).ljust(w) for cell, w in zip(line, widths, strict=True))
+        lines.append(text.rstrip())
+    return "\n".join(lines)
+
+
+GAP = 2
+GAP_TEXT = " " * GAP
+# A cut column keeps at least this many characters (and the header shows it).
+MIN_CUT_WIDTH = 6
+
+
+def _fit(widths: list[int], room: int) -> None:
+    """Shrink the widest cuttable column one character at a time until ``room`` fits."""
+    while sum(widths) > room:
+        candidates = [i for i in range(1, len(widths)) if widths[i] > MIN_CUT_WIDTH]
+        if not candidates:
+            return
+        widest = max(candidates, key=lambda i: widths[i])
+        widths[widest] -= 1
+
+
+def _cut(cell: str, width: int) -> str:
+    return cell if len(cell) <= width else cell[: width - 1] + "…"
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> int:
@@ -44,12 +94,31 @@ def fail(message: str, code: int = EXIT_FAILED) -> int:
 
 
 def fail_from(exc: OrcaError) -> int:
-    """Exit for an error reply: not running → 3, the caller's fault → 2, else 1."""
+    """Exit for an error: the service not running → 3; the caller's input (bad, naming
+    nothing, contradicting the current state) → 2; anything else → 1.
+
+    ``Unavailable`` means 3 only while orcad is not running: with it up, an actor that
+    is restarting or a repository whose folder is gone is a failure of this operation
+    (1), and ``orca status`` tells which.
+    """
     if isinstance(exc, Unavailable):
-        return fail(f"{exc.message}", EXIT_NOT_RUNNING)
-    if isinstance(exc, BadRequest | NotFound):
+        if not service_running():
+            return fail(exc.message, EXIT_NOT_RUNNING)
+        return fail(f"{exc.message} (see `orca status`)", EXIT_FAILED)
+    if isinstance(exc, BadRequest | NotFound | Conflict):
         return fail(exc.message, EXIT_USAGE)
     return fail(exc.message)
+
+
+def service_running() -> bool:
+    """Whether an orcad holds this ORCA_HOME's lock."""
+    from orca.contracts.supervisor import read_lock_info
+    from orca.paths import resolve_paths
+
+    try:
+        return read_lock_info(resolve_paths().lock_file) is not None
+    except OSError:
+        return False
 
 
 def human_bytes(n: int | None) -> str | None:

@@ -1,7 +1,9 @@
-"""``orca repo add PATH | ls [--json] | rm ID``: the repos the store knows.
+"""``orca repo add PATH | ls [--json] | rm REPO``: the repos the store knows.
 
 A repo is imported by absolute path and gets a fresh id from the store (seed 01 §4.1);
-``kind`` is ``git`` when the directory has a ``.git`` entry, else ``folder``.
+``kind`` is ``git`` when the directory has a ``.git`` entry, else ``folder``. ``rm``
+takes what every other command takes for a repo (``orca.cli.worktree.resolve_repo``):
+its handle, display name, folder name, path, id or a unique prefix.
 """
 
 from __future__ import annotations
@@ -46,28 +48,31 @@ def _repos() -> list[Repo]:
 
 
 def _ls(args: argparse.Namespace) -> int:
+    from orca.cli.handles import repo_handles
+
     repos = _repos()
+    handles = repo_handles((r.id, r.display_name) for r in repos)
     if args.json:
         from orca.model.codec import to_builtins
 
-        print_json("repos", [to_builtins(r) for r in repos])
+        print_json("repos", [{"handle": handles[r.id], **to_builtins(r)} for r in repos])
         return EXIT_OK
-    rows = [(r.id, r.display_name, r.kind or "git", _host(r), r.path) for r in repos]
-    print_table(("ID", "NAME", "KIND", "HOST", "PATH"), rows)
+    rows = [(handles[r.id], r.kind or "git", _host(r), r.path) for r in repos]
+    print_table(("REPO", "KIND", "HOST", "PATH"), rows)
     return EXIT_OK
 
 
 def _rm(args: argparse.Namespace) -> int:
+    from orca.cli.worktree import resolve_repo
     from orca.client.sync import invoke
     from orca.contracts import store
 
-    repos = _repos()
-    target = args.id
-    by_path = [r for r in repos if r.path == os.path.abspath(os.path.expanduser(target))]
-    if not any(r.id == target for r in repos) and len(by_path) == 1:
-        target = by_path[0].id  # a path is accepted when it names one repo
-    result = invoke(store.REPO_REMOVE, store.IdArgs(id=target))
-    print(f"removed {result.id} ({result.removed_worktree_meta} worktree notes dropped)")
+    repo = resolve_repo(_repos(), args.id)
+    result = invoke(store.REPO_REMOVE, store.IdArgs(id=repo.id))
+    print(
+        f"removed {repo.display_name} ({result.id}; {result.removed_worktree_meta}"
+        " worktree notes dropped)"
+    )
     return EXIT_OK
 
 
@@ -82,5 +87,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ls.add_argument("--json", action="store_true", help='print {"repos": [...]}')
     ls.set_defaults(func=_ls)
     rm = commands.add_parser("rm", help="forget a repo (its files are not touched)")
-    rm.add_argument("id", help="repo id (or its path)")
+    rm.add_argument("id", help="repo: handle, display name, path or id")
     rm.set_defaults(func=_rm)

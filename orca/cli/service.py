@@ -10,6 +10,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orca.cli.output import (
     EXIT_FAILED,
@@ -23,10 +24,12 @@ from orca.cli.output import (
     print_json,
     print_table,
 )
-from orca.contracts import supervisor as sup
-from orca.contracts.supervisor import LockInfo, read_lock_info
-from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.errors import OrcaError, Unavailable
+
+if TYPE_CHECKING:
+    from orca.contracts import supervisor as sup
+    from orca.contracts.supervisor import LockInfo
+    from orca.paths import OrcaPaths
 
 # How long `orca up` waits for the tree to report ready before giving up.
 UP_TIMEOUT_S = 60.0
@@ -39,18 +42,24 @@ ORCAD_ARGV = ("-P", "-m", "actors.supervisor")
 
 
 def _running(paths: OrcaPaths) -> LockInfo | None:
+    from orca.contracts.supervisor import read_lock_info
+
     return read_lock_info(paths.lock_file)
 
 
-def _tail(path: Path, lines: int) -> list[str]:
+def _tail(path: Path, lines: int, since: int = 0) -> list[str]:
+    """The last ``lines`` lines of ``path`` written after byte ``since``."""
     try:
         with path.open("rb") as f:
+            f.seek(since)
             return [b.decode(errors="replace").rstrip("\n") for b in deque(f, maxlen=lines)]
     except FileNotFoundError:
         return []
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from orca.paths import resolve_paths
+
     paths = resolve_paths().ensure()
     info = _running(paths)
     if info is not None:
@@ -68,6 +77,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     read_fd, write_fd = os.pipe()
     log_path = paths.log_file("orcad")
     log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    # orcad appends to the log of every earlier run: a failure shows only this run's lines.
+    run_starts_at = os.fstat(log_fd).st_size
     try:
         # posix_spawn with setsid: the daemon leaves our session and terminal, and no
         # Popen object is left behind to be garbage-collected while it runs.
@@ -109,13 +120,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         return EXIT_OK
     reason = verdict or "orcad exited before the tree was ready"
     print(f"orca: up failed: {reason}", file=sys.stderr)
-    for line in _tail(log_path, 15):
+    for line in _tail(log_path, 15, since=run_starts_at):
         print(f"  {line}", file=sys.stderr)
     return EXIT_FAILED
 
 
 def cmd_down(args: argparse.Namespace) -> int:
     import psutil
+
+    from orca.contracts import supervisor as sup
+    from orca.paths import resolve_paths
 
     paths = resolve_paths()
     info = _running(paths)
@@ -147,7 +161,8 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
-    from orca.model.codec import to_builtins
+    from orca.contracts import supervisor as sup
+    from orca.paths import resolve_paths
 
     paths = resolve_paths()
     try:
@@ -159,6 +174,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             print_json("actors", [])
         return fail_from(exc)
     if args.json:
+        from orca.model.codec import to_builtins
+
         print_json("actors", [to_builtins(a) for a in status.actors])
         return EXIT_OK
     rows = [
@@ -179,9 +196,28 @@ def cmd_status(args: argparse.Namespace) -> int:
         rows,
         title=f"orcad pid {orcad.pid}, up {human_duration(orcad.uptime)}",
     )
-    for line in _store_warnings(status.actors):
+    for line in [*_log_warnings(status), *_store_warnings(status.actors)]:
         print(f"warning: {line}")
     return EXIT_OK
+
+
+def _log_warnings(status: sup.Status) -> list[str]:
+    """Actor output orcad could not write to the logs (a full disk), and orcad's pauses."""
+    lines = []
+    for a in status.actors:
+        if a.log is None:
+            continue
+        state = f"failing: {a.log.error}" if a.log.error else "writing again"
+        lines.append(
+            f"log of {a.name} {state}; {a.log.dropped_lines} lines"
+            f" ({human_bytes(a.log.dropped_bytes)}) dropped"
+        )
+    if status.supervisor.pauses:
+        lines.append(
+            f"orcad was not scheduled {status.supervisor.pauses} time(s)"
+            f" ({status.supervisor.paused_s:.1f}s in all); no actor was judged hung for it"
+        )
+    return lines
 
 
 def _store_warnings(actors: list[sup.ActorStatus]) -> list[str]:
@@ -198,13 +234,14 @@ def _store_warnings(actors: list[sup.ActorStatus]) -> list[str]:
 
 def cmd_restart(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
+    from orca.contracts import supervisor as sup
 
     invoke(sup.RESTART, sup.RestartArgs(name=args.actor))
     print(f"restarting {args.actor}")
     return EXIT_OK
 
 
-def _known_actors(paths: OrcaPaths) -> list[str]:
+def known_actors(paths: OrcaPaths) -> list[str]:
     """orcad and every actor it has started at least once (orcad opens an actor's log
     when it spawns it), read from the log dir: no need to parse the supervision tree."""
     try:
@@ -215,8 +252,10 @@ def _known_actors(paths: OrcaPaths) -> list[str]:
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
+    from orca.paths import resolve_paths
+
     paths = resolve_paths()
-    known = _known_actors(paths)
+    known = known_actors(paths)
     if args.actor not in known:
         return fail(f"unknown actor {args.actor!r} (known: {', '.join(known)})", EXIT_USAGE)
     path = paths.log_file(args.actor)

@@ -24,6 +24,7 @@ from orca.wire.errors import BadRequest, OrcaError
 
 if TYPE_CHECKING:
     from orca.client.terminal import Attachment
+    from orca.contracts.ptyd import SessionRow
 
 DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get out
 # How long attach waits in one poll; bounds the delay of noticing a resize.
@@ -32,6 +33,8 @@ CLEAR_SCREEN = b"\x1b[H\x1b[2J"
 # term.close replies once hooks fenced the pane and store retired it, or within ~3 s
 # when either is down (orca/contracts/ptyd.py); this leaves room above that bound.
 CLOSE_TIMEOUT_S = 8.0
+# Worktree rows only refine the handles' worktree part: a slow gitwatch must not stall ls.
+WORKTREES_TIMEOUT_S = 2.0
 
 
 def resolve_worktree(arg: str) -> tuple[str, str]:
@@ -73,29 +76,82 @@ def _new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _ls(args: argparse.Namespace) -> int:
+def session_listing() -> tuple[list[SessionRow], dict[str, str]]:
+    """ptyd's sessions and their handles, unique against every worktree gitwatch lists
+    (so ``term ls`` and ``worktree ls`` show the same worktree part); without gitwatch,
+    against the sessions' own worktrees."""
+    from orca.cli.handles import session_handles
     from orca.client.sync import invoke
     from orca.contracts import ptyd
 
     sessions = invoke(ptyd.LIST, ptyd.ListArgs()).sessions
+    pairs = [(s.session_id, s.worktree_id) for s in sessions]
+    return sessions, session_handles(pairs, _worktree_paths())
+
+
+def _worktree_paths() -> list[tuple[str, str]]:
+    from orca.cli.worktree import list_worktrees
+
+    try:
+        return [(r.id, r.path) for r in list_worktrees(timeout=WORKTREES_TIMEOUT_S).worktrees]
+    except OrcaError:
+        return []  # gitwatch down: handles from the sessions' own worktree ids
+
+
+def resolve_session(ref: str) -> str:
+    """The full session id ``ref`` names: an id, a handle, ``<worktree>:<hex prefix>``,
+    a bare hex prefix, or a worktree with one terminal; raises AmbiguousReference."""
+    from orca.cli.handles import resolve, session_suffix, session_target
+
+    if session_suffix(ref):
+        return ref  # a full id: ptyd itself says whether it exists
+    sessions, handles = session_listing()
+    targets = [
+        session_target(s.session_id, handles[s.session_id], worktree_id=s.worktree_id)
+        for s in sessions
+    ]
+    try:
+        return resolve(targets, ref, "terminal").id
+    except BadRequest as exc:
+        raise type(exc)(f"{exc.message} (see `orca term ls`)") from None
+
+
+def _with_session(
+    command: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """``command`` with ``args.id`` resolved from whatever names a terminal to its id."""
+
+    def resolved(args: argparse.Namespace) -> int:
+        args.id = resolve_session(args.id)
+        return command(args)
+
+    resolved.__doc__ = command.__doc__
+    return resolved
+
+
+def _ls(args: argparse.Namespace) -> int:
+    sessions, handles = session_listing()
     if args.json:
         from orca.model.codec import to_builtins
 
-        print_json("sessions", [to_builtins(s) for s in sessions])
+        print_json(
+            "sessions",
+            [{"handle": handles[s.session_id], **to_builtins(s)} for s in sessions],
+        )
         return EXIT_OK
     from orca.cli.output import human_bytes
 
     rows = [
         (
-            s.session_id,
-            s.pid,
+            handles[s.session_id],
             "running" if s.running else f"exited {s.exit_code}",
+            s.pid,
             human_bytes(s.end_offset),
             " ".join(s.argv),
         )
         for s in sessions
     ]
-    print_table(("SESSION", "PID", "STATE", "OUTPUT", "COMMAND"), rows)
+    print_table(("TERMINAL", "STATE", "PID", "OUTPUT", "COMMAND"), rows)
     return EXIT_OK
 
 
@@ -210,7 +266,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tsub = term.add_subparsers(dest="term_command", metavar="SUBCOMMAND")
 
     p = tsub.add_parser("new", help="start a command in a new terminal of a worktree")
-    p.add_argument("worktree", help="worktree id (<repoId>::<path>) or a repo path")
+    p.add_argument("worktree", help="worktree: handle, name, path or id")
     p.add_argument("--cwd", help="working directory (default: the worktree)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... (default: $SHELL)")
     p.set_defaults(func=_new)
@@ -220,27 +276,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=_ls)
 
     p = tsub.add_parser("attach", help="attach this terminal (Ctrl-] detaches)")
-    p.add_argument("id")
-    p.set_defaults(func=_attach)
+    p.add_argument("id", help="terminal: handle, worktree name, hex prefix or id")
+    p.set_defaults(func=_with_session(_attach))
 
     p = tsub.add_parser("send", help="type TEXT into a session")
-    p.add_argument("id")
+    p.add_argument("id", help="terminal: handle, worktree name, hex prefix or id")
     p.add_argument("text")
     p.add_argument("--enter", action="store_true", help="press Enter after the text")
-    p.set_defaults(func=_send)
+    p.set_defaults(func=_with_session(_send))
 
     p = tsub.add_parser("read", help="print a session's scrollback (or output since an offset)")
-    p.add_argument("id")
+    p.add_argument("id", help="terminal: handle, worktree name, hex prefix or id")
     p.add_argument("--since", type=int, default=None)
-    p.set_defaults(func=_read)
+    p.set_defaults(func=_with_session(_read))
 
     p = tsub.add_parser("kill", help="end a session's process (SIGTERM, then SIGKILL)")
-    p.add_argument("id")
+    p.add_argument("id", help="terminal: handle, worktree name, hex prefix or id")
     p.add_argument("--signal", help="send this signal instead (e.g. INT, HUP)")
-    p.set_defaults(func=_kill)
+    p.set_defaults(func=_with_session(_kill))
 
     p = tsub.add_parser(
         "close", help="close the pane: kill, forget the session and its history, fence its status"
     )
-    p.add_argument("id")
-    p.set_defaults(func=_close)
+    p.add_argument("id", help="terminal: handle, worktree name, hex prefix or id")
+    p.set_defaults(func=_with_session(_close))

@@ -5,8 +5,12 @@
                                           REPO is a repo id, path or display name; the
                                           setup script's output streams under a spinner
 ``rm WORKTREE [--force] [--delete-branch]``
-``mv WORKTREE NEW_NAME``                  WORKTREE is an id, a path, or a unique display
-                                          name / branch / folder name
+``mv WORKTREE NEW_NAME``                  WORKTREE is a handle (first column of ``ls``),
+                                          an id, a path, a unique display name / branch /
+                                          folder name, or a unique prefix of a handle
+
+A listing that could not read some repo still prints the others, names each missing
+repo on stderr and exits 0 (README "Exit codes").
 
 ``ps`` lives in ``orca.cli.worktree_ps``; both attach to the one ``worktree`` topic
 (:func:`add_worktree_subcommands` adds these four to an existing subparsers object).
@@ -22,12 +26,16 @@ import secrets
 import sys
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from orca.cli.handles import AmbiguousReference
 from orca.cli.output import EXIT_OK, fail, print_json, print_table
-from orca.wire.errors import BadRequest, OrcaError
+from orca.wire.errors import OrcaError
+
+__all__ = ["AmbiguousReference", "list_worktrees", "resolve_repo", "resolve_worktree"]
 
 if TYPE_CHECKING:
+    from orca.cli.handles import Target
     from orca.contracts.gitwatch import CreateArgs, Created, GitStatus, WorktreeList, WorktreeRow
     from orca.model.types_repo import Repo
 
@@ -50,10 +58,6 @@ PROGRESS_CONSUMER = "cli<-gitwatch"
 _HEADS = "refs/heads/"
 
 
-class AmbiguousReference(BadRequest):
-    """The name given matches none or several worktrees/repos (the caller's input)."""
-
-
 def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ls/create/rm/mv to an existing ``worktree`` subparsers object."""
     ls = worktree.add_parser("ls", help="list worktrees of every repo")
@@ -72,7 +76,7 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
     create.set_defaults(func=cmd_create)
 
     rm = worktree.add_parser("rm", help="remove a worktree (refuses dirty/locked ones)")
-    rm.add_argument("worktree", help="worktree id, path or unique name")
+    rm.add_argument("worktree", help="worktree: handle, name, path or id")
     rm.add_argument("--force", action="store_true", help="remove even if dirty or locked")
     rm.add_argument("--delete-branch", action="store_true", help="also delete its branch")
     rm.set_defaults(func=cmd_rm)
@@ -89,52 +93,33 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_worktree_subcommands(topic_subparsers(sub, "worktree", "worktrees and their agents"))
 
 
-# -- reference resolution (pure) ------------------------------------------------------
+# -- reference resolution (pure; the rules live in orca.cli.handles) ------------------
 
 
-def _norm(path: str) -> str:
-    return os.path.realpath(os.path.expanduser(path))
+def worktree_targets(rows: Sequence[WorktreeRow]) -> list[Target]:
+    from orca.cli.handles import worktree_handles, worktree_target
+
+    handles = worktree_handles((r.id, r.path) for r in rows)
+    return [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
 
 
 def resolve_worktree(rows: Sequence[WorktreeRow], ref: str) -> WorktreeRow:
-    """The row ``ref`` names: an exact id, a unique name/branch/folder, or a path."""
-    for row in rows:
-        if row.id == ref:
-            return row
-    names = [r for r in rows if ref in (r.display_name, os.path.basename(r.path), _short(r.branch))]
-    if names or not _looks_like_path(ref):
-        return _unique(names, ref, "worktree")
-    target = _norm(ref)
-    matches = [r for r in rows if _norm(r.path) == target]
-    return _unique(matches, ref, "worktree")
+    """The row ``ref`` names: an id, a handle, a unique name/branch/folder or path, or a
+    unique prefix of a handle (orca.cli.handles.resolve)."""
+    from orca.cli.handles import resolve
+
+    chosen = resolve(worktree_targets(rows), ref, "worktree")
+    return next(r for r in rows if r.id == chosen.id)
 
 
 def resolve_repo(repos: Sequence[Repo], ref: str) -> Repo:
-    """The repo ``ref`` names: its id, a unique display name, or its path."""
-    for repo in repos:
-        if repo.id == ref:
-            return repo
-    names = [r for r in repos if r.display_name == ref]
-    if names or not _looks_like_path(ref):
-        return _unique(names, ref, "repo")
-    target = _norm(ref)
-    return _unique([r for r in repos if _norm(r.path) == target], ref, "repo")
+    """The repo ``ref`` names: its id, handle, a unique display name, folder or path."""
+    from orca.cli.handles import repo_handles, repo_target, resolve
 
-
-def _looks_like_path(ref: str) -> bool:
-    return os.sep in ref or ref.startswith(("~", "."))
-
-
-_Named = TypeVar("_Named", "WorktreeRow", "Repo")
-
-
-def _unique(matches: list[_Named], ref: str, what: str) -> _Named:
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise AmbiguousReference(f"no {what} matches {ref!r}")
-    ids = ", ".join(m.id for m in matches)
-    raise AmbiguousReference(f"{ref!r} matches several {what}s ({ids}); use the id")
+    handles = repo_handles((r.id, r.display_name) for r in repos)
+    targets = [repo_target(r.id, handles[r.id], r.path, r.display_name) for r in repos]
+    chosen = resolve(targets, ref, "repo")
+    return next(r for r in repos if r.id == chosen.id)
 
 
 def _short(branch: str) -> str:
@@ -151,14 +136,12 @@ def _repos() -> list[Repo]:
     return invoke(store.REPO_LIST, timeout=LIST_TIMEOUT_S).repos
 
 
-def list_worktrees(repo_id: str | None = None) -> WorktreeList:
+def list_worktrees(repo_id: str | None = None, *, timeout: float = LIST_TIMEOUT_S) -> WorktreeList:
     """gitwatch's rows (of one repo, or every repo); raises OrcaError when it is down."""
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
 
-    return invoke(
-        gitwatch.WORKTREE_LIST, gitwatch.ListArgs(repo_id=repo_id), timeout=LIST_TIMEOUT_S
-    )
+    return invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs(repo_id=repo_id), timeout=timeout)
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -167,27 +150,38 @@ def cmd_ls(args: argparse.Namespace) -> int:
     rows = listing.worktrees
     for gone in listing.unavailable_repos:
         print(f"orca: repo {gone.path} is unavailable: {gone.reason}", file=sys.stderr)
+    # Handles are computed over every row, hidden ones included: --all must not rename.
+    handles = {t.id: t.handle for t in worktree_targets(rows)}
+    shown = rows if args.all else [r for r in rows if r.visible]
     if args.json:
         from orca.model.codec import to_builtins
 
-        print_json("worktrees", [to_builtins(r) for r in rows])
+        print_json("worktrees", [{"handle": handles[r.id], **to_builtins(r)} for r in shown])
         return EXIT_OK
-    shown = rows if args.all else [r for r in rows if r.visible]
     table = [
         [
-            r.display_name,
+            handles[r.id],
             _short(r.branch) or ("(detached)" if r.head else "-"),
-            r.head[:8] or None,
             _dirty_text(r.git_status),
-            ("main" if r.is_main_worktree else r.ownership) + (" locked" if r.locked else ""),
+            owner_text(r),
             r.path,
         ]
         for r in shown
     ]
-    print_table(["NAME", "BRANCH", "HEAD", "DIRTY", "OWNER", "PATH"], table)
+    print_table(["WORKTREE", "BRANCH", "DIRTY", "OWNER", "PATH"], table)
     if len(shown) < len(rows):
         print(f"({len(rows) - len(shown)} hidden; --all shows them)", file=sys.stderr)
     return EXIT_OK
+
+
+def owner_text(row: WorktreeRow) -> str:
+    """The JSON's ``ownership`` word, then ``main`` / ``locked`` when they apply."""
+    flags: list[str] = [row.ownership]
+    if row.is_main_worktree:
+        flags.append("main")
+    if row.locked:
+        flags.append("locked")
+    return " ".join(flags)
 
 
 def _dirty_text(status: GitStatus | None) -> str | None:
@@ -313,6 +307,8 @@ def cmd_mv(args: argparse.Namespace) -> int:
 
     row = resolve_worktree(list_worktrees().worktrees, args.worktree)
     request = gitwatch.RenameArgs(worktree_id=row.id, new_name=args.new_name)
+    # Branch, display name and folder are renamed together (seed 01 §4.3).
     result = invoke(gitwatch.WORKTREE_RENAME, request, timeout=MUTATE_TIMEOUT_S)
-    print(f"moved {row.path} -> {result.path}")
+    branch = f" on {_short(result.branch)}" if result.branch else ""
+    print(f"renamed {row.display_name!r} -> {result.display_name!r}: {result.path}{branch}")
     return EXIT_OK

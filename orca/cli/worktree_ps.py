@@ -1,8 +1,16 @@
 """``orca worktree ps [--json]``: every worktree's agents and their shared summary.
 
 A pure reader (seed 03 "worktree ps 变为读取器"): one ``agentStatus.snapshot`` from
-the ``hooks`` actor, projected with the shared model rules (summary, 30-minute decay,
-``restoredUnconfirmed`` never fresh). Nothing is re-decided here.
+the ``hooks`` actor and one ``term.list`` from ``ptyd``, projected with the shared
+model rules (summary, 30-minute decay, ``restoredUnconfirmed`` never fresh, the
+admission rule, the terminal's fate, unread). Nothing is re-decided here. ptyd's
+facts decide what is shown live: a hook/OSC row whose pane has no running PTY is
+listed as ``exited`` (with ptyd's exit code) or ``gone``, never as working; a PTY exit
+ptyd reported is listed where the row was (``exited``, code, when). If ptyd does not
+answer, the rows are shown as hooks holds them.
+
+``--needs-me``: only agents that need the user (blocked, or a finished turn not yet
+seen - unread until ``orca term attach`` or ``orca ack``).
 
 Kept import-light - the whole command must start, call and print within 300 ms
 (issue 7; upstream users saw 7-10 s): no trio, no actor runtime, and a plain
@@ -20,6 +28,9 @@ from orca.cli.output import EXIT_OK, human_duration, print_json
 # The snapshot is served from memory; a second is ample and keeps a wedged actor from
 # hanging the shell.
 SNAPSHOT_TIMEOUT_S = 2.0
+# ptyd's list is also in memory; a ptyd that does not answer soon only costs the
+# admission check (rows are then shown as hooks holds them).
+PTYD_TIMEOUT_S = 1.0
 
 
 def topic_subparsers(
@@ -43,18 +54,55 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     worktree = topic_subparsers(sub, "worktree", "worktrees and their agents")
     ps = worktree.add_parser("ps", help="agents per worktree, with state, age and summary")
     ps.add_argument("--json", action="store_true", help='print {"worktrees": [...]}')
+    ps.add_argument(
+        "--needs-me", action="store_true", help="only agents blocked or with an unread result"
+    )
     ps.set_defaults(func=cmd_ps)
 
 
-def fetch_worktrees(now_ms: int | None = None) -> list[dict[str, object]]:
+def terminal_facts() -> Any:
+    """ptyd's facts for the admission rule (``TerminalFacts``), None if ptyd is down."""
+    import os
+
+    from orca.client.sync import endpoint_for, invoke
+    from orca.contracts import ptyd
+    from orca.model.agent_status import TerminalFacts
+    from orca.wire.errors import OrcaError
+
+    endpoint = endpoint_for(ptyd.CONTRACT.actor)
+    if endpoint.startswith("ipc://") and not os.path.exists(endpoint[len("ipc://") :]):
+        return None  # ptyd is not running: nothing to wait for
+    try:
+        sessions = invoke(ptyd.LIST, ptyd.ListArgs(), timeout=PTYD_TIMEOUT_S).sessions
+    except OrcaError:
+        return None
+    running = [s for s in sessions if s.running]
+    live_panes = frozenset(s.pane_key for s in running)
+    exited = {s.pane_key: s.exit_code for s in sessions if not s.running}
+    return TerminalFacts(
+        live_panes=live_panes,
+        live_handles=frozenset(s.terminal_handle for s in running),
+        exited={k: v for k, v in exited.items() if k not in live_panes},
+    )
+
+
+def fetch_worktrees(now_ms: int | None = None, needs_me: bool = False) -> list[dict[str, object]]:
     """The projected worktree list from one snapshot (raises OrcaError when down)."""
     from orca.client.sync import invoke
     from orca.contracts import hooks
-    from orca.model.agent_status import project_worktrees
+    from orca.model.agent_status import needs_user, project_worktrees
 
     snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    return project_worktrees(snapshot.rows, now)
+    worktrees = project_worktrees(snapshot.rows, now, terminal_facts(), snapshot.fates)
+    if not needs_me:
+        return worktrees
+    kept = []
+    for worktree in worktrees:
+        agents = [a for a in worktree["agents"] if needs_user(a)]  # type: ignore[attr-defined]
+        if agents:
+            kept.append({**worktree, "agents": agents})
+    return kept
 
 
 def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
@@ -63,8 +111,15 @@ def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
         summary = worktree["summary"]["state"]
         for agent in worktree["agents"]:
             state = agent["displayState"]
+            terminal = agent["terminal"]
             if agent["restoredUnconfirmed"]:
                 state = f"{state} (restored: {agent['state']})"
+            elif terminal["state"] == "exited":
+                state = f"exited {terminal.get('exitCode')}"
+            elif terminal["state"] == "gone":
+                state = f"terminal gone (was {agent['state']})"
+            elif agent["unread"]:
+                state = f"{state} (unread)"
             table.append(
                 [
                     worktree["worktreeId"],
@@ -81,12 +136,12 @@ def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
-    worktrees = fetch_worktrees()
+    worktrees = fetch_worktrees(needs_me=args.needs_me)
     if args.json:
         print_json("worktrees", worktrees)
         return EXIT_OK
     if not worktrees:
-        print("no agents reporting")
+        print("nothing needs you" if args.needs_me else "no agents reporting")
         return EXIT_OK
     columns = ["WORKTREE", "SUMMARY", "AGENT", "PANE", "STATE", "AGE", "SOURCE", "DETAIL"]
     print(format_columns(columns, _table_rows(worktrees)))

@@ -26,7 +26,7 @@ async def orca(home: Path, *argv: str) -> tuple[int, str, str]:
 
 
 async def test_repo_add_ls_rm_round_trip(tmp_path: Path) -> None:
-    """add by path (git detected), ls as table and --json, rm by id."""
+    """add by path (git detected), ls as table and --json, rm by name; then by id: gone."""
     checkout = tmp_path / "my-app"
     (checkout / ".git").mkdir(parents=True)
     home = tmp_path / "home"
@@ -35,7 +35,7 @@ async def test_repo_add_ls_rm_round_trip(tmp_path: Path) -> None:
             code, out, _ = await orca(home, "repo", "add", str(checkout))
             assert code == 0 and "added my-app" in out
             code, _, err = await orca(home, "repo", "add", str(checkout))
-            assert code == 1 and "already added" in err
+            assert code == 2 and "already added" in err  # a conflict with the state: input
             code, _, err = await orca(home, "repo", "add", str(tmp_path / "missing"))
             assert code == 2 and "not a directory" in err
             code, out, _ = await orca(home, "repo", "ls", "--json")
@@ -45,10 +45,13 @@ async def test_repo_add_ls_rm_round_trip(tmp_path: Path) -> None:
                 "git",
                 "my-app",
             )
+            assert repo["handle"] == "my-app"
             code, out, _ = await orca(home, "repo", "ls")
-            assert code == 0 and repo["id"] in out and "my-app" in out
-            code, out, _ = await orca(home, "repo", "rm", repo["id"])
-            assert code == 0 and f"removed {repo['id']}" in out
+            header, row = out.splitlines()
+            assert code == 0 and header.startswith("REPO ") and row.startswith("my-app ")
+            assert row.endswith(str(checkout))
+            code, out, _ = await orca(home, "repo", "rm", "my-app")  # a name, as elsewhere
+            assert code == 0 and f"removed my-app ({repo['id']};" in out
             code, _, err = await orca(home, "repo", "rm", repo["id"])
             assert code == 2 and "no repo" in err
 

@@ -1,0 +1,247 @@
+"""Short handles for worktrees, terminals and repos, and resolving what a person types.
+
+Pure (ids and names in, labels out; the one system call is ``realpath`` on a typed
+path), so every listing computes the same handle: ``orca worktree ls``, ``orca term
+ls``, ``orca worktree ps`` and shell completion call these functions.
+
+Worktree handle: the last component of the worktree's folder (``fix-login``). When
+several worktrees share it, as many trailing components as make it unique
+(``proj/fix-login`` and ``other/fix-login``); the full id as a last resort.
+
+Terminal handle: ``<worktree handle>:<hex>``, ``hex`` the shortest prefix (at least
+:data:`MIN_HEX`) of the session id's random suffix that no other terminal of that
+worktree shares. ptyd keeps the suffix when a worktree is renamed, so the handle
+follows the rename. A running number (``fix-login:2``) would shift when an earlier
+terminal is closed, and a ``kill`` typed from an old listing would hit another one.
+
+Invariant: handles are unique within the set they were computed over. They are stable
+while no new name collides with them; every longer form (more path components, more
+hex digits, the full id) keeps resolving, so a script can use the id.
+
+:func:`resolve` accepts, in this order: an exact id; an exact handle; an exact alias
+(display name, branch, folder, any trailing part of the path, the path itself; for a
+terminal also its bare hex or ``<any worktree alias>:<hex prefix>``, or the worktree
+alone when it has one terminal); a unique prefix of a handle or id. Nothing or several
+matching is :class:`AmbiguousReference` (a bad request: exit 2) naming the candidates.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from orca.wire.errors import BadRequest
+
+# Four hex digits tell ~65k terminals of one worktree apart; shorter looks like a number.
+MIN_HEX = 4
+SESSION_SEP = ":"
+_HEADS = "refs/heads/"
+# How many candidates an ambiguity message names before "...".
+_NAMED_AT_MOST = 8
+
+
+class AmbiguousReference(BadRequest):
+    """The name given matches no, or several, worktrees/terminals/repos."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing a person may name: its full id, its handle, and its other names."""
+
+    id: str
+    handle: str
+    aliases: frozenset[str] = frozenset()
+
+
+# -- worktrees ------------------------------------------------------------------------
+
+
+def folder_of(worktree_id: str) -> str:
+    """The directory a worktree id names (``<repoId>::<path>[::workspace:<id>]``), or ""."""
+    from orca.model.ids import split_worktree_id_for_filesystem
+
+    parts = split_worktree_id_for_filesystem(worktree_id)
+    return parts.path if parts is not None else ""
+
+
+def _path_labels(path: str) -> list[str]:
+    """``/a/b/c`` → ``["c", "b/c", "a/b/c"]``: the trailing parts, shortest first."""
+    parts = [p for p in path.split("/") if p]
+    return ["/".join(parts[-k:]) for k in range(1, len(parts) + 1)]
+
+
+def worktree_handles(worktrees: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Handle by id for ``(id, path)`` pairs (``path`` "" to derive it from the id)."""
+    labels = {wid: _path_labels(path or folder_of(wid)) for wid, path in dict(worktrees).items()}
+    depth = max((len(ls) for ls in labels.values()), default=0)
+    counts: list[dict[str, int]] = [defaultdict(int) for _ in range(depth)]
+    for ls in labels.values():
+        for k, label in enumerate(ls):
+            counts[k][label] += 1
+    handles: dict[str, str] = {}
+    for wid, ls in labels.items():
+        # Invariant: labels of different depths differ (their number of "/" differs),
+        # and the id (with "::") is no label, so first-unique-depth labels are unique.
+        handles[wid] = next((label for k, label in enumerate(ls) if counts[k][label] == 1), wid)
+    return handles
+
+
+def short_branch(branch: str) -> str:
+    return branch[len(_HEADS) :] if branch.startswith(_HEADS) else branch
+
+
+def worktree_aliases(path: str, display_name: str = "", branch: str = "") -> frozenset[str]:
+    """Every exact name of a worktree besides its id and handle."""
+    names = {*_path_labels(path), path, display_name, short_branch(branch)}
+    if path:
+        names.add(os.path.realpath(path))
+    names.discard("")
+    return frozenset(names)
+
+
+def worktree_target(
+    worktree_id: str, handle: str, path: str = "", display_name: str = "", branch: str = ""
+) -> Target:
+    aliases = worktree_aliases(path or folder_of(worktree_id), display_name, branch)
+    return Target(id=worktree_id, handle=handle, aliases=aliases)
+
+
+# -- terminals ------------------------------------------------------------------------
+
+
+def session_suffix(session_id: str) -> str:
+    """The random hex of ``<worktreeId>@@<hex>``, or "" for another shape."""
+    from orca.model.panes import parse_pty_session_id
+
+    parts = parse_pty_session_id(session_id)
+    return parts.suffix if parts is not None else ""
+
+
+def session_handles(
+    sessions: Iterable[tuple[str, str]], worktrees: Iterable[tuple[str, str]] = ()
+) -> dict[str, str]:
+    """Handle by session id for ``(session id, worktree id)`` pairs.
+
+    ``worktrees`` (``(id, path)``, e.g. every row of ``orca worktree ls``) are the other
+    worktrees the worktree handles must be unique against, so both listings agree.
+    """
+    pairs = list(sessions)
+    known = dict(worktrees)
+    for _sid, wid in pairs:
+        known.setdefault(wid, "")
+    wt_handles = worktree_handles(known.items())
+    by_worktree: dict[str, list[str]] = defaultdict(list)
+    for sid, wid in pairs:
+        by_worktree[wid].append(sid)
+    handles: dict[str, str] = {}
+    for wid, sids in by_worktree.items():
+        suffixes = {sid: session_suffix(sid) for sid in sids}
+        for sid, hexes in suffixes.items():
+            if not hexes:
+                handles[sid] = sid
+                continue
+            others = [h for s, h in suffixes.items() if s != sid]
+            n = next(
+                (
+                    n
+                    for n in range(MIN_HEX, len(hexes))
+                    if not any(o.startswith(hexes[:n]) for o in others)
+                ),
+                len(hexes),
+            )
+            handles[sid] = f"{wt_handles[wid]}{SESSION_SEP}{hexes[:n]}"
+    return handles
+
+
+def session_target(
+    session_id: str, handle: str, worktree: Target | None = None, worktree_id: str = ""
+) -> Target:
+    """A terminal as a Target: named by its hex, or by ``<worktree name>:<hex prefix>``,
+    or by its worktree's names alone (unique when the worktree has one terminal)."""
+    hexes = session_suffix(session_id)
+    if worktree is None:
+        worktree = worktree_target(worktree_id, handle.rpartition(SESSION_SEP)[0])
+    worktree_names = {worktree.handle, worktree.id, *worktree.aliases}
+    names = set(worktree_names)
+    names.update(hexes[:n] for n in range(MIN_HEX, len(hexes) + 1))
+    for name in worktree_names:
+        names.update(f"{name}{SESSION_SEP}{hexes[:n]}" for n in range(1, len(hexes) + 1))
+    names.discard("")
+    return Target(id=session_id, handle=handle, aliases=frozenset(names))
+
+
+# -- repos ----------------------------------------------------------------------------
+
+
+def repo_handles(repos: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Handle by repo id for ``(id, display name)``: the name, or ``name#<id prefix>``
+    when names collide (the shortest prefix that tells them apart)."""
+    pairs = dict(repos)
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for rid, name in pairs.items():
+        by_name[name or rid].append(rid)
+    handles: dict[str, str] = {}
+    for name, rids in by_name.items():
+        for rid in rids:
+            if len(rids) == 1:
+                handles[rid] = name
+                continue
+            n = next(
+                (
+                    n
+                    for n in range(MIN_HEX, len(rid))
+                    if sum(o.startswith(rid[:n]) for o in rids) == 1
+                ),
+                len(rid),
+            )
+            handles[rid] = f"{name}#{rid[:n]}"
+    return handles
+
+
+def repo_target(repo_id: str, handle: str, path: str, display_name: str) -> Target:
+    names = {display_name, path, os.path.basename(path.rstrip("/"))}
+    if path:
+        names.add(os.path.realpath(path))
+    names.discard("")
+    return Target(id=repo_id, handle=handle, aliases=frozenset(names))
+
+
+# -- resolution -----------------------------------------------------------------------
+
+
+def looks_like_path(ref: str) -> bool:
+    return os.sep in ref or ref.startswith(("~", "."))
+
+
+def resolve(targets: Sequence[Target], ref: str, what: str) -> Target:
+    """The one target ``ref`` names (see the module docstring for the order)."""
+    if not ref:
+        raise AmbiguousReference(f"an empty {what} name matches nothing")
+    for target in targets:
+        if ref == target.id:
+            return target
+    for target in targets:
+        if ref == target.handle:
+            return target
+    names = {ref}
+    if looks_like_path(ref):
+        names.add(os.path.realpath(os.path.expanduser(ref)))
+    matches = [t for t in targets if names & t.aliases]
+    if not matches:
+        matches = [t for t in targets if t.handle.startswith(ref) or t.id.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise AmbiguousReference(f"no {what} matches {ref!r}")
+    raise AmbiguousReference(f"{ref!r} matches {len(matches)} {what}s: {describe(matches)}")
+
+
+def describe(targets: Sequence[Target]) -> str:
+    shown = [t.handle for t in targets[:_NAMED_AT_MOST]]
+    return ", ".join(shown) + (", ..." if len(targets) > _NAMED_AT_MOST else "")
+
+
+def by_id(targets: Iterable[Target]) -> Mapping[str, Target]:
+    return {t.id: t for t in targets}

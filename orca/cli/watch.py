@@ -1,0 +1,178 @@
+"""``orca watch [--json] [--notify]``: one line per agent status change, as it happens.
+
+A stream, like ``kubectl get -w``: the current rows first (from one
+``agentStatus.snapshot``), then every ``agentStatus.set`` / ``agentStatus.clear`` the
+hooks actor publishes - the same fan-out every reader mirrors (seed 03 "每个读取者都
+订阅它"), so a line is exactly what a mirror applies. Subscribed before the snapshot
+and waiting for the publisher's heartbeat first, so no change between the two is
+lost; events at or before the snapshot's ``seq`` are skipped. No polling: the process
+sleeps in the socket until an event arrives.
+
+``--json``: one JSON object a line - for a row ``{"event": "set", "paneKey",
+"worktreeId", "agent", "state", "displayState", "unread", "source", "detail", "rev"}``;
+for a removal ``{"event": "clear", "paneKey", "worktreeId", "reason", "exitCode"?}``.
+
+``--notify``: when an agent becomes ``blocked`` or ``done``, run ``--notify-command``
+(or ``$ORCA_NOTIFY_COMMAND``; the title and body are appended as two arguments), else
+``notify-send`` where a session bus exists. Never waits for the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+from orca.cli.output import EXIT_OK
+
+WATCH_CONSUMER = "orca watch"
+# The publisher heartbeats once a second; three missed ones mean it is not there.
+LIVE_TIMEOUT_S = 3.0
+# How long one receive sleeps in the socket (not a poll of any state: an event wakes
+# it at once; the bound only lets Ctrl-C and reaping notifiers happen).
+RECEIVE_TIMEOUT_S = 3600.0
+SNAPSHOT_TIMEOUT_S = 2.0
+NOTIFY_STATES = frozenset({"blocked", "done"})
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    watch = sub.add_parser("watch", help="stream agent status changes as they happen")
+    watch.add_argument("--json", action="store_true", help="one JSON object per line")
+    watch.add_argument(
+        "--notify", action="store_true", help="desktop notification when an agent is blocked/done"
+    )
+    watch.add_argument(
+        "--notify-command", help="run this instead of notify-send (title, body appended)"
+    )
+    watch.set_defaults(func=cmd_watch)
+
+
+def set_line(row: Any, now_ms: int) -> dict[str, object]:
+    """The ``--json`` object of one written row (``AgentStatusRow``)."""
+    from orca.model.agent_status import display_state
+
+    return {
+        "event": "set",
+        "paneKey": row.pane_key,
+        "worktreeId": row.worktree_id,
+        "agent": row.agent,
+        "state": row.state,
+        "displayState": display_state(row, now_ms),
+        "unread": row.unread,
+        "source": row.source,
+        "detail": row.detail,
+        "rev": row.rev,
+    }
+
+
+def clear_line(cleared: Any) -> dict[str, object]:
+    line: dict[str, object] = {
+        "event": "clear",
+        "paneKey": cleared.pane_key,
+        "worktreeId": cleared.worktree_id,
+        "reason": cleared.reason,
+    }
+    if cleared.exit_code is not None:
+        line["exitCode"] = cleared.exit_code
+    return line
+
+
+def _human(line: dict[str, object]) -> str:
+    stamp = time.strftime("%H:%M:%S")
+    if line["event"] == "clear":
+        code = f" (exit {line['exitCode']})" if "exitCode" in line else ""
+        return f"{stamp}  {line['worktreeId']}  {line['paneKey']}  gone: {line['reason']}{code}"
+    unread = " (unread)" if line["unread"] else ""
+    detail = f"  {line['detail']}" if line["detail"] else ""
+    return (
+        f"{stamp}  {line['worktreeId']}  {line['paneKey']}  {line['agent']}  "
+        f"{line['displayState']}{unread}{detail}"
+    )
+
+
+class Notifier:
+    """Runs the notification command on a transition into blocked/done (never waits)."""
+
+    def __init__(self, command: str | None) -> None:
+        command = command or os.environ.get("ORCA_NOTIFY_COMMAND")
+        if command:
+            self.argv: list[str] | None = shlex.split(command)
+        elif os.environ.get("DBUS_SESSION_BUS_ADDRESS") and shutil.which("notify-send"):
+            self.argv = ["notify-send", "--app-name=orca"]
+        else:
+            self.argv = None
+            print("orca watch: no session bus or notify-send; --notify is off", file=sys.stderr)
+        self.states: dict[str, str] = {}
+        self.children: list[subprocess.Popen[bytes]] = []
+
+    def prime(self, pane_key: str, state: str) -> None:
+        self.states[pane_key] = state
+
+    def observe(self, line: dict[str, object]) -> None:
+        pane = str(line["paneKey"])
+        if line["event"] == "clear":
+            self.states.pop(pane, None)
+            return
+        state = str(line["state"])
+        before = self.states.get(pane)
+        self.states[pane] = state
+        if state in NOTIFY_STATES and before != state and self.argv is not None:
+            title = f"{line['agent']} {'needs you' if state == 'blocked' else 'is done'}"
+            body = f"{line['worktreeId']}  {pane}  {line['detail']}".strip()
+            self._run([*self.argv, title, body])
+
+    def _run(self, argv: list[str]) -> None:
+        self.children = [c for c in self.children if c.poll() is None]
+        try:
+            child = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True
+            )
+        except OSError as exc:
+            print(f"orca watch: notify command failed: {exc}", file=sys.stderr)
+            return
+        self.children.append(child)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    import json
+
+    from orca.client.sync import invoke, subscribe
+    from orca.contracts import hooks
+    from orca.wire.errors import Unavailable
+
+    notifier = Notifier(args.notify_command) if args.notify else None
+
+    def emit(line: dict[str, object]) -> None:
+        print(json.dumps(line) if args.json else _human(line), flush=True)
+        if notifier is not None:
+            notifier.observe(line)
+
+    with subscribe(hooks.CONTRACT.actor, hooks.EVENTS, consumer=WATCH_CONSUMER) as sub:
+        if not sub.wait_live(LIVE_TIMEOUT_S):
+            raise Unavailable("the hooks actor is not publishing (is orca running?)")
+        snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
+        now_ms = time.time_ns() // 1_000_000
+        for row in snapshot.rows:
+            line = set_line(row, now_ms)
+            print(json.dumps(line) if args.json else _human(line), flush=True)
+            if notifier is not None:
+                notifier.prime(row.pane_key, row.state)
+        try:
+            while True:
+                got = sub.receive(RECEIVE_TIMEOUT_S)
+                if got is None:
+                    continue
+                envelope, event = got
+                if envelope.epoch == snapshot.epoch and envelope.seq <= snapshot.seq:
+                    continue  # already in the snapshot
+                if isinstance(event, hooks.StatusSet):
+                    emit(set_line(event.row, time.time_ns() // 1_000_000))
+                else:
+                    emit(clear_line(event))
+        except KeyboardInterrupt:
+            return EXIT_OK

@@ -1,0 +1,60 @@
+"""Shell completion's candidates: commands, options, choices; live names only when up."""
+
+from __future__ import annotations
+
+import pytest
+
+from orca.cli.completion import SCRIPTS, candidates, run_complete
+from orca.cli.main import COMMAND_MODULES, TOPICS, build_parser
+
+
+@pytest.fixture(autouse=True)
+def _empty_home(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("ORCA_HOME", str(tmp_path / "home"))
+
+
+def test_every_topic_module_adds_exactly_the_topics_main_routes_to_it() -> None:
+    """main imports one topic's modules only; the table it routes by must be complete."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert set(sub.choices) == set(TOPICS)  # type: ignore[attr-defined]
+    for topic in TOPICS:
+        one = build_parser(topic)
+        sub = next(a for a in one._actions if a.__class__.__name__ == "_SubParsersAction")
+        assert topic in sub.choices  # type: ignore[attr-defined]
+    assert set(COMMAND_MODULES) == {m for mods in TOPICS.values() for m in mods}
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["te"], ["term"]),
+        (["term", "a"], ["attach"]),
+        (["worktree", ""], ["create", "ls", "mv", "ps", "rm"]),
+        (["hooks", "install", ""], ["claude", "codex", "gemini"]),
+        (["completion", "z"], ["zsh"]),
+        (["worktree", "ls", "--a"], ["--all"]),
+        (["logs", ""], ["orcad"]),
+    ],
+)
+def test_commands_options_and_choices_complete(words: list[str], expected: list[str]) -> None:
+    assert candidates(words) == expected
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["term", "attach", ""], ["worktree", "rm", ""], ["repo", "rm", ""], ["term", "new", "x", "--", ""]],
+)
+def test_live_names_while_the_service_is_down_are_nothing(
+    words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No service: no candidates and not a word on stdout or stderr (Tab stays quiet)."""
+    assert run_complete(["--", *words]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_bash_candidates_drop_what_bash_splits_off_at_a_colon() -> None:
+    """bash completes `fix-login:3f` as `3f`: the candidate must start after the colon."""
+    assert candidates(["completion", "ba"]) == ["bash"]
+    for shell, script in SCRIPTS.items():
+        assert "orca __complete" in script, shell
