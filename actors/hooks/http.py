@@ -8,20 +8,39 @@ Hostile or broken clients (architecture §2: bad input gets a clear error and th
 actor keeps running):
 
 * a request must arrive whole within ``REQUEST_TIMEOUT_S`` of its first byte
-  (slowloris); otherwise 408 and close. An idle keep-alive connection is closed after
-  ``IDLE_TIMEOUT_S``;
+  (slowloris); otherwise 408 and close. A new connection must send its first byte
+  within ``FIRST_BYTE_TIMEOUT_S``, an idle keep-alive one within ``IDLE_TIMEOUT_S``;
 * headers are capped by h11 (``MAX_HEADER_BYTES``, 431 / 400); a declared or actual
   body above ``MAX_BODY_BYTES`` gets 413 and close, without reading the rest;
 * a protocol error gets h11's status hint; a peer reset just ends the connection;
-* at most ``MAX_CONNECTIONS`` are served at once; more wait for a slot.
+  a request without the secret is answered and its connection closed.
+
+Connection flood (issue 16 item 7: 1,500 idle connections exhausted the fds and libzmq
+aborted the actor; 128 idle ones stalled every agent's hook to its timeout):
+
+* Invariant: at most ``MAX_CONNECTIONS`` accepted sockets exist at once. The slot is
+  taken *before* ``accept``: at the cap the acceptor stops accepting (the kernel's
+  backlog holds the rest) and resumes when a slot frees;
+* a connection is *unproven* until it presents the secret (checked as soon as its
+  headers arrive). When a newcomer waits in the backlog and every slot is taken, the
+  oldest unproven connection is evicted to make room. Unauthenticated clients thus
+  compete only with each other: an agent's hook, which sends its request at once,
+  is accepted, proves itself and is answered however many idle sockets a flood opens;
+* the process's fd soft limit is raised to its hard limit at start, so the cap, not
+  the default 1,024, bounds the endpoint and ZeroMQ keeps fds for its own sockets.
+
+Counters are in :meth:`HookHttpServer.statistics` (``sys.stats`` of hooks).
 """
 
 from __future__ import annotations
 
+import errno
+import itertools
 import json
 import logging
+import resource
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import h11
 import trio
@@ -41,16 +60,63 @@ log = logging.getLogger(__name__)
 # Hook scripts post a few KB at once; five seconds is generous for any honest local
 # client and bounds what a stalled one can hold.
 REQUEST_TIMEOUT_S = 5.0
-IDLE_TIMEOUT_S = 30.0
+# The hook script sends its request right after connecting and gives up after 2 s
+# (orca.hook_script.TOTAL_TIMEOUT_S): a connection silent that long serves no agent.
+FIRST_BYTE_TIMEOUT_S = 2.0
+# Between requests on a kept-alive (authenticated) connection.
+IDLE_TIMEOUT_S = 5.0
 MAX_HEADER_BYTES = 16 * 1024
 # Fifty agents firing a hook at once is the design load (ARCHITECTURE); 128 slots
-# leave headroom and cap file descriptors spent on stuck clients.
+# leave headroom and bound the fds the endpoint can ever hold.
 MAX_CONNECTIONS = 128
 RECEIVE_CHUNK = 64 * 1024
 # After refusing a request mid-body we half-close and drain briefly: closing with
 # unread input makes the kernel send RST, and the client would lose our 413/408.
 LINGER_S = 0.5
 LINGER_MAX_BYTES = 4 * MAX_BODY_BYTES
+# accept() failing for lack of fds or memory (the process or system table is full):
+# back off briefly instead of spinning; serve_listeners does the same.
+ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+ACCEPT_BACKOFF_S = 0.1
+# RLIMIT_NOFILE may be "unlimited" as a hard limit, which the kernel refuses as a soft
+# one above fs.nr_open (1,048,576 by default).
+FD_SOFT_LIMIT_CEILING = 1 << 20
+
+
+def raise_fd_limit() -> tuple[int, int]:
+    """Raise this process's fd soft limit to its hard limit; returns (soft, hard) after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = FD_SOFT_LIMIT_CEILING if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError) as exc:
+            log.warning("cannot raise the fd soft limit from %d to %d: %s", soft, target, exc)
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
+@dataclass(frozen=True)
+class HttpStatistics:
+    """The endpoint's counters since start (``sys.stats`` → ``hooks.http``)."""
+
+    open_connections: int
+    unproven_connections: int
+    max_connections: int
+    accepted: int
+    evicted: int
+    timed_out: int
+    at_cap: int
+    accept_errors: int
+    fd_soft_limit: int
+    fd_hard_limit: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {_camel(k): v for k, v in asdict(self).items()}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 IngestFn = Callable[[HookSubmission], HookReply]
@@ -80,37 +146,110 @@ class HookHttpServer:
         ingest: IngestFn,
         *,
         request_timeout_s: float = REQUEST_TIMEOUT_S,
+        first_byte_timeout_s: float = FIRST_BYTE_TIMEOUT_S,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self._secret = secret
         self._ingest = ingest
         self._request_timeout_s = request_timeout_s
+        self._first_byte_timeout_s = first_byte_timeout_s
         self._idle_timeout_s = idle_timeout_s
-        self._slots = trio.CapacityLimiter(MAX_CONNECTIONS)
+        self._max_connections = max_connections
+        self._slots = trio.Semaphore(max_connections)
+        # Insertion order = accept order: the first entry is the oldest unproven one.
+        self._unproven: dict[int, trio.CancelScope] = {}
+        self._ids = itertools.count()
+        self._counts = dict.fromkeys(
+            ("accepted", "evicted", "timed_out", "at_cap", "accept_errors"), 0
+        )
+        self._fd_limits = resource.getrlimit(resource.RLIMIT_NOFILE)
         self.port = 0
 
+    def statistics(self) -> HttpStatistics:
+        return HttpStatistics(
+            open_connections=self._max_connections - self._slots.value,
+            unproven_connections=len(self._unproven),
+            max_connections=self._max_connections,
+            fd_soft_limit=self._fd_limits[0],
+            fd_hard_limit=self._fd_limits[1],
+            **self._counts,
+        )
+
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        self._fd_limits = raise_fd_limit()
         listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
         self.port = listeners[0].socket.getsockname()[1]
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(trio.serve_listeners, self._serve_connection, listeners)
+            for listener in listeners:
+                nursery.start_soon(self._accept_loop, listener, nursery)
             task_status.started(self.port)
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
-        async with self._slots, stream:
-            conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
-            try:
-                while await self._serve_one(stream, conn):
-                    conn.start_next_cycle()
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return  # the client went away; nothing to answer
-            except Exception:
-                # A bug of ours costs this connection, never the server's nursery.
-                log.exception("hook connection failed")
+    async def _accept_loop(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        async with listener:
+            while True:
+                # A newcomer waits in the backlog: make room for it if every slot is
+                # taken, then take a slot, and only then accept (the cap is pre-accept).
+                await trio.lowlevel.wait_readable(listener.socket)
+                if self._slots.value == 0:
+                    self._counts["at_cap"] += 1
+                    self._evict_oldest_unproven()
+                await self._slots.acquire()
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    self._slots.release()
+                    if exc.errno not in ACCEPT_CAPACITY_ERRNOS:
+                        raise
+                    self._counts["accept_errors"] += 1
+                    log.warning("hook endpoint cannot accept: %s", exc)
+                    self._evict_oldest_unproven()
+                    await trio.sleep(ACCEPT_BACKOFF_S)
+                    continue
+                except BaseException:
+                    self._slots.release()
+                    raise
+                self._counts["accepted"] += 1
+                nursery.start_soon(self._serve_connection, stream, next(self._ids))
 
-    async def _serve_one(self, stream: trio.SocketStream, conn: h11.Connection) -> bool:
+    def _evict_oldest_unproven(self) -> None:
+        if self._unproven:
+            oldest = next(iter(self._unproven))
+            self._unproven.pop(oldest).cancel()
+            self._counts["evicted"] += 1
+
+    def _prove(self, cid: int) -> None:
+        """The connection presented the secret: it can no longer be evicted."""
+        self._unproven.pop(cid, None)
+
+    async def _serve_connection(self, stream: trio.SocketStream, cid: int) -> None:
+        try:
+            async with stream:
+                with trio.CancelScope() as scope:
+                    self._unproven[cid] = scope
+                    await self._converse(stream, cid)
+        finally:
+            self._unproven.pop(cid, None)
+            self._slots.release()
+
+    async def _converse(self, stream: trio.SocketStream, cid: int) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
+        try:
+            wait_s = self._first_byte_timeout_s
+            while await self._serve_one(stream, conn, cid, wait_s):
+                conn.start_next_cycle()
+                wait_s = self._idle_timeout_s
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # the client went away; nothing to answer
+        except Exception:
+            # A bug of ours costs this connection, never the server's nursery.
+            log.exception("hook connection failed")
+
+    async def _serve_one(
+        self, stream: trio.SocketStream, conn: h11.Connection, cid: int, wait_s: float
+    ) -> bool:
         """Serve one request; return whether the connection may carry another."""
-        if not await self._await_first_bytes(stream, conn):
+        if not await self._await_first_bytes(stream, conn, wait_s):
             return False
         framed: _Framed | None = None
         try:
@@ -118,7 +257,7 @@ class HookHttpServer:
                 first = await self._next_event(stream, conn)
                 if first is None or isinstance(first, h11.ConnectionClosed):
                     return False
-                framed = await self._frame(stream, conn, first)
+                framed = await self._frame(stream, conn, first, cid)
         except _Reject as reject:
             await self._respond(stream, conn, reject.status, {"error": reject.reason}, True)
             return False
@@ -126,25 +265,31 @@ class HookHttpServer:
             await self._respond(stream, conn, exc.error_status_hint, {"error": "bad_http"}, True)
             return False
         if deadline.cancelled_caught:
+            self._counts["timed_out"] += 1
             await self._respond(stream, conn, 408, {"error": "request_timeout"}, True)
             return False
         if framed is None:
             return False
         reply = self._handle(framed)
-        await self._respond(stream, conn, reply.status, reply.body, False)
-        return conn.our_state is h11.DONE and conn.their_state is h11.DONE
+        # Only a caller that knows the secret may keep its connection (and its slot).
+        close = cid in self._unproven
+        await self._respond(stream, conn, reply.status, reply.body, close)
+        return not close and conn.our_state is h11.DONE and conn.their_state is h11.DONE
 
-    async def _await_first_bytes(self, stream: trio.SocketStream, conn: h11.Connection) -> bool:
-        """Wait (idle timeout) for the next request's first byte; ``False`` on EOF/idle.
+    async def _await_first_bytes(
+        self, stream: trio.SocketStream, conn: h11.Connection, wait_s: float
+    ) -> bool:
+        """Wait (``wait_s``) for the next request's first byte; ``False`` on EOF/idle.
 
         From that byte on, headers and body share the request deadline (slowloris).
         """
         if conn.trailing_data[0]:
             return True
-        with trio.move_on_after(self._idle_timeout_s):
+        with trio.move_on_after(wait_s):
             opening = await stream.receive_some(RECEIVE_CHUNK)
             conn.receive_data(opening)
             return bool(opening)
+        self._counts["timed_out"] += 1
         return False
 
     async def _next_event(
@@ -163,12 +308,18 @@ class HookHttpServer:
                 return None
 
     async def _frame(
-        self, stream: trio.SocketStream, conn: h11.Connection, first: h11.Event
+        self, stream: trio.SocketStream, conn: h11.Connection, first: h11.Event, cid: int
     ) -> _Framed | None:
         if not isinstance(first, h11.Request):
             raise _Reject(400, "expected_request")
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in first.headers}
+        # Header values are the pane's environment (worktree paths), sent as UTF-8;
+        # bytes that are not become U+FFFD, never a decoding error.
+        headers = {
+            k.decode("latin-1").lower(): v.decode("utf-8", "replace") for k, v in first.headers
+        }
         method, target = first.method.decode("latin-1"), first.target.decode("latin-1")
+        if check_secret(headers, self._secret) is None:
+            self._prove(cid)
         declared = headers.get("content-length", "0")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise _Reject(413, "body_too_large")

@@ -5,6 +5,13 @@ at without it) → body size (413) → JSON document (400) → JSON depth (400) 
 identity (400). Every failure is an :class:`HttpRejection` naming the caller's fault;
 nothing here raises on hostile input.
 
+Text is normalised here, at the boundary (issue 16 item 6): JSON may spell a lone
+surrogate (``"\\ud800"``) that no UTF-8 encoder accepts, so one such string in a row
+made every snapshot reply, and so ``orca worktree ps``, fail (and, persisted, kept
+failing across restarts). :func:`clean_document` replaces every lone surrogate in the
+payload (keys and values) with U+FFFD; the identity fields, single-line names, also
+lose control characters (:func:`clean_line`). Other producers (OSC, files) reuse both.
+
 Pane identity comes from headers the hook script sets from the pane's environment
 (``ORCA_PANE_KEY``, ``ORCA_TAB_ID``, ``ORCA_WORKTREE_ID``, ``ORCA_AGENT_LAUNCH_TOKEN``),
 or, for producers that cannot set headers, from an ``"orca"`` object in the body.
@@ -17,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -34,6 +42,13 @@ MAX_BODY_BYTES = 1024 * 1024
 # far from recursion limits.
 MAX_JSON_DEPTH = 64
 MAX_IDENTITY_CHARS = 1024
+REPLACEMENT_CHAR = "\ufffd"
+# A lone surrogate: representable in a Python str (JSON's \uXXXX escape, or
+# surrogatepass decoding), not in UTF-8 (so not in msgpack, nor in any reader's output).
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# A one-line name also loses C0 (tab and newline included), DEL and C1 controls: they
+# would rewrite a reader's terminal (ESC) or its layout.
+_LINE_BREAKER = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,31 @@ def exceeds_depth(document: object, limit: int) -> bool:
     return False
 
 
+def clean_text(value: str) -> str:
+    """``value`` with every lone surrogate replaced by U+FFFD (valid pairs cannot occur
+    in a Python str: JSON's escaped pairs decode to the one astral character)."""
+    return _SURROGATE.sub(REPLACEMENT_CHAR, value)
+
+
+def clean_line(value: str) -> str:
+    """``value`` as a one-line name: lone surrogates and control characters → U+FFFD."""
+    return _LINE_BREAKER.sub(REPLACEMENT_CHAR, value)
+
+
+def clean_document(document: object) -> object:
+    """A decoded JSON value with every string (keys too) passed through :func:`clean_text`.
+
+    Recursive: call it on a value whose depth is already bounded (``exceeds_depth``).
+    """
+    if isinstance(document, str):
+        return clean_text(document)
+    if isinstance(document, dict):
+        return {clean_text(str(k)): clean_document(v) for k, v in document.items()}
+    if isinstance(document, list):
+        return [clean_document(item) for item in document]
+    return document
+
+
 def parse_submission(
     agent: str, headers: Mapping[str, str], body: bytes
 ) -> HookSubmission | HttpRejection:
@@ -113,12 +153,14 @@ def parse_submission(
         return HttpRejection(400, "json_too_deep")
     if not isinstance(payload, dict):
         return HttpRejection(400, "json_not_object")
+    payload = clean_document(payload)
+    assert isinstance(payload, dict)
     embedded = payload.get("orca")
     fallback: Mapping[str, object] = embedded if isinstance(embedded, dict) else {}
 
     def field(header: str, key: str) -> str:
         value = headers.get(header) or fallback.get(key)
-        return value[:MAX_IDENTITY_CHARS] if isinstance(value, str) else ""
+        return clean_line(value[:MAX_IDENTITY_CHARS]) if isinstance(value, str) else ""
 
     pane_key = field(PANE_KEY_HEADER, "paneKey")
     if not pane_key:

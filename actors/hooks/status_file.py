@@ -14,7 +14,13 @@ revision replays exactly the retirements it missed (ARCHITECTURE §3.2).
 What is read back: rows younger than ``HYDRATE_WINDOW_MS``; every non-``done`` row is
 stamped ``restoredUnconfirmed`` so no reader takes it for live truth; a structured row
 found on disk (it should never be there) is dropped, as is anything malformed - a
-damaged status file costs stale badges, never a crash.
+damaged status file costs stale badges, never a crash. A file whose document cannot be
+used at all is named in ``LoadedStatus.damage`` (the loader keeps it aside).
+
+Text (issue 16 item 6): the bytes are UTF-8 JSON and every string is free of lone
+surrogates both ways - cleaned when written (a row that slipped past its producer's
+boundary) and when read (a file an older build wrote with ``"\\ud800"`` escapes), so
+no row from this file can make a reader's encoder fail.
 
 The encoding is canonical (sorted keys, no timestamps of its own), so identical store
 content yields identical bytes and the writer can skip unchanged saves.
@@ -27,6 +33,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from actors.hooks.http_request import MAX_JSON_DEPTH, clean_document, exceeds_depth
 from actors.hooks.pane_authority import (
     MAX_RETIRE_ID_CHARS,
     RETIRED_FENCE_CAPACITY,
@@ -49,6 +56,9 @@ class LoadedStatus:
     dropped: int
     fences: list[Fence] = field(default_factory=list)
     store_revision: int = 0
+    # Why the whole document was unusable (``bad_json``, ``too_deep``, ``not_an_object``,
+    # ``unknown_version``, ``bad_rows``); ``None`` for a usable one.
+    damage: str | None = None
 
 
 def encode_status_file(
@@ -76,19 +86,35 @@ def encode_status_file(
         ],
         "storeRevision": store_revision,
     }
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    try:
+        return _dump(document)
+    except UnicodeEncodeError:  # a lone surrogate in a row: write U+FFFD instead
+        return _dump(clean_document(document))
+
+
+def _dump(document: object) -> bytes:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def decode_status_file(data: bytes, now_ms: int) -> LoadedStatus:
     """Rows to hydrate from ``data``; anything unreadable is dropped, never raised."""
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return LoadedStatus([], {}, 0)
-    if not isinstance(document, dict) or document.get("version") != FILE_VERSION:
-        return LoadedStatus([], {}, 0)
-    raw_rows = document.get("rows")
-    raw_rows = raw_rows if isinstance(raw_rows, list) else []
+        parsed = json.loads(data)
+    except RecursionError:
+        return LoadedStatus([], {}, 0, damage="too_deep")
+    except ValueError:
+        return LoadedStatus([], {}, 0, damage="bad_json")
+    if exceeds_depth(parsed, MAX_JSON_DEPTH):
+        return LoadedStatus([], {}, 0, damage="too_deep")
+    if not isinstance(parsed, dict):
+        return LoadedStatus([], {}, 0, damage="not_an_object")
+    if parsed.get("version") != FILE_VERSION:
+        return LoadedStatus([], {}, 0, damage="unknown_version")
+    document = clean_document(parsed)
+    assert isinstance(document, dict)
+    raw_rows = document.get("rows", [])
+    if not isinstance(raw_rows, list):
+        return LoadedStatus([], {}, 0, damage="bad_rows")
     rows: list[AgentStatusRow] = []
     dropped = 0
     for raw in raw_rows:

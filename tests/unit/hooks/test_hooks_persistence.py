@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import stat
 from pathlib import Path
 
+import msgspec
 import trio
 
-from actors.hooks.persistence import DebouncedSaver
+from actors.hooks.endpoint_file import (
+    EndpointPublisher,
+    read_endpoint_env,
+    write_endpoint_env,
+)
+from actors.hooks.persistence import (
+    DAMAGED_INFIX,
+    MAX_DAMAGED_KEPT,
+    DebouncedSaver,
+    load_status_file,
+)
 from actors.hooks.status_file import HYDRATE_WINDOW_MS, decode_status_file, encode_status_file
 from actors.hooks.status_table import AgentStatusTable, StatusEvent
 from orca.fsio import write_atomic
@@ -177,3 +190,118 @@ async def test_saver_skips_unchanged_content(tmp_path: Path) -> None:
     mtime = target.stat().st_mtime_ns
     assert saver.flush_now() is False
     assert target.stat().st_mtime_ns == mtime and saver.writes == 1
+
+
+class _Disk:
+    """A write seam that refuses with ``code`` (an injected OSError) while ``full``, or
+    for its first ``failures`` attempts."""
+
+    def __init__(self, code: int = errno.ENOSPC, failures: int | None = None) -> None:
+        self.full = True
+        self.code = code
+        self.failures = failures
+        self.attempts = 0
+
+    def write(self, path: Path, data: bytes) -> None:
+        self.attempts += 1
+        if self.failures is not None:
+            self.full = self.attempts <= self.failures
+        if self.full:
+            raise OSError(self.code, os.strerror(self.code))
+        write_atomic(path, data, private_parent=True)
+
+
+async def test_refused_save_degrades_then_retries_once_per_period(tmp_path: Path) -> None:
+    """ENOSPC never leaves the saver: it reports, stops writing on every change, and
+    retries once per retry period until the disk takes the newest content (issue 16
+    item 5). Undegraded, this cadence (20 ms max wait) would try ~10x as often."""
+    target = tmp_path / "last-status.json"
+    disk = _Disk()
+    content = {"n": 0}
+    retry_s = 0.2
+    saver = DebouncedSaver(
+        target,
+        lambda: str(content["n"]).encode(),
+        debounce_s=0.01,
+        max_wait_s=0.02,
+        retry_s=retry_s,
+        write=disk.write,
+    )
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(saver.run)
+            saver.schedule()
+            await saver.wait_for_write()
+            assert saver.health.degraded and saver.health.last_error is not None
+            assert saver.health.last_error.startswith("ENOSPC")
+            first_failure = trio.current_time()
+            attempts = disk.attempts
+            for _ in range(100):  # a stream of changes while the disk is full
+                content["n"] += 1
+                saver.schedule()
+                await trio.sleep(0.01)
+            elapsed = trio.current_time() - first_failure
+            assert 1 <= disk.attempts - attempts <= elapsed // retry_s + 1
+            assert not target.exists()
+            disk.full = False
+            while saver.health.degraded:
+                await saver.wait_for_write()
+            nursery.cancel_scope.cancel()
+    assert target.read_bytes() == b"100"
+    assert saver.health.to_dict()["degraded"] is False and saver.health.failures >= 2
+
+
+def test_flush_now_on_a_refused_disk_returns_false_and_keeps_the_old_file(tmp_path: Path) -> None:
+    """A synchronous flush (retirement, stop) on EIO answers False, never raises."""
+    target = tmp_path / "last-status.json"
+    write_atomic(target, b"old")
+    disk = _Disk(errno.EIO)
+    saver = DebouncedSaver(target, lambda: b"new", write=disk.write)
+    assert saver.flush_now() is False and saver.flush_now() is False  # retried: degraded
+    assert target.read_bytes() == b"old" and disk.attempts == 2
+    assert saver.health.last_error is not None and saver.health.last_error.startswith("EIO")
+    disk.full = False
+    assert saver.flush_now() is True and target.read_bytes() == b"new"
+    assert not saver.health.degraded
+
+
+async def test_endpoint_file_is_retried_and_a_stale_one_removed(tmp_path: Path) -> None:
+    """endpoint.env refused at start: the old file goes, retries write this start's."""
+    hooks_dir = tmp_path / "agent-hooks"
+    write_endpoint_env(hooks_dir, 1, "old-secret")
+    disk = _Disk(failures=3)
+    publisher = EndpointPublisher(hooks_dir, 4242, "s" * 64, retry_s=0.01, write=disk.write)
+    assert publisher.publish() is False and not publisher.path.exists()
+    assert publisher.health.to_dict()["degraded"] is True
+    with trio.fail_after(10):
+        await publisher.run()  # returns once written
+    assert publisher.published and disk.attempts == 4
+    fields = read_endpoint_env(publisher.path)
+    assert (fields["ORCA_HOOK_PORT"], fields["ORCA_HOOK_SECRET"]) == ("4242", "s" * 64)
+    assert publisher.health.to_dict()["degraded"] is False
+
+
+def test_damaged_file_is_kept_aside_and_old_copies_are_pruned(tmp_path: Path) -> None:
+    """Each damaged load moves the bytes aside (0600); only the newest few are kept."""
+    path = tmp_path / "last-status.json"
+    for i in range(MAX_DAMAGED_KEPT + 3):
+        (tmp_path / f"last-status.json{DAMAGED_INFIX}20000101T0000{i:02d}Z-1").write_bytes(b"x")
+    path.write_bytes(b"{not json")
+    path.chmod(0o644)
+    load = load_status_file(path, T0)
+    assert load.damage == "bad_json" and load.kept_aside is not None
+    assert load.kept_aside.read_bytes() == b"{not json"
+    assert stat.S_IMODE(load.kept_aside.stat().st_mode) == 0o600
+    assert not path.exists()
+    kept = sorted(tmp_path.glob(f"last-status.json{DAMAGED_INFIX}*"))
+    assert len(kept) == MAX_DAMAGED_KEPT and load.kept_aside in kept
+    assert load_status_file(path, T0).damage is None  # missing: empty, not damaged
+
+
+def test_lone_surrogates_never_reach_or_leave_the_file() -> None:
+    """A row holding a lone surrogate is written as U+FFFD; an old file's escape too."""
+    data = encode_status_file([_row("working", detail="a\ud800b")], {})
+    assert "a\ufffdb" in data.decode("utf-8")
+    old = json.dumps({"version": 1, "rows": [msgspec.to_builtins(_row("done", detail="\udfff"))]})
+    loaded = decode_status_file(old.encode(), T0)
+    assert [r.detail for r in loaded.rows] == ["\ufffd"] and loaded.damage is None
