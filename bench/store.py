@@ -12,7 +12,14 @@ Figures printed:
 - a real ``python -m actors.store`` process: writes per minute while a client sends 20
   session patches a second, then writes and CPU while idle with a subscriber attached.
 
-Run: ``.venv/bin/python bench/store.py`` (about 40 s).
+- durability (issue 16 #10): acknowledged mutations per second through the real
+  ``StoreActor.apply`` with the fsync'd journal (group commit) against the same actor
+  with a journal that acknowledges at once (today's debounce-only path), 1 and 32
+  concurrent writers (goal: durable >= 0.5x); then the p50/p99 round trip of
+  ``repo.add`` to a real store process against ``repo.list`` (a read, same run).
+
+Run: ``.venv/bin/python bench/store.py`` (about 50 s; ``--durability`` for that part
+alone).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +41,16 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import trio  # noqa: E402
+
+from actors.store import entities  # noqa: E402
+from actors.store.actor import StoreActor  # noqa: E402
+from actors.store.core import new_uuid  # noqa: E402
 from actors.store.durable_file import DurableFile  # noqa: E402
+from actors.store.journal import Journal  # noqa: E402
 from actors.store.load import decode_state  # noqa: E402
+from actors.store.startup import compact_at_start, load_store  # noqa: E402
+from orca.actor import ActorContext, EventPublisher, RpcServer  # noqa: E402
 from orca.client.sync import endpoint_for, invoke, subscribe  # noqa: E402
 from orca.contracts import store  # noqa: E402
 from orca.contracts import sys as builtin_ops  # noqa: E402
@@ -48,6 +64,8 @@ RUNS = 15
 STREAM_S = 15.0  # long enough to span three max-wait windows
 STREAM_HZ = 20.0
 IDLE_S = 15.0
+ACK_S = 3.0  # per measurement of acknowledged mutations per second
+ROUND_TRIPS = 300  # repo.add round trips for the p99
 
 
 def heavy_state_builtins() -> dict[str, Any]:
@@ -250,10 +268,102 @@ def with_store(home: Path) -> None:
         proc.wait(timeout=10)
 
 
+class DebounceOnlyJournal(Journal):
+    """The path before the journal: publish and acknowledge at once, save on the debounce."""
+
+    async def append(
+        self, seq: int, ops: list[Any], on_written: Callable[[], None] | None = None
+    ) -> None:
+        if on_written is not None:
+            on_written()
+
+
+async def acks_per_second(home: Path, journal_cls: type[Journal], writers: int) -> float:
+    paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
+    loaded = load_store(paths.state_file, str(home), new_uuid)
+    compact_at_start(loaded)
+    loaded.journal.close()
+    loaded.journal = journal_cls(loaded.journal.path)
+    loaded.journal.rewrite_sync(loaded.core.revision, None, [])
+    rpc, events = RpcServer("store"), EventPublisher("store")
+    done = 0
+    async with trio.open_nursery() as nursery:
+        ctx = ActorContext(name="store", paths=paths, rpc=rpc, events=events, nursery=nursery)
+        actor = StoreActor(ctx, loaded)
+        await nursery.start(actor.journal.run)
+        await nursery.start(actor.saver.run)
+        deadline = trio.current_time() + ACK_S
+
+        async def writer(w: int) -> None:
+            nonlocal done
+            n = 0
+            while trio.current_time() < deadline:
+                n += 1
+                change = entities.patch_settings(actor.core.state, {f"w{w}": n})
+                await actor.apply(change)
+                done += 1
+
+        async with trio.open_nursery() as inner:
+            for w in range(writers):
+                inner.start_soon(writer, w)
+        await actor.saver.close()
+        nursery.cancel_scope.cancel()
+    rpc.close()
+    events.close()
+    actor.journal.close()
+    return done / ACK_S
+
+
+def durability(tmp: Path) -> None:
+    for writers in (1, 32):
+        durable = trio.run(acks_per_second, tmp / f"j{writers}", Journal, writers)
+        baseline = trio.run(acks_per_second, tmp / f"d{writers}", DebounceOnlyJournal, writers)
+        ratio = durable / baseline
+        print(
+            f"acks/s, {writers:2d} writer(s): journal {durable:8.0f}  debounce-only"
+            f" {baseline:8.0f}  ratio {ratio:.2f}x  goal >= 0.5x: {'PASS' if ratio >= 0.5 else 'FAIL'}"
+        )
+    home = tmp / "rt"
+    env = {**os.environ, "ORCA_HOME": str(home), "PYTHONPATH": str(REPO)}
+    env.pop("ORCA_SUPERVISOR", None)
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "actors.store"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "ready on" in line:
+                break
+        adds: list[float] = []
+        reads: list[float] = []
+        for i in range(ROUND_TRIPS):
+            started = time.perf_counter()
+            invoke(store.REPO_ADD, store.RepoAddArgs(path=f"/src/r{i}"), paths=paths)
+            adds.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            invoke(store.REPO_LIST, paths=paths)
+            reads.append((time.perf_counter() - started) * 1000)
+
+        def pct(xs: list[float], q: float) -> float:
+            return sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
+
+        print(
+            f"repo.add round trip ({ROUND_TRIPS}): p50 {pct(adds, 0.5):.2f} ms"
+            f" p99 {pct(adds, 0.99):.2f} ms   (repo.list, same run: p50 {pct(reads, 0.5):.2f}"
+            f" ms p99 {pct(reads, 0.99):.2f} ms)"
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as d:
-        home = in_process(Path(d))
-        with_store(home)
+        if "--durability" not in sys.argv:
+            home = in_process(Path(d))
+            with_store(home)
+        durability(Path(d))
 
 
 if __name__ == "__main__":

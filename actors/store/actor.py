@@ -1,20 +1,24 @@
 """The ``store`` actor's trio shell: load, serve ops, publish events, save.
 
 Start-up: take the single-writer lock, sweep orphan temp files, load the primary (or
-the newest valid backup; the ``LoadReport`` is logged and served in ``sys.stats``),
-run the pure load pipeline (``load.decode_state``), then schedule one save: it writes
-nothing when the loaded bytes are already canonical. A GC pass over worktreeMeta runs
-in the background.
+the newest valid backup) with the journal applied and compact once (``startup``; the
+``LoadReport`` and the replay are logged and served in ``sys.stats``). A GC pass over
+worktreeMeta runs in the background.
 
 Ops and events are those of ``orca.contracts.store`` and nothing else: ``op_table``
 pairs every descriptor with its handler (``register`` refuses a table that differs from
 the contract). Each op runs the pure function for it against the current state, commits
-the Change (``core.StoreCore``), publishes its event Structs and schedules a debounced
-save; changes that must survive a crash before the caller moves on (pane retirement,
-identity migration, ``session.flush``) are saved before the reply. Results and events
-leave as ``orca.model.codec`` builtins (``wire``), so unknown record fields travel as
-the top-level keys they are in the file. On SIGTERM the saver is fenced and
-flushed: that flush is the last write of the process.
+the Change (``core.StoreCore``), appends its diff to the journal and waits until that is
+fsync'd (group commit, ``journal``), publishes its event Structs, schedules a debounced
+compaction, and only then replies: an acknowledged mutation survives ``kill -9``. A
+structural change (repo, project, group, folder, worktree meta added/removed/re-keyed)
+also makes the next compaction write the backup ring. Changes that must be in the
+primary itself before the caller moves on (pane retirement, identity migration,
+``session.flush``) are compacted before the reply. If the journal cannot be written the
+op fails with ``unavailable`` (the change is applied in memory and saved by the next
+compaction that works). Results and events leave as ``orca.model.codec`` builtins
+(``wire``), so unknown record fields travel as the top-level keys they are in the file.
+On SIGTERM the saver is fenced and flushed: that flush is the last write of the process.
 """
 
 from __future__ import annotations
@@ -23,19 +27,18 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 import trio
 
-from actors.store import entities, retired_log, sessions, worktrees
+from actors.store import entities, journal_format, retired_log, sessions, worktrees
 from actors.store.change import Change
-from actors.store.core import StoreCore, parser
-from actors.store.durable_file import DurableFile, SaveFailed, SaveOutcome
-from actors.store.durable_load import LoadReport
-from actors.store.load import LoadedState, fresh_state
+from actors.store.core import new_uuid
+from actors.store.durable_file import SaveFailed, SaveOutcome
+from actors.store.journal import JournalWriteFailed
 from actors.store.saver import Saver
+from actors.store.startup import StartupLoad, compact_at_start, load_store
 from actors.store.writer_lock import WriterLock
 from orca.actor import ActorContext
 from orca.contracts import store
@@ -55,25 +58,44 @@ Handler = Callable[[Any], Awaitable[Any]]
 Row = tuple[Op[Any, Any], Handler]
 
 
+# Ops whose change makes the next compaction write the backup ring too (issue 16 #9).
+STRUCTURAL_OPS: frozenset[Op[Any, Any]] = frozenset(
+    {
+        store.REPO_ADD,
+        store.REPO_UPDATE,
+        store.REPO_REMOVE,
+        store.PROJECT_UPSERT,
+        store.PROJECT_REMOVE,
+        store.PROJECT_GROUP_UPSERT,
+        store.PROJECT_GROUP_REMOVE,
+        store.FOLDER_WORKSPACE_UPSERT,
+        store.FOLDER_WORKSPACE_REMOVE,
+        store.WORKTREE_META_SET,
+        store.WORKTREE_META_REMOVE,
+        store.WORKTREE_MIGRATE_IDENTITY,
+    }
+)
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
 class StoreActor:
-    def __init__(
-        self,
-        ctx: ActorContext,
-        durable: DurableFile,
-        core: StoreCore,
-        report: LoadReport,
-        load_problems: tuple[str, ...],
-    ) -> None:
+    def __init__(self, ctx: ActorContext, loaded: StartupLoad) -> None:
         self.ctx = ctx
-        self.durable = durable
-        self.core = core
-        self.report = report
-        self.load_problems = load_problems
-        self.saver = Saver(durable, core.encoder, on_outcome=self._on_save_outcome)
+        self.durable = loaded.durable
+        self.journal = loaded.journal
+        self.core = loaded.core
+        self.report = loaded.report
+        self.replay = loaded.replay
+        self.load_problems = loaded.problems
+        self.saver = Saver(
+            self.durable,
+            self.core.encoder,
+            on_outcome=self._on_save_outcome,
+            journal=self.journal,
+        )
         self._failing = False
 
     # -- publishing and saving ---------------------------------------------------------
@@ -95,16 +117,29 @@ class StoreActor:
             log.info("saving %s works again", self.durable.path)
             self.ctx.events.emit(store.SaveRecovered())
 
-    async def apply(self, change: Change) -> Any:
-        """Commit, publish, and save (debounced, or before replying for a flush change)."""
+    async def apply(self, change: Change, *, structural: bool = False) -> Any:
+        """Commit, journal (fsync'd), publish, then compact (debounced, or now for a flush
+        change); returns the op's result only once the change is on disk."""
         if self.saver.scheduler.fenced and change.state is not self.core.state:
             # The stop flush has begun: a change acknowledged now could never be saved.
             raise Unavailable("the store is stopping; retry when it is back")
+        before = self.core.state
         events = self.core.commit(change)
-        for event in events:
-            self.ctx.events.emit(event)
         if events:
+            # No checkpoint between commit and diff: the ops are exactly this change.
+            ops = journal_format.diff_state(before, self.core.state)
             self.saver.mark_dirty()
+            if structural:
+                self.saver.request_backup()
+            try:
+                await self.journal.append(
+                    self.core.revision, ops, on_written=self._publisher(events)
+                )
+            except JournalWriteFailed as exc:
+                raise Unavailable(
+                    f"the change is applied but could not be written to disk ({exc});"
+                    " it is saved when the disk accepts writes again"
+                ) from exc
             if change.durability == "flush":
                 outcome = await self.saver.flush()
                 if isinstance(change.result, (store.PaneRetiredResult, store.IdentityMigrated)):
@@ -112,11 +147,23 @@ class StoreActor:
                     return msgspec.structs.replace(change.result, durable=durable)
         return change.result
 
+    def _publisher(self, events: tuple[msgspec.Struct, ...]) -> Callable[[], None]:
+        def publish() -> None:
+            for event in events:
+                self.ctx.events.emit(event)
+
+        return publish
+
     def stats(self) -> dict[str, Any]:
         sched = self.saver.scheduler.statistics()
         return {
             "store": {
-                "load": {**self.report.to_dict(), "stateProblems": list(self.load_problems)},
+                "load": {
+                    **self.report.to_dict(),
+                    "stateProblems": list(self.load_problems),
+                    "journal": self.replay.to_dict(),
+                },
+                "journal": self.journal.statistics().to_dict(),
                 "save": self.durable.statistics().to_dict(),
                 "scheduler": {"dirty": sched.dirty, "fenced": sched.fenced},
                 "revision": self.core.revision,
@@ -131,7 +178,7 @@ class StoreActor:
             lambda: [w for w, path in candidates if not os.path.exists(path)]
         )
         result: store.MetasRemoved = await self.apply(
-            worktrees.remove_stale_meta(self.core.state, gone, now)
+            worktrees.remove_stale_meta(self.core.state, gone, now), structural=True
         )
         if result.removed:
             log.info("worktreeMeta GC removed %d stale entries", len(result.removed))
@@ -157,8 +204,10 @@ class StoreActor:
         mint = core.mint
 
         def mutate(op: Op[A, Any], fn: Callable[[A], Change]) -> Row:
+            structural = op in STRUCTURAL_OPS
+
             async def handler(args: A) -> Any:
-                return await self.apply(fn(args))
+                return await self.apply(fn(args), structural=structural)
 
             return op, handler
 
@@ -314,16 +363,10 @@ class StoreActor:
         )
 
 
-def _load(path: Path) -> tuple[DurableFile, StoreCore, LoadReport, LoadedState | None]:
+def _home_dir() -> str:
     # ORCA_HOME isolates every path, the default workspace root included (tests and
     # profiles must never create worktrees under the user's real home).
-    home_dir = os.environ.get(ORCA_HOME_ENV) or os.path.expanduser("~")
-    durable = DurableFile(path)
-    core = StoreCore(fresh_state(home_dir=home_dir))
-    loaded, report = durable.load(parser(home_dir, core.mint))
-    if loaded is not None:
-        core.state = loaded.state
-    return durable, core, report, loaded
+    return os.environ.get(ORCA_HOME_ENV) or os.path.expanduser("~")
 
 
 async def setup(ctx: ActorContext) -> None:
@@ -331,26 +374,30 @@ async def setup(ctx: ActorContext) -> None:
     paths.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = WriterLock(paths.data_dir / "orca-data.json.lock")
     lock.acquire()
-    durable, core, report, loaded = await trio.to_thread.run_sync(_load, paths.state_file)
-    problems = () if loaded is None else loaded.problems
-    level = logging.ERROR if report.recovered else logging.INFO
+    loaded = await trio.to_thread.run_sync(load_store, paths.state_file, _home_dir(), new_uuid)
+    report, replay = loaded.report, loaded.replay
+    level = logging.ERROR if report.recovered or replay.problems else logging.INFO
     log.log(
         level,
-        "loaded %s from %s%s",
+        "loaded %s from %s%s; journal: %d changes replayed%s",
         paths.state_file,
         report.source,
         f" ({'; '.join(report.problems)})" if report.problems else "",
+        replay.applied,
+        f" ({'; '.join(replay.problems)})" if replay.problems else "",
     )
-    for problem in problems:
+    for problem in loaded.problems:
         log.warning("state: %s", problem)
-    actor = StoreActor(ctx, durable, core, report, problems)
+    await trio.to_thread.run_sync(compact_at_start, loaded)
+    actor = StoreActor(ctx, loaded)
     actor.register()
+    await ctx.nursery.start(actor.journal.run)
     await ctx.nursery.start(actor.saver.run)
-    actor.saver.mark_dirty()  # writes nothing if the loaded bytes are already canonical
     ctx.nursery.start_soon(actor.gc_worktree_meta)
 
     async def stop() -> None:
         await actor.saver.close()
+        actor.journal.close()
         lock.release()
 
     ctx.on_stop(stop)

@@ -18,7 +18,6 @@ from collections.abc import Callable
 import msgspec
 
 from actors.store.change import Change
-from actors.store.load import LoadedState, decode_state
 from orca.model.codec import encode_json
 from orca.model.state import PersistedState
 
@@ -53,11 +52,3 @@ class StoreCore:
         """Pretty JSON of the whole state (``orca state export``)."""
         return encode_json(self.state, indent=2)
 
-
-def parser(home_dir: str, mint: Callable[[], str] = new_uuid) -> Callable[[bytes], LoadedState]:
-    """The ``parse`` function ``DurableFile.load`` needs (raises ValueError if corrupt)."""
-
-    def parse(raw: bytes) -> LoadedState:
-        return decode_state(raw, home_dir=home_dir, mint=mint)
-
-    return parse

@@ -15,9 +15,13 @@ content must not land after a newer flush. Generations are per-process (the stor
 revision counter); across processes the single-writer lock in ``writer_lock`` applies.
 
 A save whose content hash equals the last committed content is skipped: idle means no
-disk writes. The backup ring (``.bak.0`` newest .. ``.bak.4`` oldest) is rotated at most
-once per ``backup_interval_s`` and only after a successful primary write, so a burst of
-debounced saves cannot replace every backup with near-identical copies.
+disk writes. The backup ring (``.bak.0`` newest .. ``.bak.4`` oldest) is rotated only
+after a successful primary write, and at most once per ``backup_interval_s`` so a burst
+of debounced saves cannot replace every backup with near-identical copies, except for
+a save that carries a structural change (``backup="force"``: a repo, project, group,
+folder or worktree added, removed or re-keyed): the newest backup then always holds
+every repo, so recovering from a damaged primary cannot fall back to a state that
+predates them (issue 16 #9: it used to load the empty first-start backup).
 
 A failed save (ENOSPC, EIO, ...) removes its temp file, leaves the primary untouched and
 is returned as ``SaveFailed``; the caller reports it and retries later.
@@ -33,12 +37,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from actors.store.durable_load import LoadReport, load_with_backups
 from orca.fsio import PRIVATE_FILE_MODE, fsync_dir, write_all
 
 T = TypeVar("T")
+BackupPolicy = Literal["due", "force", "never"]
 
 BACKUP_COUNT = 5  # five hourly copies: enough to step back past a bad session, bounded disk
 BACKUP_INTERVAL_S = 3600.0  # a backup per hour at most; the debounce would otherwise churn them
@@ -161,6 +166,7 @@ class DurableFile:
         self._last_hash: bytes | None = None
         self._committed_generation = -1  # generations are >= 0; nothing committed yet
         self._last_backup_at: float | None = None
+        self._last_backup_hash: bytes | None = None  # of the copy this process wrote last
         self._writes = 0
         self._skipped_unchanged = 0
         self._skipped_stale = 0
@@ -201,8 +207,12 @@ class DurableFile:
                 self._last_hash = hashlib.sha256(raw).digest()
         return value, report
 
-    def save(self, data: bytes, generation: int) -> SaveOutcome:
-        """Commit ``data`` as the primary unless unchanged or older than what is on disk."""
+    def save(self, data: bytes, generation: int, *, backup: BackupPolicy = "due") -> SaveOutcome:
+        """Commit ``data`` as the primary unless unchanged or older than what is on disk.
+
+        ``backup``: "due" rotates the ring when its interval has passed, "force" whatever
+        the interval (even when the primary already holds these bytes), "never" not at
+        all (a first start's empty state is not worth a slot of the ring)."""
         with self._lock:
             if generation <= self._committed_generation:
                 self._skipped_stale += 1
@@ -211,6 +221,8 @@ class DurableFile:
             if digest == self._last_hash:
                 self._committed_generation = generation
                 self._skipped_unchanged += 1
+                if backup == "force":
+                    self._rotate_backups_if_due(data, force=True)
                 return SaveSkippedUnchanged(generation)
             started = time.perf_counter()
             try:
@@ -223,7 +235,9 @@ class DurableFile:
             self._committed_generation = generation
             self._writes += 1
             self._last_error = None
-            backed_up = self._rotate_backups_if_due(data)
+            backed_up = backup != "never" and self._rotate_backups_if_due(
+                data, force=backup == "force"
+            )
             duration = time.perf_counter() - started
             self._last_write_duration_s = duration
             return SaveWritten(generation, len(data), duration, backed_up)
@@ -258,15 +272,18 @@ class DurableFile:
             raise
         fsync_dir(target.parent)
 
-    def _rotate_backups_if_due(self, data: bytes) -> bool:
+    def _rotate_backups_if_due(self, data: bytes, *, force: bool = False) -> bool:
         now = self._wall_clock()
         if self._last_backup_at is None:
             try:
                 self._last_backup_at = self.backup_path(0).stat().st_mtime
             except FileNotFoundError:
                 self._last_backup_at = None
+        digest = hashlib.sha256(data).digest()
+        if digest == self._last_backup_hash:
+            return False  # the newest backup already holds exactly these bytes
         last = self._last_backup_at
-        if last is not None and now - last < self._backup_interval_s:
+        if not force and last is not None and now - last < self._backup_interval_s:
             return False
         # Write the new copy first: if that fails, the existing ring stays untouched.
         temp = self._temp_path_for(self.backup_path(0))
@@ -283,6 +300,7 @@ class DurableFile:
             self._last_backup_error = _save_error(exc, self._wall_clock)
             return False
         self._last_backup_at = now
+        self._last_backup_hash = digest
         self._last_backup_error = None
         self._backups_rotated += 1
         return True

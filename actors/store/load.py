@@ -2,7 +2,9 @@
 
 Order of work on load:
 
-1. JSON → builtins; the top level must be an object. Host session partitions are taken
+1. JSON → builtins, bounded (``bounded_json``: size and nesting depth; a hostile file is
+   a ``ValueError`` like any corrupt one, kept aside by ``durable_load``), then the
+   journal's ops are applied (``journal_format``); the top level must be an object. Host session partitions are taken
    out and validated one by one: a partition that does not decode (or sits under an
    invalid host id) is dropped and reported, never the whole file. Everything else goes
    through ``orca.model.codec``: missing fields take their defaults, unknown keys at
@@ -24,6 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
+from actors.store.bounded_json import decode_bounded
 from actors.store.session_normalize import Mint, normalize_session_for_write
 from orca.model.codec import ModelDecodeError, from_builtins
 from orca.model.hosts import LOCAL_HOST_ID, is_execution_host_id
@@ -107,7 +110,19 @@ def _migrate_external_visibility(state: PersistedState) -> PersistedState:
 
 def decode_state(raw: bytes, *, home_dir: str, mint: Mint) -> LoadedState:
     """Parse file bytes; raises ValueError when the file is not a usable state."""
-    data = msgspec.json.decode(raw)
+    return decode_state_data(decode_bounded(raw, what="state file"), home_dir=home_dir, mint=mint)
+
+
+def decode_state_data(data: Any, *, home_dir: str, mint: Mint) -> LoadedState:
+    """``decode_state`` from builtins (a file's JSON with the journal applied); ``data``
+    is consumed. Raises ValueError when it is not a usable state."""
+    try:
+        return _decode_state_data(data, home_dir=home_dir, mint=mint)
+    except RecursionError as exc:  # a walker recursing through hostile nesting
+        raise ValueError("state nests too deeply to decode") from exc
+
+
+def _decode_state_data(data: Any, *, home_dir: str, mint: Mint) -> LoadedState:
     if not isinstance(data, dict):
         raise ValueError(f"top level is {type(data).__name__}, not an object")
     problems: list[str] = []

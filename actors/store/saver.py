@@ -6,6 +6,13 @@ large state takes tens of milliseconds and fsync longer: neither may block the e
 loop). ``flush`` saves at once; ``close`` fences the scheduler first so nothing is
 written after it.
 
+With a journal (``actors.store.journal``) each save is a compaction: once the primary
+holds revision ``g`` (written, or already on disk with the same bytes) the journal is
+rotated to keep only the puts after ``g``. A save that fails leaves the journal as it
+is, so acknowledged changes stay on disk there. ``request_backup`` makes the next save
+rotate the backup ring regardless of its interval (a structural change); so does the
+stop flush.
+
 Invariant: saves are serialized by ``_save_lock`` and each one snapshots the state
 *inside* the lock, so a save that starts later always carries newer content; the
 generation check in ``DurableFile`` backs this up should a save ever race another.
@@ -15,11 +22,19 @@ mutated after commit), so encoding it later in a thread yields that revision's b
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import trio
 
-from actors.store.durable_file import DurableFile, SaveFailed, SaveOutcome
+from actors.store.durable_file import (
+    BackupPolicy,
+    DurableFile,
+    SaveFailed,
+    SaveOutcome,
+    SaveSkippedStale,
+)
+from actors.store.journal import Journal
 from actors.store.save_scheduler import SaveScheduler
 
 # An encoder of the current (immutable) state and its revision, the save generation.
@@ -34,7 +49,10 @@ class Saver:
         *,
         scheduler: SaveScheduler | None = None,
         on_outcome: Callable[[SaveOutcome], None] | None = None,
+        journal: Journal | None = None,
     ) -> None:
+        self._journal = journal
+        self._backup_requested = False
         self._durable = durable
         self._snapshot = snapshot
         self._scheduler = scheduler if scheduler is not None else SaveScheduler()
@@ -51,6 +69,10 @@ class Saver:
         """A mutation happened: schedule a debounced save."""
         self._scheduler.mark_dirty(trio.current_time())
         self._wakeup.set()
+
+    def request_backup(self) -> None:
+        """The next save also writes the backup ring (a structural change happened)."""
+        self._backup_requested = True
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Save whenever the scheduler says a debounced save is due; never returns."""
@@ -77,23 +99,32 @@ class Saver:
             return await self._save_locked()
 
     async def close(self) -> SaveOutcome | None:
-        """Fence debounced saves, then flush: the last write of this process."""
+        """Fence debounced saves, then flush: the last write of this process. The flush
+        also writes the backup ring: a stop is rare and its state the newest worth keeping."""
         self._scheduler.fence()
+        self._backup_requested = True
         self._wakeup.set()
         return await self.flush()
 
     async def _save_locked(self) -> SaveOutcome:
         encode, generation = self._snapshot()
+        force_backup, self._backup_requested = self._backup_requested, False
 
-        def encode_and_save() -> SaveOutcome:
-            return self._durable.save(encode(), generation)
+        def encode_and_save() -> tuple[SaveOutcome, str]:
+            data = encode()
+            policy: BackupPolicy = "force" if force_backup else "due"
+            outcome = self._durable.save(data, generation, backup=policy)
+            return outcome, hashlib.sha256(data).hexdigest()
 
-        outcome = await trio.to_thread.run_sync(encode_and_save)
+        outcome, sha = await trio.to_thread.run_sync(encode_and_save)
         if isinstance(outcome, SaveFailed):
+            self._backup_requested = self._backup_requested or force_backup
             self._scheduler.save_failed(trio.current_time())
             self._wakeup.set()
         else:
             self._scheduler.save_succeeded()
+            if self._journal is not None and not isinstance(outcome, SaveSkippedStale):
+                await self._journal.rotate(generation, sha)
         self.last_outcome = outcome
         if self._on_outcome is not None:
             self._on_outcome(outcome)

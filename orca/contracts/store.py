@@ -12,10 +12,23 @@ and writes through the ``*.patch`` ops).
 
 Errors: ``bad_request`` (malformed args or record, invalid id/host/path), ``not_found``
 (no such entity), ``conflict`` (contradicts current state, e.g. duplicate repo path,
-group still in use), ``unavailable`` (the store is stopping), ``internal`` (a bug).
-Mutations that change nothing reply normally and publish nothing. ``durable`` is false
-when the save before the reply failed (disk full, I/O error): the change is applied in
-memory, reported (``store.saveFailed``) and retried.
+group still in use), ``unavailable`` (the store is stopping, or the change could not be
+written to disk), ``internal`` (a bug).
+
+Durability: a mutation replies only once its change is on disk, in the fsync'd
+append-only journal ``orca-data.json.journal`` (group commit: concurrent mutations share
+one fsync), so ``kill -9`` at any instant loses nothing that was acknowledged; the
+journal is replayed on load and compacted into ``orca-data.json`` at the debounced
+cadence (1 s trailing, 5 s max). Its events are published after that write, in commit
+order. If the journal cannot be written (disk full, I/O error) the mutation replies
+``unavailable``: the change is applied in memory and saved by the next compaction that
+works, but it is not acknowledged. Mutations that change nothing reply normally and
+publish nothing. ``durable`` (pane retirement, identity migration) is false when the
+compaction of the primary before the reply failed: the change is in the journal, the
+failure is reported (``store.saveFailed``) and retried. Adding, changing or removing a
+repo, project, group, folder workspace or worktree meta (and a stop) also writes the
+backup ring at the next compaction, so a damaged primary is recovered from a backup
+that holds every repo, plus the journal.
 
 Ops (args → result)
 -------------------
@@ -61,7 +74,12 @@ worktree.migrate_identity {oldId, newId} → {oldId, newId, durable}   saved bef
 identity.resolve    {worktreeId} → {status: current|alias|unknown, worktreeId|null}
 state.snapshot      {} → {epoch, seq, revision, state}          for mirrors (Clone pattern);
                     ``state`` is the whole PersistedState as builtins (an open map)
-sys.stats           built in, plus {store: {load, save, scheduler, revision, file}}
+sys.stats           built in, plus {store: {load, save, journal, scheduler, revision, file}};
+                    load.journal = {applied, matched, tornTail, problems} (the replay),
+                    journal = {batches, appended, failures, rotations, size, broken,
+                    largestBatch}; a file that is not a usable state (torn, garbage,
+                    nested deeper than 100 levels, over 256 MiB) is kept aside as
+                    ``orca-data.json.corrupt-<UTC stamp>`` and named in load.problems
 
 Events (type → data); every envelope carries epoch + seq
 -------------------------------------------------------

@@ -19,7 +19,7 @@ from orca.contracts import store as contract
 from orca.contracts import sys as sys_contract
 from orca.model.layout import iter_terminal_leaf_ids
 from orca.paths import resolve_paths
-from orca.wire.errors import BadRequest, Conflict
+from orca.wire.errors import BadRequest, Conflict, Unavailable
 
 U1, U2 = str(uuid.UUID(int=1)), str(uuid.UUID(int=2))
 
@@ -192,7 +192,8 @@ def tiny_data_dir(tmp_path: Path) -> Iterator[Path]:
 
 
 async def test_disk_full_keeps_the_old_file_and_reports(tiny_data_dir: Path) -> None:
-    """ENOSPC on save: last good file intact, error in sys.stats and as an event."""
+    """ENOSPC: the change is refused as not durable, the last good file stays intact,
+    the error is in sys.stats; once space is back the next change and save land."""
     no_session = contract.SessionFlushArgs()
     with trio.fail_after(60):
         async with running_store(tiny_data_dir) as store:
@@ -200,7 +201,10 @@ async def test_disk_full_keeps_the_old_file_and_reports(tiny_data_dir: Path) -> 
             assert (await store.invoke(contract.SESSION_FLUSH, no_session)).flushed is True
             good = state_file(tiny_data_dir).read_bytes()
             huge = contract.PatchArgs(patch={"huge": "x" * 300_000})
-            await store.invoke(contract.SETTINGS_PATCH, huge)
+            with pytest.raises(Unavailable, match="could not be written to disk"):
+                await store.invoke(contract.SETTINGS_PATCH, huge)  # the journal: ENOSPC
+            journal = (await store.call(sys_contract.STATS.name))["store"]["journal"]
+            assert journal["failures"] == 1 and journal["broken"] is False
             assert (await store.invoke(contract.SESSION_FLUSH, no_session)).flushed is False
             assert state_file(tiny_data_dir).read_bytes() == good
             save = (await store.call(sys_contract.STATS.name))["store"]["save"]
