@@ -60,6 +60,36 @@ def store_warnings(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
+def hooks_warnings(stats: dict[str, Any]) -> list[str]:
+    """Problems worth a person's attention in the hooks actor's ``sys.stats`` reply."""
+    hooks = stats.get("hooks") or {}
+    status_file = hooks.get("statusFile") or {}
+    endpoint_file = hooks.get("endpointFile") or {}
+    load = status_file.get("load") or {}
+    http = hooks.get("http") or {}
+    lines: list[str] = []
+    if status_file.get("degraded"):
+        lines.append(
+            f"saving last-status.json fails ({status_file.get('lastError')});"
+            " agent status is kept in memory and the save is retried"
+        )
+    if endpoint_file.get("degraded"):
+        lines.append(
+            f"writing endpoint.env fails ({endpoint_file.get('lastError')});"
+            " agents' hooks cannot reach Orca until it is written"
+        )
+    if load.get("keptAside"):
+        lines.append(
+            f"last-status.json was damaged ({load.get('damage')}); kept as {load.get('keptAside')}"
+        )
+    if http.get("evicted"):
+        lines.append(
+            f"the hook endpoint dropped {http['evicted']} idle unauthenticated connections"
+            f" (cap {http.get('maxConnections')})"
+        )
+    return lines
+
+
 _SOURCE_WORDS = {"missing": "nothing yet (first start)", "no_valid_copy": "defaults"}
 
 
