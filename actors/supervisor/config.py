@@ -164,11 +164,19 @@ def _apply(spec: SupervisorSpec, doc: dict[str, Any], where: str) -> SupervisorS
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``; anything unreadable is a ``ConfigError`` naming it."""
     try:
         with path.open("rb") as f:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start : exc.start + 1]!r}"
+            f" at offset {exc.start}); TOML files must be UTF-8"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def load_config(
@@ -181,7 +189,7 @@ def load_config(
     where = str(shipped)
     spec = _apply(SupervisorSpec(children=()), _read(shipped), where)
     override = paths.config_dir / CONFIG_NAME
-    if override.exists():
+    if os.path.lexists(override):  # a dangling symlink is an error, not "no override"
         where = str(override)
         spec = _apply(spec, _read(override), where)
     if not spec.children:

@@ -16,6 +16,13 @@ Policy, per child:
   is marked ``failed`` and left alone (no CPU burnt) until an operator restart clears it;
 - liveness: a child that misses heartbeats for ``heartbeat_timeout_s``, or is not ready
   within ``ready_timeout_s``, is killed and then handled like any other crash;
+- orcad's own pauses are not the children's fault: the core asks to be woken at least
+  every ``checkin_step_s`` and sees every input's time, so a gap between two of its
+  observations longer than ``pause_threshold_s`` means orcad itself was not running
+  (SIGSTOP, a frozen cgroup, a debugger, a starved VM). Heartbeats sent meanwhile are
+  queued unread in its socket, so every liveness clock is moved forward by the gap
+  before anything is judged (``_observe``). A machine suspend needs nothing: the
+  monotonic clock stops with it, and wall-clock jumps move no deadline (none uses it);
 - strategy ``rest_for_one``: a crash also stops every child declared after it; they
   start again once the crashed child is ready.
 """
@@ -32,6 +39,8 @@ from orca.contracts.supervisor import (
     ActorEvent,
     ActorExited,
     ActorFailed,
+    ActorLogFailing,
+    ActorLogRecovered,
     ActorRestarting,
     ActorStarted,
     ActorState,
@@ -42,6 +51,10 @@ from orca.contracts.supervisor import (
 # A child that was stable and crashes once is restarted without delay: the crash loop
 # guard is the growing delay of the crashes that follow (and the intensity limit).
 FIRST_RESTART_DELAY_S = 0.0
+# orcad checks in this many times per heartbeat timeout, and a gap of more than two
+# check-ins is a pause of orcad's own: detected well before any clock it moves expires.
+CHECKINS_PER_TIMEOUT = 4
+PAUSE_CHECKINS = 2
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,11 @@ class SupervisorCore:
             c.name: ChildRecord(c, i, FIRST_RESTART_DELAY_S) for i, c in enumerate(spec.children)
         }
         self.stopping = False
+        self.checkin_step_s = spec.heartbeat_timeout_s / CHECKINS_PER_TIMEOUT
+        self.pause_threshold_s = PAUSE_CHECKINS * self.checkin_step_s
+        self.last_seen: float | None = None
+        self.pauses = 0
+        self.paused_s = 0.0
 
     # -- queries ------------------------------------------------------------------
     def ordered(self) -> list[ChildRecord]:
@@ -153,7 +171,33 @@ class SupervisorCore:
                     deadlines.append(r.started_at + self.spec.ready_timeout_s)
                 elif r.state == "running" and r.last_heartbeat is not None:
                     deadlines.append(r.last_heartbeat + self.spec.heartbeat_timeout_s)
+        if self.last_seen is not None and not self.stopping:
+            deadlines.append(self.last_seen + self.checkin_step_s)  # see _observe
         return min(deadlines) if deadlines else None
+
+    # -- orcad's own clock ------------------------------------------------------------
+    def _observe(self, now: float) -> float:
+        """Note that orcad runs at ``now``; returns the pause it detected (0.0 if none).
+
+        Invariant: ``last_seen`` is the latest instant orcad is known to have run, and
+        the shell wakes the core by ``last_seen + checkin_step_s``. A longer silence is
+        orcad's, not its children's: every liveness clock moves by the whole gap (at
+        most one check-in step more generous than the true pause), so a child that
+        heartbeated on time while orcad was stopped is judged as if no time had passed.
+        """
+        last = self.last_seen
+        self.last_seen = now if last is None else max(last, now)
+        if last is None or now - last <= self.pause_threshold_s:
+            return 0.0
+        gap = now - last
+        self.pauses += 1
+        self.paused_s += gap
+        for rec in self.children.values():
+            if rec.last_heartbeat is not None:
+                rec.last_heartbeat += gap
+            if rec.state == "starting" and rec.started_at is not None:
+                rec.started_at += gap
+        return gap
 
     # -- inputs -------------------------------------------------------------------
     def _start(self, rec: ChildRecord, now: float) -> Spawn:
@@ -169,9 +213,11 @@ class SupervisorCore:
 
     def boot(self, now: float) -> list[Effect]:
         """Start every child (they come up in parallel; order matters for stop/rest_for_one)."""
+        self._observe(now)
         return [self._start(r, now) for r in self.ordered()]
 
     def spawned(self, name: str, pid: int, now: float) -> list[Effect]:
+        self._observe(now)
         rec = self.children[name]
         rec.pid = pid
         rec.started_at = now
@@ -194,6 +240,7 @@ class SupervisorCore:
         epoch: str = "",
     ) -> list[Effect]:
         """``name`` (as ``pid``) bound its sockets at ``rpc``/``pub``: it is running."""
+        self._observe(now)
         rec = self.children.get(name)
         if rec is None or rec.pid != pid or rec.state != "starting":
             return []
@@ -209,6 +256,7 @@ class SupervisorCore:
         return effects
 
     def heartbeat(self, name: str, pid: int, now: float) -> bool:
+        self._observe(now)
         rec = self.children.get(name)
         if rec is None or rec.pid != pid:
             return False
@@ -222,6 +270,7 @@ class SupervisorCore:
         return True
 
     def exited(self, name: str, pid: int, returncode: int, now: float) -> list[Effect]:
+        self._observe(now)
         rec = self.children[name]
         if rec.pid != pid:
             return []
@@ -275,7 +324,9 @@ class SupervisorCore:
             if rec.ready_at is not None and now - rec.ready_at >= self.spec.stable_after_s:
                 rec.backoff_s = FIRST_RESTART_DELAY_S
             delay = rec.backoff_s
-            rec.backoff_s = min(max(delay * 2, self.spec.backoff_initial_s), self.spec.backoff_max_s)
+            rec.backoff_s = min(
+                max(delay * 2, self.spec.backoff_initial_s), self.spec.backoff_max_s
+            )
             rec.state = "backoff"
             rec.restart_at = now + delay
             effects.append(
@@ -305,9 +356,12 @@ class SupervisorCore:
         return effects
 
     def tick(self, now: float) -> list[Effect]:
-        """Act on expired deadlines: restart after backoff, kill the hung and the slow."""
+        """Act on expired deadlines: restart after backoff, kill the hung and the slow.
+
+        After a pause of orcad's own (``_observe``) nothing is judged on time it missed."""
         if self.stopping:
             return []
+        self._observe(now)
         effects: list[Effect] = []
         for rec in self.ordered():
             if rec.state == "backoff" and not rec.awaiting_peer and rec.restart_at is not None:
@@ -343,6 +397,13 @@ class SupervisorCore:
             Publish(ActorRestarting(name=name, delay_s=0.0, restarts=rec.restarts, operator=True)),
             self._start(rec, now),
         ]
+
+    def log_failing(self, name: str, error: str, dropped_lines: int) -> list[Effect]:
+        """``name``'s log cannot be written: say so once; the child is not touched."""
+        return [Publish(ActorLogFailing(name=name, error=error, dropped_lines=dropped_lines))]
+
+    def log_recovered(self, name: str, dropped_lines: int) -> list[Effect]:
+        return [Publish(ActorLogRecovered(name=name, dropped_lines=dropped_lines))]
 
     def begin_stop(self) -> None:
         self.stopping = True

@@ -66,6 +66,7 @@ class Supervisor:
         self._changed = trio.Condition()
         self._exit_events: dict[int, trio.Event] = {}
         self._logs: dict[str, RotatingLog] = {}
+        self._log_failing: dict[str, bool] = {}  # the log health last published, per actor
         self._stopped = trio.Event()
         self._stop_requested = trio.Event()
         self._nursery: trio.Nursery | None = None
@@ -135,10 +136,22 @@ class Supervisor:
         return self._logs[name]
 
     async def _pump_output(self, name: str, stream: trio.abc.ReceiveStream) -> None:
+        """Copy the child's output into its log until the pipe closes. A log that cannot
+        be written drops the output (``RotatingLog``), but the pipe is always drained, so
+        a full disk never blocks an actor on its own stderr."""
         logfile = self._log_for(name)
         async with stream:
             while chunk := await stream.receive_some(LOG_CHUNK):
                 logfile.write(chunk)
+                # Announce each change of the log's health once (across the child's restarts).
+                failing = logfile.error is not None
+                if failing != self._log_failing.get(name, False):
+                    self._log_failing[name] = failing
+                    self._carry_out(
+                        self.core.log_failing(name, logfile.error, logfile.dropped_lines)
+                        if logfile.error is not None
+                        else self.core.log_recovered(name, logfile.dropped_lines)
+                    )
 
     async def _run_child(self, name: str) -> None:
         child = self.spec.child(name)
@@ -186,6 +199,8 @@ class Supervisor:
 
     # -- timers ----------------------------------------------------------------------
     async def _timer_loop(self) -> None:
+        """Wake at the core's next deadline (at least every check-in step) and tick."""
+        logged_pauses = 0
         while True:
             deadline = self.core.next_deadline()
             wake = self._wake
@@ -194,6 +209,14 @@ class Supervisor:
             if self._wake is wake:
                 self._wake = trio.Event()
             self._carry_out(self.core.tick(time.monotonic()), from_timer=True)
+            if self.core.pauses != logged_pauses:
+                logged_pauses = self.core.pauses
+                log.warning(
+                    "orcad was not scheduled (stopped or starved): %d pause(s), %.1fs in all;"
+                    " liveness clocks moved past it, nothing killed for it",
+                    self.core.pauses,
+                    self.core.paused_s,
+                )
 
     def _to_trio(self, monotonic_deadline: float) -> float:
         return trio.current_time() + (monotonic_deadline - time.monotonic())
@@ -226,6 +249,10 @@ class Supervisor:
 
         rows = []
         for row in self.core.statuses(time.monotonic()):
+            logfile = self._logs.get(row.name)
+            health = None if logfile is None else logfile.health()
+            if health is not None:
+                row = msgspec.structs.replace(row, log=health)
             if row.pid is not None:
                 try:
                     rss = psutil.Process(row.pid).memory_info().rss
@@ -245,6 +272,8 @@ class Supervisor:
             endpoints=list(self.rpc.endpoints),
             strategy=self.spec.strategy,
             stopping=self.core.stopping,
+            pauses=self.core.pauses,
+            paused_s=self.core.paused_s,
         )
 
     def status(self) -> sup.Status:

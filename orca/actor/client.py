@@ -28,6 +28,7 @@ import zmq
 
 from orca.actor.zsocket import ZSocket, new_socket
 from orca.contracts.base import Op, decode_result
+from orca.keys import CurveClient
 from orca.wire.codec import decode_any
 from orca.wire.envelope import decode_reply_raw, encode_request
 from orca.wire.errors import BadFrame, OrcaError, Timeout, error_from_wire
@@ -54,11 +55,21 @@ class _Call:
 class RpcClient:
     """Call ops on one actor endpoint. Needs its owner task running (see ``open_rpc_client``)."""
 
-    def __init__(self, endpoint: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        curve: CurveClient | None = None,
+    ) -> None:
+        """``curve``: this client's key pair and the server's public key, for a ``tcp://``
+        endpoint (every tcp endpoint is a CURVE server); ipc endpoints need none."""
         self.endpoint = endpoint
         self.timeout = timeout
         sock = new_socket(zmq.DEALER)
         sock.setsockopt(zmq.IMMEDIATE, 1)
+        if curve is not None:
+            curve.apply(sock)
         sock.connect(endpoint)
         self._zs = ZSocket(sock, self._on_message)
         self._pending: dict[str, _Call] = {}
@@ -184,10 +195,10 @@ class RpcClient:
 
 @asynccontextmanager
 async def open_rpc_client(
-    endpoint: str, *, timeout: float = DEFAULT_TIMEOUT_S
+    endpoint: str, *, timeout: float = DEFAULT_TIMEOUT_S, curve: CurveClient | None = None
 ) -> AsyncIterator[RpcClient]:
     """An ``RpcClient`` whose owner task lives for the ``async with`` block."""
-    client = RpcClient(endpoint, timeout=timeout)
+    client = RpcClient(endpoint, timeout=timeout, curve=curve)
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(client.run)

@@ -28,6 +28,7 @@ import zmq
 
 from orca.contracts.base import DecodeStats, EventSpec, Op, decode_event_data, specs_by_type
 from orca.contracts.sys import HEARTBEAT_TYPE
+from orca.keys import CurveClient
 from orca.model.codec import ModelDecodeError, from_builtins
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES, decode_any
@@ -52,12 +53,16 @@ def invoke(
     timeout: float = DEFAULT_TIMEOUT_S,
     paths: OrcaPaths | None = None,
     endpoint: str | None = None,
+    curve: CurveClient | None = None,
 ) -> R:
     """Call ``op`` on its actor (or on ``endpoint``) and return its typed result.
 
-    Built-in ops (``orca.contracts.sys``) belong to every actor: pass ``endpoint``."""
+    Built-in ops (``orca.contracts.sys``) belong to every actor: pass ``endpoint``.
+    A ``tcp://`` endpoint is a CURVE server: pass ``curve`` (this client's authorized key
+    pair and the host's public key, ``orca.keys``); without it the handshake fails and
+    the call times out as ``unavailable``."""
     target = endpoint or endpoint_for(op.actor, paths)
-    raw = _roundtrip(target, op.name, args, timeout)
+    raw = _roundtrip(target, op.name, args, timeout, curve)
     try:
         return from_builtins(op.result, decode_any(raw))  # type: ignore[type-var]
     except ModelDecodeError as exc:
@@ -65,13 +70,20 @@ def invoke(
 
 
 def call_endpoint(
-    endpoint: str, op: str, args: Any = None, *, timeout: float = DEFAULT_TIMEOUT_S
+    endpoint: str,
+    op: str,
+    args: Any = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    curve: CurveClient | None = None,
 ) -> Any:
     """Untyped twin of ``invoke`` by op *name* (tests and probes that speak raw maps)."""
-    return decode_any(_roundtrip(endpoint, op, args, timeout))
+    return decode_any(_roundtrip(endpoint, op, args, timeout, curve))
 
 
-def _roundtrip(endpoint: str, op: str, args: Any, timeout: float) -> bytes:
+def _roundtrip(
+    endpoint: str, op: str, args: Any, timeout: float, curve: CurveClient | None = None
+) -> bytes:
     """Send one request and return the reply's raw result, or raise the reply's error."""
     if endpoint.startswith("ipc://") and not os.path.exists(endpoint[len("ipc://") :]):
         raise Unavailable(
@@ -83,6 +95,8 @@ def _roundtrip(endpoint: str, op: str, args: Any, timeout: float) -> bytes:
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, ZMQ_MAX_MESSAGE_BYTES)
         sock.setsockopt(zmq.IMMEDIATE, 1)
+        if curve is not None:
+            curve.apply(sock)
         sock.connect(endpoint)
         rid = secrets.token_hex(6)
         deadline = time.monotonic() + timeout
@@ -138,6 +152,7 @@ class Subscription:
         consumer: str,
         topics: Iterable[str] | None = None,
         rcvhwm: int = SUBSCRIPTION_RCVHWM,
+        curve: CurveClient | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.consumer = consumer
@@ -152,6 +167,8 @@ class Subscription:
         self._early: collections.deque[tuple[Event, Any]] = collections.deque()
         for topic in list(self._specs) if topics is None else list(topics):
             self.socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        if curve is not None:  # a tcp:// publisher is a CURVE server (see ``invoke``)
+            curve.apply(self.socket)
         self.socket.connect(endpoint)
 
     def receive(self, timeout: float) -> tuple[Event, Any] | None:

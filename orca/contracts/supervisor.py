@@ -18,10 +18,15 @@ Ops (plus the built-ins ``sys.hello``, ``sys.ping``, ``sys.stats``):
 - ``sup.stop {}`` → ``{}`` once every actor has stopped, in reverse start order; then
   orcad exits. Served concurrently.
 
-``ActorStatus``: ``{name, module, pid, state, restarts, uptime, lastExit, rss}``;
+``ActorStatus``: ``{name, module, pid, state, restarts, uptime, lastExit, rss, log}``;
 ``state`` is one of ``starting|running|backoff|failed|stopped``; ``pid``, ``uptime``
 (seconds since ready, while running), ``lastExit`` (``{code, reason}``) and ``rss``
-(bytes) are null when they do not apply.
+(bytes) are null when they do not apply. ``log`` is null while orcad has written all of
+the actor's output to its log file; once a write failed (a full disk: orcad drops the
+lines and carries on, the actor never notices) it is ``LogHealth {droppedBytes,
+droppedLines, error}``, ``error`` null again once writing works again.
+``SupervisorInfo.pauses``/``pausedS``: how often (and how long in all) orcad itself was
+not scheduled, e.g. SIGSTOPped; no actor is judged hung on that time.
 
 Events (topic = type; the actor's name is in the data):
 
@@ -33,6 +38,9 @@ Events (topic = type; the actor's name is in the data):
   restart of a child that was not running).
 - ``actor.failed {name, restarts, periodS, lastExit}``: more than ``intensity``
   restarts within ``periodS``: the child is left alone until ``sup.restart``.
+- ``actor.log_failing {name, error, droppedLines}``: orcad cannot write the actor's log
+  (ENOSPC, EIO...): it drops the output (counted) and retries, the actor runs on.
+- ``actor.log_recovered {name, droppedLines}``: the log is written again.
 
 (Before issue 11 the type carried the actor's name, ``actor.<name>.started``; now
 there is one fixed type per kind so one Struct decodes it.)
@@ -97,6 +105,17 @@ class ExitInfo(Payload, frozen=True, kw_only=True):
     reason: str
 
 
+class LogHealth(Payload, frozen=True, kw_only=True):
+    """An actor's log file could not be written (disk full, EIO): what orcad dropped.
+
+    Counts are cumulative since orcad started; ``error`` is the current failure (null
+    once writing works again)."""
+
+    dropped_bytes: int
+    dropped_lines: int
+    error: str | None
+
+
 class ActorStatus(Payload, frozen=True, kw_only=True):
     name: str
     module: str
@@ -106,6 +125,7 @@ class ActorStatus(Payload, frozen=True, kw_only=True):
     uptime: float | None
     last_exit: ExitInfo | None
     rss: int | None = None
+    log: LogHealth | None = None
 
 
 class SupervisorInfo(Payload, frozen=True, kw_only=True):
@@ -116,6 +136,10 @@ class SupervisorInfo(Payload, frozen=True, kw_only=True):
     endpoints: list[str]
     strategy: str
     stopping: bool
+    # Times orcad itself was not scheduled (SIGSTOP, a frozen cgroup) for longer than two
+    # check-in steps, and their total seconds: liveness clocks were moved past them.
+    pauses: int = 0
+    paused_s: float = 0.0
 
 
 class Status(Payload, frozen=True, kw_only=True):
@@ -159,7 +183,20 @@ class ActorFailed(Payload, frozen=True, kw_only=True):
     last_exit: ExitInfo
 
 
-ActorEvent = ActorStarted | ActorExited | ActorRestarting | ActorFailed
+class ActorLogFailing(Payload, frozen=True, kw_only=True):
+    name: str
+    error: str
+    dropped_lines: int
+
+
+class ActorLogRecovered(Payload, frozen=True, kw_only=True):
+    name: str
+    dropped_lines: int
+
+
+ActorEvent = (
+    ActorStarted | ActorExited | ActorRestarting | ActorFailed | ActorLogFailing | ActorLogRecovered
+)
 
 CONTRACT = Contract("supervisor")
 READY = CONTRACT.op("sup.ready", ReadyArgs, Empty, doc="an actor has bound its sockets")
@@ -178,6 +215,12 @@ STARTED = CONTRACT.event("actor.started", ActorStarted, doc="a child reported re
 EXITED = CONTRACT.event("actor.exited", ActorExited, doc="a child's process ended")
 RESTARTING = CONTRACT.event("actor.restarting", ActorRestarting, doc="a restart is scheduled")
 FAILED = CONTRACT.event("actor.failed", ActorFailed, doc="intensity exceeded: left alone")
+LOG_FAILING = CONTRACT.event(
+    "actor.log_failing", ActorLogFailing, doc="an actor's log cannot be written: lines dropped"
+)
+LOG_RECOVERED = CONTRACT.event(
+    "actor.log_recovered", ActorLogRecovered, doc="an actor's log is written again"
+)
 
 
 # -- the instance lock file ---------------------------------------------------------

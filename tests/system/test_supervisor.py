@@ -15,6 +15,7 @@ from fixture_actors.contracts import COUNTER_BUMP, BumpArgs
 from support.lifecycle import lifecycle
 from support.procs import alive, descendants, run_cli, write_config
 
+from orca import keys
 from orca.actor import open_rpc_client
 from orca.contracts import supervisor as sup
 from orca.contracts import sys as sys_contract
@@ -279,7 +280,9 @@ async def test_actors_stop_when_orcad_is_killed(orca_home: Path) -> None:
 
 
 async def test_every_op_is_reachable_over_loopback_tcp(orca_home: Path) -> None:
-    """With tcp_host set, each actor also serves its ops on tcp://127.0.0.1 (remote hosts' path)."""
+    """With tcp_host set, each actor also serves its ops on tcp://127.0.0.1 (remote hosts'
+    path), to a CURVE client whose key is authorized (tests/security/test_tcp_curve.py:
+    nobody else)."""
     with trio.fail_after(60):
         write_config(
             orca_home,
@@ -292,7 +295,10 @@ async def test_every_op_is_reachable_over_loopback_tcp(orca_home: Path) -> None:
         async with open_rpc_client(paths.ipc_endpoint("alpha", "rpc")) as over_ipc:
             hello = await over_ipc.invoke(sys_contract.HELLO)
         (tcp,) = [e for e in hello.endpoints if e.startswith("tcp://127.0.0.1:")]
-        async with open_rpc_client(tcp) as over_tcp:
+        client = keys.KeyPair.generate()
+        keys.authorize(paths, client.public, "system-test")
+        curve = keys.CurveClient.for_server(client, keys.host_public_key(paths))
+        async with open_rpc_client(tcp, curve=curve) as over_tcp:
             assert (await over_tcp.invoke(COUNTER_BUMP, BumpArgs(by=5))).counter == 5
         async with open_rpc_client(paths.ipc_endpoint("supervisor", "rpc")) as orcad:
             status = await orcad.invoke(sup.STATUS)

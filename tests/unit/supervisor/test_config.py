@@ -85,3 +85,28 @@ def test_orca_tcp_host_in_the_environment_overrides_and_is_checked(tmp_path: Pat
     assert load_config(paths, environ={"ORCA_TCP_HOST": ""}).tcp_host == "127.0.0.1"
     with pytest.raises(ConfigError, match=r"ORCA_TCP_HOST.*not a loopback"):
         load_config(paths, environ={"ORCA_TCP_HOST": "0.0.0.0"})
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"[supervisor]\nintensity = 3 # caf\xe9\n", b"\xff\xfe[\x00s\x00", b"# \xed\xa0\x80\n"],
+)
+def test_non_utf8_override_is_a_clear_error(tmp_path: Path, raw: bytes) -> None:
+    """A supervisor.toml that is not UTF-8 is refused by name, not a UnicodeDecodeError."""
+    paths = paths_with(tmp_path, None)
+    (paths.config_dir / "supervisor.toml").write_bytes(raw)
+    with pytest.raises(ConfigError, match="not UTF-8") as info:
+        load_config(paths, environ={})
+    assert "supervisor.toml" in str(info.value)
+
+
+def test_unreadable_override_is_a_clear_error(tmp_path: Path) -> None:
+    """A supervisor.toml that is a directory or a dangling symlink is refused by name."""
+    paths = paths_with(tmp_path, None)
+    (paths.config_dir / "supervisor.toml").mkdir()
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(paths, environ={})
+    (paths.config_dir / "supervisor.toml").rmdir()
+    (paths.config_dir / "supervisor.toml").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(paths, environ={})

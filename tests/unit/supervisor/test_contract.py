@@ -50,6 +50,8 @@ def test_published_event_types_equal_the_contract() -> None:
     core.spawned("a", 101, 1.0)
     seen |= published_specs(core.exited("a", 101, 1, 1.1))  # exited + failed
     seen |= published_specs(core.restart("a", 2.0))  # operator restarting
+    seen |= published_specs(core.log_failing("a", "ENOSPC: No space left on device", 3))
+    seen |= published_specs(core.log_recovered("a", 3))
     assert seen == set(sup.CONTRACT.events)
 
 

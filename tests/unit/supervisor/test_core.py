@@ -31,6 +31,14 @@ def booted(spec: SupervisorSpec = SPEC) -> SupervisorCore:
     return core
 
 
+def advance(core: SupervisorCore, to: float) -> list[object]:
+    """Run orcad's timer up to ``to`` as the shell does: a tick at least every check-in step."""
+    effects: list[object] = []
+    while core.last_seen is not None and (t := core.last_seen + core.checkin_step_s) < to:
+        effects += core.tick(t)
+    return effects + core.tick(to)
+
+
 def published(effects: Sequence[object]) -> list[tuple[str, str]]:
     """(event type, actor name) of every event among ``effects``."""
     return [(spec_of(e.event).type, e.event.name) for e in effects if isinstance(e, Publish)]
@@ -142,11 +150,12 @@ def test_restart_types() -> None:
 def test_missed_heartbeats_kill_the_child() -> None:
     """A running child silent for heartbeat_timeout_s is SIGKILLed, and its exit says why."""
     core = booted()
+    assert advance(core, 3.0) == []
     assert core.heartbeat("a", 100, 3.0)
     assert not core.heartbeat("a", 999, 3.0), "a stale pid's heartbeat is not counted"
-    assert core.tick(7.0) == [Kill("b", 101)]
-    assert core.tick(8.1) == [Kill("a", 100)]
-    assert core.tick(9.0) == [], "a kill is sent once"
+    assert advance(core, 7.0) == [Kill("b", 101)]
+    assert advance(core, 8.1) == [Kill("a", 100)]
+    assert advance(core, 9.0) == [], "a kill is sent once"
     effects = core.exited("a", 100, -9, 9.0)
     (exited,) = [e.event for e in effects if isinstance(e, Publish)][:1]
     assert isinstance(exited, sup.ActorExited) and "no heartbeat" in exited.reason
@@ -157,7 +166,7 @@ def test_child_not_ready_in_time_is_killed() -> None:
     core = SupervisorCore(SPEC)
     core.boot(0.0)
     core.spawned("a", 100, 0.0)
-    assert core.next_deadline() == 15.0
+    assert advance(core, 14.9) == []
     assert core.tick(15.0) == [Kill("a", 100)]
 
 
@@ -195,3 +204,61 @@ def test_stopping_prevents_restarts() -> None:
     core.begin_stop()
     core.exited("a", 100, -15, 1.0)
     assert core.children["a"].state == "stopped" and core.tick(100.0) == []
+
+
+def test_the_core_asks_to_be_woken_every_checkin_step() -> None:
+    """With nothing else due, the next deadline is orcad's own check-in, not the timeout."""
+    core = booted()
+    assert core.checkin_step_s == SPEC.heartbeat_timeout_s / 4
+    assert core.next_deadline() == 0.1 + core.checkin_step_s
+
+
+def test_a_pause_of_orcad_itself_kills_no_healthy_child() -> None:
+    """orcad not scheduled for 30 s (SIGSTOP): on resume nobody is judged on the missed time."""
+    core = booted()
+    assert advance(core, 2.0) == []
+    core.heartbeat("a", 100, 2.0)
+    core.heartbeat("b", 101, 2.0)
+    assert core.tick(32.0) == [], "the first tick after the pause kills nobody"
+    assert core.pauses == 1 and core.paused_s == 30.0
+    # The heartbeats queued while orcad was stopped arrive; both stay up for good.
+    assert core.heartbeat("a", 100, 32.1) and core.heartbeat("b", 101, 32.1)
+    for t in (33.0, 34.0, 35.0, 36.0):
+        assert advance(core, t) == []
+        core.heartbeat("a", 100, t)
+        core.heartbeat("b", 101, t)
+    assert [r.state for r in core.ordered()] == ["running", "running"]
+
+
+def test_a_child_hung_across_a_pause_is_still_killed() -> None:
+    """The pause buys a silent child one timeout from the resume, not immunity."""
+    core = booted()
+    assert advance(core, 2.0) == []
+    core.heartbeat("a", 100, 2.0)
+    core.heartbeat("b", 101, 2.0)
+    assert core.tick(32.0) == []
+    effects: list[object] = []
+    t = 32.0
+    while t < 40.0:
+        t += 0.5
+        effects += advance(core, t)
+        core.heartbeat("b", 101, t)
+    assert effects == [Kill("a", 100)], "a (silent) is killed, b (heartbeating) is not"
+
+
+def test_a_pause_moves_the_readiness_deadline_too() -> None:
+    """A child starting while orcad was stopped is not killed as 'not ready in time'."""
+    core = SupervisorCore(SPEC)
+    core.boot(0.0)
+    core.spawned("a", 100, 0.0)
+    assert advance(core, 10.0) == []
+    assert core.tick(100.0) == []
+    assert core.ready("a", 100, 100.1) != []
+    assert core.children["a"].state == "running"
+
+
+def test_a_late_tick_within_the_threshold_is_not_a_pause() -> None:
+    """A tick up to two check-in steps late is ordinary scheduling jitter: no grace."""
+    core = booted()
+    assert core.tick(0.1 + 2 * core.checkin_step_s) == []
+    assert core.pauses == 0

@@ -109,3 +109,37 @@ def test_log_rotates_at_size_and_keeps_n_backups(tmp_path: Path) -> None:
     assert (tmp_path / "a.log").read_bytes() == b"6" * 60
     assert (tmp_path / "a.log.1").read_bytes() == b"4" * 60 + b"5" * 60
     assert (tmp_path / "a.log.2").read_bytes() == b"2" * 60 + b"3" * 60
+
+
+def test_unwritable_log_degrades_counts_and_recovers(tmp_path: Path) -> None:
+    """A log that cannot be written drops and counts lines, never raises, and is written
+    again once it can be (here: its directory vanished, then came back)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = RotatingLog(logs / "a.log", max_bytes=0, backups=1, retry_interval_s=0.0)
+    log.write(b"one\n")
+    assert log.health() is None
+    (logs / "a.log").unlink()
+    logs.rmdir()
+    log.close()  # forget the fd: the next write must reopen (and fail)
+    log.write(b"two\nthree\n")
+    health = log.health()
+    assert health is not None and health.dropped_lines == 2 and health.dropped_bytes == 10
+    assert health.error is not None and "ENOENT" in health.error
+    logs.mkdir()
+    log.write(b"four\n")
+    assert (logs / "a.log").read_bytes() == b"four\n"
+    assert (logs / "a.log").stat().st_mode & 0o777 == 0o600
+    health = log.health()
+    assert health is not None and health.error is None and health.dropped_lines == 2
+    log.close()
+
+
+def test_a_degraded_log_retries_at_most_once_per_interval(tmp_path: Path) -> None:
+    """Within the retry interval a degraded log drops output without touching the disk."""
+    log = RotatingLog(tmp_path / "gone" / "a.log", max_bytes=0, backups=1, retry_interval_s=3600)
+    (tmp_path / "gone").mkdir()
+    log.write(b"x\n")
+    assert not (tmp_path / "gone" / "a.log").exists(), "no retry before the interval"
+    health = log.health()
+    assert health is not None and health.dropped_lines == 1
