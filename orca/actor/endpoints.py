@@ -204,7 +204,7 @@ def bind_endpoints(
     events.bind(paths.ipc_endpoint(name, "pub"))
     if tcp_host and pair is not None:
         # The servers' sockets: CURVE options set now apply to the tcp binds only.
-        make_curve_server(rpc._sock, pair)
-        make_curve_server(events._sock, pair)
+        make_curve_server(rpc.socket, pair)
+        make_curve_server(events.socket, pair)
         rpc.bind(f"tcp://{tcp_host}:*")
         events.bind(f"tcp://{tcp_host}:*")

@@ -50,6 +50,11 @@ class EventPublisher:
         self._ipc_files: list[tuple[str, int]] = []
         self.closed = False
 
+    @property
+    def socket(self) -> zmq.Socket[bytes]:
+        """The PUB socket, for options that must be set before a bind (CURVE)."""
+        return self._sock
+
     def bind(self, endpoint: str) -> str:
         return bind_endpoint(self._sock, endpoint, self.endpoints, self._ipc_files)
 

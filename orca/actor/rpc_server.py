@@ -105,6 +105,11 @@ class RpcServer:
     def ops(self) -> list[str]:
         return sorted(self._ops)
 
+    @property
+    def socket(self) -> zmq.Socket[bytes]:
+        """The ROUTER socket, for options that must be set before a bind (CURVE)."""
+        return self._sock
+
     def bind(self, endpoint: str) -> str:
         """Bind one more endpoint; returns the resolved endpoint (tcp wildcards)."""
         return bind_endpoint(self._sock, endpoint, self.endpoints, self._ipc_files)

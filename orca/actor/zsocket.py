@@ -225,6 +225,10 @@ def last_endpoint(sock: zmq.Socket[Any]) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+class PlaintextTcpRefused(ValueError):
+    """A ``tcp://`` bind was asked of a socket without CURVE (a bug in the caller)."""
+
+
 def ipc_identity(endpoint: str) -> tuple[str, int] | None:
     """(path, inode) of the socket file a bind to ``endpoint`` created, for ``unlink_ipc``."""
     if not endpoint.startswith("ipc://"):
@@ -253,7 +257,14 @@ def unlink_ipc(identities: list[tuple[str, int]]) -> None:
 def bind_endpoint(
     sock: zmq.Socket[bytes], endpoint: str, endpoints: list[str], ipc_files: list[tuple[str, int]]
 ) -> str:
-    """Bind ``endpoint``; record the resolved endpoint and, for ipc, the file to remove later."""
+    """Bind ``endpoint``; record the resolved endpoint and, for ipc, the file to remove later.
+
+    Invariant: nothing listens on TCP without CURVE (ARCHITECTURE §2; issue 16 item 1).
+    A ``tcp://`` bind on a socket that is not a CURVE server is refused here, in the one
+    bind path, whoever asks (``orca.actor.endpoints.make_curve_server`` prepares one).
+    """
+    if endpoint.startswith("tcp://") and not sock.getsockopt(zmq.CURVE_SERVER):
+        raise PlaintextTcpRefused(f"refusing to bind {endpoint}: tcp needs a CURVE server socket")
     sock.bind(endpoint)
     actual = last_endpoint(sock)
     endpoints.append(actual)

@@ -162,15 +162,37 @@ async def test_client_reaches_a_server_that_starts_later(endpoint: str) -> None:
                 assert (await client.call("calc.add", {"a": 4}, timeout=1, retries=3)) == {"sum": 4}
 
 
-async def test_ops_are_reachable_over_tcp() -> None:
-    """The same server answers on a loopback tcp:// endpoint as well as ipc://."""
+async def test_ops_are_reachable_over_curve_tcp() -> None:
+    """The same server answers on a loopback tcp:// endpoint (CURVE) as well as ipc://."""
+    import zmq
+
+    from orca.keys import CurveClient, KeyPair
+
+    server_public, server_secret = zmq.curve_keypair()
+    client_public, client_secret = zmq.curve_keypair()
     with trio.fail_after(10):
         server, _ = make_server()
+        server.socket.setsockopt(zmq.CURVE_SECRETKEY, server_secret)
+        server.socket.setsockopt(zmq.CURVE_SERVER, 1)
         async with serving("tcp://127.0.0.1:*", server):
             (tcp,) = server.endpoints
             assert tcp.startswith("tcp://127.0.0.1:") and not tcp.endswith("*")
-            async with open_rpc_client(tcp) as client:
+            curve = CurveClient.for_server(KeyPair(client_public, client_secret), server_public)
+            async with open_rpc_client(tcp, curve=curve) as client:
                 assert await client.call("calc.add", {"a": 1, "b": 1}) == {"sum": 2}
+
+
+def test_a_plaintext_tcp_bind_is_refused() -> None:
+    """Nothing listens on TCP without CURVE: the one bind path refuses it."""
+    from orca.actor.zsocket import PlaintextTcpRefused
+
+    server, _ = make_server()
+    try:
+        with pytest.raises(PlaintextTcpRefused, match="CURVE"):
+            server.bind("tcp://127.0.0.1:*")
+        assert server.endpoints == []
+    finally:
+        server.close()
 
 
 async def test_many_concurrent_calls_are_matched_to_their_replies(endpoint: str) -> None:
