@@ -121,7 +121,15 @@ def encode_request(request_id: str, op: str, args: Any, idem: str | None = None)
     }
     if idem is not None:
         body["idem"] = idem
-    return encode(body)
+    try:
+        return encode(body)
+    except UnicodeEncodeError as exc:
+        # A str with lone surrogates: a non-UTF-8 path or argument decoded with
+        # surrogateescape (os.fsdecode). The wire carries UTF-8 text only; say so.
+        raise BadRequest(
+            f"cannot send {op}: {exc.object[max(0, exc.start - 20) : exc.end + 20]!r}"
+            " is not valid UTF-8 text (a path with non-UTF-8 bytes cannot be named on the wire)"
+        ) from exc
 
 
 def encode_ok(request_id: str | None, result: Any) -> bytes:
