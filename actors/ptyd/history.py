@@ -48,6 +48,28 @@ from orca.fsio import PRIVATE_FILE_MODE, ensure_private_dir, remove_orphan_temps
 DEFAULT_HISTORY_BYTES = 4 * 1024 * 1024
 
 
+# A terminal-model checkpoint: 8-byte big-endian stripped-stream offset, then the
+# model's own bytes (``actors.ptyd.terminal_model``). Written whole by write_atomic.
+MODEL_SUFFIX = ".model"
+_OFFSET_BYTES = 8
+
+
+def save_checkpoint(path: Path, offset: int, data: bytes) -> None:
+    """Replace the checkpoint at ``path``: the model ``data`` as of stream ``offset``."""
+    write_atomic(path, offset.to_bytes(_OFFSET_BYTES, "big") + data)
+
+
+def load_checkpoint(path: Path) -> tuple[int, bytes] | None:
+    """(offset, model bytes) of a checkpoint, or None if there is none (or it is cut)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if len(raw) <= _OFFSET_BYTES:
+        return None
+    return int.from_bytes(raw[:_OFFSET_BYTES], "big"), raw[_OFFSET_BYTES:]
+
+
 @dataclass(frozen=True)
 class Segment:
     file: int
@@ -89,6 +111,11 @@ class RawJournal:
             self._size = os.fstat(self._fd).st_size
         else:
             self._switch_to(0, Segment(0, 0, 0))
+
+    @property
+    def model_path(self) -> Path:
+        """Where the session's terminal-model checkpoint is kept (``save_checkpoint``)."""
+        return Path(f"{self._stem}{MODEL_SUFFIX}")
 
     @property
     def raw_end(self) -> int:
@@ -140,7 +167,7 @@ class RawJournal:
     def remove(self) -> None:
         """Delete the journal (the session was closed for good)."""
         self.close()
-        for suffix in (".0", ".1", ".meta.json"):
+        for suffix in (".0", ".1", ".meta.json", MODEL_SUFFIX):
             Path(f"{self._stem}{suffix}").unlink(missing_ok=True)
 
     def _open(self, file: int, truncate: bool) -> None:
@@ -197,7 +224,7 @@ def remove_orphans(directory: Path, keep_keys: set[str]) -> int:
         if key in keep_keys:
             continue
         stem = str(meta_path)[: -len(".meta.json")]
-        for suffix in (".0", ".1", ".meta.json", ".meta.json.tmp"):
+        for suffix in (".0", ".1", ".meta.json", ".meta.json.tmp", MODEL_SUFFIX):
             Path(stem + suffix).unlink(missing_ok=True)
         remove_orphan_temps(directory, meta_path.name)
         removed += 1

@@ -41,10 +41,13 @@ def read_reply(session: Session, since: int | None, limit: int | None) -> contra
 
 
 def attach_reply(session: Session, epoch: str, seq: int) -> contract.AttachResult:
-    """The ``term.attach`` reply: the snapshot, the publisher position, the topics."""
-    snapshot = read_reply(session, None, None)
+    """The ``term.attach`` reply: the screen (an escape stream redrawing the terminal
+    model, no query in it) as of ``offset`` == ``end``, the publisher position, the topics."""
+    status = read_reply(session, session.scrollback.end, 0)
+    offset, screen = session.screen_snapshot()
+    fields = msgspec.structs.asdict(status) | {"offset": offset, "data": screen, "end": offset}
     return contract.AttachResult(
-        **msgspec.structs.asdict(snapshot),
+        **fields,
         epoch=epoch,
         seq=seq,
         topics=[contract.output_topic(session.session_id), contract.exit_topic(session.session_id)],

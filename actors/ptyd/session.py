@@ -35,11 +35,12 @@ from typing import Protocol
 import trio
 
 from actors.ptyd import memory, spawn
-from actors.ptyd.history import RawJournal
+from actors.ptyd.history import RawJournal, save_checkpoint
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
 from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, Subscription
+from actors.ptyd.terminal_model import TerminalModel
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ class Session:
         journal: RawJournal | None = None,
         pipe: tuple[int, int] | None = None,
         scanner: OscScanner | None = None,
+        model: TerminalModel | None = None,
     ) -> None:
         self.info = info
         self.master_fd = master_fd
@@ -94,6 +96,9 @@ class Session:
         # (read end, write end) of the pipe output is spliced through; None: plain reads.
         self.pipe = pipe if journal is not None else None
         self.scanner = scanner or OscScanner()
+        # The screen as the output drew it (fed inline; answers the program's queries).
+        self.model = model or TerminalModel(info.cols, info.rows)
+        self.replies_failed = 0
         self._listener = listener
         self._subscriptions: set[Subscription] = set()
         self._input: deque[bytes] = deque()
@@ -149,7 +154,25 @@ class Session:
     def _compact(self) -> None:
         if not self.scrollback.compacted:
             self.scrollback.compact()
+            self.model.compress()
+            self.checkpoint_model()
             memory.release_free_memory()
+
+    def checkpoint_model(self) -> None:
+        """Save the model with its stream offset beside the journal (idle sessions)."""
+        if self.journal is None:
+            return
+        data = self.model.checkpoint()
+        if data is None:
+            return  # inside a sequence: the next idle period tries again
+        try:
+            save_checkpoint(self.journal.model_path, self.scrollback.end, data)
+        except OSError as exc:
+            log.warning("session %s: model checkpoint not saved (%s)", self.session_id, exc)
+
+    def screen_snapshot(self) -> tuple[int, bytes]:
+        """(offset, escape stream): the screen as of ``offset``; live output follows."""
+        return self.scrollback.end, self.model.snapshot()
 
     async def _read_plain(self) -> None:
         fd = self.master_fd
@@ -244,10 +267,25 @@ class Session:
 
     def _publish(self, output: bytes) -> None:
         self._activity.set()
+        self.model.feed(output)
+        self._answer_queries()
         chunk = self.scrollback.append(output)
         self._listener.on_output(self, chunk)
         for sub in self._subscriptions:
             sub.offer(chunk)
+
+    def _answer_queries(self) -> None:
+        """Write the model's answers to the program's queries (DSR, DA, OSC 10/11).
+
+        Invariant: exactly one answer per query. The model answers every one, attached
+        clients or not, and clients strip queries from what they show
+        (``orca.client.terminal.QueryFilter``), so no terminal answers a second time.
+        """
+        for reply in self.model.take_replies():
+            try:
+                self.write_nowait(reply)
+            except (SessionEnded, InputBacklogFull, OSError):
+                self.replies_failed += 1
 
     async def _watch_exit(self) -> None:
         if self.info.exit_code is not None:
@@ -339,6 +377,7 @@ class Session:
             raise SessionEnded(f"session {self.session_id} has ended")
         spawn.resize(self.master_fd, self.info.pid, cols, rows)
         self.info.cols, self.info.rows = cols, rows
+        self.model.resize(cols, rows)
 
     def send_signal(self, signum: int) -> bool:
         """Signal the child's process group; False if it no longer exists."""

@@ -13,6 +13,7 @@ job, so the same table serves the actor, tests and the benchmark.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import uuid
 from collections.abc import Mapping
@@ -20,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from actors.ptyd import spawn
-from actors.ptyd.history import DEFAULT_HISTORY_BYTES, RawJournal
+from actors.ptyd.history import DEFAULT_HISTORY_BYTES, RawJournal, load_checkpoint
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
 from actors.ptyd.session import Session, SessionListener
+from actors.ptyd.terminal_model import ModelError, TerminalModel
 from orca.contracts.ptyd import SpawnArgs
 from orca.model.panes import (
     make_pane_key,
@@ -33,6 +35,8 @@ from orca.model.panes import (
     parse_pane_key,
     parse_pty_session_id,
 )
+
+log = logging.getLogger(__name__)
 
 # Output pipe capacity: one full READ_SIZE splice must fit while the pipe is empty.
 _PIPE_BYTES = 64 * 1024
@@ -56,6 +60,29 @@ class TableConfig:
     scrollback_bytes: int = DEFAULT_CAPACITY
     history_bytes: int = DEFAULT_HISTORY_BYTES
     base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def rebuild_model(
+    info: SessionInfo, checkpoint: Path, start: int, stripped: bytes
+) -> TerminalModel:
+    """The model after a restart: its checkpoint plus the journal's tail after it, or,
+    without a usable checkpoint, the whole journal replayed into a fresh model."""
+    saved = load_checkpoint(checkpoint)
+    end = start + len(stripped)
+    if saved is not None and start <= saved[0] <= end:
+        offset, data = saved
+        try:
+            model = TerminalModel.restore(data)
+        except ModelError as exc:
+            log.warning("session %s: model checkpoint unusable (%s)", info.session_id, exc)
+        else:
+            model.feed(stripped[offset - start :])
+            if model.size != (info.cols, info.rows):
+                model.resize(info.cols, info.rows)  # resized after the checkpoint
+            return model
+    model = TerminalModel(info.cols, info.rows)
+    model.feed(stripped)
+    return model
 
 
 def pane_identity(worktree_id: str, pane_key: str | None) -> spawn.PaneIdentity:
@@ -132,6 +159,7 @@ class SessionTable:
         by replaying the journal, so offsets continue exactly where they were.
         """
         journal = None
+        model: TerminalModel | None = None
         scrollback = Scrollback(self.config.scrollback_bytes)
         scanner = OscScanner()
         if self.config.history_dir is not None:
@@ -143,7 +171,9 @@ class SessionTable:
             )
             if resume_history:
                 replay = journal.replay()
-                scrollback.restore(replay.start.stripped, scanner.feed(replay.raw).output)
+                stripped = scanner.feed(replay.raw).output
+                scrollback.restore(replay.start.stripped, stripped)
+                model = rebuild_model(info, journal.model_path, replay.start.stripped, stripped)
         session = Session(
             info,
             master_fd,
@@ -152,7 +182,10 @@ class SessionTable:
             journal=journal,
             pipe=pipe,
             scanner=scanner,
+            model=model,
         )
+        if model is not None:
+            model.take_replies()  # the queries of the replay were answered before the crash
         self._sessions[info.session_id] = session
         return session
 

@@ -1,8 +1,9 @@
 """``orca term``: terminals owned by ``ptyd`` - new, ls, attach, send, read, kill, close.
 
-``attach`` puts the local terminal in raw mode, shows the session's scrollback (the
-snapshot starts at a safe boundary, so it replays cleanly), then streams output
-events and forwards keystrokes and window-size changes. ``Ctrl-]`` detaches; the
+``attach`` puts the local terminal in raw mode, shows the session's screen (redrawn
+from ptyd's terminal model: no replayed queries), then streams output events (queries
+stripped: ptyd answers them) and forwards keystrokes and window-size changes (a size
+different from the session's resizes it, so a full-screen program redraws). ``Ctrl-]`` detaches; the
 session keeps running and a later ``attach`` shows the screen again. A gap in the
 event stream (a slow terminal, a ``ptyd`` restart) is caught up by offset with
 ``term.read``; a gap beyond the scrollback repaints from the snapshot.
@@ -201,7 +202,14 @@ def _close(args: argparse.Namespace) -> int:
 
 
 def _attach(args: argparse.Namespace) -> int:
-    from orca.client.terminal import Attachment
+    """Show the session's screen (redrawn from ptyd's model), then stream it live.
+
+    Whatever ends the attachment - Ctrl-], the session's exit, an error, SIGTERM or
+    SIGHUP (``orca down``, a closed window) - puts the user's terminal back: out of
+    the alternate screen, mouse/keypad/bracketed paste off, cursor shown, attributes
+    reset (``RESTORE_USER_TERMINAL``), and the tty's own settings restored.
+    """
+    from orca.client.terminal import RESTORE_USER_TERMINAL, Attachment
 
     if not sys.stdin.isatty():
         return fail("attach needs a terminal on stdin", EXIT_USAGE)
@@ -211,16 +219,32 @@ def _attach(args: argparse.Namespace) -> int:
     saved = termios.tcgetattr(stdin)
     resized = [True]
     old_handler = signal.signal(signal.SIGWINCH, lambda s, f: resized.__setitem__(0, True))
+
+    def end_attachment(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)  # unwinds through the finally below
+
+    old_term = signal.signal(signal.SIGTERM, end_attachment)
+    old_hup = signal.signal(signal.SIGHUP, end_attachment)
+    reason = "detached"
     try:
         tty.setraw(stdin)
-        out.write(CLEAR_SCREEN + attachment.initial)
+        out.write(attachment.initial)  # clears and redraws: no scrollback replay
         out.flush()
         reason = _attach_loop(attachment, stdin, out.write, out.flush, resized)
     except OrcaError as exc:
         reason = f"error: {exc.message}"
+    except SystemExit as exc:
+        reason = f"ended by signal {int(exc.code or 0) - 128}"
     finally:
+        try:
+            out.write(RESTORE_USER_TERMINAL)
+            out.flush()
+        except OSError:
+            pass  # the terminal is gone (hang-up): nothing left to restore
         termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
         signal.signal(signal.SIGWINCH, old_handler)
+        signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGHUP, old_hup)
         attachment.close()
     print(f"\r\n[{reason}]")
     return EXIT_OK

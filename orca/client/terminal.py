@@ -1,9 +1,11 @@
 """A blocking attached client of one ``ptyd`` session (CLI ``attach``, benchmarks, scripts).
 
-Subscribe first, then ``term.attach`` (snapshot + its end offset), then apply output
-events through a :class:`~orca.client.cursor.StreamCursor`: duplicates are skipped, a
-gap is caught up with ``term.read {since}``, and a gap beyond the scrollback repaints
-from the snapshot. A ``term.rekeyed`` event for our session (a worktree rename) moves
+Subscribe first, then ``term.attach`` (the screen, redrawn from ptyd's terminal model,
+and the offset it corresponds to), then apply output events through a
+:class:`~orca.client.cursor.StreamCursor`: duplicates are skipped, a gap is caught up
+with ``term.read {since}``, and a gap beyond the scrollback repaints from a new
+``term.attach``. Terminal queries in the output are stripped (:class:`QueryFilter`):
+ptyd answers them from the model, so the user's terminal must not answer again. A ``term.rekeyed`` event for our session (a worktree rename) moves
 the subscription. Calls and events are typed by ``orca.contracts.ptyd``; a malformed
 event is logged once and dropped (``decode_event_data``), never raised to the caller.
 
@@ -11,6 +13,8 @@ Like ``orca.client.sync`` it imports neither trio nor anything under ``actors/``
 """
 
 from __future__ import annotations
+
+import re
 
 import zmq
 
@@ -29,6 +33,78 @@ CONSUMER = "terminal client<-ptyd"
 FOLLOWED = specs_by_type((ptyd.OUTPUT, ptyd.EXIT, ptyd.REKEYED))
 
 
+# What a detach writes to the user's terminal (Ctrl-], a crash, ``orca down``): leave
+# the alternate screen, soft reset (attributes, keypad, cursor keys, margins), mouse
+# reporting, focus events and bracketed paste off, normal keypad, cursor shown.
+RESTORE_USER_TERMINAL = (
+    b"\x1b[?1049l\x1b[!p"
+    + b"".join(b"\x1b[?%dl" % m for m in (9, 1000, 1002, 1003, 1005, 1006, 1015, 1004, 2004, 66, 1))
+    + b"\x1b>\x1b[0m\x1b[?25h"
+)
+
+# Terminal queries: sequences a terminal answers by typing into its input.
+#   CSI [?]Ps n (DSR)   CSI [>=]Ps c (DA1/2/3)   CSI [?]Ps $ p (DECRQM)   CSI > q (XTVERSION)
+#   CSI ? u (kitty keyboard)   CSI 14/16/18/19/20/21 t (window reports)
+#   OSC 4/10-19/52/104... with a "?" argument (colour and clipboard queries)
+#   DCS $ q (DECRQSS), DCS + q (XTGETTCAP)
+_QUERY = re.compile(
+    rb"\x1b\[(?:[?]?[0-9;]*n|[>=]?[0-9;]*c|[?]?[0-9;]*\$p|>[0-9;]*q|\?u|(?:14|16|18|19|20|21)(?:;[0-9]*)*t)"
+    rb"|\x1b\][0-9]+;(?:[^\x07\x1b]*;)?\?(?:\x07|\x1b\\)"
+    rb"|\x1bP(?:\$q|\+q)[^\x1b]*\x1b\\"
+)
+# A sequence cut at a chunk's end is held back until its end arrives, up to this size.
+_MAX_HELD = 4096
+
+
+class QueryFilter:
+    """Removes terminal queries from output on its way to the user's terminal.
+
+    Chunking-invariant: a query split across chunks is held back until complete. Only
+    what a terminal shows is filtered; offsets are the stream's, counted before it.
+    """
+
+    def __init__(self) -> None:
+        self._held = b""
+
+    def feed(self, data: bytes) -> bytes:
+        buf = self._held + data
+        self._held = b""
+        cut = _incomplete_tail(buf)
+        if cut is not None and len(buf) - cut <= _MAX_HELD:
+            buf, self._held = buf[:cut], buf[cut:]
+        return _QUERY.sub(b"", buf)
+
+
+def _incomplete_tail(buf: bytes) -> int | None:
+    """Index of an escape sequence that has not ended by the end of ``buf``, if any."""
+    i = buf.find(b"\x1b", max(0, len(buf) - _MAX_HELD))
+    while i != -1:
+        end = _sequence_end(buf, i)
+        if end is None:
+            return i
+        i = buf.find(b"\x1b", end)
+    return None
+
+
+def _sequence_end(buf: bytes, esc: int) -> int | None:
+    """Index after the sequence starting at ``esc``; None if ``buf`` ends inside it."""
+    if esc + 1 >= len(buf):
+        return None
+    kind = buf[esc + 1]
+    if kind == 0x5B:  # CSI: parameters and intermediates, then a final byte
+        i = esc + 2
+        while i < len(buf) and 0x20 <= buf[i] <= 0x3F:
+            i += 1
+        return i + 1 if i < len(buf) else None
+    if kind in b"]P_^X":  # strings: to ST (ESC \\), an OSC also to BEL
+        st = buf.find(b"\x1b\\", esc + 2)
+        bel = buf.find(b"\x07", esc + 2, st if st != -1 else len(buf)) if kind == 0x5D else -1
+        if bel != -1:
+            return bel + 1
+        return st + 2 if st != -1 else None
+    return esc + 2
+
+
 class Attachment:
     """One attached view of a session: output in order and complete, input out."""
 
@@ -38,6 +114,7 @@ class Attachment:
         self.socket = sub
         self.cursor = StreamCursor(0)
         self.initial = b""
+        self.queries = QueryFilter()
         self.exit_code: int | None = None
         self.output_ended = False
         self.stats = DecodeStats()
@@ -59,8 +136,8 @@ class Attachment:
             sub.close(linger=0)
             raise
         attachment.session_id = reply.session_id
-        attachment.cursor.restart_at(reply.offset)
-        attachment.initial = attachment.cursor.accept(reply.offset, reply.data) or b""
+        attachment.cursor.restart_at(reply.end)
+        attachment.initial = reply.data  # the screen: generated, no query in it
         return attachment
 
     def write(self, data: bytes) -> None:
@@ -111,7 +188,7 @@ class Attachment:
                 out.extend(self.catch_up())
                 fresh = self.cursor.accept(event.offset, event.data) or b""
             if fresh:
-                out.append((fresh, False))
+                out.append((self.queries.feed(fresh), False))
         else:
             out.extend(self.catch_up())
             self.exit_code = event.exit_code
@@ -122,10 +199,15 @@ class Attachment:
         reply = invoke(ptyd.READ, args, paths=self.paths)
         self.output_ended = reply.output_ended
         if reply.gap:
-            self.cursor.restart_at(reply.offset)
-            return [(self.cursor.accept(reply.offset, reply.data) or b"", True)]
+            # Beyond the scrollback: repaint the screen from the model.
+            screen = invoke(
+                ptyd.ATTACH, ptyd.SessionArgs(session_id=self.session_id), paths=self.paths
+            )
+            self.cursor.restart_at(screen.end)
+            self.queries = QueryFilter()
+            return [(screen.data, True)]
         fresh = self.cursor.accept(reply.offset, reply.data)
-        return [(fresh, False)] if fresh else []
+        return [(self.queries.feed(fresh), False)] if fresh else []
 
     def _subscribe(self, session_id: str) -> None:
         for topic in (ptyd.output_topic(session_id), ptyd.exit_topic(session_id)):

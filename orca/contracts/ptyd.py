@@ -37,9 +37,18 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     ``end`` is final (``running`` may turn false before the last output has been
     read). ``exitCode``: null while running, the code, 128+N for signal N, -1 when
     unknown. Errors: ``not_found``; ``bad_request`` (``since`` beyond ``end``).
-``term.attach`` {sessionId} → like ``term.read`` without ``since`` plus
-    {epoch, seq, topics}. Subscribe to ``topics`` *before* calling it; then apply
-    output events with ``offset + len(data) > offset-so-far`` (StreamCursor).
+``term.attach`` {sessionId} → the ``term.read`` fields plus {epoch, seq, topics}, where
+    ``data`` is the *screen*, not scrollback: an escape stream generated from the
+    session's terminal model (``actors/ptyd/terminal_model.py``) that redraws its cells,
+    attributes, cursor, modes (alternate screen over the primary, bracketed paste,
+    mouse, keypad, cursor visibility), title and cwd on a terminal of the session's
+    size, and never contains a terminal query. ``offset`` == ``end`` is the stream
+    position the screen corresponds to: output continues at that offset. Subscribe to
+    ``topics`` *before* calling it; then apply output events with
+    ``offset + len(data) > offset-so-far`` (StreamCursor); on a gap beyond the
+    scrollback attach again. Terminal queries in the output (DSR, DA, OSC 10/11...)
+    are answered by ptyd from the model, attached clients or not; clients must not
+    let their terminal answer them (``orca.client.terminal.QueryFilter``).
 ``term.snapshot`` {} → {epoch, seq, sessions: [row]} (mirror snapshot).
 ``term.gc_status`` {} → {suspects: {worktreeId: since}, graceS}
 

@@ -63,7 +63,7 @@ async def test_spawn_attach_write_and_read_over_the_wire(ptyd: Ptyd, tmp_path: P
         assert sid.startswith(WT + "@@") and len(spawned["launchTokenSha256"]) == 64
         tap = await ptyd.tap([contract.output_topic(sid), contract.exit_topic(sid)])
         attached = await ptyd.call("term.attach", {"sessionId": sid})
-        cursor = StreamCursor(attached["offset"] + len(attached["data"]))
+        cursor = StreamCursor(attached["end"])  # data is the screen, as of end
         await ptyd.call("term.write", {"sessionId": sid, "text": "echo wire-$((6*7))\n"})
         assert b"wire-42" in await collect_output(tap, sid, cursor, ptyd, b"wire-42")
         read = await ptyd.call("term.read", {"sessionId": sid, "since": 0})
