@@ -8,7 +8,10 @@ Contract (issue 7):
   endpoint file, no curl) it exits 0 silently: a hook must never break the agent;
 * it re-reads ``endpoint.env`` on every call, so an agent that outlives a restart of
   the hooks actor reaches the new port and secret on its next event;
-* it posts the agent's own hook payload (its stdin) unchanged, with short connect and
+* it posts the agent's own hook payload (its stdin) unchanged - or, when called with
+  a second argument, that argument: Codex's legacy ``notify`` program gets its
+  ``agent-turn-complete`` JSON as the last argv entry with stdin closed
+  (``codex-rs/hooks/src/legacy_notify.rs``) - with short connect and
   total timeouts, and passes the secret and pane identity as headers through a file
   descriptor - never on the command line, where other users' ``ps`` could read it.
 
@@ -68,9 +71,22 @@ case $port in
   '' | *[!0-9]*) exit 0 ;;
 esac
 [ -n "$secret" ] || exit 0
-curl --silent --output /dev/null --connect-timeout @CONNECT@ --max-time @TOTAL@ \
-  -X POST -H 'Content-Type: application/json' -H 'Expect:' -H @/dev/fd/3 \
-  --data-binary @- "http://127.0.0.1:$port/hook/$agent" >/dev/null 2>&1 3<<ORCA_HEADERS
+post() {
+  curl --silent --output /dev/null --connect-timeout @CONNECT@ --max-time @TOTAL@ \
+    -X POST -H 'Content-Type: application/json' -H 'Expect:' -H @/dev/fd/3 \
+    --data-binary @- "http://127.0.0.1:$port/hook/$agent" >/dev/null 2>&1
+}
+if [ -n "${2:-}" ]; then
+  printf '%s' "$2" | post 3<<ORCA_HEADERS
+X-Orca-Hook-Secret: $secret
+X-Orca-Pane-Key: $ORCA_PANE_KEY
+X-Orca-Tab-Id: ${ORCA_TAB_ID:-}
+X-Orca-Worktree-Id: ${ORCA_WORKTREE_ID:-}
+X-Orca-Launch-Token: ${ORCA_AGENT_LAUNCH_TOKEN:-}
+ORCA_HEADERS
+  exit 0
+fi
+post 3<<ORCA_HEADERS
 X-Orca-Hook-Secret: $secret
 X-Orca-Pane-Key: $ORCA_PANE_KEY
 X-Orca-Tab-Id: ${ORCA_TAB_ID:-}

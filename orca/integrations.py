@@ -3,18 +3,42 @@
 Each agent keeps hooks in a JSON file under the user's home, in the same three-level
 shape - event name → list of matcher groups → list of handlers:
 
-* Claude Code: ``~/.claude/settings.json`` (``timeout`` in seconds);
-* Codex: ``~/.codex/hooks.json`` (``timeout`` in seconds);
-* Gemini CLI: ``~/.gemini/settings.json`` (``timeout`` in milliseconds, ``name``).
+* Claude Code: ``~/.claude/settings.json`` (``timeout`` in seconds;
+  https://code.claude.com/docs/en/hooks);
+* Codex: ``~/.codex/hooks.json`` (``timeout`` in seconds;
+  https://developers.openai.com/codex/hooks), plus trust entries in
+  ``~/.codex/config.toml`` (below);
+* Gemini CLI: ``~/.gemini/settings.json`` (``timeout`` in milliseconds, ``name``;
+  JSON *with comments*, parsed by Gemini with strip-json-comments -
+  ``packages/cli/src/config/settings.ts``; docs/hooks/reference.md).
 
-Editing rules: Orca's handlers are recognised by the script name in their command;
-install removes any earlier Orca handler and adds exactly one group per event, so
-running it twice changes nothing; the user's own groups, handlers and every other key
-are kept as they were; a file about to change is first copied to ``<file>.orca-backup``;
-a file that is not a JSON object is left alone and reported (the user's fault, and
-overwriting it would lose their settings); the new content replaces the file with
-``orca.fsio.write_atomic`` (a crash leaves the old config or the new one, with the old
-file's mode).
+Editing rules (issue 12, "config edits a user can trust"):
+
+* the file is edited *as text*, by splicing: Orca's group is inserted after the
+  event's last group (or the event/``hooks`` member is inserted), and uninstall cuts
+  out exactly that text - so the user's comments, key order, spacing and every byte
+  Orca did not add stay as they were, and install then uninstall with no change in
+  between gives the original file back byte for byte;
+* Orca's handlers are recognised by the script name in their command; an Orca group
+  already in place is left in place (re-install changes nothing, and a user group
+  added after it keeps its index, so Codex's positional trust keys stay valid);
+* a symlinked config (dotfiles) is edited at its target, the link is kept;
+* before the first change the user's original is copied to ``<file>.orca-backup``;
+  later writes never overwrite that backup;
+* a file that is not a JSON(C) object is left alone and reported;
+* the new content replaces the file with ``orca.fsio.write_atomic`` (old or new
+  config after a crash, the old file's mode).
+
+Codex trust: Codex runs a non-managed command hook only when
+``[hooks.state."<hooks.json path>:<event>:<group>:<handler>"] trusted_hash`` in
+``config.toml`` matches the hook's identity hash ("Non-managed command hooks must be
+reviewed and trusted before they run", developers.openai.com/codex/hooks;
+``codex-rs/hooks/src/engine/discovery.rs``). :func:`codex_trust_hash` computes it
+(sha256 of the canonical JSON identity ``{event_name, matcher?, hooks: [handler]}``);
+install writes one entry per Orca handler at its current position and uninstall
+removes them, with tomlkit (format-preserving). Codex's legacy ``notify`` program
+(``notify = [argv]``, ``agent-turn-complete``) is set to the hook script only when the
+user has none.
 
 Only the CLI uses this module (no actor edits an agent's config); it imports neither
 trio nor ``actors.*``.
@@ -22,13 +46,17 @@ trio nor ``actors.*``.
 
 from __future__ import annotations
 
-import copy
+import hashlib
 import json
 import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
 
 from orca.fsio import write_atomic
 from orca.hook_script import HOOK_SCRIPT_NAME
@@ -50,12 +78,16 @@ class AgentHookConfig:
     timeout: int
     named_handlers: bool = False
     empty_matcher: bool = False
+    codex_trust: bool = False
 
     def config_path(self, home: Path) -> Path:
         return home / self.relative_path
 
 
 INTEGRATIONS: Mapping[str, AgentHookConfig] = {
+    # https://code.claude.com/docs/en/hooks: StopFailure replaces Stop when an API error
+    # ends the turn; PostToolUseFailure follows a failed tool; PermissionDenied an
+    # auto-mode denial (Claude carries on); SubagentStop a subagent finishing.
     "claude": AgentHookConfig(
         "claude",
         ".claude/settings.json",
@@ -64,9 +96,12 @@ INTEGRATIONS: Mapping[str, AgentHookConfig] = {
             "UserPromptSubmit",
             "PreToolUse",
             "PostToolUse",
+            "PostToolUseFailure",
             "PermissionRequest",
+            "PermissionDenied",
             "Notification",
             "Stop",
+            "StopFailure",
             "SubagentStop",
             "SessionEnd",
         ),
@@ -85,6 +120,7 @@ INTEGRATIONS: Mapping[str, AgentHookConfig] = {
             "Stop",
         ),
         timeout=10,
+        codex_trust=True,
     ),
     "gemini": AgentHookConfig(
         "gemini",
@@ -110,10 +146,12 @@ class IntegrationStatus:
     config_path: Path
     installed_events: tuple[str, ...]
     missing_events: tuple[str, ...]
+    # Codex only: Orca handlers whose trust entry is missing or stale.
+    untrusted_events: tuple[str, ...] = ()
 
     @property
     def installed(self) -> bool:
-        return not self.missing_events
+        return not self.missing_events and not self.untrusted_events
 
 
 def _is_orca_handler(handler: object) -> bool:
@@ -127,123 +165,534 @@ def hook_command(script: Path, agent: str) -> str:
     return f"{shlex.quote(str(script))} {agent}"
 
 
-def without_orca_hooks(config: Mapping[str, object]) -> dict[str, object]:
-    """``config`` with every Orca handler removed and nothing else changed."""
-    result = copy.deepcopy(dict(config))
-    hooks = result.get("hooks")
-    if not isinstance(hooks, dict):
-        return result
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept_groups = []
-        for group in groups:
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(handlers, list) or not any(map(_is_orca_handler, handlers)):
-                kept_groups.append(group)
-                continue
-            remaining = [h for h in handlers if not _is_orca_handler(h)]
-            if remaining:
-                kept_groups.append({**group, "hooks": remaining})
-        if kept_groups:
-            hooks[event] = kept_groups
+# -- JSON with comments, as spans ---------------------------------------------------
+@dataclass
+class Node:
+    """One JSON value in the text: ``[start, end)``; containers keep their children."""
+
+    start: int
+    end: int
+    value: Any = None
+    keys: list[str] = field(default_factory=list)  # objects: member keys, in order
+    key_starts: list[int] = field(default_factory=list)  # objects: where each key starts
+    children: list[Node] = field(default_factory=list)  # members' values / items
+
+    def member(self, key: str) -> Node | None:
+        return self.children[self.keys.index(key)] if key in self.keys else None
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, what: str) -> UnreadableConfig:
+        return UnreadableConfig(f"{what} at offset {self.pos}")
+
+    def skip(self) -> None:
+        text = self.text
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch in " \t\r\n\ufeff":
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            elif text.startswith("/*", self.pos):
+                end = text.find("*/", self.pos + 2)
+                if end < 0:
+                    raise self.fail("unterminated comment")
+                self.pos = end + 2
+            else:
+                return
+
+    def value(self) -> Node:
+        self.skip()
+        if self.pos >= len(self.text):
+            raise self.fail("unexpected end")
+        ch = self.text[self.pos]
+        if ch == "{":
+            return self.container("}", True)
+        if ch == "[":
+            return self.container("]", False)
+        start = self.pos
+        if ch == '"':
+            self.string()
         else:
-            del hooks[event]
-    if not hooks:
-        del result["hooks"]
-    return result
+            while self.pos < len(self.text) and self.text[self.pos] not in ",]} \t\r\n/":
+                self.pos += 1
+        try:
+            scalar = json.loads(self.text[start : self.pos])
+        except ValueError:
+            raise self.fail("bad value") from None
+        return Node(start, self.pos, scalar)
+
+    def string(self) -> str:
+        start = self.pos
+        self.pos += 1
+        while self.pos < len(self.text):
+            ch = self.text[self.pos]
+            if ch == "\\":
+                self.pos += 2
+                continue
+            self.pos += 1
+            if ch == '"':
+                return str(json.loads(self.text[start : self.pos]))
+        raise self.fail("unterminated string")
+
+    def container(self, close: str, is_object: bool) -> Node:
+        node = Node(self.pos, self.pos)
+        self.pos += 1
+        while True:
+            self.skip()
+            if self.text.startswith(close, self.pos):
+                break
+            if node.children:
+                if not self.text.startswith(",", self.pos):
+                    raise self.fail("expected ','")
+                self.pos += 1
+                self.skip()
+            if is_object:
+                if not self.text.startswith('"', self.pos):
+                    raise self.fail("expected a key")
+                node.key_starts.append(self.pos)
+                node.keys.append(self.string())
+                self.skip()
+                if not self.text.startswith(":", self.pos):
+                    raise self.fail("expected ':'")
+                self.pos += 1
+            node.children.append(self.value())
+        self.pos += 1
+        node.end = self.pos
+        if is_object:
+            node.value = {k: c.value for k, c in zip(node.keys, node.children, strict=True)}
+        else:
+            node.value = [c.value for c in node.children]
+        return node
 
 
-def with_orca_hooks(
-    config: Mapping[str, object], spec: AgentHookConfig, command: str
-) -> dict[str, object]:
-    """``config`` with exactly one Orca handler group per event of ``spec``."""
-    result = without_orca_hooks(config)
-    hooks = result.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise UnreadableConfig(f"'hooks' in the {spec.agent} config is not an object")
+def parse_jsonc(text: str, path: Path | str = "config") -> Node:
+    """The root object of a JSON-with-comments text (raises UnreadableConfig)."""
+    parser = _Parser(text)
+    try:
+        root = parser.value()
+        parser.skip()
+    except UnreadableConfig as exc:
+        raise UnreadableConfig(f"{path} is not valid JSON: {exc}") from None
+    if parser.pos != len(text):
+        raise UnreadableConfig(f"{path} is not valid JSON: trailing text at {parser.pos}")
+    if not isinstance(root.value, dict):
+        raise UnreadableConfig(f"{path} does not hold a JSON object")
+    return root
+
+
+def _indent_at(text: str, pos: int) -> str:
+    line_start = text.rfind("\n", 0, pos) + 1
+    prefix = text[line_start:pos]
+    return prefix if not prefix.strip() else ""
+
+
+def _render(value: object, indent: str, unit: str) -> str:
+    rendered = json.dumps(value, indent=len(unit) or None, ensure_ascii=False)
+    return rendered.replace("\n", "\n" + indent)
+
+
+def _insert(text: str, node: Node, rendered_child: str, unit: str) -> str:
+    """Add a child (``"key": value`` or an item) at the end of container ``node``."""
+    if node.children:
+        last = node.children[-1]
+        first = node.key_starts[0] if node.key_starts else node.children[0].start
+        indent = _indent_at(text, first)
+        sep = ",\n" + indent if indent else ", "
+        return text[: last.end] + sep + rendered_child + text[last.end :]
+    outer = _indent_at(text, node.start)
+    body = "\n" + outer + unit + rendered_child + "\n" + outer if unit else rendered_child
+    return text[: node.start + 1] + body + text[node.end - 1 :]
+
+
+def _child_start(node: Node, index: int) -> int:
+    return node.key_starts[index] if node.key_starts else node.children[index].start
+
+
+def _remove(text: str, node: Node, index: int) -> str:
+    """Cut child ``index`` of ``node`` with exactly one separator (inverse of _insert)."""
+    count = len(node.children)
+    if count == 1:
+        return text[: node.start + 1] + text[node.end - 1 :]
+    if index == count - 1:
+        return text[: node.children[index - 1].end] + text[node.children[index].end :]
+    return text[: _child_start(node, index)] + text[_child_start(node, index + 1) :]
+
+
+def _unit(text: str, root: Node) -> str:
+    """The file's indent step ("" for a one-line file: Orca's text stays on one line)."""
+    if root.key_starts:
+        if "\n" not in text[root.start : root.end]:
+            return ""
+        return _indent_at(text, root.key_starts[0]) or "  "
+    return "  "
+
+
+# -- the edits ----------------------------------------------------------------------
+def _orca_group(spec: AgentHookConfig, command: str) -> dict[str, object]:
     handler: dict[str, object] = {"type": "command", "command": command, "timeout": spec.timeout}
     if spec.named_handlers:
         handler = {"name": HANDLER_NAME, **handler}
+    group: dict[str, object] = {"hooks": [handler]}
+    if spec.empty_matcher:
+        group = {"matcher": "", **group}
+    return group
+
+
+def _orca_positions(root: Node) -> list[tuple[str, int, int]]:
+    """(event, group index, handler index) of every Orca handler in the file."""
+    found: list[tuple[str, int, int]] = []
+    hooks = root.member("hooks")
+    if hooks is None or not isinstance(hooks.value, dict):
+        return found
+    for event, groups in zip(hooks.keys, hooks.children, strict=True):
+        if not isinstance(groups.value, list):
+            continue
+        for g, group in enumerate(groups.children):
+            handlers = group.member("hooks") if isinstance(group.value, dict) else None
+            if handlers is None or not isinstance(handlers.value, list):
+                continue
+            for h, handler in enumerate(handlers.value):
+                if _is_orca_handler(handler):
+                    found.append((event, g, h))
+    return found
+
+
+def install_text(text: str, spec: AgentHookConfig, command: str, path: Path | str) -> str:
+    """``text`` with exactly one Orca group per event of ``spec`` (others untouched)."""
+    if not text.strip():
+        text = "{}\n"
+    group = _orca_group(spec, command)
     for event in spec.events:
-        group: dict[str, object] = {"hooks": [handler]}
-        if spec.empty_matcher:
-            group = {"matcher": "", **group}
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
+        root = parse_jsonc(text, path)
+        unit = _unit(text, root)
+        hooks = root.member("hooks")
+        if hooks is None:
+            indent = _indent_at(text, root.start) + unit
+            member = f'"hooks": {_render({event: [group]}, indent, unit)}'
+            text = _insert(text, root, member, unit)
+            continue
+        if not isinstance(hooks.value, dict):
+            raise UnreadableConfig(f"'hooks' in the {spec.agent} config is not an object")
+        groups = hooks.member(event)
+        if groups is None:
+            indent = _indent_at(text, hooks.key_starts[0]) if hooks.key_starts else ""
+            indent = indent or _indent_at(text, root.key_starts[0]) + unit
+            member = f"{json.dumps(event)}: {_render([group], indent, unit)}"
+            text = _insert(text, hooks, member, unit)
+            continue
+        if not isinstance(groups.value, list):
             raise UnreadableConfig(f"hooks.{event} in the {spec.agent} config is not a list")
-        groups.append(group)
-    return result
+        ours = [i for i, g in enumerate(groups.value) if _has_orca(g)]
+        if any(groups.value[i] == group for i in ours):
+            continue  # already in place: leave it where it is (Codex trust keys)
+        if ours:  # an older Orca group (other script path): rewrite it in place
+            old = groups.children[ours[0]]
+            rendered = _render(group, _indent_at(text, old.start), unit)
+            text = text[: old.start] + rendered + text[old.end :]
+            continue
+        item_indent = _indent_at(text, groups.children[0].start) if groups.children else ""
+        item_indent = item_indent or _indent_at(text, groups.start) + unit
+        text = _insert(text, groups, _render(group, item_indent, unit), unit)
+    return text
+
+
+def _has_orca(group: object) -> bool:
+    handlers = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(handlers, list) and any(map(_is_orca_handler, handlers))
+
+
+def uninstall_text(text: str, path: Path | str, original: object = None) -> str:
+    """``text`` with every Orca handler cut out, and what held only them - unless the
+    user's ``original`` (the backup's value) already had that container."""
+    orig_hooks = original.get("hooks") if isinstance(original, dict) else None
+    while True:
+        root = parse_jsonc(text, path)
+        positions = _orca_positions(root)
+        if not positions:
+            return text
+        event, g, h = positions[-1]
+        hooks = root.member("hooks")
+        assert hooks is not None
+        groups = hooks.member(event)
+        assert groups is not None
+        handlers = groups.children[g].member("hooks")
+        assert handlers is not None
+        had_event = isinstance(orig_hooks, dict) and event in orig_hooks
+        if len(handlers.children) > 1:
+            text = _remove(text, handlers, h)
+        elif len(groups.children) > 1 or had_event:
+            text = _remove(text, groups, g)
+        elif len(hooks.children) > 1 or isinstance(orig_hooks, dict):
+            text = _remove(text, hooks, hooks.keys.index(event))
+        else:
+            text = _remove(text, root, root.keys.index("hooks"))
+
+
+# -- Codex trust (config.toml) ------------------------------------------------------
+CODEX_EVENT_KEYS: Mapping[str, str] = {
+    "PreToolUse": "pre_tool_use",
+    "PermissionRequest": "permission_request",
+    "PostToolUse": "post_tool_use",
+    "PreCompact": "pre_compact",
+    "PostCompact": "post_compact",
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "UserPromptSubmit": "user_prompt_submit",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+    "Stop": "stop",
+}
+# Codex ignores a matcher on these events, and leaves it out of the identity.
+_CODEX_MATCHERLESS = frozenset({"UserPromptSubmit", "Stop"})
+_CODEX_DEFAULT_TIMEOUT_S = 600
+
+
+def codex_trust_hash(event: str, command: str, timeout: int | None, matcher: str | None) -> str:
+    """The ``trusted_hash`` Codex expects for one command handler (``sha256:<hex>``).
+
+    Codex hashes the handler's normalized identity: event (snake case), matcher (not
+    for matcherless events), one handler ``{type, command, timeout (default 600,
+    at least 1), async}``, serialized as canonical (key-sorted, compact) JSON.
+    """
+    handler = {
+        "type": "command",
+        "command": command,
+        "timeout": max(1, _CODEX_DEFAULT_TIMEOUT_S if timeout is None else timeout),
+        "async": False,
+    }
+    identity: dict[str, object] = {"event_name": CODEX_EVENT_KEYS[event], "hooks": [handler]}
+    if matcher is not None and event not in _CODEX_MATCHERLESS:
+        identity["matcher"] = matcher
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def codex_trust_entries(hooks_text: str, hooks_path: Path) -> dict[str, str]:
+    """``hooks.state`` key → hash for every Orca handler of a Codex hooks.json."""
+    if not hooks_text.strip():
+        return {}
+    root = parse_jsonc(hooks_text, hooks_path)
+    entries: dict[str, str] = {}
+    for event, g, h in _orca_positions(root):
+        if event not in CODEX_EVENT_KEYS:
+            continue
+        group = root.value["hooks"][event][g]
+        handler = group["hooks"][h]
+        timeout = handler.get("timeout")
+        matcher = group.get("matcher")
+        key = f"{hooks_path}:{CODEX_EVENT_KEYS[event]}:{g}:{h}"
+        entries[key] = codex_trust_hash(
+            event,
+            handler["command"],
+            timeout if isinstance(timeout, int) else None,
+            matcher if isinstance(matcher, str) else None,
+        )
+    return entries
+
+
+def update_codex_config(
+    text: str, old: Mapping[str, str], new: Mapping[str, str], notify: list[str] | None
+) -> str:
+    """config.toml with Orca's trust entries ``old`` replaced by ``new`` (tomlkit).
+
+    ``notify``: set the legacy notify program to it when the user has none; ``None``
+    removes it only if it is Orca's. A user's own entries are never touched: an old
+    key is removed only while it still holds the hash Orca wrote.
+    """
+    try:
+        doc = tomlkit.parse(text)
+    except tomlkit.exceptions.ParseError as exc:
+        raise UnreadableConfig(f"config.toml is not valid TOML: {exc}") from None
+    hooks = doc.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    for key, digest in old.items():
+        if key not in new and isinstance(state, dict):
+            entry = state.get(key)
+            if isinstance(entry, dict) and entry.get("trusted_hash") == digest:
+                del state[key]
+    if new:
+        if not isinstance(hooks, dict):
+            hooks = tomlkit.table(is_super_table=True)
+            doc["hooks"] = hooks
+        if not isinstance(state, dict):
+            state = tomlkit.table(is_super_table=True)
+            hooks["state"] = state
+        for key, digest in new.items():
+            entry = state.get(key)
+            if isinstance(entry, dict):
+                entry["trusted_hash"] = digest
+            else:
+                table = tomlkit.table()
+                table["trusted_hash"] = digest
+                state[key] = table
+    if isinstance(state, dict) and not state and isinstance(hooks, dict):
+        del hooks["state"]
+    if isinstance(hooks, dict) and not hooks:
+        del doc["hooks"]
+    current = doc.get("notify")
+    ours = isinstance(current, list) and any(HOOK_SCRIPT_NAME in str(a) for a in current)
+    if notify is not None and current is None:
+        doc["notify"] = notify
+    elif notify is None and ours:
+        del doc["notify"]
+    return tomlkit.dumps(doc)
+
+
+# -- files --------------------------------------------------------------------------
+def _target(path: Path) -> Path:
+    """Where to edit: a symlinked config (dotfiles) is edited at its target."""
+    return path.resolve() if path.is_symlink() else path
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return _target(path).read_text()
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, old: str | None, new: str) -> bool:
+    """Replace ``path``'s target with ``new`` (first backup kept); returns whether."""
+    if new == old:
+        return False
+    target = _target(path)
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+    mode = 0o600
+    if old is not None:
+        if not backup.exists():
+            shutil.copy2(target, backup)  # the user's original, kept for good
+        mode = target.stat().st_mode & 0o777
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, new.encode(), mode=mode)
+    return True
+
+
+def _backup(path: Path) -> Path:
+    target = _target(path)
+    return target.with_name(target.name + BACKUP_SUFFIX)
+
+
+def _original_bytes_if_same(path: Path, new: str, same: Any) -> str:
+    """The user's original text (the first backup) when ``new`` means the same to the
+    agent (``same(a, b)``): a round trip gives the user's bytes back, spacing and all."""
+    try:
+        original = _backup(path).read_text()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return new
+    try:
+        return original if same(original, new) else new
+    except (UnreadableConfig, tomlkit.exceptions.ParseError):
+        return new
+
+
+def _same_json(a: str, b: str) -> bool:
+    return bool(parse_jsonc(a).value == parse_jsonc(b).value)
+
+
+def _same_toml(a: str, b: str) -> bool:
+    return bool(tomlkit.parse(a).unwrap() == tomlkit.parse(b).unwrap())
+
+
+def _backup_value(path: Path) -> object:
+    try:
+        return parse_jsonc(_backup(path).read_text()).value
+    except (FileNotFoundError, UnicodeDecodeError, UnreadableConfig):
+        return None
+
+
+def _codex_config(home: Path) -> Path:
+    return home / ".codex" / "config.toml"
+
+
+def install(agent: str, home: Path, script: Path) -> bool:
+    """Add Orca's handlers to ``agent``'s config; returns whether a file changed."""
+    spec = INTEGRATIONS[agent]
+    path = spec.config_path(home)
+    old = _read(path)
+    new = install_text(old or "", spec, hook_command(script, agent), path)
+    if old is None and new == "{}\n":
+        return False
+    changed = _write(path, old, new)
+    if spec.codex_trust:
+        config = _codex_config(home)
+        old_toml = _read(config)
+        toml = update_codex_config(
+            old_toml or "",
+            codex_trust_entries(old or "", path),
+            codex_trust_entries(new, path),
+            [str(script), agent],
+        )
+        changed = _write(config, old_toml, toml) or changed
+    return changed
+
+
+def uninstall(agent: str, home: Path) -> bool:
+    """Remove Orca's handlers from ``agent``'s config; returns whether a file changed."""
+    spec = INTEGRATIONS[agent]
+    path = spec.config_path(home)
+    old = _read(path)
+    if old is None:
+        return False
+    new = uninstall_text(old, path, _backup_value(path))
+    changed = _write(path, old, _original_bytes_if_same(path, new, _same_json))
+    if spec.codex_trust:
+        config = _codex_config(home)
+        old_toml = _read(config)
+        if old_toml is not None:
+            toml = update_codex_config(old_toml, codex_trust_entries(old, path), {}, None)
+            toml = _original_bytes_if_same(config, toml, _same_toml)
+            changed = _write(config, old_toml, toml) or changed
+    return changed
+
+
+def read_config(path: Path) -> dict[str, object]:
+    text = _read(path)
+    if text is None or not text.strip():
+        return {}
+    value: dict[str, object] = parse_jsonc(text, path).value
+    return value
 
 
 def installed_events(config: Mapping[str, object]) -> list[str]:
     hooks = config.get("hooks")
     if not isinstance(hooks, dict):
         return []
-    found = []
-    for event, groups in hooks.items():
-        for group in groups if isinstance(groups, list) else []:
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(handlers, list) and any(map(_is_orca_handler, handlers)):
-                found.append(event)
-                break
-    return found
-
-
-def read_config(path: Path) -> dict[str, object]:
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return {}
-    if not text.strip():
-        return {}
-    try:
-        config = json.loads(text)
-    except ValueError as exc:
-        raise UnreadableConfig(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(config, dict):
-        raise UnreadableConfig(f"{path} does not hold a JSON object")
-    return config
-
-
-def write_config(path: Path, old: Mapping[str, object], new: Mapping[str, object]) -> bool:
-    """Back up and atomically replace ``path`` when ``new`` differs; returns whether."""
-    if new == old and (path.exists() or not new):
-        return False
-    mode = 0o600
-    if path.exists():
-        shutil.copy2(path, path.with_name(path.name + BACKUP_SUFFIX))
-        mode = path.stat().st_mode & 0o777
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, (json.dumps(new, indent=2, ensure_ascii=False) + "\n").encode(), mode=mode)
-    return True
-
-
-def install(agent: str, home: Path, script: Path) -> bool:
-    """Add Orca's handlers to ``agent``'s config; returns whether the file changed."""
-    spec = INTEGRATIONS[agent]
-    path = spec.config_path(home)
-    old = read_config(path)
-    return write_config(path, old, with_orca_hooks(old, spec, hook_command(script, agent)))
-
-
-def uninstall(agent: str, home: Path) -> bool:
-    """Remove Orca's handlers from ``agent``'s config; returns whether the file changed."""
-    path = INTEGRATIONS[agent].config_path(home)
-    if not path.exists():
-        return False
-    old = read_config(path)
-    return write_config(path, old, without_orca_hooks(old))
+    return [
+        e for e, groups in hooks.items() if isinstance(groups, list) and any(map(_has_orca, groups))
+    ]
 
 
 def status(agent: str, home: Path) -> IntegrationStatus:
     spec = INTEGRATIONS[agent]
     path = spec.config_path(home)
     present = set(installed_events(read_config(path)))
+    untrusted: tuple[str, ...] = ()
+    if spec.codex_trust:
+        wanted = codex_trust_entries(_read(path) or "", path)
+        try:
+            doc = tomlkit.parse(_read(_codex_config(home)) or "").unwrap()
+        except tomlkit.exceptions.ParseError:
+            doc = {}
+        state = doc.get("hooks", {}).get("state", {})
+        untrusted = tuple(
+            sorted(
+                {
+                    key.split(":")[-3]
+                    for key, digest in wanted.items()
+                    if state.get(key, {}).get("trusted_hash") != digest
+                }
+            )
+        )
     return IntegrationStatus(
         agent=agent,
         config_path=path,
         installed_events=tuple(e for e in spec.events if e in present),
         missing_events=tuple(e for e in spec.events if e not in present),
+        untrusted_events=untrusted,
     )

@@ -5,7 +5,8 @@ retired-pane fences come back in force), start the HTTP server on a random loopb
 ``endpoint.env`` atomically, install the hook script (so ``orca hooks install`` and
 running agents find an up-to-date one), follow the store's pane retirements and
 worktree renames (:mod:`actors.hooks.store_follower`), re-resolve the restored rows'
-worktree ids with the store (bounded; a down store leaves them), register ops. Stop: one synchronous flush.
+worktree ids with the store (bounded; a down store leaves them; rows of a worktree the
+store calls unknown are dropped - seed 03 strict hydrate), register ops. Stop: one synchronous flush.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from typing import Any
 from actors.hooks.endpoint_file import (
     ENDPOINT_FILE_NAME,
     HOOK_PROTOCOL_VERSION,
+    EndpointPublisher,
     new_secret,
-    write_endpoint_env,
 )
 from actors.hooks.http import HookHttpServer
 from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
 from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
-from actors.hooks.persistence import DebouncedSaver
+from actors.hooks.persistence import DebouncedSaver, StatusFileLoad, load_status_file
 from actors.hooks.service import HooksService, wall_clock_ms
-from actors.hooks.status_file import decode_status_file, encode_status_file
+from actors.hooks.status_file import encode_status_file
 from actors.hooks.status_table import AgentStatusTable, TableEffects
 from actors.hooks.store_follower import StoreFollower
 from orca.actor import ActorContext
@@ -65,6 +66,10 @@ class HooksActor:
         self.secret = new_secret()
         self.http = HookHttpServer(self.secret, self.service.ingest_hook)
         self.script_path = install_hook_script(hooks_dir)
+        # -- issue 16 items 5/7/12 (hooks-hardening): disk and endpoint health --
+        self.status_load: StatusFileLoad | None = None
+        self.endpoint_file: EndpointPublisher | None = None
+        # -- end issue 16 items 5/7/12 --
 
     def render_status(self) -> bytes:
         authority = self.table.authority
@@ -76,11 +81,9 @@ class HooksActor:
         )
 
     def hydrate(self) -> None:
-        try:
-            data = self.status_path.read_bytes()
-        except FileNotFoundError:
-            return
-        loaded = decode_status_file(data, wall_clock_ms())
+        # issue 16 item 12: a damaged file is kept aside and reported, never just dropped.
+        self.status_load = load_status_file(self.status_path, wall_clock_ms())
+        loaded = self.status_load.status
         self.table.hydrate(loaded.rows, loaded.commitments, loaded.fences)
         self.follower.cursor.revision = loaded.store_revision
         self.saver.prime(self.render_status())
@@ -98,6 +101,7 @@ class HooksActor:
             seq=self.ctx.events.seq,
             rev=self.table.rev,
             rows=self.service.snapshot_rows(),
+            fates=self.table.fates(),
         )
 
     async def ingest_osc(self, args: hooks.IngestOscArgs) -> hooks.IngestResult:
@@ -143,8 +147,24 @@ class HooksActor:
         digest = args.launch_token_sha256
         if digest is not None and not is_sha256_hex(digest):
             raise BadRequest("launchTokenSha256 must be 64 lowercase hex digits")
-        lifted = self.service.restart_pane(args.pane_key, digest, args.worktree_id)
+        lifted = self.service.restart_pane(
+            args.pane_key, digest, args.worktree_id, args.terminal_handle
+        )
         return hooks.Restarted(fence_lifted=lifted)
+
+    async def pty_exited(self, args: hooks.PtyExitedArgs) -> hooks.Removed:
+        _require_pane_key(args.pane_key)
+        effects = self.service.pty_exited(args.pane_key, args.terminal_handle, args.exit_code)
+        return hooks.Removed(removed=bool(effects.events))
+
+    async def pane_input(self, args: hooks.PaneInputArgs) -> hooks.IngestResult:
+        _require_pane_key(args.pane_key)
+        return _answer(self.service.pane_input(args.pane_key))
+
+    async def ack(self, args: hooks.AckArgs) -> hooks.Acked:
+        if args.pane_key is not None:
+            _require_pane_key(args.pane_key)
+        return hooks.Acked(acked=len(self.service.ack(args.pane_key).events))
 
     async def alias_pane(self, args: hooks.AliasPaneArgs) -> hooks.Aliased:
         _require_pane_key(args.alias)
@@ -169,6 +189,22 @@ class HooksActor:
     async def flush(self) -> None:
         self.saver.flush_now()
 
+    # -- issue 16 items 5/7/12 (hooks-hardening) --
+    def stats(self) -> dict[str, Any]:
+        """``sys.stats`` → ``hooks``: the files' write health, the last load, the endpoint."""
+        return {
+            "hooks": {
+                "statusFile": {
+                    **self.saver.health.to_dict(),
+                    "load": self.status_load.to_dict() if self.status_load else None,
+                },
+                "endpointFile": self.endpoint_file.health.to_dict() if self.endpoint_file else None,
+                "http": self.http.statistics().to_dict(),
+            }
+        }
+
+    # -- end issue 16 items 5/7/12 --
+
     def handlers(self) -> list[tuple[Op[Any, Any], Callable[[Any], Awaitable[Any]]]]:
         """Every op of ``orca.contracts.hooks`` with the method serving it."""
         return [
@@ -179,6 +215,9 @@ class HooksActor:
             (hooks.RESTART_PANE, self.restart_pane),
             (hooks.ALIAS_PANE, self.alias_pane),
             (hooks.CLEAR, self.clear),
+            (hooks.PTY_EXITED, self.pty_exited),
+            (hooks.PANE_INPUT, self.pane_input),
+            (hooks.ACK, self.ack),
             (hooks.ENDPOINT, self.endpoint),
         ]
 
@@ -187,7 +226,12 @@ async def setup(ctx: ActorContext) -> None:
     actor = HooksActor(ctx)
     actor.hydrate()
     port = await ctx.nursery.start(actor.http.run)
-    write_endpoint_env(ctx.paths.hooks_dir, port, actor.secret)
+    # -- issue 16 item 5: a refused endpoint.env is reported and retried, never fatal --
+    actor.endpoint_file = EndpointPublisher(ctx.paths.hooks_dir, port, actor.secret)
+    actor.endpoint_file.publish()
+    ctx.nursery.start_soon(actor.endpoint_file.run)
+    ctx.rpc.extra_stats = actor.stats
+    # -- end issue 16 item 5 --
     ctx.nursery.start_soon(actor.saver.run)
     await ctx.nursery.start(actor.follower.run)
     await actor.follower.resolve_restored_worktrees()

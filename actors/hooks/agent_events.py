@@ -18,6 +18,15 @@ writes to the hook's stdin), so the event name and fields are the agent's:
 * Amp and the ``generic`` agent - an explicit ``{"state": ...}`` document, which every
   agent may also send (a wrapper script that knows better than the event table).
 
+Sources (read 2026-12): Claude Code hooks reference https://code.claude.com/docs/en/hooks
+(StopFailure "runs instead of Stop when the turn ends due to an API error";
+PostToolUseFailure after a tool call fails; PermissionDenied when auto mode or a rule
+denies a call and Claude carries on; SubagentStop when a subagent finishes - it may
+finish after the main turn's Stop); Codex hooks https://developers.openai.com/codex/hooks
+and its legacy ``notify`` (``codex-rs/hooks/src/legacy_notify.rs``: one JSON argument
+``{"type": "agent-turn-complete", "thread-id", "turn-id", "cwd", ...}``); Gemini CLI
+https://github.com/google-gemini/gemini-cli/blob/main/docs/hooks/reference.md.
+
 ``working`` = the agent is in a turn; ``blocked`` = it stopped on a permission prompt;
 ``waiting`` = it sits at its input prompt; ``done`` = the turn finished; a ``clear``
 means the agent session ended and the row goes away. Unknown events change nothing.
@@ -39,10 +48,15 @@ _TURN_EVENTS: Mapping[str, Action] = {
     "UserPromptSubmit": "working",
     "PreToolUse": "working",
     "PostToolUse": "working",
+    # The turn goes on after a failed tool (the model sees the error): an approved tool
+    # that fails must not leave the row ``blocked``.
     "PostToolUseFailure": "working",
     "PermissionRequest": "blocked",
+    # Auto mode / a rule denied the call; Claude carries on with another approach.
+    "PermissionDenied": "working",
     "SubagentStart": "working",
-    # A subagent finishing hands control back to the main agent, still in its turn.
+    # A subagent finishing hands control back to the main agent - if its turn is still
+    # open (``RESUME_ONLY_EVENTS``): a late SubagentStop never reopens a finished turn.
     "SubagentStop": "working",
     "PreCompact": "working",
     "PostCompact": "working",
@@ -50,6 +64,13 @@ _TURN_EVENTS: Mapping[str, Action] = {
     "StopFailure": "done",
     "SessionEnd": "clear",
 }
+
+# Codex: the hook events above plus the legacy ``notify`` program's payload, whose
+# ``type`` names the event (only ``agent-turn-complete`` exists).
+_CODEX_EVENTS: Mapping[str, Action] = {**_TURN_EVENTS, "agent-turn-complete": "done"}
+
+# Events that only continue an open turn (``StatusEvent.resume_only``).
+RESUME_ONLY_EVENTS: frozenset[str] = frozenset({"SubagentStop"})
 
 _GEMINI_EVENTS: Mapping[str, Action] = {
     "SessionStart": "waiting",
@@ -92,7 +113,7 @@ _OPENCODE_EVENTS: Mapping[str, Action] = {
 
 _EVENT_TABLES: Mapping[str, Mapping[str, Action]] = {
     "claude": _TURN_EVENTS,
-    "codex": _TURN_EVENTS,
+    "codex": _CODEX_EVENTS,
     "gemini": _GEMINI_EVENTS,
     "cursor": _CURSOR_EVENTS,
     "opencode": _OPENCODE_EVENTS,
@@ -104,6 +125,9 @@ _NOTIFICATION_ACTIONS: Mapping[str, Action] = {
     "elicitation_dialog": "blocked",
     "ToolPermission": "blocked",
     "idle_prompt": "waiting",
+    # The user answered an MCP elicitation: the turn goes on.
+    "elicitation_response": "working",
+    "elicitation_complete": "working",
 }
 MAX_DETAIL_CHARS = 200
 
@@ -116,6 +140,10 @@ class HookDecision:
     event: str
     detail: str = ""
     session_id: str = ""
+
+    @property
+    def resume_only(self) -> bool:
+        return self.event in RESUME_ONLY_EVENTS
 
 
 def _text(payload: Mapping[str, object], *keys: str) -> str:
@@ -139,7 +167,9 @@ def _explicit_action(payload: Mapping[str, object]) -> Action | None:
 def decide(agent: str, payload: Mapping[str, object]) -> HookDecision:
     """Map one agent hook payload to an action on the pane's row."""
     event = _text(payload, "hook_event_name", "type", "event")
-    session_id = _text(payload, "session_id", "conversation_id", "sessionID", "sessionId")
+    session_id = _text(
+        payload, "session_id", "conversation_id", "sessionID", "sessionId", "thread-id"
+    )
     explicit = _explicit_action(payload)
     if explicit is not None:
         detail = _text(payload, "detail", "message")

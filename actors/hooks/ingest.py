@@ -37,6 +37,7 @@ def event_from_hook(sub: HookSubmission) -> StatusEvent | None:
         detail=decision.detail,
         session_id=decision.session_id,
         launch_token_sha256=sub.launch_token_sha256,
+        resume_only=decision.resume_only,
     )
 
 
@@ -80,6 +81,7 @@ def event_from_osc(
         connection_id=connection_id,
         connection_seq=connection_seq,
         evidence_age_ms=evidence_age_ms,
+        resume_only=decision.resume_only,
     )
 
 

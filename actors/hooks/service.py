@@ -78,12 +78,33 @@ class HooksService:
         )
 
     def restart_pane(
-        self, pane_key: str, launch_token_sha256: str | None, worktree_id: str
+        self,
+        pane_key: str,
+        launch_token_sha256: str | None,
+        worktree_id: str,
+        terminal_handle: str | None = None,
     ) -> bool:
         lifted = self.table.restart_pane(pane_key, launch_token_sha256, worktree_id)
         if lifted:
             self._schedule_save()  # the fence list on disk shrank
+        self.carry_out(self.table.replace_agent(pane_key, terminal_handle, launch_token_sha256))
         return lifted
+
+    def pty_exited(
+        self, pane_key: str, terminal_handle: str, exit_code: int | None
+    ) -> TableEffects:
+        return self.carry_out(
+            self.table.pty_exited(pane_key, terminal_handle, exit_code, self._clock_ms())
+        )
+
+    def pane_input(self, pane_key: str) -> TableEffects:
+        return self.carry_out(self.table.pane_input(pane_key, self._clock_ms()))
+
+    def ack(self, pane_key: str | None) -> TableEffects:
+        return self.carry_out(self.table.ack(pane_key))
+
+    def drop_worktree(self, worktree_id: str, reason: str) -> TableEffects:
+        return self.carry_out(self.table.drop_worktree(worktree_id, reason))
 
     def rekey_worktree(self, old: str, new: str) -> TableEffects:
         return self.carry_out(self.table.rekey_worktree(old, new))

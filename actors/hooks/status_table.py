@@ -52,7 +52,13 @@ from actors.hooks.pane_authority import (
     parse_pane_key,
 )
 from orca.contracts.hooks import StatusCleared, StatusEventData, StatusSet
-from orca.model.agent_status import SOURCE_RANK, AgentState, AgentStatusRow, StatusSource
+from orca.model.agent_status import (
+    SOURCE_RANK,
+    AgentState,
+    AgentStatusRow,
+    PaneFate,
+    StatusSource,
+)
 from orca.model.hosts import LOCAL_HOST_ID
 
 # A hook-reporting agent usually also prints OSC 9999. The hook knows the turn
@@ -66,6 +72,10 @@ MAX_LABEL_CHARS = 64
 # ``git worktree move`` keep reporting the id in their environment until they exit.
 # One entry per rename; thousands of renames outlive any agent that saw the old id.
 WORKTREE_RENAME_CAPACITY = 4096
+# PTY exits remembered for readers (one per pane; a relaunch supersedes it).
+FATE_CAPACITY = 1024
+# States that need the user to look: unread until attach or ``orca ack`` (seed 03).
+UNREAD_STATES: frozenset[str] = frozenset({"done", "blocked"})
 
 Outcome = Literal["applied", "unchanged", "rejected"]
 
@@ -93,6 +103,9 @@ class StatusEvent:
     connection_id: str | None = None
     connection_seq: int | None = None
     evidence_age_ms: int = 0
+    # Only continues a turn in progress (``working``/``blocked``), never reopens a
+    # finished one: Claude Code's SubagentStop may arrive after the main Stop.
+    resume_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +141,14 @@ class AgentStatusTable:
         # Invariant: acyclic - recording old -> new first forgets any rename out of
         # ``new`` (it is current again), so following the chain always ends.
         self._renames: BoundedLru[str, str] = BoundedLru(WORKTREE_RENAME_CAPACITY)
+        # The terminal handle of each pane's latest launch (``restart_pane``), so the
+        # exit of an older PTY in a relaunched pane removes nothing.
+        self._terminals: BoundedLru[str, str] = BoundedLru(KNOWN_WORKTREE_CAPACITY)
+        self._fates: BoundedLru[str, PaneFate] = BoundedLru(FATE_CAPACITY)
+        # The launch-token hash behind each row's latest hook write: a relaunch whose
+        # own first hook beat its ``restart_pane`` (HTTP vs ptyd's queue) is not
+        # mistaken for the previous agent's row.
+        self._row_tokens: dict[str, str] = {}
         self._clock_ms = 0
         self._rev = 0
 
@@ -141,6 +162,9 @@ class AgentStatusTable:
 
     def row(self, pane_key: str) -> AgentStatusRow | None:
         return self._rows.get(self.authority.resolve(pane_key))
+
+    def fates(self) -> list[PaneFate]:
+        return sorted((f for _, f in self._fates.items()), key=lambda f: f.pane_key)
 
     def persistable_rows(self) -> list[AgentStatusRow]:
         return [r for r in self.rows() if is_persistable(r)]
@@ -199,6 +223,12 @@ class AgentStatusTable:
             return self._remove(pane, "session_ended")
         if existing is not None and self._outranks(existing, event.source, observed_ms):
             return self._carry_handle_only(existing, event.terminal_handle)
+        if event.resume_only and (
+            existing is None
+            or existing.restored_unconfirmed
+            or existing.state not in ("working", "blocked")
+        ):
+            return TableEffects("unchanged", "turn_finished")
 
         worktree_id = self.current_worktree(
             event.worktree_id
@@ -234,7 +264,12 @@ class AgentStatusTable:
             restored_unconfirmed=False,
             rev=self._rev,
             host_id=self.host_id,
+            unread=event.state in UNREAD_STATES
+            and (not same_state or (existing is not None and existing.unread)),
         )
+        self._fates.pop(pane)
+        if event.launch_token_sha256 is not None:
+            self._row_tokens[pane] = event.launch_token_sha256
         self._rows[pane] = row
         return TableEffects(
             "applied",
@@ -253,6 +288,7 @@ class AgentStatusTable:
         pane = self.authority.resolve(pane_key)
         self.authority.fence(pane, retire_id or uuid.uuid4().hex, self._tick(now_ms))
         self._pane_worktrees.pop(pane)
+        self._fates.pop(pane)
         removed = self._remove(pane, "retired")
         return replace(removed, outcome="applied", persist=True)
 
@@ -316,6 +352,106 @@ class AgentStatusTable:
         else:
             self.authority.commitments.pop(pane, None)
         return lifted
+
+    def replace_agent(
+        self, pane_key: str, terminal_handle: str | None, launch_token_sha256: str | None = None
+    ) -> TableEffects:
+        """A new launch in the pane (after :meth:`restart_pane`): drop the previous
+        agent's row (reason ``replaced``; seed 03 PR 1b "provider-generation 替换": a
+        new launch never inherits the old row) and its fate; ``terminal_handle``
+        becomes the pane's current terminal."""
+        pane = self.authority.resolve(pane_key)
+        if terminal_handle:
+            self._terminals.put(pane, terminal_handle)
+        self._fates.pop(pane)
+        if launch_token_sha256 is not None and self._row_tokens.get(pane) == launch_token_sha256:
+            return TableEffects("unchanged", "written_by_this_launch")
+        return self._remove(pane, "replaced")
+
+    def pty_exited(
+        self, pane_key: str, terminal_handle: str, exit_code: int | None, now_ms: int
+    ) -> TableEffects:
+        """ptyd saw the pane's PTY exit: remove the row everywhere, remember the fate.
+
+        An exit of a terminal the pane no longer runs (relaunched since) is ignored.
+        """
+        pane = self.authority.resolve(pane_key)
+        current = self._terminals.get(pane)
+        if current is not None and terminal_handle and current != terminal_handle:
+            return TableEffects("unchanged", "stale_terminal")
+        row = self._rows.get(pane)
+        if row is None or self.authority.is_fenced(pane):
+            # No agent was shown there (a plain shell), or the pane was closed: a
+            # closed pane leaves every surface at once, it has no fate to show.
+            return TableEffects("unchanged")
+        self._fates.put(
+            pane,
+            PaneFate(
+                pane_key=pane,
+                worktree_id=row.worktree_id,
+                agent=row.agent,
+                terminal_handle=terminal_handle,
+                exit_code=exit_code,
+                ended_at_ms=self._tick(now_ms),
+                host_id=self.host_id,
+            ),
+        )
+        self._rows.pop(pane)
+        self._row_tokens.pop(pane, None)
+        self._rev += 1
+        cleared = StatusCleared(
+            pane_key=pane, worktree_id=row.worktree_id, reason="pty_exited", exit_code=exit_code
+        )
+        return TableEffects("applied", "pty_exited", events=(cleared,), persist=is_persistable(row))
+
+    def pane_input(self, pane_key: str, now_ms: int) -> TableEffects:
+        """The user typed into the pane: a ``blocked`` row returns to ``working`` (the
+        prompt was answered); anything else is unchanged."""
+        pane = self.authority.resolve(pane_key)
+        row = self._rows.get(pane)
+        if row is None or row.state != "blocked" or row.restored_unconfirmed:
+            return TableEffects("unchanged")
+        table_now = self._tick(now_ms)
+        self._rev += 1
+        answered = replace_row(
+            row,
+            state="working",
+            updated_at_ms=table_now,
+            state_since_ms=table_now,
+            detail="prompt answered",
+            unread=False,
+            rev=self._rev,
+        )
+        self._rows[pane] = answered
+        return TableEffects(
+            "applied", events=(StatusSet(row=answered),), persist=is_persistable(answered)
+        )
+
+    def ack(self, pane_key: str | None) -> TableEffects:
+        """Mark the pane's row (every row when ``None``) read; one set per change."""
+        panes = [self.authority.resolve(pane_key)] if pane_key is not None else sorted(self._rows)
+        events: list[StatusEventData] = []
+        for pane in panes:
+            row = self._rows.get(pane)
+            if row is None or not row.unread:
+                continue
+            self._rev += 1
+            read = replace_row(row, unread=False, rev=self._rev)
+            self._rows[pane] = read
+            events.append(StatusSet(row=read))
+        if not events:
+            return TableEffects("unchanged")
+        return TableEffects("applied", events=tuple(events), persist=True)
+
+    def drop_worktree(self, worktree_id: str, reason: str) -> TableEffects:
+        """Remove every row filed under ``worktree_id`` (strict hydrate: unknown id)."""
+        events: list[StatusEventData] = []
+        for pane, row in sorted(self._rows.items()):
+            if row.worktree_id == worktree_id:
+                events.extend(self._remove(pane, reason).events)
+        if not events:
+            return TableEffects("unchanged")
+        return TableEffects("applied", reason, events=tuple(events), persist=True)
 
     def clear_pane(self, pane_key: str, reason: str) -> TableEffects:
         """Remove a pane's row without fencing (authenticated exit, session removal)."""
@@ -392,6 +528,7 @@ class AgentStatusTable:
         )
 
     def _remove(self, pane: str, reason: str) -> TableEffects:
+        self._row_tokens.pop(pane, None)
         row = self._rows.pop(pane, None)
         if row is None:
             return TableEffects("unchanged")

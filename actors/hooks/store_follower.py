@@ -190,6 +190,12 @@ class StoreFollower:
                 except OrcaError as exc:
                     log.info("store refused to resolve %s: %s", worktree_id, exc)
                     continue
+                if answer.status == "unknown":
+                    # Strict hydrate (seed 03): a row for a worktree the store does not
+                    # know is not restored at all.
+                    self.service.drop_worktree(worktree_id, "unknown_worktree")
+                    log.info("dropped restored agent status of unknown worktree %s", worktree_id)
+                    continue
                 current = renamed_to(worktree_id, answer)
                 if current is not None:
                     self.service.rekey_worktree(worktree_id, current)

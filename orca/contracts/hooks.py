@@ -2,13 +2,17 @@
 
 Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
 
-``agentStatus.snapshot`` {} → Snapshot {epoch, seq, rev, rows: [row]}
+``agentStatus.snapshot`` {} → Snapshot {epoch, seq, rev, rows: [row], fates: [fate]}
     The mirror snapshot (architecture §2 "Clone"): ``epoch``/``seq`` are the
     publisher's at the moment it was taken (``orca.actor.Mirror`` needs them), ``rev``
     the store-wide write counter. ``row`` is
     :class:`orca.model.agent_status.AgentStatusRow` on the wire: {paneKey, worktreeId,
     state, source, updatedAtMs, stateSinceMs, agent, tabId, detail, sessionId,
-    terminalHandle, structuredHost, restoredUnconfirmed, rev, hostId}.
+    terminalHandle, structuredHost, restoredUnconfirmed, rev, hostId, unread}
+    (``unread``: a done/blocked row not yet seen - attach or ``agentStatus.ack``).
+    ``fate`` is :class:`orca.model.agent_status.PaneFate` {paneKey, worktreeId, agent,
+    terminalHandle, exitCode, endedAtMs, hostId}: a PTY exit ``ptyd`` reported for a
+    pane that had a row (bounded; superseded by the pane's next row or launch).
 ``agentStatus.ingest_osc`` {paneKey, payload (JSON text or map), terminalHandle?,
     worktreeId?, connectionId?, connectionSeq?, evidenceAgeMs=0} → IngestResult
     {outcome, reason}
@@ -29,10 +33,13 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
     its aliases, until ``restart_pane``. The fence is on disk before the reply and
     survives a hooks restart (seed 02 §9, §13). ``removed``: a row was dropped.
     Errors: ``bad_request`` (pane key malformed).
-``agentStatus.restart_pane`` {paneKey, launchTokenSha256?, worktreeId=""} →
-    Restarted {fenceLifted}
+``agentStatus.restart_pane`` {paneKey, launchTokenSha256?, worktreeId="",
+    terminalHandle?} → Restarted {fenceLifted}
     A live launch in the pane: lifts the fence and commits the new token hash (none:
-    the commitment is dropped); ``worktreeId`` files later OSC rows of the pane.
+    the commitment is dropped); ``worktreeId`` files later OSC rows of the pane. The
+    previous agent's row is removed (clear reason ``replaced``): a new launch never
+    inherits it (seed 03 "provider-generation 替换"); ``terminalHandle`` becomes the
+    pane's current terminal (a later exit of an older one removes nothing).
     Errors: ``bad_request`` (pane key malformed, hash not 64 lowercase hex digits).
 ``agentStatus.alias_pane`` {alias, paneKey} → Aliased {outcome}
     Register a legacy pane key as an alias of its stable owner (seed 02 §8); a row kept
@@ -41,6 +48,22 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
 ``agentStatus.clear`` {paneKey, reason="cleared"} → Removed {removed}
     Remove a row without fencing (authenticated exit, provider replacement); the
     reason (cut to 64 characters) is the clear event's.
+    Errors: ``bad_request`` (pane key malformed).
+``agentStatus.pty_exited`` {paneKey, terminalHandle, exitCode?} → Removed {removed}
+    ``ptyd`` (an authenticated RPC peer) saw the pane's PTY exit: the row goes
+    everywhere (one ``agentStatus.clear`` reason ``pty_exited`` with ``exitCode``) and
+    the fact is kept (bounded, in memory) as a ``PaneFate`` in the snapshot's
+    ``fates``. Ignored (``removed: false``) when the pane has since been relaunched
+    under another terminal handle (seed 03 PR 1b "经过认证的 PTY 退出").
+    Errors: ``bad_request`` (pane key malformed).
+``agentStatus.pane_input`` {paneKey, terminalHandle} → IngestResult {outcome, reason}
+    The user typed into the pane (``ptyd`` ``term.write``). A ``blocked`` row (a
+    permission prompt) returns to ``working`` at once: input into the blocked pane is
+    the evidence the prompt was answered. Any other row: ``unchanged``.
+    Errors: ``bad_request`` (pane key malformed).
+``agentStatus.ack`` {paneKey?} → Acked {acked}
+    The user saw the pane (attach) or acknowledged it (``orca ack``): its row (every
+    row without ``paneKey``) stops being ``unread`` (an ``agentStatus.set`` each).
     Errors: ``bad_request`` (pane key malformed).
 ``hooks.endpoint`` {} → Endpoint {port, version, endpointFile, scriptPath}
     Where the HTTP endpoint listens (the secret is only in ``endpoint.env``).
@@ -73,9 +96,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import msgspec
+
 from orca.contracts.base import Args, Contract, EventSpec, NoArgs, Payload
 from orca.model.agent_status import (
     AgentStatusRow,
+    PaneFate,
     StructuredState,
     index_rows,
     with_row,
@@ -117,11 +143,27 @@ class RestartPaneArgs(Args, frozen=True, kw_only=True):
     pane_key: str
     launch_token_sha256: str | None = None
     worktree_id: str = ""
+    terminal_handle: str | None = None
 
 
 class AliasPaneArgs(Args, frozen=True, kw_only=True):
     alias: str
     pane_key: str
+
+
+class PtyExitedArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+    terminal_handle: str
+    exit_code: int | None = None
+
+
+class PaneInputArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+    terminal_handle: str = ""
+
+
+class AckArgs(Args, frozen=True, kw_only=True):
+    pane_key: str | None = None
 
 
 class ClearArgs(Args, frozen=True, kw_only=True):
@@ -135,6 +177,11 @@ class Snapshot(Payload, frozen=True, kw_only=True):
     seq: int
     rev: int
     rows: list[AgentStatusRow]
+    fates: list[PaneFate] = msgspec.field(default_factory=list)
+
+
+class Acked(Payload, frozen=True, kw_only=True):
+    acked: int
 
 
 class IngestResult(Payload, frozen=True, kw_only=True):
@@ -166,10 +213,12 @@ class StatusSet(Payload, frozen=True, kw_only=True):
     row: AgentStatusRow
 
 
-class StatusCleared(Payload, frozen=True, kw_only=True):
+class StatusCleared(Payload, frozen=True, kw_only=True, omit_defaults=True):
     pane_key: str
     worktree_id: str
     reason: str
+    # ``pty_exited`` only: ptyd's exit code of the pane's PTY.
+    exit_code: int | None = None
 
 
 CONTRACT = Contract("hooks")
@@ -197,6 +246,13 @@ ALIAS_PANE = CONTRACT.op(
 CLEAR = CONTRACT.op(
     "agentStatus.clear", ClearArgs, Removed, BadRequest, doc="remove a row without fencing"
 )
+PTY_EXITED = CONTRACT.op(
+    "agentStatus.pty_exited", PtyExitedArgs, Removed, BadRequest, doc="a pane's PTY exited"
+)
+PANE_INPUT = CONTRACT.op(
+    "agentStatus.pane_input", PaneInputArgs, IngestResult, BadRequest, doc="input into a pane"
+)
+ACK = CONTRACT.op("agentStatus.ack", AckArgs, Acked, BadRequest, doc="mark rows read")
 ENDPOINT = CONTRACT.op("hooks.endpoint", NoArgs, Endpoint, doc="where the HTTP endpoint listens")
 
 STATUS_SET = CONTRACT.event("agentStatus.set", StatusSet, doc="a row was written")

@@ -88,6 +88,42 @@ class AgentStatusRow(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
     # The execution host whose store holds the row (one store per host, seed 03): a
     # client mirroring several hosts keys rows by (hostId, paneKey).
     host_id: str = "local"
+    # Seed 03 reader-side fact, kept in the one store so every reader agrees: a
+    # ``done`` or ``blocked`` row is unread from the moment it entered that state
+    # until the user attached to the pane or acknowledged it (``orca ack``).
+    unread: bool = False
+
+
+class PaneFate(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
+    """What became of a pane's terminal, from ``ptyd``'s facts (never guessed).
+
+    ``exited``: ptyd reported the PTY's exit (``exit_code``, ``ended_at_ms``); the
+    agent row was removed at that moment. Kept (bounded) so a reader can show where
+    the row was that the agent exited rather than silently dropping it.
+    """
+
+    pane_key: str
+    worktree_id: str
+    agent: str
+    terminal_handle: str
+    exit_code: int | None
+    ended_at_ms: int
+    host_id: str = "local"
+
+
+class TerminalFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What a reader learned from ``ptyd`` (``term.list``) for the admission rule.
+
+    ``live_panes`` / ``live_handles``: panes and terminal handles with a running
+    PTY. ``exited``: pane key -> exit code of a PTY that ended and is still listed.
+    """
+
+    live_panes: frozenset[str]
+    live_handles: frozenset[str]
+    exited: Mapping[str, int | None] = msgspec.field(default_factory=dict)
+
+
+NO_FACTS = TerminalFacts(live_panes=frozenset(), live_handles=frozenset())
 
 
 class WorktreeSummary(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
@@ -156,6 +192,27 @@ def summarize_all(rows: Iterable[AgentStatusRow], now_ms: int) -> list[WorktreeS
     return [summarize_worktree(wt, grouped[wt], now_ms) for wt in sorted(grouped)]
 
 
+def is_admitted(row: AgentStatusRow, facts: TerminalFacts | None) -> bool:
+    """Seed 03's admission rule ("准入门控"): may a list surface show this row live?
+
+    A hook or OSC row needs a live PTY for its pane (or its terminal handle); a
+    structured row is shown while its host holds the session (the host removes the
+    row when it forgets it). Without ptyd's facts (``None``: ptyd did not answer) no
+    row can be checked, and every row is shown as the store holds it.
+    """
+    if facts is None or row.structured_host is not None:
+        return True
+    if row.pane_key in facts.live_panes:
+        return True
+    return row.terminal_handle is not None and row.terminal_handle in facts.live_handles
+
+
+def needs_user(agent: Mapping[str, object]) -> bool:
+    """A projected agent that needs the user: blocked, or an unread finished turn."""
+    shown = agent.get("displayState")
+    return shown == "blocked" or (shown == "done" and bool(agent.get("unread")))
+
+
 def project_agent(row: AgentStatusRow, now_ms: int) -> dict[str, object]:
     """One agent as every list surface shows it (``orca worktree ps``, TUI, web)."""
     return {
@@ -171,16 +228,95 @@ def project_agent(row: AgentStatusRow, now_ms: int) -> dict[str, object]:
         "restoredUnconfirmed": row.restored_unconfirmed,
         "structuredHostOwned": row.structured_host is not None,
         "terminalHandle": row.terminal_handle,
+        "unread": row.unread,
+        "terminal": {"state": "live"},
     }
 
 
-def project_worktrees(rows: Iterable[AgentStatusRow], now_ms: int) -> list[dict[str, object]]:
-    """Per worktree: the shared summary and its agents, ordered by worktree id."""
-    grouped = group_by_worktree(rows)
+def project_fate(fate: PaneFate, now_ms: int) -> dict[str, object]:
+    """A pane whose PTY exited, in the agent shape (``displayState: exited``)."""
+    return {
+        "paneKey": fate.pane_key,
+        "tabId": fate.pane_key.split(":", 1)[0],
+        "agent": fate.agent,
+        "state": "exited",
+        "displayState": "exited",
+        "fresh": True,
+        "ageMs": max(0, now_ms - fate.ended_at_ms),
+        "source": "ptyd",
+        "detail": f"exit {fate.exit_code}" if fate.exit_code is not None else "exit unknown",
+        "restoredUnconfirmed": False,
+        "structuredHostOwned": False,
+        "terminalHandle": fate.terminal_handle,
+        "unread": False,
+        "terminal": {
+            "state": "exited",
+            "exitCode": fate.exit_code,
+            "endedAtMs": fate.ended_at_ms,
+        },
+    }
+
+
+def _gone(projected: dict[str, object], facts: TerminalFacts, pane_key: str) -> dict[str, object]:
+    # A row whose pane has no live PTY: not shown as working/waiting/done (seed 03
+    # admission), but as what ptyd says of the terminal - exited (still listed) or gone.
+    exited = pane_key in facts.exited
+    terminal: dict[str, object] = {"state": "exited" if exited else "gone"}
+    if exited:
+        terminal["exitCode"] = facts.exited[pane_key]
+    return {
+        **projected,
+        "displayState": terminal["state"],
+        "fresh": False,
+        "unread": False,
+        "terminal": terminal,
+    }
+
+
+def project_worktrees(
+    rows: Iterable[AgentStatusRow],
+    now_ms: int,
+    facts: TerminalFacts | None = None,
+    fates: Iterable[PaneFate] = (),
+    known_worktrees: frozenset[str] | None = None,
+) -> list[dict[str, object]]:
+    """Per worktree: the shared summary and its agents, ordered by worktree id.
+
+    With ``facts`` (ptyd's), rows failing :func:`is_admitted` are listed by their
+    terminal's fate (``exited`` / ``gone``) and left out of the summary; ``fates``
+    (PTY exits hooks recorded) are listed where the row was. With
+    ``known_worktrees`` (the store's), rows of unknown worktrees are not listed.
+    """
+    live: list[AgentStatusRow] = []
+    dead: list[AgentStatusRow] = []
+    for row in rows:
+        if known_worktrees is not None and row.worktree_id not in known_worktrees:
+            continue
+        (live if is_admitted(row, facts) else dead).append(row)
+    grouped = group_by_worktree(live)
+    dead_by_wt = group_by_worktree(dead)
+    fates_by_wt: dict[str, list[PaneFate]] = {}
+    shown = {r.pane_key for r in live} | {r.pane_key for r in dead}
+    for fate in fates:
+        if fate.pane_key in shown:
+            continue  # a new agent (or the row) is the later fact
+        if known_worktrees is not None and fate.worktree_id not in known_worktrees:
+            continue
+        fates_by_wt.setdefault(fate.worktree_id, []).append(fate)
     projected: list[dict[str, object]] = []
-    for worktree_id in sorted(grouped):
-        group = grouped[worktree_id]
+    for worktree_id in sorted(set(grouped) | set(dead_by_wt) | set(fates_by_wt)):
+        group = grouped.get(worktree_id, [])
         summary = summarize_worktree(worktree_id, group, now_ms)
+        agents = [project_agent(row, now_ms) for row in group]
+        agents += [
+            _gone(project_agent(row, now_ms), facts or NO_FACTS, row.pane_key)
+            for row in dead_by_wt.get(worktree_id, [])
+        ]
+        agents += [
+            project_fate(f, now_ms)
+            for f in sorted(fates_by_wt.get(worktree_id, []), key=lambda f: f.pane_key)
+        ]
+        agents.sort(key=lambda a: str(a["paneKey"]))
         projected.append(
             {
                 "worktreeId": worktree_id,
@@ -189,7 +325,7 @@ def project_worktrees(rows: Iterable[AgentStatusRow], now_ms: int) -> list[dict[
                     "counts": summary.counts,
                     "latestUpdateMs": summary.latest_update_ms,
                 },
-                "agents": [project_agent(row, now_ms) for row in group],
+                "agents": agents,
             }
         )
     return projected

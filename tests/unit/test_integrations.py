@@ -105,3 +105,177 @@ def test_uninstall_without_config_changes_nothing(home: Path) -> None:
     """Uninstalling where nothing was installed creates no file."""
     assert integrations.uninstall("claude", home) is False
     assert not (home / ".claude").exists()
+
+
+# -- issue 12: edits a user can trust -----------------------------------------------
+PRETTY_USER_FILE = """{
+    "model": "best",   // a comment the user wrote
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}
+        ]
+    },
+    "env": {"LANG": "fr_FR.UTF-8", "NOTE": "déjà vu"}
+}
+"""
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_install_then_uninstall_gives_the_original_back_byte_for_byte(
+    home: Path, script: Path, agent: str
+) -> None:
+    path = integrations.INTEGRATIONS[agent].config_path(home)
+    path.parent.mkdir(parents=True)
+    path.write_text(PRETTY_USER_FILE)
+    codex_toml = (
+        '# my codex config\nmodel = "o3"  # pinned\n\n[projects."/src"]\ntrust_level = "trusted"\n'
+    )
+    if agent == "codex":
+        (home / ".codex" / "config.toml").write_text(codex_toml)
+    assert integrations.install(agent, home, script) is True
+    installed = path.read_text()
+    assert "// a comment the user wrote" in installed and "déjà vu" in installed
+    assert integrations.status(agent, home).installed
+    assert integrations.uninstall(agent, home) is True
+    assert path.read_text() == PRETTY_USER_FILE
+    if agent == "codex":
+        assert (home / ".codex" / "config.toml").read_text() == codex_toml
+
+
+def test_gemini_settings_with_comments_keep_them(home: Path, script: Path) -> None:
+    path = integrations.INTEGRATIONS["gemini"].config_path(home)
+    path.parent.mkdir(parents=True)
+    original = '{\n  /* theme */\n  "theme": "GitHub", // dark one\n  "hooks": {}\n}\n'
+    path.write_text(original)
+    integrations.install("gemini", home, script)
+    text = path.read_text()
+    assert "/* theme */" in text and "// dark one" in text
+    value = integrations.read_config(path)
+    assert value["theme"] == "GitHub"
+    assert integrations.installed_events(value) == list(integrations.INTEGRATIONS["gemini"].events)
+    integrations.uninstall("gemini", home)
+    assert path.read_text() == original
+
+
+def test_symlinked_settings_are_edited_at_their_target(
+    home: Path, script: Path, tmp_path: Path
+) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"theme": "dark"}\n')
+    link = integrations.INTEGRATIONS["claude"].config_path(home)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    integrations.install("claude", home, script)
+    assert link.is_symlink() and link.resolve() == dotfiles
+    assert "orca-agent-hook.sh" in dotfiles.read_text()
+    integrations.uninstall("claude", home)
+    assert link.is_symlink() and dotfiles.read_text() == '{"theme": "dark"}\n'
+
+
+def test_the_first_backup_of_the_users_original_is_never_overwritten(
+    home: Path, script: Path
+) -> None:
+    path = integrations.INTEGRATIONS["claude"].config_path(home)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"theme": "dark"}\n')
+    backup = path.with_name(path.name + integrations.BACKUP_SUFFIX)
+    integrations.install("claude", home, script)
+    integrations.uninstall("claude", home)
+    path.write_text('{"theme": "light"}\n')  # the user changes it later
+    integrations.install("claude", home, script)
+    assert backup.read_text() == '{"theme": "dark"}\n'
+
+
+def _codex_state(home: Path) -> dict[str, str]:
+    import tomllib
+
+    doc = tomllib.loads((home / ".codex" / "config.toml").read_text())
+    return {k: v["trusted_hash"] for k, v in doc.get("hooks", {}).get("state", {}).items()}
+
+
+def test_codex_trust_entries_match_codex_hash_and_survive_user_hooks(
+    home: Path, script: Path
+) -> None:
+    """Every Orca handler gets Codex's positional trust entry with the identity hash
+    Codex computes; the user's own hooks added after ours leave our keys valid."""
+    integrations.install("codex", home, script)
+    path = integrations.INTEGRATIONS["codex"].config_path(home)
+    state = _codex_state(home)
+    command = integrations.hook_command(script, "codex")
+    key = f"{path}:stop:0:0"
+    assert state[key] == integrations.codex_trust_hash("Stop", command, 10, None)
+    assert len(state) == len(integrations.INTEGRATIONS["codex"].events)
+    toml = (home / ".codex" / "config.toml").read_text()
+    assert "notify" in toml and str(script) in toml
+    # the user adds a Stop hook of their own after ours, and trusts it
+    config = json.loads(path.read_text())
+    config["hooks"]["Stop"].append({"hooks": [USER_HOOK]})
+    path.write_text(json.dumps(config, indent=2))
+    with (home / ".codex" / "config.toml").open("a") as f:
+        f.write(f'\n[hooks.state."{path}:stop:1:0"]\ntrusted_hash = "sha256:user"\n')
+    assert integrations.install("codex", home, script) is False  # nothing moved
+    after = _codex_state(home)
+    assert after[key] == state[key] and after[f"{path}:stop:1:0"] == "sha256:user"
+    assert integrations.status("codex", home).installed
+    integrations.uninstall("codex", home)
+    assert _codex_state(home) == {f"{path}:stop:0:0": "sha256:user"} or (
+        _codex_state(home) == {f"{path}:stop:1:0": "sha256:user"}
+    )
+
+
+def test_codex_status_reports_untrusted_handlers(home: Path, script: Path) -> None:
+    integrations.install("codex", home, script)
+    (home / ".codex" / "config.toml").write_text("")
+    status = integrations.status("codex", home)
+    assert not status.installed and "stop" in status.untrusted_events
+
+
+def test_codex_keeps_a_users_own_notify_program(home: Path, script: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('notify = ["my-notifier"]\n')
+    integrations.install("codex", home, script)
+    assert 'notify = ["my-notifier"]' in config.read_text()
+    integrations.uninstall("codex", home)
+    assert config.read_text() == 'notify = ["my-notifier"]\n'
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        PRETTY_USER_FILE,
+        "{}",
+        '{"a": 1}',
+        '{\n\t"hooks": {\n\t\t"Stop": []\n\t}\n}\n',
+        '// lead\n{\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}\n}',
+    ],
+)
+@pytest.mark.parametrize("agent", ["claude", "gemini"])
+def test_the_splice_itself_is_its_own_inverse(original: str, agent: str) -> None:
+    """Without any backup: uninstall cuts exactly what install added."""
+    spec = integrations.INTEGRATIONS[agent]
+    installed = integrations.install_text(original, spec, "/x/orca-agent-hook.sh a", "f")
+    events = integrations.installed_events(integrations.parse_jsonc(installed).value)
+    assert sorted(events) == sorted(spec.events)
+    assert integrations.install_text(installed, spec, "/x/orca-agent-hook.sh a", "f") == installed
+    value = integrations.parse_jsonc(original).value
+    assert integrations.uninstall_text(installed, "f", value) == original
+
+
+def test_codex_trust_hash_reproduces_hashes_codex_itself_wrote() -> None:
+    """Vectors: `trusted_hash` values Codex 0.153.4 wrote into a real config.toml for one
+    command (published as a fixture by an independent re-implementation)."""
+    command = (
+        "/Users/jonathanreed/Downloads/sidepulse-JR-Fork/.venv/bin/python "
+        "/Users/jonathanreed/Downloads/sidepulse-JR-Fork/src/sidepulse/hook_entry.py "
+        "--provider codex --log /Users/jonathanreed/.local/state/sidepulse/agent-monitor/codex.jsonl"
+    )
+    known = {
+        "SessionStart": "sha256:50d208423ba289319dd21dc390163ef9af2188f703c3c824ddde924edcb3b208",
+        "PreToolUse": "sha256:f5c5056e9ce099f7a4bbb62021357346b86044e21f0d4ec9b8aa7007a317431a",
+        "Stop": "sha256:188d617d8db44a845989694f346f905d3a447afffe5019af363f45411910c930",
+    }
+    for event, digest in known.items():
+        assert integrations.codex_trust_hash(event, command, None, "*") == digest
+    assert integrations.codex_trust_hash("Stop", command, None, None) == known["Stop"]
