@@ -27,7 +27,12 @@ from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
 from actors.hooks.persistence import DebouncedSaver, StatusFileLoad, load_status_file
 from actors.hooks.service import HooksService, wall_clock_ms
 from actors.hooks.status_file import encode_status_file
-from actors.hooks.status_table import AgentStatusTable, TableEffects
+from actors.hooks.status_table import (
+    MAX_ROWS,
+    MAX_ROWS_PER_WORKTREE,
+    AgentStatusTable,
+    TableEffects,
+)
 from actors.hooks.store_follower import StoreFollower
 from orca.actor import ActorContext
 from orca.contracts import hooks
@@ -200,6 +205,12 @@ class HooksActor:
                 },
                 "endpointFile": self.endpoint_file.health.to_dict() if self.endpoint_file else None,
                 "http": self.http.statistics().to_dict(),
+                "rows": {
+                    "count": len(self.table.rows()),
+                    "evicted": self.table.evicted,
+                    "maxPerWorktree": MAX_ROWS_PER_WORKTREE,
+                    "max": MAX_ROWS,
+                },
             }
         }
 

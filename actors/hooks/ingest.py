@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 
 from actors.hooks.agent_events import KNOWN_AGENTS, decide
-from actors.hooks.http_request import MAX_JSON_DEPTH, HookSubmission, exceeds_depth
+from actors.hooks.http_request import MAX_JSON_DEPTH, HookSubmission, clean_document, exceeds_depth
 from actors.hooks.status_table import StatusEvent
 from orca.model.agent_status import StructuredState, map_structured_state
 
@@ -43,15 +43,20 @@ def event_from_hook(sub: HookSubmission) -> StatusEvent | None:
 
 def decode_osc_payload(payload: str | Mapping[str, object]) -> Mapping[str, object] | None:
     """The OSC document as a mapping; ``None`` when it is not a bounded JSON object."""
-    if not isinstance(payload, str):
-        return payload
-    try:
-        document = json.loads(payload)
-    except (ValueError, RecursionError):
-        return None
+    if isinstance(payload, str):
+        try:
+            document: object = json.loads(payload)
+        except (ValueError, RecursionError):
+            return None
+    else:
+        document = dict(payload)
     if not isinstance(document, dict) or exceeds_depth(document, MAX_JSON_DEPTH):
         return None
-    return document
+    # JSON's "\ud800" escape decodes to a lone surrogate, which no reader can encode
+    # (issue 16 item 6: one such OSC payload broke `orca worktree ps` for everyone).
+    cleaned = clean_document(document)
+    assert isinstance(cleaned, dict)
+    return cleaned
 
 
 def event_from_osc(

@@ -128,6 +128,16 @@ def is_persistable(row: AgentStatusRow) -> bool:
     return key is not None and not key.is_legacy_numeric
 
 
+# Bounds on the table (issue 16 item 12: 80,000 pane keys once made a 215 MiB table and
+# a 46.6 MB status file rewritten every 2 s). One row per pane by construction; a
+# worktree with more panes than this running agents is not a real workspace, and the
+# total covers 50 agents x many worktrees for days. The oldest row (by update time) is
+# evicted first, published as a clear with reason ``evicted`` and counted in sys.stats.
+MAX_ROWS_PER_WORKTREE = 64
+MAX_ROWS = 4096
+EVICTED = "evicted"
+
+
 class AgentStatusTable:
     """The one agent-status table of this execution host."""
 
@@ -151,6 +161,7 @@ class AgentStatusTable:
         self._row_tokens: dict[str, str] = {}
         self._clock_ms = 0
         self._rev = 0
+        self.evicted = 0  # rows dropped by the bounds above, since start
 
     # reads -----------------------------------------------------------------
     @property
@@ -271,10 +282,13 @@ class AgentStatusTable:
         if event.launch_token_sha256 is not None:
             self._row_tokens[pane] = event.launch_token_sha256
         self._rows[pane] = row
+        evicted = self._evict_beyond_bounds(keep=pane) if existing is None else ()
         return TableEffects(
             "applied",
-            events=(StatusSet(row=row),),
-            persist=is_persistable(row) or (existing is not None and is_persistable(existing)),
+            events=(StatusSet(row=row), *evicted),
+            persist=is_persistable(row)
+            or (existing is not None and is_persistable(existing))
+            or bool(evicted),
         )
 
     # closes and restarts ---------------------------------------------------
@@ -494,11 +508,44 @@ class AgentStatusTable:
                 self._rows[row.pane_key] = row
                 self._clock_ms = max(self._clock_ms, row.updated_at_ms)
                 self._rev = max(self._rev, row.rev)
+        # A file written by an unbounded build (or edited by hand) is held to the bounds.
+        by_worktree: dict[str, list[AgentStatusRow]] = {}
+        for row in self._rows.values():
+            by_worktree.setdefault(row.worktree_id, []).append(row)
+        for same in by_worktree.values():
+            self._evict_oldest(same, len(same) - MAX_ROWS_PER_WORKTREE, None)
+        self._evict_oldest(list(self._rows.values()), len(self._rows) - MAX_ROWS, None)
         for pane, digest in commitments.items():
             if parse_pane_key(pane) is not None and is_sha256_hex(digest):
                 self.authority.commitments[pane] = digest
 
     # internals -------------------------------------------------------------
+    def _evict_beyond_bounds(self, keep: str | None = None) -> tuple[StatusCleared, ...]:
+        """Drop the oldest rows past the per-worktree and total bounds (never ``keep``)."""
+        gone: list[StatusCleared] = []
+        if keep is not None:
+            worktree = self._rows[keep].worktree_id
+            same = [r for r in self._rows.values() if r.worktree_id == worktree]
+            gone += self._evict_oldest(same, len(same) - MAX_ROWS_PER_WORKTREE, keep)
+        gone += self._evict_oldest(list(self._rows.values()), len(self._rows) - MAX_ROWS, keep)
+        return tuple(gone)
+
+    def _evict_oldest(
+        self, rows: list[AgentStatusRow], excess: int, keep: str | None
+    ) -> list[StatusCleared]:
+        if excess <= 0:
+            return []
+        oldest = sorted(
+            (r for r in rows if r.pane_key != keep), key=lambda r: (r.updated_at_ms, r.pane_key)
+        )[:excess]
+        for row in oldest:
+            self._rows.pop(row.pane_key, None)
+            self._row_tokens.pop(row.pane_key, None)
+        if oldest:
+            self._rev += 1
+            self.evicted += len(oldest)
+        return [_clear(row, EVICTED) for row in oldest]
+
     def _tick(self, now_ms: int) -> int:
         # Invariant: the table clock never goes backwards, so a wall-clock step back
         # cannot make a newer write sort before an older one.

@@ -82,6 +82,12 @@ def hooks_warnings(stats: dict[str, Any]) -> list[str]:
         lines.append(
             f"last-status.json was damaged ({load.get('damage')}); kept as {load.get('keptAside')}"
         )
+    rows = hooks.get("rows") or {}
+    if rows.get("evicted"):
+        lines.append(
+            f"{rows['evicted']} agent-status rows were evicted (oldest first) to stay within"
+            f" {rows.get('maxPerWorktree')} per worktree and {rows.get('max')} in all"
+        )
     if http.get("evicted"):
         lines.append(
             f"the hook endpoint dropped {http['evicted']} idle unauthenticated connections"

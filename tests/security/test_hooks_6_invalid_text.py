@@ -99,3 +99,22 @@ async def test_status_file_written_with_a_lone_surrogate_restores_cleanly(
             agents = await trio.to_thread.run_sync(_ps, orca_home)
     assert [(a["paneKey"], a["detail"]) for a in agents] == [(PANE_2, "x\ufffdy\x1b[2J\n")]
     assert agents[0]["restoredUnconfirmed"] is True
+
+
+async def test_a_lone_surrogate_in_an_osc_payload_never_breaks_a_reader(orca_home: Path) -> None:
+    """`cat` of a file holding OSC 9999 with "\\ud800": the row is written clean, the
+    snapshot (what every mirror and `orca worktree ps` read) encodes, and so does the file."""
+    from orca.contracts import hooks as contract
+
+    with trio.fail_after(60):
+        async with running_hooks(orca_home) as hooks:
+            payload = '{"state": "working", "agent": "claude", "detail": "x\\ud800y"}'
+            reply = await hooks.invoke(
+                contract.INGEST_OSC,
+                contract.IngestOscArgs(pane_key=PANE_2, payload=payload, worktree_id="repo1::/wt"),
+            )
+            assert reply.outcome == "applied", reply
+            rows = await hooks.rows()
+            assert [(r["paneKey"], r["detail"]) for r in rows] == [(PANE_2, "x\ufffdy")]
+        async with running_hooks(orca_home):
+            pass  # hooks restarts over the file it wrote: it must start
