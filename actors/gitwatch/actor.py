@@ -34,6 +34,7 @@ from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
 from actors.gitwatch.wirerows import (
     build_rows,
+    folder_workspace_rows,
     snapshot_repo,
     unrepresentable_rows,
     workspace_roots,
@@ -42,11 +43,17 @@ from actors.gitwatch.wiretext import display_text
 from orca.actor import ActorContext, Mirror
 from orca.contracts import NoArgs, Op
 from orca.contracts import gitwatch as contract
+from orca.contracts import store as store_contract
 from orca.model.codec import to_builtins
+from orca.model.merge import FOLDER_WORKSPACE_REPO_ID_PREFIX
 from orca.model.types_repo import Repo
 from orca.wire import errors as wire
 
 log = logging.getLogger(__name__)
+
+# worktree.list asks store for folder workspaces each time; a store that hangs must not
+# hold the git listing for the whole RPC timeout.
+FOLDER_LIST_TIMEOUT_S = 1.0
 
 A = TypeVar("A", bound=msgspec.Struct)
 _WIRE_ERROR: tuple[tuple[type[errors.GitwatchError], type[wire.OrcaError]], ...] = (
@@ -109,9 +116,41 @@ class GitwatchActor:
             }
         }
 
+    async def _folder_workspace_rows(
+        self, repo_id: str | None
+    ) -> tuple[list[contract.WorktreeRow], list[contract.UnavailableRepo]]:
+        """Route-A folder workspaces, asked of store at list time (the mirror does not
+        carry them); a store that does not answer is reported, not hidden."""
+        if repo_id is not None and not repo_id.startswith(FOLDER_WORKSPACE_REPO_ID_PREFIX):
+            return [], []
+        try:
+            listed = await self.ctx.connect("store").invoke(
+                store_contract.FOLDER_WORKSPACE_LIST, timeout=FOLDER_LIST_TIMEOUT_S
+            )
+        except wire.OrcaError as exc:
+            log.warning("folder workspaces not listed: %s", exc)
+            reason = display_text(f"store did not list folder workspaces ({exc})")
+            where = repo_id or FOLDER_WORKSPACE_REPO_ID_PREFIX + "*"
+            return [], [
+                contract.UnavailableRepo(repo_id=where, path="(folder workspaces)", reason=reason)
+            ]
+        folders = [
+            f
+            for f in listed.folder_workspaces
+            if repo_id is None or FOLDER_WORKSPACE_REPO_ID_PREFIX + f.project_group_id == repo_id
+        ]
+        return folder_workspace_rows(folders), []
+
     async def list_worktrees(self, args: contract.ListArgs) -> dict[str, Any]:
         view = self.view()
         repos = dict(view.repos)
+        folder_rows, folder_unavailable = await self._folder_workspace_rows(args.repo_id)
+        if args.repo_id is not None and args.repo_id.startswith(FOLDER_WORKSPACE_REPO_ID_PREFIX):
+            folder_listing = contract.WorktreeList(
+                worktrees=folder_rows, unavailable_repos=folder_unavailable
+            )
+            folder_wire: dict[str, Any] = to_builtins(folder_listing)
+            return folder_wire
         if args.repo_id is not None:
             asked = await self.store.lookup_repo(args.repo_id)
             if asked is None:
@@ -138,7 +177,9 @@ class GitwatchActor:
             rows.extend(build_rows(facts, repo, view.meta, roots))
             withheld.extend(unrepresentable_rows(facts))
         listing = contract.WorktreeList(
-            worktrees=rows, unavailable_repos=unavailable, unrepresentable=withheld
+            worktrees=rows + folder_rows,
+            unavailable_repos=unavailable + folder_unavailable,
+            unrepresentable=withheld,
         )
         # Rows are model records: the codec writes their ``extra`` (fields this build does
         # not know) back as keys of their own; a plain msgspec encode would nest it.

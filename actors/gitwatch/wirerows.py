@@ -9,6 +9,10 @@ The merge itself (display-name fallback, ownership, visibility) belongs to
   is computed);
 * a folder repo: its folder row, plus one row per folder-workspace instance id found
   in ``worktreeMeta`` for that repo (route B, seed 01 §5.1);
+* a folder workspace of a project group (route A, seed 01 §5.1): one row with id
+  ``folder:<uuid>`` and repo id ``folder-workspace:<groupId>``, projected by
+  ``orca.model.merge.folder_workspace_to_worktree`` (git fields are placeholders; the
+  folder is the user's, so its ownership is ``external`` and it is always shown);
 * a fact change (``factstate``'s events) → the event Struct published for it.
 
 Every text field goes through ``wiretext.display_text`` here (branch, lock and prune
@@ -36,11 +40,15 @@ from orca.model.ids import (
     make_worktree_id,
     repo_id_of_worktree_id,
 )
-from orca.model.merge import merge_folder_workspace, merge_worktree
+from orca.model.merge import (
+    folder_workspace_to_worktree,
+    merge_folder_workspace,
+    merge_worktree,
+)
 from orca.model.naming import WorkspaceRootUnset, compute_workspace_root
 from orca.model.ownership import to_detected_worktree
 from orca.model.state import GlobalSettings
-from orca.model.types_repo import Repo
+from orca.model.types_repo import FolderWorkspace, Repo
 from orca.model.worktree import DetectedWorktree, GitWorktreeInfo, WorktreeMeta
 
 FactWire = (
@@ -192,4 +200,17 @@ def build_rows(
             merged = merge_folder_workspace(repo, worktree_id, instance_meta)
             detected = to_detected_worktree(merged, instance_meta, repo, roots)
             rows.append(_row(detected, is_detached=False, status=None))
+    return rows
+
+
+def folder_workspace_rows(folders: list[FolderWorkspace]) -> list[contract.WorktreeRow]:
+    """The ``worktree.list`` rows of route-A folder workspaces, by group then order."""
+    rows: list[contract.WorktreeRow] = []
+    ordered = sorted(folders, key=lambda f: (f.project_group_id, f.sort_order, f.id))
+    for folder in ordered:
+        worktree = folder_workspace_to_worktree(folder)
+        fields = {f: getattr(worktree, f) for f in worktree.__struct_fields__}
+        fields["display_name"] = display_text(worktree.display_name)
+        detected = DetectedWorktree(**fields, ownership="external", visible=True)
+        rows.append(_row(detected, is_detached=False, status=None))
     return rows

@@ -19,6 +19,11 @@ op fails with ``unavailable`` (the change is applied in memory and saved by the 
 compaction that works). Results and events leave as ``orca.model.codec`` builtins
 (``wire``), so unknown record fields travel as the top-level keys they are in the file.
 On SIGTERM the saver is fenced and flushed: that flush is the last write of the process.
+
+A file written by a newer Orca (``schemaVersion`` above ``SCHEMA_VERSION``) is served
+read-only: every change is refused with ``unavailable`` naming the version, nothing is
+compacted, collected or written, and ``sys.stats`` reports it (``readOnlySchemaVersion``
+and a state problem, which ``orca status`` prints as a warning).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from orca.actor import ActorContext
 from orca.contracts import store
 from orca.contracts.base import NoArgs, Op
 from orca.model.codec import to_builtins
-from orca.model.state import PersistedState, session_for_host
+from orca.model.state import SCHEMA_VERSION, PersistedState, session_for_host
 from orca.model.worktree import WorktreeMeta
 from orca.paths import ORCA_HOME_ENV
 from orca.wire.errors import NotFound, Unavailable
@@ -90,6 +95,7 @@ class StoreActor:
         self.report = loaded.report
         self.replay = loaded.replay
         self.load_problems = loaded.problems
+        self.newer_schema = loaded.newer_schema
         self.saver = Saver(
             self.durable,
             self.core.encoder,
@@ -120,6 +126,11 @@ class StoreActor:
     async def apply(self, change: Change, *, structural: bool = False) -> Any:
         """Commit, journal (fsync'd), publish, then compact (debounced, or now for a flush
         change); returns the op's result only once the change is on disk."""
+        if self.newer_schema is not None and change.state is not self.core.state:
+            raise Unavailable(
+                f"orca-data.json has schemaVersion {self.newer_schema}, newer than this"
+                f" build's {SCHEMA_VERSION}: it is read-only here; upgrade Orca to change it"
+            )
         if self.saver.scheduler.fenced and change.state is not self.core.state:
             # The stop flush has begun: a change acknowledged now could never be saved.
             raise Unavailable("the store is stopping; retry when it is back")
@@ -161,6 +172,7 @@ class StoreActor:
                 "load": {
                     **self.report.to_dict(),
                     "stateProblems": list(self.load_problems),
+                    "readOnlySchemaVersion": self.newer_schema,
                     "journal": self.replay.to_dict(),
                 },
                 "journal": self.journal.statistics().to_dict(),
@@ -172,6 +184,8 @@ class StoreActor:
         }
 
     async def gc_worktree_meta(self) -> store.MetasRemoved:
+        if self.newer_schema is not None:
+            return store.MetasRemoved(removed=[])  # read-only: nothing to collect here
         now = now_ms()
         candidates = worktrees.gc_candidates(self.core.state, now)
         gone = await trio.to_thread.run_sync(
@@ -261,6 +275,10 @@ class StoreActor:
                 store.FOLDER_WORKSPACE_REMOVE,
                 lambda a: entities.remove_folder_workspace(st(), a.id),
             ),
+            read(
+                store.FOLDER_WORKSPACE_LIST,
+                lambda a: store.FolderWorkspaceList(folder_workspaces=list(st().folder_workspaces)),
+            ),
             read(store.WORKTREE_META_GET, self._get_meta),
             read(
                 store.WORKTREE_META_LIST,
@@ -282,6 +300,10 @@ class StoreActor:
             mutate(
                 store.LINEAGE_SET,
                 lambda a: worktrees.set_lineage(st(), a.worktree_id, a.lineage),
+            ),
+            read(
+                store.LINEAGE_GET,
+                lambda a: worktrees.lineage_view(st(), a.worktree_id),
             ),
             mutate(
                 store.WORKSPACE_LINEAGE_SET,

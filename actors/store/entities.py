@@ -145,6 +145,25 @@ def remove_project(state: PersistedState, project_id: str) -> Change:
     return Change(replace(state, projects=projects), contract.Removed(id=project_id), (event,))
 
 
+def _refuse_group_cycle(state: PersistedState, group: ProjectGroup) -> None:
+    """Walk up from the new parent; reaching ``group`` would make it its own ancestor."""
+    parents = {g.id: g.parent_group_id for g in state.project_groups}
+    parents[group.id] = group.parent_group_id
+    chain = [group.id]
+    seen = {group.id}
+    current = group.parent_group_id
+    while current is not None:
+        chain.append(current)
+        if current == group.id:
+            raise Conflict(
+                f"project group {group.id!r} would be its own ancestor: {' -> '.join(chain)}"
+            )
+        if current in seen:
+            return  # a loop above that does not pass through ``group`` (a hand-edited file)
+        seen.add(current)
+        current = parents.get(current)
+
+
 def upsert_project_group(
     state: PersistedState, raw: dict[str, Any], *, new_id: str, now_ms: int
 ) -> Change:
@@ -154,6 +173,7 @@ def upsert_project_group(
             raise BadRequest("a project group cannot be its own parent")
         if not any(g.id == group.parent_group_id for g in state.project_groups):
             raise Conflict(f"parent group {group.parent_group_id!r} does not exist")
+        _refuse_group_cycle(state, group)
     if not group.created_at:
         group = replace(group, created_at=now_ms)
     groups, changed = _upsert(state.project_groups, group)

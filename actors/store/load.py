@@ -16,7 +16,17 @@ Order of work on load:
    never overwritten by a second run. Markers are store-owned top-level keys (they live
    in ``PersistedState.extra``).
 3. Defaults that depend on the machine (the workspace root under the user's home).
-4. Pane identity normalization of every partition (legacy numeric leaves → UUIDs).
+4. Pane identity normalization of every partition (legacy numeric leaves → UUIDs; a live
+   PTY whose pane cannot be identified is marked unsupported, ``session_normalize``).
+5. What a restart brings back (``orca.model.session_restore``): a legacy-only session is
+   folded into unified tabs once (marker ``_legacyUnifiedTabsMigrated``), and diff-like
+   tabs are dropped on every load.
+
+Schema gate (seed 02 §3): ``schemaVersion`` above this build's ``SCHEMA_VERSION`` means
+a newer Orca wrote the file. Nothing of steps 2-5 runs: the file is decoded as it is (or,
+when even that fails, a default state stands in) and ``LoadedState.newer_schema`` is
+set, so the store serves it read-only and never writes it; the reason is reported as a
+load problem. An older or equal version loads normally.
 """
 
 from __future__ import annotations
@@ -31,12 +41,15 @@ from actors.store.session_normalize import Mint, normalize_session_for_write
 from orca.model.codec import ModelDecodeError, from_builtins
 from orca.model.hosts import LOCAL_HOST_ID, is_execution_host_id
 from orca.model.session import WorkspaceSessionState
-from orca.model.state import PersistedState, default_workspace_dir
+from orca.model.session_restore import has_legacy_tabs_to_fold, restore_session_on_load
+from orca.model.state import SCHEMA_VERSION, PersistedState, default_workspace_dir
 
 replace = msgspec.structs.replace
 
 LOCAL_PARTITION_MARKER: Final = "_localSessionPartitionMigrated"
 EXTERNAL_VISIBILITY_MARKER: Final = "_externalWorktreeVisibilityMigrated"
+LEGACY_TABS_MARKER: Final = "_legacyUnifiedTabsMigrated"
+MIGRATION_MARKERS: Final = (LOCAL_PARTITION_MARKER, EXTERNAL_VISIBILITY_MARKER, LEGACY_TABS_MARKER)
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,36 @@ class LoadedState:
     state: PersistedState
     problems: tuple[str, ...]  # dropped partitions etc., for the log and sys.stats
     migrations: tuple[str, ...]  # markers of migrations that ran on this load
+    # schemaVersion of a file written by a newer build: serve read-only, never write.
+    newer_schema: int | None = None
+
+
+def newer_schema_message(version: int) -> str:
+    return (
+        f"schemaVersion {version} was written by a newer Orca (this build reads up to"
+        f" {SCHEMA_VERSION}): the file is served read-only and never rewritten;"
+        " upgrade Orca to change it"
+    )
+
+
+def _file_schema_version(data: dict[str, Any]) -> int | None:
+    version = data.get("schemaVersion")
+    if isinstance(version, int) and not isinstance(version, bool):
+        return version
+    return None
+
+
+def _decode_newer(data: dict[str, Any], version: int, home_dir: str) -> LoadedState:
+    """A newer build's file, decoded without any migration; a default state if it does not."""
+    problems = [newer_schema_message(version)]
+    try:
+        local, hosts, _ = _split_partitions(data, problems)
+        state = from_builtins(PersistedState, data)
+        state = replace(state, workspace_session=local, workspace_sessions_by_host_id=hosts)
+    except ModelDecodeError as exc:
+        problems.append(f"the newer file does not decode with this build ({str(exc)[:200]})")
+        state = fresh_state(home_dir=home_dir)
+    return LoadedState(state, tuple(problems), (), newer_schema=version)
 
 
 def _decode_partition(raw: Any, where: str, problems: list[str]) -> WorkspaceSessionState | None:
@@ -125,6 +168,9 @@ def decode_state_data(data: Any, *, home_dir: str, mint: Mint) -> LoadedState:
 def _decode_state_data(data: Any, *, home_dir: str, mint: Mint) -> LoadedState:
     if not isinstance(data, dict):
         raise ValueError(f"top level is {type(data).__name__}, not an object")
+    version = _file_schema_version(data)
+    if version is not None and version > SCHEMA_VERSION:
+        return _decode_newer(data, version, home_dir)
     problems: list[str] = []
     local, hosts, misplaced_local = _split_partitions(data, problems)
     state = from_builtins(PersistedState, data)  # ModelDecodeError is a ValueError
@@ -147,9 +193,18 @@ def _decode_state_data(data: Any, *, home_dir: str, mint: Mint) -> LoadedState:
         state = replace(
             state, settings=replace(state.settings, workspace_dir=default_workspace_dir(home_dir))
         )
-    empty = WorkspaceSessionState()
-    local = normalize_session_for_write(local, empty, mint).session
-    hosts = {h: normalize_session_for_write(s, empty, mint).session for h, s in hosts.items()}
+    convert = not _marked(state, LEGACY_TABS_MARKER)
+    if convert:
+        state = _mark(state, LEGACY_TABS_MARKER)
+        if any(map(has_legacy_tabs_to_fold, [local, *hosts.values()])):
+            migrations.append(LEGACY_TABS_MARKER)
+
+    def restore(session: WorkspaceSessionState) -> WorkspaceSessionState:
+        session = normalize_session_for_write(session, WorkspaceSessionState(), mint).session
+        return restore_session_on_load(session, mint, convert_legacy=convert)
+
+    local = restore(local)
+    hosts = {h: restore(s) for h, s in hosts.items()}
     state = replace(state, workspace_session=local, workspace_sessions_by_host_id=hosts)
     return LoadedState(state, tuple(problems), tuple(migrations))
 
@@ -160,6 +215,6 @@ def fresh_state(*, home_dir: str) -> PersistedState:
     state = replace(
         state, settings=replace(state.settings, workspace_dir=default_workspace_dir(home_dir))
     )
-    for marker in (LOCAL_PARTITION_MARKER, EXTERNAL_VISIBILITY_MARKER):
+    for marker in MIGRATION_MARKERS:
         state = _mark(state, marker)
     return state

@@ -15,7 +15,14 @@ end up a UUID that is unique in the host's session. For each terminal tab:
 3. The four leaf-keyed maps (``ptyIdsByLeafId``, ``buffersByLeafId``,
    ``scrollbackRefsByLeafId``, ``titlesByLeafId``) follow their leaf; entries for leaves
    not in the layout are dropped. For a duplicated id the entry goes to its first
-   occurrence. Pane-key maps of the session follow too.
+   occurrence, except for a PTY binding: a leaf id that occurs twice in one tab cannot
+   say which of its panes the PTY belongs to, so that binding is given to neither.
+   Pane-key maps of the session (``PANE_KEYED_MAPS``) follow too.
+5. Live PTYs that cannot be migrated safely are marked unsupported (seed 02 §8), never
+   silently re-bound: the PTY of a leaf duplicated within its tab, and a PTY bound to
+   several leaves of the session when one of them was re-minted (a copied layout). Their
+   ids go to ``unsupportedPtyIdsByTabId`` (kept with those the writer already carried)
+   and their bindings are removed.
 4. Upstream issue #217: a renderer's debounced writer may still hold a snapshot taken
    before its PTY spawned. An empty incoming PTY binding for a leaf never erases the
    durable binding stored for that same leaf.
@@ -27,6 +34,7 @@ layouts map skips all of this: what is stored was normalized when it was written
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -50,7 +58,11 @@ LEAF_KEYED_MAPS = (
     "scrollback_refs_by_leaf_id",
     "titles_by_leaf_id",
 )
-PANE_KEYED_MAPS = ("sleeping_agent_sessions_by_pane_key", "terminal_pty_incarnations_by_pane_key")
+PANE_KEYED_MAPS = (
+    "sleeping_agent_sessions_by_pane_key",
+    "terminal_pty_incarnations_by_pane_key",
+    "acknowledged_agents_by_pane_key",
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,8 @@ class NormalizedSession:
     session: WorkspaceSessionState
     # tab id -> {old leaf id -> new leaf id}, only for tabs where some leaf changed.
     remapped_leaves: Mapping[str, Mapping[str, str]]
+    # tab id -> PTY ids this write could not migrate (rule 5), only when there are any.
+    unsupported_pty_ids: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
 
 def _relabel(node: TerminalPaneLayoutNode, new_ids: Iterator[str]) -> TerminalPaneLayoutNode:
@@ -116,9 +130,14 @@ def _normalize_layout(
     changes: dict[str, object] = {}
     if root is not snapshot.root:
         changes["root"] = root
+    in_tab = Counter(leaves)
+    ambiguous = {leaf for leaf, n in in_tab.items() if n > 1}
     for name in LEAF_KEYED_MAPS:
         values: dict[str, str] = getattr(snapshot, name)
-        remapped = _remap_keys(values, mapping)
+        source = values
+        if name == "pty_ids_by_leaf_id" and ambiguous:
+            source = {k: v for k, v in values.items() if k not in ambiguous}
+        remapped = _remap_keys(source, mapping)
         if remapped != values:
             changes[name] = remapped
     for name in ("active_leaf_id", "expanded_leaf_id"):
@@ -188,9 +207,50 @@ def normalize_session_for_write(
             remapped[tab_id] = mapping
     if not changed:
         return NormalizedSession(incoming, {})
+    unsupported = _ambiguous_in_tab(layouts)
+    _unbind_shared_ptys(new_layouts, remapped, unsupported)
     changes: dict[str, object] = {"terminal_layouts_by_tab_id": new_layouts}
     for name in PANE_KEYED_MAPS:
         fixed = _remap_pane_keys(getattr(incoming, name), remapped)
         if fixed is not None:
             changes[name] = fixed
-    return NormalizedSession(msgspec.structs.replace(incoming, **changes), remapped)
+    marked = {tab: tuple(sorted(ptys)) for tab, ptys in unsupported.items() if ptys}
+    if marked:
+        merged = dict(incoming.unsupported_pty_ids_by_tab_id)
+        for tab, ptys in marked.items():
+            merged[tab] = tuple(sorted({*merged.get(tab, ()), *ptys}))
+        changes["unsupported_pty_ids_by_tab_id"] = merged
+    session = msgspec.structs.replace(incoming, **changes)
+    return NormalizedSession(session, remapped, marked)
+
+
+def _ambiguous_in_tab(layouts: Mapping[str, TerminalLayoutSnapshot]) -> dict[str, set[str]]:
+    """Rule 5, first case: PTYs bound to a leaf id that occurs twice in its own tab."""
+    out: dict[str, set[str]] = {}
+    for tab_id, snapshot in layouts.items():
+        counts = Counter(iter_terminal_leaf_ids(snapshot.root))
+        for leaf, pty in snapshot.pty_ids_by_leaf_id.items():
+            if pty and counts[leaf] > 1:
+                out.setdefault(tab_id, set()).add(pty)
+    return out
+
+
+def _unbind_shared_ptys(
+    layouts: dict[str, TerminalLayoutSnapshot],
+    remapped: Mapping[str, Mapping[str, str]],
+    unsupported: dict[str, set[str]],
+) -> None:
+    """Rule 5, second case: one PTY bound to several leaves after a re-mint; unbind all."""
+    bound: dict[str, list[tuple[str, str]]] = {}
+    for tab_id, snapshot in layouts.items():
+        for leaf, pty in snapshot.pty_ids_by_leaf_id.items():
+            if pty:
+                bound.setdefault(pty, []).append((tab_id, leaf))
+    for pty, places in bound.items():
+        if len(places) < 2 or not any(tab in remapped for tab, _ in places):
+            continue
+        for tab_id, leaf in places:
+            snapshot = layouts[tab_id]
+            kept = {k: v for k, v in snapshot.pty_ids_by_leaf_id.items() if k != leaf}
+            layouts[tab_id] = msgspec.structs.replace(snapshot, pty_ids_by_leaf_id=kept)
+            unsupported.setdefault(tab_id, set()).add(pty)

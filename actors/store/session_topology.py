@@ -121,6 +121,9 @@ def _drop_tabs(session: WorkspaceSessionState, gone: set[str]) -> dict[str, obje
     changes["remote_session_ids_by_tab_id"] = {
         k: v for k, v in session.remote_session_ids_by_tab_id.items() if k not in gone
     }
+    changes["unsupported_pty_ids_by_tab_id"] = {
+        k: v for k, v in session.unsupported_pty_ids_by_tab_id.items() if k not in gone
+    }
     return changes
 
 

@@ -14,7 +14,8 @@ Load order (issue 16 #9: recovery never settles for less than the newest good co
 3. No primary at all: the journal is applied to a fresh state when its base says it was
    written for none (a first start killed before its first save); otherwise it belongs
    to a file that was deleted (a reset by hand) and is ignored, with a report.
-4. ``compact_at_start``: the loaded state is written as the primary (nothing is written
+4. ``compact_at_start`` (skipped for a file of a newer schemaVersion, which is served
+   read-only and never written, nor is its journal: ``load.LoadedState.newer_schema``): the loaded state is written as the primary (nothing is written
    when the bytes are already canonical) and the journal is rewritten as a bare base
    naming it. If the primary cannot be written (disk full), the journal instead gets a
    base naming no file plus one put holding the whole state, so it stands on its own.
@@ -101,6 +102,8 @@ class StartupLoad:
     report: LoadReport
     replay: ReplayReport
     problems: tuple[str, ...]
+    # Set when a newer Orca wrote the file: the store refuses every change (read-only).
+    newer_schema: int | None = None
 
 
 def load_store(state_file: Path, home_dir: str, mint: Mint) -> StartupLoad:
@@ -117,7 +120,8 @@ def load_store(state_file: Path, home_dir: str, mint: Mint) -> StartupLoad:
         core.state = loaded.state
     core.revision = max(r.seq for r in contents.records) if contents.records else 0
     problems = () if loaded is None else loaded.problems
-    return StartupLoad(durable, journal, core, report, replay, problems)
+    newer = None if loaded is None else loaded.newer_schema
+    return StartupLoad(durable, journal, core, report, replay, problems, newer)
 
 
 def _fresh_with_journal(
@@ -148,6 +152,9 @@ def _fresh_with_journal(
 def compact_at_start(loaded: StartupLoad) -> None:
     """Step 4 (blocking). Never raises for a disk error: a broken journal is reported."""
     core, durable, journal = loaded.core, loaded.durable, loaded.journal
+    if loaded.newer_schema is not None:
+        log.warning("state file of a newer schemaVersion: not compacted, served read-only")
+        return
     data = encode_json(core.state)
     fresh = loaded.report.source == "missing" and loaded.replay.applied == 0
     outcome = durable.save(data, core.revision, backup="never" if fresh else "due")

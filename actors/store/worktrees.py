@@ -36,11 +36,12 @@ from orca.model.ids import (
     parse_workspace_key,
     split_worktree_id,
 )
+from orca.model.lineage import current_parent, lineage_mismatch
 from orca.model.session import WORKTREE_ID_KEYED_SESSION_FIELDS, WorkspaceSessionState
 from orca.model.session_keys import parse_session_key
 from orca.model.state import PersistedState, session_for_host
 from orca.model.worktree import WorkspaceLineage, WorktreeLineage, WorktreeMeta
-from orca.wire.errors import BadRequest, NotFound
+from orca.wire.errors import BadRequest, Conflict, NotFound
 
 replace = msgspec.structs.replace
 
@@ -76,14 +77,19 @@ def patch_meta(state: PersistedState, worktree_id: str, patch: dict[str, Any]) -
 
 
 def _remove_metas(state: PersistedState, worktree_ids: list[str]) -> Change:
+    """Drop the metas and, with them, their lineage rows: the instance is gone, and a new
+    worktree at the same path must not inherit its parent (seed 01 §4.4)."""
     gone = [w for w in worktree_ids if w in state.worktree_meta]
     if not gone:
         return Change(state, contract.MetasRemoved(removed=[]))
     metas = {k: v for k, v in state.worktree_meta.items() if k not in gone}
-    event = contract.WorktreeMetaRemoved(worktree_ids=gone)
-    return Change(
-        replace(state, worktree_meta=metas), contract.MetasRemoved(removed=gone), (event,)
-    )
+    events: list[msgspec.Struct] = [contract.WorktreeMetaRemoved(worktree_ids=gone)]
+    lineage = dict(state.worktree_lineage_by_id)
+    for worktree_id in gone:
+        if lineage.pop(worktree_id, None) is not None:
+            events.append(contract.LineageChanged(worktree_id=worktree_id, lineage=None))
+    new_state = replace(state, worktree_meta=metas, worktree_lineage_by_id=lineage)
+    return Change(new_state, contract.MetasRemoved(removed=gone), tuple(events))
 
 
 def remove_meta(state: PersistedState, worktree_id: str) -> Change:
@@ -135,11 +141,31 @@ def set_lineage(state: PersistedState, worktree_id: str, raw: dict[str, Any] | N
         lineage = decode_record(WorktreeLineage, raw, "worktree lineage")
         if lineage.worktree_id != worktree_id:
             raise BadRequest("lineage.worktreeId must equal the worktree id it is stored under")
+        mismatch = lineage_mismatch(state.worktree_meta, lineage)
+        if mismatch == "stale_child":
+            meta = state.worktree_meta[worktree_id]
+            raise Conflict(
+                f"worktreeInstanceId {lineage.worktree_instance_id!r} is not the instance at"
+                f" {worktree_id!r} ({meta.instance_id!r}): the path was reused"
+            )
+        if mismatch == "stale_parent":
+            parent = state.worktree_meta[lineage.parent_worktree_id]
+            raise Conflict(
+                f"parentWorktreeInstanceId {lineage.parent_worktree_instance_id!r} is not the"
+                f" instance at {lineage.parent_worktree_id!r} ({parent.instance_id!r})"
+            )
         if rows.get(worktree_id) == lineage:
             return Change(state, lineage)
         rows[worktree_id] = lineage
     event = contract.LineageChanged(worktree_id=worktree_id, lineage=lineage)
     return Change(replace(state, worktree_lineage_by_id=rows), lineage, (event,))
+
+
+def lineage_view(state: PersistedState, worktree_id: str) -> contract.LineageView:
+    """``lineage.get``: the row only while the instance ids agree (``orca.model.lineage``)."""
+    _require_worktree_id(worktree_id)
+    row, verdict = current_parent(state.worktree_meta, state.worktree_lineage_by_id, worktree_id)
+    return contract.LineageView(worktree_id=worktree_id, lineage=row, verdict=verdict)
 
 
 def set_workspace_lineage(

@@ -12,8 +12,10 @@ and writes through the ``*.patch`` ops).
 
 Errors: ``bad_request`` (malformed args or record, invalid id/host/path), ``not_found``
 (no such entity), ``conflict`` (contradicts current state, e.g. duplicate repo path,
-group still in use), ``unavailable`` (the store is stopping, or the change could not be
-written to disk), ``internal`` (a bug).
+group still in use), ``unavailable`` (the store is stopping, the change could not be
+written to disk, or orca-data.json has a newer ``schemaVersion`` than this build: it is
+then served read-only, never rewritten, and every mutation is refused naming the
+version), ``internal`` (a bug).
 
 Durability: a mutation replies only once its change is on disk, in the fsync'd
 append-only journal ``orca-data.json.journal`` (group commit: concurrent mutations share
@@ -39,10 +41,12 @@ repo.remove         {id} → {id, removedWorktreeMeta}   also drops its worktree
 repo.list           {} → {repos: [Repo]}
 project.upsert      {project} → Project                (no id → a fresh UUID)
 project.remove      {id} → {id}
-projectGroup.upsert {projectGroup} → ProjectGroup      conflict: unknown parent
+projectGroup.upsert {projectGroup} → ProjectGroup      conflict: unknown parent, or the
+                    parent chain would make the group its own ancestor (a cycle)
 projectGroup.remove {id} → {id}                        conflict: has child groups/folders
 folderWorkspace.upsert {folderWorkspace} → FolderWorkspace   conflict: unknown group
 folderWorkspace.remove {id} → {id}
+folderWorkspace.list {} → {folderWorkspaces: [FolderWorkspace]}   route A (seed 01 §5.1)
 worktreeMeta.get    {worktreeId} → WorktreeMeta        not_found
 worktreeMeta.list   {} → {worktreeMeta: {worktreeId: WorktreeMeta}}
 worktreeMeta.set    {worktreeId, meta} → WorktreeMeta
@@ -50,6 +54,12 @@ worktreeMeta.patch  {worktreeId, patch} → WorktreeMeta (creates from defaults)
 worktreeMeta.remove {worktreeId} → {removed: [id]}     not_found
 worktreeMeta.gc     {} → {removed: [id]}               seed 01 §7.5 ② (also runs at start)
 lineage.set         {worktreeId, lineage|null} → WorktreeLineage|null
+                    conflict: worktreeInstanceId is not the meta's instanceId, or
+                    parentWorktreeInstanceId is not the parent meta's (a reused path,
+                    seed 01 §4.4); removing a worktree's meta drops its lineage row
+lineage.get         {worktreeId} → {worktreeId, lineage|null, verdict}   the row only
+                    while the instance ids agree (``orca.model.lineage``); verdict:
+                    current | stale_child | stale_parent | none
 workspaceLineage.set {childWorkspaceKey, lineage|null} → WorkspaceLineage|null
 settings.get        {} → GlobalSettings;   settings.patch {patch} → GlobalSettings
 ui.get              {} → PersistedUIState; ui.patch {patch} → PersistedUIState
@@ -75,6 +85,8 @@ identity.resolve    {worktreeId} → {status: current|alias|unknown, worktreeId|
 state.snapshot      {} → {epoch, seq, revision, state}          for mirrors (Clone pattern);
                     ``state`` is the whole PersistedState as builtins (an open map)
 sys.stats           built in, plus {store: {load, save, journal, scheduler, revision, file}};
+                    load.readOnlySchemaVersion = the newer file's version (else null),
+                    also named in load.stateProblems;
                     load.journal = {applied, matched, tornTail, problems} (the replay),
                     journal = {batches, appended, failures, rotations, size, broken,
                     largestBatch}; a file that is not a usable state (torn, garbage,
@@ -176,6 +188,12 @@ class LineageSetArgs(Args, frozen=True, kw_only=True):
     lineage: dict[str, Any] | None
 
 
+class LineageView(Payload, frozen=True, kw_only=True):
+    worktree_id: str
+    lineage: WorktreeLineage | None  # None unless verdict is "current"
+    verdict: Literal["current", "stale_child", "stale_parent", "none"]
+
+
 class WorkspaceLineageSetArgs(Args, frozen=True, kw_only=True):
     child_workspace_key: Id
     lineage: dict[str, Any] | None
@@ -231,6 +249,10 @@ class RepoRemoveResult(Payload, frozen=True, kw_only=True):
 
 class RepoList(Payload, frozen=True, kw_only=True):
     repos: list[Repo]
+
+
+class FolderWorkspaceList(Payload, frozen=True, kw_only=True):
+    folder_workspaces: list[FolderWorkspace]
 
 
 class Removed(Payload, frozen=True, kw_only=True):
@@ -423,6 +445,7 @@ FOLDER_WORKSPACE_UPSERT = CONTRACT.op(
     "folderWorkspace.upsert", FolderWorkspaceArgs, FolderWorkspace, *_W, Conflict
 )
 FOLDER_WORKSPACE_REMOVE = CONTRACT.op("folderWorkspace.remove", IdArgs, Removed, *_W, NotFound)
+FOLDER_WORKSPACE_LIST = CONTRACT.op("folderWorkspace.list", NoArgs, FolderWorkspaceList)
 WORKTREE_META_GET = CONTRACT.op("worktreeMeta.get", WorktreeIdArgs, WorktreeMeta, NotFound)
 WORKTREE_META_LIST = CONTRACT.op("worktreeMeta.list", NoArgs, MetaList)
 WORKTREE_META_SET = CONTRACT.op("worktreeMeta.set", MetaSetArgs, WorktreeMeta, *_W)
@@ -431,7 +454,8 @@ WORKTREE_META_REMOVE = CONTRACT.op(
     "worktreeMeta.remove", WorktreeIdArgs, MetasRemoved, *_W, NotFound
 )
 WORKTREE_META_GC = CONTRACT.op("worktreeMeta.gc", NoArgs, MetasRemoved, Unavailable)
-LINEAGE_SET = CONTRACT.op("lineage.set", LineageSetArgs, _optional(WorktreeLineage), *_W)
+LINEAGE_SET = CONTRACT.op("lineage.set", LineageSetArgs, _optional(WorktreeLineage), *_W, Conflict)
+LINEAGE_GET = CONTRACT.op("lineage.get", WorktreeIdArgs, LineageView, BadRequest)
 WORKSPACE_LINEAGE_SET = CONTRACT.op(
     "workspaceLineage.set", WorkspaceLineageSetArgs, _optional(WorkspaceLineage), *_W
 )

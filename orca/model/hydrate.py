@@ -8,8 +8,10 @@ id (keys may be bare ids, ``worktree:`` keys or host-qualified, see
 * tab groups survive only for surviving workspaces; unified tabs only when
   their group survives; each split tree is pruned to its surviving groups
   (``prune_tab_group_layout``) and dropped when nothing is left;
-* a terminal layout survives only when a surviving tab still refers to it;
-* active pointers that name a dropped workspace or group become None.
+* a terminal layout (and its tab's unsupported-PTY mark) survives only when a
+  surviving tab still refers to it;
+* active pointers that name a dropped workspace or group become None;
+* diff-like tabs are dropped (``session_restore.drop_transient_tabs``).
 
 ``folder:`` keys are kept unless ``valid_folder_workspace_ids`` is given. Rows
 the store cannot judge (malformed keys) are dropped: they can never be shown.
@@ -25,6 +27,7 @@ import msgspec
 from orca.model.layout import prune_tab_group_layout
 from orca.model.session import WORKTREE_ID_KEYED_SESSION_FIELDS, WorkspaceSessionState
 from orca.model.session_keys import parse_session_key
+from orca.model.session_restore import drop_transient_tabs
 from orca.model.tabs import Tab, TabGroup, TabGroupLayoutNode
 
 __all__ = ["hydrate_workspace_session"]
@@ -102,6 +105,9 @@ def hydrate_workspace_session(
     changes["terminal_layouts_by_tab_id"] = {
         k: v for k, v in session.terminal_layouts_by_tab_id.items() if k in live_tab_ids
     }
+    changes["unsupported_pty_ids_by_tab_id"] = {
+        k: v for k, v in session.unsupported_pty_ids_by_tab_id.items() if k in live_tab_ids
+    }
 
     if not _key_ok(session.active_worktree_id, valid, folders):
         changes["active_worktree_id"] = None
@@ -110,4 +116,4 @@ def hydrate_workspace_session(
     changes["active_worktree_ids_on_shutdown"] = tuple(
         w for w in session.active_worktree_ids_on_shutdown if w in valid
     )
-    return msgspec.structs.replace(session, **changes)
+    return drop_transient_tabs(msgspec.structs.replace(session, **changes))

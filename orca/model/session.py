@@ -75,6 +75,12 @@ class WorkspaceSessionState(Record, frozen=True, kw_only=True):
     default_terminal_tabs_applied_by_worktree_id: Mapping[str, bool] = _empty()
     sleeping_agent_sessions_by_pane_key: Mapping[str, dict[str, Any]] = _empty()
     terminal_pty_incarnations_by_pane_key: Mapping[str, str] = _empty()
+    # Agents the user has seen finish, per pane key (values opaque: the UI's own record).
+    acknowledged_agents_by_pane_key: Mapping[str, Any] = _empty()
+    # Live PTYs a pane identity migration could not give a pane (seed 02 §8): tab id →
+    # PTY ids. The store never re-binds them silently; a UI must not attach them to any
+    # pane of that tab, and may offer the user to close or adopt them.
+    unsupported_pty_ids_by_tab_id: Mapping[str, tuple[str, ...]] = _empty()
 
 
 def default_workspace_session() -> WorkspaceSessionState:
