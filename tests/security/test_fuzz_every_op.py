@@ -131,12 +131,22 @@ def test_fuzz_every_op_of_every_actor_restarts_nothing(
     tree: tuple[User, dict[str, zmq.Socket[bytes]]],
 ) -> None:
     """Arbitrary args to every op: stable error codes (never internal), zero restarts."""
+    fuzz(tree, EXAMPLES)
+
+
+@pytest.mark.soak
+def test_fuzz_every_op_long(tree: tuple[User, dict[str, zmq.Socket[bytes]]]) -> None:
+    """The soak run's longer budget (``ORCA_FUZZ_SOAK_EXAMPLES``, default 20,000)."""
+    fuzz(tree, int(os.environ.get("ORCA_FUZZ_SOAK_EXAMPLES", "20000")))
+
+
+def fuzz(tree: tuple[User, dict[str, zmq.Socket[bytes]]], examples: int) -> None:
     user, socks = tree
     pids = {a.name: a.pid for a in invoke(supervisor.STATUS, paths=user.paths).actors}
     sent: list[str] = []
 
     @settings(
-        max_examples=EXAMPLES,
+        max_examples=examples,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
@@ -160,3 +170,4 @@ def test_fuzz_every_op_of_every_actor_restarts_nothing(
     after = invoke(supervisor.STATUS, paths=user.paths)
     assert {a.name: a.pid for a in after.actors} == pids
     assert [a.restarts for a in after.actors] == [0] * len(after.actors)
+
