@@ -118,7 +118,9 @@ class Ptyd:
     def on_launch(self, session: Session) -> None:
         """A live launch in the pane: hooks lifts its retirement fence, learns the hash."""
         info = session.info
-        self.hooks.restart_pane(info.pane_key, info.launch_token_sha256, info.worktree_id)
+        self.hooks.restart_pane(
+            info.pane_key, info.launch_token_sha256, info.worktree_id, info.terminal_handle
+        )
 
     def on_exit(self, session: Session) -> None:
         if self.keeper is not None:
@@ -131,6 +133,11 @@ class Ptyd:
         # grandchild holding the PTY open must not hold back the exit forever).
         with trio.move_on_after(1.0):
             await session.output_done.wait()
+        # Issue 12 (hooks helper): the authenticated PTY exit removes the pane's agent
+        # row everywhere; queued behind the session's last OSC updates.
+        self.hooks.pty_exited(
+            session.info.pane_key, session.info.terminal_handle, session.info.exit_code
+        )
         self.ctx.events.emit(
             contract.SessionExited(
                 session_id=session.session_id,
@@ -302,7 +309,20 @@ class Ptyd:
                 "hooksDropped": self.hooks.dropped,
                 "hooksFailed": self.hooks.failed,
                 "gcSuspects": len(self.gc.suspects),
+                "history": self.history_health(),
             }
+        }
+
+    def history_health(self) -> dict[str, Any]:
+        """The journals of live sessions (issue 16 item 5: a full disk degrades them)."""
+        journals = [s.journal for s in self.table.sessions() if s.journal is not None]
+        errors = [j.health.last_error for j in journals if j.health.last_error]
+        return {
+            "degraded": sum(1 for j in journals if j.health.degraded),
+            "droppedBytes": sum(j.health.dropped_bytes for j in journals),
+            "failures": sum(j.health.failures for j in journals),
+            "resumed": sum(j.health.resumed for j in journals),
+            "lastError": errors[-1] if errors else None,
         }
 
 
@@ -321,6 +341,10 @@ async def setup(ctx: ActorContext) -> None:
             ctx.nursery.start_soon(ptyd.end_panes_retired_while_down, adopted)
     else:
         log.warning("no fd keeper: terminals will not survive a ptyd crash")
+    # Issue 13 (keeper helper): when the keeper dies (or none answered yet), re-deposit
+    # every live session with the one orcad starts next.
+    keeper_at = handoff.keeper_path(os.environ, ctx.paths.runtime_dir)
+    ctx.nursery.start_soon(handoff.keep_keeper_seeded, ptyd, keeper_at)
     live_keys = {s.info.history_key for s in ptyd.table.sessions()}
     if ctx.paths.terminal_history_dir.is_dir():
         removed = remove_orphans(ctx.paths.terminal_history_dir, live_keys)

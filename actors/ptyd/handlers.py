@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from actors.ptyd.info import decode_signal
 from actors.ptyd.replies import attach_reply, map_session_errors, read_reply, spawn_errors
 from actors.ptyd.session import InputBacklogFull, SessionEnded
@@ -58,6 +60,8 @@ class PtydOps:
             session.write_nowait(data)
         except (InputBacklogFull, SessionEnded) as exc:
             raise map_session_errors(exc) from exc
+        # Issue 12 (hooks helper): input into a pane answers its permission prompt.
+        self.ptyd.hooks.pane_input(session.info.pane_key, session.info.terminal_handle)
         return contract.WriteResult(queued=len(data))
 
     async def resize(self, args: contract.ResizeArgs) -> contract.Empty:
@@ -101,9 +105,24 @@ class PtydOps:
     async def read(self, args: contract.ReadArgs) -> contract.ReadResult:
         return read_reply(self.ptyd.session(args.session_id), args.since, args.limit)
 
-    async def attach(self, args: contract.SessionArgs) -> contract.AttachResult:
+    async def attach(self, args: contract.AttachArgs) -> contract.AttachResult:
         events = self.ptyd.ctx.events
-        return attach_reply(self.ptyd.session(args.session_id), events.epoch, events.seq)
+        session = self.ptyd.session(args.session_id)
+        # Issue 12 (hooks helper): attaching is the user seeing the pane (unread ends).
+        self.ptyd.hooks.pane_attached(session.info.pane_key)
+        reply = attach_reply(session, events.epoch, events.seq)
+        if args.attachment_id is None:
+            return reply
+        session.hold_lease(args.attachment_id, contract.ATTACH_LEASE_S)
+        return msgspec.structs.replace(reply, lease_s=contract.ATTACH_LEASE_S)
+
+    async def lease(self, args: contract.LeaseArgs) -> contract.LeaseResult:
+        self.ptyd.session(args.session_id).hold_lease(args.attachment_id, contract.ATTACH_LEASE_S)
+        return contract.LeaseResult(lease_s=contract.ATTACH_LEASE_S)
+
+    async def detach(self, args: contract.LeaseArgs) -> contract.Empty:
+        self.ptyd.session(args.session_id).release_lease(args.attachment_id)
+        return contract.Empty()
 
     async def snapshot(self, args: NoArgs) -> contract.Snapshot:
         events = self.ptyd.ctx.events
@@ -128,5 +147,7 @@ def register_ops(ptyd: Ptyd) -> None:
     rpc.register(contract.LIST, ops.list)
     rpc.register(contract.READ, ops.read)
     rpc.register(contract.ATTACH, ops.attach)
+    rpc.register(contract.LEASE, ops.lease)
+    rpc.register(contract.DETACH, ops.detach)
     rpc.register(contract.SNAPSHOT, ops.snapshot)
     rpc.register(contract.GC_STATUS, ops.gc_status)

@@ -31,21 +31,64 @@ Segments rotate (the older file is truncated and reused) once the current one pa
 half of ``max_bytes``, so disk use stays below ``max_bytes`` plus two chunks. A rotation
 happens only where the OSC scanner is at a boundary (not inside a sequence), so a
 replay can start at any segment with a fresh scanner.
+
+A full or failing disk (ENOSPC, EDQUOT, EIO..., issue 16 item 5) never stops the
+session: the journal *degrades*. The first refused write marks it degraded; output is
+then read from the pipe into memory (``os.read`` instead of ``splice``) and still feeds
+the scanner, the scrollback, the model and every client, but is not journaled (counted
+in ``health.dropped_bytes``; such bytes are not crash-safe, and a restart while degraded
+rebuilds only the journaled prefix). At most every ``RETRY_INTERVAL_S`` the next batch
+tries to resume: once the file system has ``RESUME_FREE_BYTES`` free, both segment
+files are truncated and a fresh layout starting at the current raw/stripped offsets is
+published; a refused write keeps it degraded.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from orca.fsio import PRIVATE_FILE_MODE, ensure_private_dir, remove_orphan_temps, write_atomic
 
+log = logging.getLogger(__name__)
+
 # 4 MiB per session on disk: enough to refill a 1 MiB scrollback after a restart with
 # room to spare; 50 sessions cost 200 MB at most.
 DEFAULT_HISTORY_BYTES = 4 * 1024 * 1024
+
+
+# The errors of a disk that is full or failing: the journal degrades on them (any other
+# OSError is a bug and propagates).
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS})
+# How often a degraded journal tries the disk again (on its next batch of output).
+RETRY_INTERVAL_S = 1.0
+# A degraded journal resumes only when the file system has this much free space (its
+# own segments not counted): resuming frees them, and a journal that ate its own
+# crash-safe history to write a few KiB more would flap between the two states.
+RESUME_FREE_BYTES = 256 * 1024
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``"ENOSPC: No space left on device"``: the errno's name first, for readers."""
+    name = errno.errorcode.get(exc.errno or 0, "OSError")
+    return f"{name}: {exc.strerror or exc}"
+
+
+@dataclass
+class JournalHealth:
+    """How journaling one session goes (``sys.stats`` ``ptyd.history`` sums these)."""
+
+    degraded: bool = False
+    dropped_bytes: int = 0  # raw output not journaled (cumulative)
+    failures: int = 0  # refused writes (journal, meta, checkpoint)
+    last_error: str | None = None
+    resumed: int = 0  # degraded periods that ended
 
 
 # A terminal-model checkpoint: 8-byte big-endian stripped-stream offset, then the
@@ -96,21 +139,34 @@ class RawJournal:
     def __init__(
         self, directory: Path, key: str, max_bytes: int = DEFAULT_HISTORY_BYTES, *, resume: bool
     ) -> None:
-        """Start a fresh journal, or with ``resume`` continue the one on disk (if any)."""
-        ensure_private_dir(directory)
+        """Start a fresh journal, or with ``resume`` continue the one on disk (if any).
+
+        A disk that refuses the start leaves the journal degraded (never raises for it).
+        """
         self.key = key
+        self.health = JournalHealth()
+        self._directory = directory
         self._stem = history_stem(directory, key)
         self._segment_limit = max(1, max_bytes // 2)
-        self._segments: list[Segment] = []
+        self._segments: list[Segment] = [Segment(0, 0, 0)]
         self._fd = -1
         self._size = 0
-        existing = self._load_meta() if resume else []
-        if existing:
-            self._segments = existing
-            self._open(existing[-1].file, truncate=False)
-            self._size = os.fstat(self._fd).st_size
-        else:
-            self._switch_to(0, Segment(0, 0, 0))
+        self._unjournaled = 0  # raw bytes dropped since the current degraded period began
+        self._retry_at = 0.0
+        try:
+            ensure_private_dir(directory)
+            existing = self._load_meta() if resume else []
+            if existing:
+                self._segments = existing
+                self._open(existing[-1].file, truncate=False)
+                self._size = os.fstat(self._fd).st_size
+            else:
+                self._segments = []
+                self._switch_to(0, Segment(0, 0, 0))
+        except OSError as exc:
+            if exc.errno not in DISK_ERRNOS:
+                raise
+            self._degrade(exc)
 
     @property
     def model_path(self) -> Path:
@@ -119,32 +175,130 @@ class RawJournal:
 
     @property
     def raw_end(self) -> int:
-        """Raw offset just after the last byte journaled."""
-        return self._segments[-1].raw + self._size
+        """Raw offset just after the last byte the session produced (journaled or not)."""
+        return self._segments[-1].raw + self._size + self._unjournaled
+
+    @property
+    def degraded(self) -> bool:
+        return self.health.degraded
 
     def rotate_if_due(self, stripped_end: int, scanner_at_boundary: bool) -> None:
-        """Start the other segment if this one is full and the scanner allows a cut here."""
-        if self._size >= self._segment_limit and scanner_at_boundary:
+        """Start the other segment if this one is full and the scanner allows a cut here;
+        a degraded journal tries to resume instead (at most every ``RETRY_INTERVAL_S``)."""
+        if not scanner_at_boundary:
+            return
+        if self.health.degraded:
+            if time.monotonic() >= self._retry_at:
+                self._resume(stripped_end)
+            return
+        if self._size >= self._segment_limit:
             other = 1 - self._segments[-1].file
-            self._switch_to(other, Segment(other, self.raw_end, stripped_end))
+            try:
+                self._switch_to(other, Segment(other, self.raw_end, stripped_end))
+            except OSError as exc:
+                if exc.errno not in DISK_ERRNOS:
+                    raise
+                self._degrade(exc)
 
     def splice_from(self, pipe_r: int, count: int) -> bytes:
         """Move up to ``count`` bytes from ``pipe_r`` into the journal; return them.
+        Degraded (or refused now): read them from the pipe instead, counted as dropped.
 
         Raises BlockingIOError when the pipe is empty.
         """
-        moved = os.splice(pipe_r, self._fd, count, offset_dst=self._size)
-        data = os.pread(self._fd, moved, self._size) if moved else b""
-        self._size += moved
+        if not self.health.degraded:
+            try:
+                moved = os.splice(pipe_r, self._fd, count, offset_dst=self._size)
+                data = os.pread(self._fd, moved, self._size) if moved else b""
+            except BlockingIOError:
+                raise
+            except OSError as exc:
+                if exc.errno not in DISK_ERRNOS:
+                    raise
+                self._degrade(exc)
+            else:
+                self._size += moved
+                return data
+        data = os.read(pipe_r, count)  # BlockingIOError when empty, as above
+        self._drop(len(data))
         return data
 
     def append(self, data: bytes) -> None:
         """Write ``data`` (the plain path, for sessions read without a pipe)."""
         view = memoryview(data)
-        while view:
-            written = os.pwrite(self._fd, view, self._size)
+        while view and not self.health.degraded:
+            try:
+                written = os.pwrite(self._fd, view, self._size)
+            except OSError as exc:
+                if exc.errno not in DISK_ERRNOS:
+                    raise
+                self._degrade(exc)
+                break
             self._size += written
             view = view[written:]
+        self._drop(len(view))
+
+    def checkpoint(self, stripped_offset: int, data: bytes) -> None:
+        """Save the model checkpoint (skipped while degraded: it would describe a stream
+        the journal does not hold); a refused write is counted, never raised."""
+        if self.health.degraded:
+            return
+        try:
+            save_checkpoint(self.model_path, stripped_offset, data)
+        except OSError as exc:  # any refusal: a checkpoint is an optimisation
+            self.health.failures += 1
+            self.health.last_error = describe_os_error(exc)
+            log.warning("journal %s: model checkpoint not saved (%s)", self._stem.name, exc)
+
+    # -- the degraded state ------------------------------------------------------------
+    def _degrade(self, exc: OSError) -> None:
+        health = self.health
+        health.failures += 1
+        health.last_error = describe_os_error(exc)
+        self._retry_at = time.monotonic() + RETRY_INTERVAL_S
+        if not health.degraded:
+            health.degraded = True
+            log.warning(
+                "terminal history %s not written (%s): output is kept in memory only;"
+                " retrying every %.0f s",
+                self._stem.name,
+                health.last_error,
+                RETRY_INTERVAL_S,
+            )
+
+    def _drop(self, count: int) -> None:
+        self._unjournaled += count
+        self.health.dropped_bytes += count
+
+    def _resume(self, stripped_end: int) -> None:
+        """Start over on disk at the current offsets (the journal has a hole here)."""
+        start = Segment(0, self.raw_end, stripped_end)
+        try:
+            existing = next(d for d in (self._directory, *self._directory.parents) if d.is_dir())
+            fs = os.statvfs(existing)
+            if fs.f_bavail * fs.f_frsize < RESUME_FREE_BYTES:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            ensure_private_dir(self._directory)
+            for file in (1, 0):  # frees the space the old segments held
+                self._open(file, truncate=True)
+            self._segments = []
+            self._size = 0
+            self._unjournaled = 0
+            self._segments = [start]
+            self._write_meta()
+        except OSError as exc:
+            if exc.errno not in DISK_ERRNOS:
+                raise
+            self._segments = self._segments or [start]
+            self._degrade(exc)
+            return
+        self.health.degraded = False
+        self.health.resumed += 1
+        log.warning(
+            "terminal history %s written again (%d bytes were not journaled)",
+            self._stem.name,
+            self.health.dropped_bytes,
+        )
 
     def replay(self) -> Replay:
         """Everything kept, for rebuilding the scrollback after a restart."""

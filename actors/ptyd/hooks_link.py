@@ -11,11 +11,14 @@ fence). Nothing that publishes output waits for it: a full queue drops the messa
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import trio
+from msgspec.structs import replace
 
 from orca.actor import RpcClient
 from orca.contracts import hooks
@@ -48,6 +51,9 @@ class HooksCall:
     pane_key: str
     acked: trio.Event | None = None
     delivered: bool = False
+    # When the evidence was seen (monotonic): an OSC's ``evidenceAgeMs`` is the time
+    # it spent queued, measured on ptyd's own clock (seed 03 "证据年龄").
+    seen_at: float = 0.0
 
 
 class HooksLink:
@@ -58,6 +64,14 @@ class HooksLink:
         self._send, self._recv = trio.open_memory_channel[HooksCall](HOOKS_QUEUE)
         self.dropped = 0  # queue full (hooks slow or down for long)
         self.failed = 0  # calls that failed or timed out
+        # Seed 03 per-connection order watermark: one connection id per ptyd
+        # incarnation, a strictly increasing sequence per OSC document, so hooks drops
+        # a replayed or reordered observation ("replayed").
+        self.connection_id = f"ptyd-{uuid.uuid4().hex}"
+        self._seq = 0
+        # Panes with a pane_input queued and not yet sent: a burst of keystrokes is
+        # one message (the evidence is "input arrived", not what it was).
+        self._input_pending: set[str] = set()
 
     def ingest_osc(
         self, pane_key: str, terminal_handle: str, worktree_id: str, payload: bytes
@@ -68,15 +82,51 @@ class HooksLink:
             terminal_handle=terminal_handle,
             worktree_id=worktree_id,
             payload=payload.decode("utf-8", errors="replace"),
+            connection_id=self.connection_id,
+            connection_seq=self._next_seq(),
         )
-        self._tell(HooksCall(hooks.INGEST_OSC, args, pane_key))
+        self._tell(HooksCall(hooks.INGEST_OSC, args, pane_key, seen_at=time.monotonic()))
 
-    def restart_pane(self, pane_key: str, launch_token_sha256: str, worktree_id: str) -> None:
-        """A live launch in the pane: hooks lifts its retirement fence, learns the hash."""
+    def restart_pane(
+        self,
+        pane_key: str,
+        launch_token_sha256: str,
+        worktree_id: str,
+        terminal_handle: str | None = None,
+    ) -> None:
+        """A live launch in the pane: hooks lifts its retirement fence, learns the hash,
+        and drops the previous agent's row (the new launch never inherits it)."""
         args = hooks.RestartPaneArgs(
-            pane_key=pane_key, launch_token_sha256=launch_token_sha256, worktree_id=worktree_id
+            pane_key=pane_key,
+            launch_token_sha256=launch_token_sha256,
+            worktree_id=worktree_id,
+            terminal_handle=terminal_handle,
         )
         self._tell(HooksCall(hooks.RESTART_PANE, args, pane_key))
+
+    def pty_exited(self, pane_key: str, terminal_handle: str, exit_code: int | None) -> None:
+        """The pane's PTY exited (after its final output): hooks removes the row."""
+        args = hooks.PtyExitedArgs(
+            pane_key=pane_key, terminal_handle=terminal_handle, exit_code=exit_code
+        )
+        self._tell(HooksCall(hooks.PTY_EXITED, args, pane_key))
+
+    def pane_input(self, pane_key: str, terminal_handle: str) -> None:
+        """The user typed into the pane: evidence that a permission prompt was answered."""
+        if pane_key in self._input_pending:
+            return
+        args = hooks.PaneInputArgs(pane_key=pane_key, terminal_handle=terminal_handle)
+        self._input_pending.add(pane_key)
+        if not self._tell(HooksCall(hooks.PANE_INPUT, args, pane_key)):
+            self._input_pending.discard(pane_key)
+
+    def pane_attached(self, pane_key: str) -> None:
+        """The user attached to the pane: its done/blocked row is read."""
+        self._tell(HooksCall(hooks.ACK, hooks.AckArgs(pane_key=pane_key), pane_key))
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
 
     async def retire_pane(self, pane_key: str) -> bool:
         """Fence the pane, queued behind every earlier message; True once hooks answered
@@ -94,15 +144,23 @@ class HooksLink:
             await item.acked.wait()
         return item.delivered
 
-    def _tell(self, item: HooksCall) -> None:
+    def _tell(self, item: HooksCall) -> bool:
         try:
             self._send.send_nowait(item)
         except trio.WouldBlock:
             self.dropped += 1
+            return False
+        return True
 
     async def _deliver(self, item: HooksCall) -> bool:
+        args = item.args
+        if isinstance(args, hooks.PaneInputArgs):
+            self._input_pending.discard(item.pane_key)
+        if isinstance(args, hooks.IngestOscArgs) and item.seen_at:
+            age_ms = int((time.monotonic() - item.seen_at) * 1000)
+            args = replace(args, evidence_age_ms=max(0, age_ms))
         try:
-            await self._connect().invoke(item.op, item.args, timeout=HOOKS_TIMEOUT_S)
+            await self._connect().invoke(item.op, args, timeout=HOOKS_TIMEOUT_S)
         except OrcaError as exc:
             self.failed += 1
             log.warning("%s for %s not delivered to hooks: %s", item.op.name, item.pane_key, exc)

@@ -28,6 +28,7 @@ import errno
 import logging
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -35,7 +36,7 @@ from typing import Protocol
 import trio
 
 from actors.ptyd import memory, spawn
-from actors.ptyd.history import RawJournal, save_checkpoint
+from actors.ptyd.history import RawJournal
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
@@ -56,6 +57,8 @@ MAX_INPUT_BACKLOG = 4 * 1024 * 1024
 IDLE_COMPACT_S = 2.0
 # Grace between SIGTERM/SIGHUP and SIGKILL when a session is killed.
 KILL_GRACE_S = 2.0
+# Attachment leases kept per session (``term.attach``): beyond it the oldest is dropped.
+MAX_ATTACHMENTS = 64
 
 
 class SessionListener(Protocol):
@@ -101,6 +104,7 @@ class Session:
         self.replies_failed = 0
         self._listener = listener
         self._subscriptions: set[Subscription] = set()
+        self._leases: dict[str, float] = {}  # attachment id -> expiry (monotonic)
         self._input: deque[bytes] = deque()
         self._input_bytes = 0
         self._input_ready = trio.Event()
@@ -117,7 +121,20 @@ class Session:
 
     @property
     def subscribers(self) -> int:
-        return len(self._subscriptions)
+        """Clients attached now: live attachment leases plus in-process subscriptions."""
+        now = time.monotonic()
+        self._leases = {a: t for a, t in self._leases.items() if t > now}
+        return len(self._subscriptions) + len(self._leases)
+
+    def hold_lease(self, attachment_id: str, lease_s: float) -> None:
+        """Count ``attachment_id`` as attached for ``lease_s`` more (take or renew)."""
+        self._leases.pop(attachment_id, None)
+        if len(self._leases) >= MAX_ATTACHMENTS:
+            del self._leases[min(self._leases, key=self._leases.__getitem__)]
+        self._leases[attachment_id] = time.monotonic() + lease_s
+
+    def release_lease(self, attachment_id: str) -> None:
+        self._leases.pop(attachment_id, None)
 
     # -- running -------------------------------------------------------------------
     async def run(self) -> None:
@@ -165,10 +182,7 @@ class Session:
         data = self.model.checkpoint()
         if data is None:
             return  # inside a sequence: the next idle period tries again
-        try:
-            save_checkpoint(self.journal.model_path, self.scrollback.end, data)
-        except OSError as exc:
-            log.warning("session %s: model checkpoint not saved (%s)", self.session_id, exc)
+        self.journal.checkpoint(self.scrollback.end, data)
 
     def screen_snapshot(self) -> tuple[int, bytes]:
         """(offset, escape stream): the screen as of ``offset``; live output follows."""
@@ -197,6 +211,7 @@ class Session:
             if parts:
                 batch = b"".join(parts)
                 if self.journal is not None:
+                    self.journal.rotate_if_due(self.scrollback.end, self.scanner.at_boundary)
                     self.journal.append(batch)
                 self._ingest(batch)
                 await trio.lowlevel.checkpoint()

@@ -28,6 +28,7 @@ from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
 from actors.ptyd.session import Session, SessionListener
 from actors.ptyd.terminal_model import ModelError, TerminalModel
 from orca.contracts.ptyd import SpawnArgs
+from orca.model.ids import split_worktree_id_for_filesystem
 from orca.model.panes import (
     make_pane_key,
     make_pty_session_id,
@@ -96,6 +97,22 @@ def pane_identity(worktree_id: str, pane_key: str | None) -> spawn.PaneIdentity:
     if legacy is not None:
         return spawn.PaneIdentity(pane_key, legacy.tab_id, worktree_id)
     raise ValueError(f"not a pane key ('<tabId>:<leafUUID>'): {pane_key!r}")
+
+
+def moved_path(path: str, old_worktree_id: str, new_worktree_id: str) -> str:
+    """``path`` after the worktree folder of ``old`` moved to that of ``new``: rewritten
+    when equal to or under the old folder, else unchanged (also for malformed ids)."""
+    old = split_worktree_id_for_filesystem(old_worktree_id)
+    new = split_worktree_id_for_filesystem(new_worktree_id)
+    if old is None or new is None:
+        return path
+    old_dir, new_dir = old.path.rstrip("/") or "/", new.path.rstrip("/") or "/"
+    if path.rstrip("/") == old_dir:
+        return new_dir
+    prefix = old_dir if old_dir.endswith("/") else old_dir + "/"
+    if path.startswith(prefix):
+        return new_dir.rstrip("/") + "/" + path[len(prefix) :]
+    return path
 
 
 class SessionTable:
@@ -212,11 +229,16 @@ class SessionTable:
         return session
 
     def rekey_worktree(self, old_worktree_id: str, new_worktree_id: str) -> list[tuple[str, str]]:
-        """Move every session of ``old`` to ``new``; returns (old id, new id) pairs."""
+        """Move every session of ``old`` to ``new``; returns (old id, new id) pairs.
+
+        The folder moved with the id (``orca worktree mv``): a ``cwd`` equal to or under
+        the old worktree path is rewritten under the new one (the child's own cwd moved
+        with its directory; this keeps what ``term.list`` reports true)."""
         moved: list[tuple[str, str]] = []
         for session in list(self._sessions.values()):
             if session.info.worktree_id != old_worktree_id:
                 continue
+            session.info.cwd = moved_path(session.info.cwd, old_worktree_id, new_worktree_id)
             parts = parse_pty_session_id(session.session_id)
             suffix = parts.suffix if parts is not None else None
             new_id = make_pty_session_id(new_worktree_id, suffix)

@@ -301,15 +301,19 @@ class TerminalModel:
 
     def _mode_trailer(self, modes: Modes) -> bytes:
         out = [b"\x1b[?25" + (b"h" if modes.cursor_visible else b"l")]
-        for number in (
+        # Resetting any mouse tracking mode turns every one off (xterm, tmux): resets
+        # first, then the modes that are on, so a later reset cannot undo a set.
+        numbers = (
             MODE_CURSOR_KEYS,
             MODE_KEYPAD,
             MODE_BRACKETED_PASTE,
             *MODE_MOUSE,
             *MODE_MOUSE_ENCODINGS,
             MODE_FOCUS,
-        ):
-            out.append(b"\x1b[?%d%s" % (number, b"h" if self.mode(number) else b"l"))
+        )
+        states = [(number, self.mode(number)) for number in numbers]
+        out.extend(b"\x1b[?%dl" % number for number, on in states if not on)
+        out.extend(b"\x1b[?%dh" % number for number, on in states if on)
         out.append(b"\x1b=" if modes.keypad else b"\x1b>")
         return b"".join(out)
 

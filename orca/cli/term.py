@@ -281,6 +281,7 @@ def _attach_loop(
         for fresh, repaint in attachment.poll_output():
             write((CLEAR_SCREEN if repaint else b"") + fresh)
         flush()
+        attachment.keepalive()  # keeps it counted in term.list's subscribers
         if attachment.exit_code is not None:
             return f"exited {attachment.exit_code}"
 

@@ -6,7 +6,9 @@ and the offset it corresponds to), then apply output events through a
 with ``term.read {since}``, and a gap beyond the scrollback repaints from a new
 ``term.attach``. Terminal queries in the output are stripped (:class:`QueryFilter`):
 ptyd answers them from the model, so the user's terminal must not answer again. A ``term.rekeyed`` event for our session (a worktree rename) moves
-the subscription. Calls and events are typed by ``orca.contracts.ptyd``; a malformed
+the subscription. The attachment is counted in ``term.list``'s ``subscribers``
+through a lease on its ``attachment_id`` (``keepalive`` renews it, ``close`` ends it).
+Calls and events are typed by ``orca.contracts.ptyd``; a malformed
 event is logged once and dropped (``decode_event_data``), never raised to the caller.
 
 Like ``orca.client.sync`` it imports neither trio nor anything under ``actors/``.
@@ -15,6 +17,8 @@ Like ``orca.client.sync`` it imports neither trio nor anything under ``actors/``
 from __future__ import annotations
 
 import re
+import time
+import uuid
 
 import zmq
 
@@ -25,10 +29,12 @@ from orca.contracts.base import DecodeStats, decode_event_data, specs_by_type
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES
 from orca.wire.envelope import decode_event
-from orca.wire.errors import BadFrame
+from orca.wire.errors import BadFrame, OrcaError
 
 # Events a subscriber may queue before PUB drops for it (then it catches up by offset).
 RCVHWM = 10_000
+# ``term.detach`` on close is best effort: a ptyd that is down must not hold up a detach.
+DETACH_TIMEOUT_S = 1.0
 CONSUMER = "terminal client<-ptyd"
 FOLLOWED = specs_by_type((ptyd.OUTPUT, ptyd.EXIT, ptyd.REKEYED))
 
@@ -118,6 +124,9 @@ class Attachment:
         self.exit_code: int | None = None
         self.output_ended = False
         self.stats = DecodeStats()
+        self.attachment_id = uuid.uuid4().hex  # counted in term.list while leased
+        self.lease_s = 0.0
+        self._leased_at = 0.0
 
     @classmethod
     def open(cls, session_id: str, paths: OrcaPaths | None = None) -> Attachment:
@@ -131,10 +140,12 @@ class Attachment:
         attachment = cls(session_id, paths, sub)
         try:
             attachment._subscribe(session_id)
-            reply = invoke(ptyd.ATTACH, ptyd.SessionArgs(session_id=session_id), paths=paths)
+            args = ptyd.AttachArgs(session_id=session_id, attachment_id=attachment.attachment_id)
+            reply = invoke(ptyd.ATTACH, args, paths=paths)
         except BaseException:
             sub.close(linger=0)
             raise
+        attachment.lease_s, attachment._leased_at = reply.lease_s, time.monotonic()
         attachment.session_id = reply.session_id
         attachment.cursor.restart_at(reply.end)
         attachment.initial = reply.data  # the screen: generated, no query in it
@@ -166,7 +177,21 @@ class Attachment:
             if typed is not None:
                 self._apply(typed, out)
 
+    def keepalive(self) -> None:
+        """Renew the attachment's lease once a third of it has passed (call it often)."""
+        now = time.monotonic()
+        if self.lease_s and now - self._leased_at >= self.lease_s / 3:
+            args = ptyd.LeaseArgs(session_id=self.session_id, attachment_id=self.attachment_id)
+            self.lease_s = invoke(ptyd.LEASE, args, paths=self.paths).lease_s
+            self._leased_at = now
+
     def close(self) -> None:
+        """Detach: end the lease (best effort) and stop following."""
+        try:
+            args = ptyd.LeaseArgs(session_id=self.session_id, attachment_id=self.attachment_id)
+            invoke(ptyd.DETACH, args, paths=self.paths, timeout=DETACH_TIMEOUT_S)
+        except OrcaError:
+            pass  # ptyd is down or the session is gone: the lease runs out by itself
         self.socket.close(linger=0)
 
     def _apply(
@@ -200,9 +225,8 @@ class Attachment:
         self.output_ended = reply.output_ended
         if reply.gap:
             # Beyond the scrollback: repaint the screen from the model.
-            screen = invoke(
-                ptyd.ATTACH, ptyd.SessionArgs(session_id=self.session_id), paths=self.paths
-            )
+            again = ptyd.AttachArgs(session_id=self.session_id, attachment_id=self.attachment_id)
+            screen = invoke(ptyd.ATTACH, again, paths=self.paths)
             self.cursor.restart_at(screen.end)
             self.queries = QueryFilter()
             return [(screen.data, True)]

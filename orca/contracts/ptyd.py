@@ -28,7 +28,10 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     Neither failure fails the close; the reply comes within ~3 s even with both down.
 ``term.list`` {worktreeId?} → {sessions: [row]} where row (``SessionRow``) is
     {sessionId, hostId, worktreeId, paneKey, tabId, terminalHandle, argv, cwd, pid,
-    cols, rows, createdAt, exitCode, running, endOffset, subscribers}
+    cols, rows, createdAt, exitCode, running, endOffset, subscribers}; ``subscribers``:
+    the clients attached now (live ``term.attach`` leases, below, plus in-process
+    readers). After a worktree rename ``cwd`` follows the folder when it was the old
+    worktree folder or under it.
 ``term.read`` {sessionId, since?, limit?} → {sessionId, offset, data, end, gap,
     running, exitCode, outputEnded}. Without ``since``: the snapshot (scrollback,
     starting at a safe boundary). With ``since``: bytes from that offset (at most
@@ -37,7 +40,8 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     ``end`` is final (``running`` may turn false before the last output has been
     read). ``exitCode``: null while running, the code, 128+N for signal N, -1 when
     unknown. Errors: ``not_found``; ``bad_request`` (``since`` beyond ``end``).
-``term.attach`` {sessionId} → the ``term.read`` fields plus {epoch, seq, topics}, where
+``term.attach`` {sessionId, attachmentId?} → the ``term.read`` fields plus {epoch, seq,
+    topics, leaseS}, where
     ``data`` is the *screen*, not scrollback: an escape stream generated from the
     session's terminal model (``actors/ptyd/terminal_model.py``) that redraws its cells,
     attributes, cursor, modes (alternate screen over the primary, bracketed paste,
@@ -49,8 +53,27 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     scrollback attach again. Terminal queries in the output (DSR, DA, OSC 10/11...)
     are answered by ptyd from the model, attached clients or not; clients must not
     let their terminal answer them (``orca.client.terminal.QueryFilter``).
+    Counting attached clients (``subscribers`` in ``term.list``): output reaches a
+    client through ptyd's PUB socket, which cannot tell who listens, so a client that
+    wants to be counted names itself with an ``attachmentId`` (1..64 chars, its own
+    choice, e.g. a uuid) and holds a *lease* on it: ``term.attach`` takes or renews it
+    for ``leaseS`` (``ATTACH_LEASE_S``, 15 s), ``term.lease`` renews it, ``term.detach``
+    ends it. A client that dies stops being counted when its lease runs out. Without
+    ``attachmentId`` the call is a plain screen read and counts nothing.
+``term.lease`` {sessionId, attachmentId} → {leaseS} takes or renews the lease (a client
+    renews every ``leaseS / 3``). Errors: ``not_found``.
+``term.detach`` {sessionId, attachmentId} → {} ends the lease (unknown ones: no-op).
+    Errors: ``not_found`` (no such session).
 ``term.snapshot`` {} → {epoch, seq, sessions: [row]} (mirror snapshot).
 ``term.gc_status`` {} → {suspects: {worktreeId: since}, graceS}
+``sys.stats`` built in, plus {ptyd: {sessions, hooksDropped, hooksFailed, gcSuspects,
+    history: {degraded, droppedBytes, failures, resumed, lastError}}}. ``history``
+    sums the live sessions' journals: a full or failing disk (ENOSPC, EIO...) makes a
+    journal *degraded* (output keeps streaming to clients and into the scrollback and
+    model, but is not journaled: ``droppedBytes``; not crash-safe meanwhile); the next
+    output after ``RETRY_INTERVAL_S`` (1 s) tries the disk again and a journal that
+    resumes starts over at the current offsets (``resumed``). ``degraded`` counts the
+    journals degraded now; ``lastError`` is e.g. ``"ENOSPC: No space left on device"``.
 
 Every op naming a session accepts an id from before a worktree rename (an alias).
 
@@ -103,6 +126,9 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 MAX_DIMENSION = 1000
 
 Dimension = Annotated[int, msgspec.Meta(ge=1, le=MAX_DIMENSION)]
+# How long an attachment counts in ``subscribers`` without renewal (client crash bound).
+ATTACH_LEASE_S = 15.0
+AttachmentId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 _OUTPUT_TYPE = "term.output"
 _EXIT_TYPE = "term.exit"
@@ -135,6 +161,20 @@ class SpawnArgs(Args, frozen=True, kw_only=True):
 
 class SessionArgs(Args, frozen=True, kw_only=True):
     session_id: str
+
+
+class AttachArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+    attachment_id: AttachmentId | None = None
+
+
+class LeaseArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+    attachment_id: AttachmentId
+
+
+class LeaseResult(Payload, frozen=True, kw_only=True):
+    lease_s: float
 
 
 class WriteArgs(Args, frozen=True, kw_only=True):
@@ -235,6 +275,7 @@ class AttachResult(ReadResult, frozen=True, kw_only=True):
     epoch: str
     seq: int
     topics: list[str]
+    lease_s: float = 0.0  # > 0 when the call named an attachment (it holds a lease)
 
 
 class Snapshot(Payload, frozen=True, kw_only=True):
@@ -290,7 +331,9 @@ KILL = CONTRACT.op("term.kill", SessionArgs, Empty, NotFound)
 CLOSE = CONTRACT.op("term.close", SessionArgs, CloseResult, NotFound)
 LIST = CONTRACT.op("term.list", ListArgs, SessionList)
 READ = CONTRACT.op("term.read", ReadArgs, ReadResult, NotFound, BadRequest)
-ATTACH = CONTRACT.op("term.attach", SessionArgs, AttachResult, NotFound)
+ATTACH = CONTRACT.op("term.attach", AttachArgs, AttachResult, NotFound)
+LEASE = CONTRACT.op("term.lease", LeaseArgs, LeaseResult, NotFound)
+DETACH = CONTRACT.op("term.detach", LeaseArgs, Empty, NotFound)
 SNAPSHOT = CONTRACT.op("term.snapshot", NoArgs, Snapshot)
 GC_STATUS = CONTRACT.op("term.gc_status", NoArgs, GcStatus)
 

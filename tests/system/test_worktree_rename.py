@@ -70,11 +70,6 @@ def test_live_session_follows_worktree_mv(user: User, tmp_path: Path) -> None:
     assert after["pid"] == before["pid"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ptyd keeps the old cwd on re-key: actors/ptyd/sessions.py rekey_worktree must "
-    "rewrite info.cwd under the old path (owned by the ptyd helper)",
-)
 @pytest.mark.timeout(120)
 def test_live_session_cwd_follows_worktree_mv(user: User, tmp_path: Path) -> None:
     """The session's reported cwd moves with its folder."""

@@ -12,6 +12,7 @@ from support.ptyd_harness import PtydProcess as Ptyd
 from support.ptyd_harness import running_ptyd
 
 from orca.client.cursor import StreamCursor
+from orca.client.terminal import Attachment
 from orca.contracts import ptyd as contract
 from orca.contracts import sys as sys_contract
 from orca.wire.errors import BadRequest, NotFound
@@ -134,7 +135,7 @@ async def test_every_op_and_event_has_its_contracts_shape(ptyd: Ptyd, tmp_path: 
         assert [(r.session_id, r.cols, r.running) for r in listed.sessions] == [(sid, 100, True)]
         read = await c.invoke(contract.READ, contract.ReadArgs(session_id=sid, since=0))
         assert read.session_id == sid and not read.gap and read.exit_code is None
-        attached = await c.invoke(contract.ATTACH, one)
+        attached = await c.invoke(contract.ATTACH, contract.AttachArgs(session_id=sid))
         assert attached.topics == [contract.output_topic(sid), contract.exit_topic(sid)]
         snapshot = await c.invoke(contract.SNAPSHOT)
         assert snapshot.epoch == attached.epoch and snapshot.sessions[0].session_id == sid
@@ -161,3 +162,41 @@ async def test_every_op_and_event_has_its_contracts_shape(ptyd: Ptyd, tmp_path: 
         80,
         True,
     )
+
+
+async def _subscribers(ptyd: Ptyd, sid: str) -> int:
+    [row] = (await ptyd.client.invoke(contract.LIST, contract.ListArgs())).sessions
+    assert row.session_id == sid
+    return row.subscribers
+
+
+async def test_subscribers_counts_attached_clients_by_lease(ptyd: Ptyd, tmp_path: Path) -> None:
+    """Issue 15 item 8: ``subscribers`` was always 0 while a client was attached. An
+    attachment that names itself holds a lease: counted until it detaches; a plain
+    screen read (no attachment id) counts nothing."""
+    c = ptyd.client
+    with trio.fail_after(30):
+        spawn = contract.SpawnArgs(argv=["/bin/sh"], cwd=str(tmp_path), worktree_id=WT)
+        sid = (await c.invoke(contract.SPAWN, spawn, timeout=10)).session_id
+        await c.invoke(contract.ATTACH, contract.AttachArgs(session_id=sid))
+        assert await _subscribers(ptyd, sid) == 0
+
+        # The blocking client `orca term attach` uses: open attaches with a lease.
+        attachment = await trio.to_thread.run_sync(Attachment.open, sid, ptyd.paths)
+        assert attachment.lease_s == contract.ATTACH_LEASE_S
+        assert await _subscribers(ptyd, sid) == 1
+        second = contract.LeaseArgs(session_id=sid, attachment_id="second-client")
+        assert (await c.invoke(contract.LEASE, second)).lease_s == contract.ATTACH_LEASE_S
+        assert await _subscribers(ptyd, sid) == 2
+        await c.invoke(contract.LEASE, second)  # a renewal is not a new client
+        assert await _subscribers(ptyd, sid) == 2
+
+        await trio.to_thread.run_sync(attachment.close)
+        assert await _subscribers(ptyd, sid) == 1
+        assert await c.invoke(contract.DETACH, second) == contract.Empty()
+        assert await _subscribers(ptyd, sid) == 0
+        with pytest.raises(NotFound):
+            gone = contract.LeaseArgs(session_id="repo1::/nope@@00000000", attachment_id="x")
+            await c.invoke(contract.LEASE, gone)
+        with pytest.raises(BadRequest):  # an attachment id is bounded
+            await ptyd.call("term.lease", {"sessionId": sid, "attachmentId": "x" * 65})

@@ -135,6 +135,7 @@ async def test_rename_rekeys_session_and_keeps_old_id_as_alias(harness: Harness)
         session = harness.start(["/bin/sh"])
         old_id = session.session_id
         moved = harness.table.rekey_worktree("repo1::/tmp/wt", "repo1::/tmp/renamed")
+        assert session.info.cwd == str(harness.tmp)  # not under the worktree: kept
         assert moved == [(old_id, session.session_id)]
         assert session.session_id.startswith("repo1::/tmp/renamed@@")
         assert session.session_id.endswith(old_id[-8:])

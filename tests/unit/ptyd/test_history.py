@@ -128,5 +128,7 @@ def test_journal_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "h").stat().st_mode & 0o777 == 0o700
-    modes = {p.name.rsplit(".", 1)[-1]: p.stat().st_mode & 0o777 for p in (tmp_path / "h").iterdir()}
+    modes = {
+        p.name.rsplit(".", 1)[-1]: p.stat().st_mode & 0o777 for p in (tmp_path / "h").iterdir()
+    }
     assert set(modes.values()) == {0o600} and "json" in modes
