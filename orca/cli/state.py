@@ -96,6 +96,18 @@ def hooks_warnings(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
+def ptyd_warnings(stats: dict[str, Any]) -> list[str]:
+    """Problems worth a person's attention in ptyd's ``sys.stats`` reply."""
+    history = (stats.get("ptyd") or {}).get("history") or {}
+    if not history.get("degraded"):
+        return []
+    return [
+        f"terminal history is not being saved for {history['degraded']} session(s)"
+        f" ({history.get('lastError')}; {history.get('droppedBytes', 0)} bytes only in memory);"
+        " terminals keep running and saving resumes when there is space"
+    ]
+
+
 _SOURCE_WORDS = {"missing": "nothing yet (first start)", "no_valid_copy": "defaults"}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orca.cli.state import hooks_warnings
+from orca.cli.state import hooks_warnings, ptyd_warnings
 
 
 def test_a_healthy_hooks_actor_warns_about_nothing() -> None:
@@ -39,3 +39,11 @@ def test_a_full_disk_a_damaged_file_and_a_flood_are_each_reported() -> None:
 def test_an_older_hooks_actor_without_these_keys_warns_about_nothing() -> None:
     """Missing keys (another build) are no warning and no crash."""
     assert hooks_warnings({}) == [] and hooks_warnings({"hooks": {"statusFile": None}}) == []
+
+
+def test_a_degraded_terminal_history_is_one_line_naming_the_sessions_and_the_cause() -> None:
+    """ptyd's journal on a full disk: said once, with the count, the error and the bytes."""
+    stats = {"ptyd": {"history": {"degraded": 2, "lastError": "ENOSPC", "droppedBytes": 4096}}}
+    (line,) = ptyd_warnings(stats)
+    assert "2 session" in line and "ENOSPC" in line and "4096" in line
+    assert ptyd_warnings({"ptyd": {"history": {"degraded": 0}}}) == [] and ptyd_warnings({}) == []
