@@ -1,28 +1,37 @@
 """``ptyd``'s side of the fd-keeper protocol: ``KeeperLink`` (deposit, update, withdraw,
-reclaim) over one connection to the keeper.
+reclaim) over one connection to the keeper, and ``keep_keeper_seeded``.
 
 Crash survival: ``ptyd`` hands duplicates of every PTY master (and its output pipe) to
-a keeper, the supervisor, so a ``kill -9`` of ``ptyd`` hangs no terminal up; a
-restarted ``ptyd`` reclaims them and resumes reading. The protocol itself (messages,
-packets, the keeper's table) is ``orca/contracts/fd_keeper.py``; this module only maps
-``ptyd``'s ``SessionInfo`` onto it.
+the keeper (``actors/keeper``, a process of its own), so a ``kill -9`` of ``ptyd`` hangs
+no terminal up; a restarted ``ptyd`` reclaims them and resumes reading. The other way
+round, ``ptyd`` still holds every master when the keeper dies: ``keep_keeper_seeded``
+notices the hang-up, waits for the new keeper ``orcad`` starts and deposits every live
+session again, so the next ``ptyd`` crash is survived too. The protocol itself
+(messages, packets, the keeper's table) is ``orca/contracts/fd_keeper.py``; this module
+only maps ``ptyd``'s ``SessionInfo`` onto it.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+import trio
+import trio.lowlevel
 
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.spawn import exit_code_of
 from orca.contracts.fd_keeper import (
+    ANCILLARY_SPACE,
     KEEPER_ENV,
     KEEPER_SOCKET_NAME,
+    MAX_PACKET,
     REPLIES,
     AskExitStatus,
     Deposit,
@@ -34,6 +43,7 @@ from orca.contracts.fd_keeper import (
     Update,
     Withdraw,
     close_fds,
+    fds_from,
     recv_packet,
     send_packet,
 )
@@ -42,6 +52,9 @@ log = logging.getLogger(__name__)
 
 # A keeper that does not take a packet within this is treated as gone.
 SEND_TIMEOUT_S = 1.0
+# While no keeper answers, look for a new one this often: orcad restarts a dead keeper
+# within ~0.1 s, and until ptyd re-seeds it a ptyd crash would hang the terminals up.
+KEEPER_RETRY_S = 0.1
 
 
 def info_to_record(info: SessionInfo) -> dict[str, Any]:
@@ -52,8 +65,13 @@ def info_from_record(record: dict[str, Any]) -> SessionInfo:
     return SessionInfo(**record)
 
 
+def keeper_path(environ: Mapping[str, str], runtime_dir: Path) -> str:
+    """Where the keeper listens: ``ORCA_PTYD_FD_KEEPER``, else the profile's default."""
+    return environ.get(KEEPER_ENV) or str(runtime_dir / KEEPER_SOCKET_NAME)
+
+
 def find_keeper(environ: Mapping[str, str], runtime_dir: Path) -> str | None:
-    """The keeper socket to use: ``ORCA_PTYD_FD_KEEPER``, else the supervisor's default."""
+    """The keeper socket to use: ``ORCA_PTYD_FD_KEEPER``, else the profile's default."""
     explicit = environ.get(KEEPER_ENV)
     if explicit:
         return explicit
@@ -111,6 +129,26 @@ class KeeperLink:
             return None
         return message.status if isinstance(message, ExitStatus) else None
 
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def hung_up(self) -> bool:
+        """Whether the keeper closed its end. Called when the socket is readable, between
+        requests: every reply is read by the request that asked for it, so what is
+        waiting now is either the hang-up or a reply that came after its timeout (dropped)."""
+        while True:
+            try:
+                data, ancdata, _flags, _addr = self._sock.recvmsg(
+                    MAX_PACKET, ANCILLARY_SPACE, socket.MSG_DONTWAIT
+                )
+            except BlockingIOError:
+                return False
+            except OSError as exc:
+                return exc.errno != errno.EINTR
+            close_fds(fds_from(ancdata))
+            if not data:
+                return True
+
     def close(self) -> None:
         self._sock.close()
 
@@ -123,3 +161,73 @@ class KeeperLink:
             # The keeper is gone: sessions keep running, only crash survival is lost.
             self.broken = True
             log.error("fd keeper at %s unreachable (%s): crash survival is off", self.path, exc)
+
+
+# -- re-seeding a restarted keeper --------------------------------------------------
+class _Session(Protocol):
+    info: SessionInfo
+    master_fd: int
+    pipe: tuple[int, int] | None
+
+    @property
+    def output_done(self) -> trio.Event: ...
+
+
+class _Table(Protocol):
+    def sessions(self) -> Iterable[_Session]: ...
+
+
+class KeeperHolder(Protocol):
+    """What ``keep_keeper_seeded`` needs of ``ptyd``: its link and its sessions."""
+
+    keeper: KeeperLink | None
+
+    @property
+    def table(self) -> _Table: ...
+
+
+def deposit_all(link: KeeperLink, sessions: Iterable[_Session]) -> int:
+    """Deposit every session whose master is still open; returns how many."""
+    count = 0
+    for session in sessions:
+        if session.output_done.is_set():
+            continue  # hung up: its fds are closed, only its record is left (not re-seeded)
+        link.deposit(session.info, [session.master_fd, *(session.pipe or ())])
+        count += 1
+    return count
+
+
+async def keep_keeper_seeded(holder: KeeperHolder, path: str) -> None:
+    """For ptyd's life: whenever no keeper holds our sessions (it died, or none answered
+    at start), wait for one at ``path`` and deposit every live session with it.
+
+    Invariant: ``holder.keeper`` is either None or a link whose keeper has every live
+    session (``handlers.spawn`` deposits new ones as they come), except for the moment
+    between a keeper's death and this task noticing it.
+    """
+    while True:
+        link = holder.keeper
+        if link is not None:
+            if not link.broken:
+                try:
+                    await trio.lowlevel.wait_readable(link.fileno())
+                except (OSError, trio.ClosedResourceError):
+                    pass
+                if not link.hung_up() and not link.broken:
+                    continue
+            log.error("fd keeper at %s is gone: waiting for a new one", link.path)
+            holder.keeper = None
+            trio.lowlevel.notify_closing(link.fileno())
+            link.close()
+        try:
+            fresh = KeeperLink(path)
+        except OSError:
+            await trio.sleep(KEEPER_RETRY_S)
+            continue
+        count = deposit_all(fresh, holder.table.sessions())
+        if fresh.broken:
+            fresh.close()
+            await trio.sleep(KEEPER_RETRY_S)
+            continue
+        holder.keeper = fresh
+        log.info("fd keeper at %s re-seeded with %d session(s)", path, count)

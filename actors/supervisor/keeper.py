@@ -1,20 +1,21 @@
-"""The PTY fd keeper: ``orcad`` holds duplicates of ``ptyd``'s PTY masters.
+"""``orcad``'s side of the fd keeper: start one if none answers, watch it, reap orphans.
 
-Why the supervisor: a ``kill -9`` of ``ptyd`` closes its PTY masters, and when the
-last fd of a master closes the kernel hangs the terminal up and every agent on it gets
-SIGHUP. So a process that outlives ``ptyd`` must hold duplicates; the supervisor is
-the one process that outlives every actor. The protocol and the table are the
-contract's (``orca/contracts/fd_keeper.py``: SEQPACKET packets of JSON with SCM_RIGHTS
-fds, one decoder for both sides, and ``KeeperState``); this module is the supervisor's
-trio shell around them:
+The keeper itself is ``actors/keeper`` (a process of its own, so that ``orcad``'s death
+ends no agent; see ``orca/contracts/fd_keeper.py`` for the protocol and the survival
+argument). ``orcad``:
 
-- a SEQPACKET listener (0600) whose path reaches ``ptyd`` as ``ORCA_PTYD_FD_KEEPER``;
-- ``orcad`` is the *child subreaper* (``PR_SET_CHILD_SUBREAPER``), so agents orphaned
-  by a ``ptyd`` crash are re-parented to it; ``reap_orphans`` collects their exit
-  status for the restarted ``ptyd`` (``KeeperState.record_exit``), never touching the
-  actors, which trio waits for itself;
-- on ``orca down``, after ``ptyd`` stopped, ``close_all`` drops the kept masters (the
-  terminals hang up, which is what stopping Orca means) and stragglers are killed.
+- starts it (``ensure``) when its socket does not answer: ``posix_spawn`` with
+  ``setsid``, so it is in a session and process group of its own, and no signal meant
+  for ``orcad``'s group or terminal reaches it; it ignores SIGHUP and watches nobody;
+- restarts it (``watch``) if it dies while ``orcad`` runs; ``ptyd`` re-seeds the new
+  one with every session it holds (``actors/ptyd/handoff.py``);
+- is the *child subreaper* (``PR_SET_CHILD_SUBREAPER``): agents orphaned by a ``ptyd``
+  crash are re-parented to it (only an ancestor can adopt them, and the keeper is
+  none); ``reap_orphans`` collects their status and hands it to the keeper
+  (``exited {pid, status}``) for the restarted ``ptyd``, never touching the actors,
+  which trio waits for itself;
+- on ``orca down`` (unless ``--keep-terminals``) sends ``stop``: the keeper closes the
+  kept masters and exits; the terminals hang up.
 """
 
 from __future__ import annotations
@@ -22,25 +23,38 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable
 
 import trio
+import trio.lowlevel
 
 from orca.contracts.fd_keeper import (
-    ANCILLARY_SPACE,
-    MAX_PACKET,
-    REQUESTS,
-    KeeperProtocolError,
-    KeeperState,
-    decode_packet,
-    encode_packet,
+    KEEPER_LOCK_NAME,
+    KEEPER_MODULE,
+    KEEPER_SOCKET_NAME,
+    Exited,
+    Message,
+    Stop,
+    keeper_answers,
+    read_keeper_lock,
+    send_packet,
 )
+from orca.paths import OrcaPaths
 
 log = logging.getLogger(__name__)
 
 _PR_SET_CHILD_SUBREAPER = 36
+# How long a new keeper may take to bind its socket (a Python start: well under 1 s).
+KEEPER_START_TIMEOUT_S = 10.0
+# How long a stopping keeper may take to close its fds and exit before SIGKILL.
+KEEPER_STOP_GRACE_S = 5.0
+# Restart delay after a keeper died, doubled per death in a row up to the cap, so a
+# keeper that cannot start does not spin orcad.
+KEEPER_RESTART_INITIAL_S = 0.05
+KEEPER_RESTART_MAX_S = 5.0
 
 
 def become_subreaper() -> bool:
@@ -51,61 +65,136 @@ def become_subreaper() -> bool:
     return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
 
 
-class FdKeeper:
-    """Serve the keeper protocol on a Unix SEQPACKET socket, inside the supervisor."""
+class KeeperStartFailed(RuntimeError):
+    """No keeper answers and a new one did not start (its log says why)."""
 
-    def __init__(self, path: str, is_actor_pid: Callable[[int], bool]) -> None:
-        self.path = path
-        self.state = KeeperState()
+
+class KeeperControl:
+    """Start, watch, tell and stop the keeper of one profile."""
+
+    def __init__(self, paths: OrcaPaths, is_actor_pid: Callable[[int], bool]) -> None:
+        self.paths = paths
+        self.path = str(paths.runtime_dir / KEEPER_SOCKET_NAME)
+        self._lock_path = paths.runtime_dir / KEEPER_LOCK_NAME
         self._is_actor_pid = is_actor_pid
+        self._stopping = False
 
-    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        listener = trio.socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    @property
+    def pid(self) -> int | None:
+        """The running keeper's pid (from its lock), None if none holds it."""
+        info = read_keeper_lock(self._lock_path)
+        return None if info is None else info.pid
+
+    async def ensure(self) -> int | None:
+        """A keeper answering on ``path``: the running one, or one started now."""
+        if keeper_answers(self.path):
+            return self.pid
+        read_fd, write_fd = os.pipe()
+        log_fd = os.open(
+            self.paths.log_file("keeper"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
+        )
+        env = dict(os.environ)
+        if self.paths.home is not None:
+            env["ORCA_HOME"] = str(self.paths.home)
+        argv = [sys.executable, "-P", "-m", KEEPER_MODULE, "--ready-fd", str(write_fd)]
         try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-        await listener.bind(self.path)
-        os.chmod(self.path, 0o600)
-        listener.listen(8)
-        task_status.started()
-        try:
-            async with trio.open_nursery() as nursery:
-                while True:
-                    conn, _ = await listener.accept()
-                    nursery.start_soon(self._serve_connection, conn)
+            # posix_spawn returns once the child exists (vfork-like): nothing to wait for.
+            pid = os.posix_spawn(  # noqa: ASYNC221
+                sys.executable,
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 2),
+                    (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
+                ],
+                setsid=True,  # its own session and group: orcad's death does not reach it
+            )
         finally:
-            listener.close()
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
+            os.close(write_fd)
+            os.close(log_fd)
+        try:
+            with trio.move_on_after(KEEPER_START_TIMEOUT_S):
+                await trio.lowlevel.wait_readable(read_fd)
+            ready = os.read(read_fd, 64) if _readable(read_fd) else b""
+        finally:
+            trio.lowlevel.notify_closing(read_fd)
+            os.close(read_fd)
+        if ready.startswith(b"ready") or keeper_answers(self.path):
+            # A concurrent orcad may have won the lock (ours exited 3): either way one answers.
+            log.info("fd keeper ready (pid %s)", self.pid)
+            return self.pid
+        raise KeeperStartFailed(
+            f"the fd keeper (pid {pid}) did not start; see {self.paths.log_file('keeper')}"
+        )
 
-    async def _serve_connection(self, conn: trio.socket.SocketType) -> None:
-        with conn:
-            while True:
+    async def watch(self) -> None:
+        """Restart the keeper whenever it dies (until ``stop``)."""
+        delay = KEEPER_RESTART_INITIAL_S
+        while not self._stopping:
+            pid = self.pid
+            pidfd = _pidfd(pid)
+            if pidfd is not None:
                 try:
-                    data, ancdata, _flags, _addr = await conn.recvmsg(MAX_PACKET, ANCILLARY_SPACE)
-                except OSError as exc:
-                    log.warning("keeper connection failed: %s", exc)
+                    await trio.lowlevel.wait_readable(pidfd)
+                finally:
+                    trio.lowlevel.notify_closing(pidfd)
+                    os.close(pidfd)
+                delay = KEEPER_RESTART_INITIAL_S
+                if self._stopping:
                     return
-                try:
-                    message, fds = decode_packet(data, ancdata, REQUESTS)
-                    if message is None:
-                        return  # ptyd closed the connection
-                    replies = self.state.handle(message, fds)  # closes the fds it does not keep
-                except KeeperProtocolError as exc:
-                    log.warning("keeper: refused a packet: %s", exc)
-                    continue
-                for reply in replies:
-                    try:
-                        await conn.sendmsg(*encode_packet(reply.message, reply.fds))
-                    except OSError as exc:
-                        log.warning("keeper: reply lost: %s", exc)
-                        return
+                log.warning("fd keeper (pid %s) died: starting a new one", pid)
+            else:
+                await trio.sleep(delay)
+                delay = min(delay * 2, KEEPER_RESTART_MAX_S)
+            self.reap_orphans()  # the dead keeper was our child if we started it
+            try:
+                await self.ensure()
+            except (KeeperStartFailed, OSError) as exc:
+                log.error("%s", exc)
+
+    async def stop(self) -> None:
+        """``orca down``: the keeper closes every kept master and exits."""
+        self._stopping = True
+        pid = self.pid
+        if pid is None:
+            return
+        pidfd = _pidfd(pid)
+        if not self.tell(Stop()):
+            _kill(pid, signal.SIGTERM)
+        if pidfd is None:
+            return
+        try:
+            with trio.move_on_after(KEEPER_STOP_GRACE_S) as scope:
+                await trio.lowlevel.wait_readable(pidfd)
+            if scope.cancelled_caught:
+                log.warning("fd keeper (pid %d) did not stop: SIGKILL", pid)
+                _kill(pid, signal.SIGKILL)
+        finally:
+            trio.lowlevel.notify_closing(pidfd)
+            os.close(pidfd)
+        self.reap_orphans()
+
+    def leave_running(self) -> None:
+        """``orca down --keep-terminals``: stop watching; the keeper stays."""
+        self._stopping = True
+
+    def tell(self, message: Message) -> bool:
+        """Send one message on a connection of its own; False if no keeper took it."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            sock.settimeout(1.0)
+            sock.connect(self.path)
+            send_packet(sock, message)
+        except OSError:
+            return False
+        finally:
+            sock.close()
+        return True
 
     def reap_orphans(self) -> list[int]:
-        """Reap exited adopted processes (never the actors); record their status."""
+        """Reap exited adopted processes (never the actors); the keeper gets their status."""
         import psutil
 
         reaped: list[int] = []
@@ -122,8 +211,27 @@ class FdKeeper:
                 continue
             if pid:
                 reaped.append(pid)
-                self.state.record_exit(pid, status)
+                self.tell(Exited(pid=pid, status=status))
         return reaped
 
-    def close_all(self) -> None:
-        self.state.close_all()
+
+def _pidfd(pid: int | None) -> int | None:
+    if pid is None:
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
+
+
+def _readable(fd: int) -> bool:
+    import select
+
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass

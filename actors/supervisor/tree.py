@@ -25,7 +25,7 @@ import trio.lowlevel
 
 from actors.supervisor.config import SupervisorSpec
 from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
-from actors.supervisor.keeper import FdKeeper, become_subreaper
+from actors.supervisor.keeper import KeeperControl, KeeperStartFailed, become_subreaper
 from actors.supervisor.logs import RotatingLog
 from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
 from orca.actor.endpoints import TCP_HOST_ENV, bind_endpoints
@@ -33,7 +33,7 @@ from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 from orca.contracts import supervisor as sup
 from orca.contracts.base import NoArgs, Op, spec_of
-from orca.contracts.fd_keeper import KEEPER_ENV, KEEPER_SOCKET_NAME
+from orca.contracts.fd_keeper import KEEPER_ENV
 from orca.paths import OrcaPaths
 from orca.wire.errors import NotFound, Timeout, Unavailable
 
@@ -73,7 +73,10 @@ class Supervisor:
         self.endpoint = paths.ipc_endpoint("supervisor", "rpc")
         self._spawning = 0
         self._sigchld = trio.Event()
-        self.keeper = FdKeeper(str(paths.runtime_dir / KEEPER_SOCKET_NAME), self._may_be_actor)
+        # The fd keeper is a process of its own (actors/keeper): orcad starts it if none
+        # answers, restarts it, and reaps the agents orphaned by a ptyd crash.
+        self.keeper = KeeperControl(paths, self._may_be_actor)
+        self._keep_terminals = False
         self._register_ops()
 
     def _may_be_actor(self, pid: int) -> bool:
@@ -274,6 +277,7 @@ class Supervisor:
             stopping=self.core.stopping,
             pauses=self.core.pauses,
             paused_s=self.core.paused_s,
+            keeper_pid=self.keeper.pid,
         )
 
     def status(self) -> sup.Status:
@@ -307,23 +311,30 @@ class Supervisor:
         states = ", ".join(f"{r.name} {r.state}" for r in self.core.statuses(time.monotonic()))
         raise Timeout(f"not every actor was ready within {a.timeout:g}s: {states}")
 
-    async def _op_stop(self, _: NoArgs) -> sup.Empty:
+    async def _op_stop(self, a: sup.StopArgs) -> sup.Empty:
+        self._keep_terminals = self._keep_terminals or a.keep_terminals
         self._stop_requested.set()
         await self._stopped.wait()
         return sup.Empty()
 
     # -- life ------------------------------------------------------------------------
-    async def stop_children(self) -> None:
+    async def stop_children(self, *, keep_terminals: bool = False) -> None:
         """Stop every child in reverse start order: SIGTERM, grace, SIGKILL of the group.
 
-        Then drop the kept PTY masters: the terminals hang up and their agents (adopted
-        by us if ptyd died meanwhile) get SIGHUP; whatever ignores it is killed.
+        Then, unless ``keep_terminals``, stop the fd keeper: the kept PTY masters close,
+        the terminals hang up and their agents (adopted by us if ptyd died meanwhile)
+        get SIGHUP; whatever ignores it is killed. With ``keep_terminals`` the keeper
+        stays, holding every terminal, for the next ``orca up`` to re-adopt.
         """
         self.core.begin_stop()
         for rec in reversed(self.core.ordered()):
             if rec.pid is not None:
                 await self._terminate(rec.pid, self.spec.grace_for(rec.spec))
-        self.keeper.close_all()
+        if keep_terminals:
+            self.keeper.leave_running()
+            log.info("terminals kept: the fd keeper (pid %s) stays", self.keeper.pid)
+            return
+        await self.keeper.stop()
         await self._end_adopted(self.spec.shutdown_grace_s)
 
     async def _end_adopted(self, grace: float) -> None:
@@ -398,7 +409,11 @@ class Supervisor:
                 await nursery.start(self.rpc.serve)
                 if not become_subreaper():
                     log.warning("not a child subreaper: terminals will not survive a ptyd crash")
-                await nursery.start(self.keeper.serve)
+                try:
+                    await self.keeper.ensure()
+                except (KeeperStartFailed, OSError) as exc:
+                    log.error("no fd keeper (%s): terminals will not survive a crash", exc)
+                nursery.start_soon(self.keeper.watch)
                 nursery.start_soon(self._reap_on_sigchld)
                 nursery.start_soon(self.events.run_heartbeats)
                 nursery.start_soon(self._timer_loop)
@@ -413,7 +428,7 @@ class Supervisor:
 
                 nursery.start_soon(on_signal)
                 await self._stop_requested.wait()
-                await self.stop_children()
+                await self.stop_children(keep_terminals=self._keep_terminals)
                 self._stopped.set()
                 # Give the sup.stop caller its reply before the sockets close.
                 await trio.sleep(0.05)

@@ -1,4 +1,10 @@
-"""``orca up | down | status | restart | logs``: the service's lifecycle."""
+"""``orca up | down | status | restart | logs | service``: the service's lifecycle.
+
+``orca down`` never ends an agent by surprise: with live terminals it refuses (exit 1),
+lists them and names the two ways on: ``--keep-terminals`` (every process stops but the
+fd keeper, which holds the terminals for the next ``orca up``) or ``--kill-terminals``
+(each session is closed first, as ``orca term close`` does, then everything stops).
+"""
 
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from orca.wire.errors import OrcaError, Unavailable
 
 if TYPE_CHECKING:
     from orca.contracts import supervisor as sup
+    from orca.contracts.ptyd import SessionRow
     from orca.contracts.supervisor import LockInfo
     from orca.paths import OrcaPaths
 
@@ -125,6 +132,37 @@ def cmd_up(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def live_sessions(paths: OrcaPaths, worktree_id: str | None = None) -> list[SessionRow]:
+    """ptyd's running sessions (of one worktree, if given); raises OrcaError if ptyd
+    cannot answer (then nobody can tell whether an agent is live)."""
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
+    rows = invoke(ptyd.LIST, ptyd.ListArgs(worktree_id=worktree_id), paths=paths).sessions
+    return [r for r in rows if r.running]
+
+
+def print_sessions(rows: list[SessionRow]) -> None:
+    """One ``handle  pid  argv`` line per session on stderr (handles as ``term ls``)."""
+    from orca.cli.handles import session_handles
+
+    handles = session_handles([(r.session_id, r.worktree_id) for r in rows])
+    for r in rows:
+        handle = handles.get(r.session_id, r.session_id)
+        print(f"  {handle}  pid {r.pid}  {' '.join(r.argv)}", file=sys.stderr)
+
+
+def close_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
+    """Close each session as ``orca term close`` does (the pane is retired and fenced)."""
+    from orca.cli.term import CLOSE_TIMEOUT_S
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+
+    for r in rows:
+        args = ptyd.SessionArgs(session_id=r.session_id)
+        invoke(ptyd.CLOSE, args, paths=paths, timeout=CLOSE_TIMEOUT_S)
+
+
 def cmd_down(args: argparse.Namespace) -> int:
     import psutil
 
@@ -139,8 +177,35 @@ def cmd_down(args: argparse.Namespace) -> int:
     pid = info.pid
     from orca.client.sync import invoke
 
+    if not args.keep_terminals:
+        try:
+            live = live_sessions(paths)
+        except OrcaError as exc:
+            if not args.kill_terminals:
+                return fail(
+                    f"cannot tell whether agents are running (ptyd: {exc.message}); "
+                    "`orca down --keep-terminals` keeps whatever runs, "
+                    "`orca down --kill-terminals` ends it"
+                )
+            live = []  # ptyd is down: stopping the keeper below ends what it holds
+        if live and not args.kill_terminals:
+            print(f"orca: {len(live)} terminal(s) still running:", file=sys.stderr)
+            print_sessions(live)
+            print(
+                "  `orca down --keep-terminals` stops Orca but keeps them running"
+                " (the next `orca up` re-adopts them);\n"
+                "  `orca down --kill-terminals` ends them first.",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        close_sessions(live, paths)
     try:
-        invoke(sup.STOP, paths=paths, timeout=DOWN_TIMEOUT_S)
+        invoke(
+            sup.STOP,
+            sup.StopArgs(keep_terminals=args.keep_terminals),
+            paths=paths,
+            timeout=DOWN_TIMEOUT_S,
+        )
     except OrcaError as exc:
         print(f"orca: orderly stop failed ({exc.message}); signalling orcad", file=sys.stderr)
         if isinstance(pid, int):
@@ -155,7 +220,10 @@ def cmd_down(args: argparse.Namespace) -> int:
             pass
         except psutil.TimeoutExpired:
             return fail(f"orcad (pid {pid}) did not exit within {DOWN_TIMEOUT_S:g}s")
-    print("orca stopped")
+    if args.keep_terminals:
+        print("orca stopped; the terminals keep running (`orca up` re-adopts them)")
+    else:
+        print("orca stopped")
     return EXIT_OK
 
 
@@ -194,7 +262,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     print_table(
         ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "LAST EXIT"),
         rows,
-        title=f"orcad pid {orcad.pid}, up {human_duration(orcad.uptime)}",
+        title=f"orcad pid {orcad.pid}, up {human_duration(orcad.uptime)}"
+        + (f", fd keeper pid {orcad.keeper_pid}" if orcad.keeper_pid else ", no fd keeper"),
     )
     for line in [*_log_warnings(status), *_store_warnings(status.actors)]:
         print(f"warning: {line}")
@@ -281,7 +350,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     up.add_argument("--foreground", action="store_true", help="run orcad in this terminal")
     up.set_defaults(func=cmd_up)
 
-    down = sub.add_parser("down", help="stop every actor (reverse start order) and orcad")
+    down = sub.add_parser(
+        "down", help="stop every actor and orcad (refuses while terminals run, see flags)"
+    )
+    keep = down.add_mutually_exclusive_group()
+    keep.add_argument(
+        "--keep-terminals",
+        action="store_true",
+        help="keep running terminals alive (only the fd keeper stays; `orca up` re-adopts)",
+    )
+    keep.add_argument(
+        "--kill-terminals", action="store_true", help="close every terminal first, then stop"
+    )
     down.set_defaults(func=cmd_down)
 
     status = sub.add_parser("status", help="each actor's pid, state, restarts, uptime and RSS")
@@ -297,3 +377,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     logs.add_argument("-n", "--lines", type=int, default=50, help="lines to show (default 50)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
     logs.set_defaults(func=cmd_logs)
+
+    from orca.cli.service_unit import add_service_parser
+
+    add_service_parser(sub)

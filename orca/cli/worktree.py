@@ -287,10 +287,29 @@ def _create_with_progress(request: CreateArgs, timeout: float, *, quiet: bool) -
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
+    from orca.cli.output import EXIT_USAGE
+    from orca.cli.service import close_sessions, live_sessions, print_sessions
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
+    from orca.paths import resolve_paths
 
     row = resolve_worktree(list_worktrees().worktrees, args.worktree)
+    # Issue 13: removing a worktree under a running agent refuses unless --force,
+    # which ends its terminals first, as `orca term close` does.
+    paths = resolve_paths()
+    try:
+        live = live_sessions(paths, row.id)
+    except OrcaError as exc:
+        print(
+            f"orca: note: ptyd did not answer ({exc.message}): terminals unchecked", file=sys.stderr
+        )
+        live = []
+    if live and not args.force:
+        print(f"orca: {len(live)} terminal(s) still running in {row.path}:", file=sys.stderr)
+        print_sessions(live)
+        print("  `orca worktree rm --force` ends them first", file=sys.stderr)
+        return EXIT_USAGE
+    close_sessions(live, paths)
     request = gitwatch.RemoveArgs(
         worktree_id=row.id, force=args.force, delete_branch=args.delete_branch
     )

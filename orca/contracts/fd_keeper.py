@@ -2,16 +2,29 @@
 
 Why: if the last fd of a PTY master closes, the kernel hangs the terminal up and every
 agent on it gets SIGHUP. A ``kill -9`` of ``ptyd`` closes its fds, so a second process
-must hold duplicates: the keeper (in production ``orcad``, ``actors/supervisor/keeper.py``;
-``ptyd``'s side is ``actors/ptyd/handoff.KeeperLink``). ``ptyd`` deposits a duplicate of
-every master as soon as the session exists, keeps the keeper's copy of the session
-record current, and withdraws it when the session is closed. A restarted ``ptyd``
-reclaims every deposit with its record and resumes reading: output written meanwhile
-waited in the kernel's PTY buffer (the child blocked when it filled), so nothing is lost.
+must hold duplicates: the keeper, ``actors/keeper`` (``python -P -m actors.keeper``), a
+process of its own with no business logic, so that neither a crash nor an upgrade of
+``orcad`` or ``ptyd`` has a reason to stop it. ``ptyd``'s side is
+``actors/ptyd/handoff.KeeperLink``. ``ptyd`` deposits a duplicate of every master as
+soon as the session exists, keeps the keeper's copy of the session record current, and
+withdraws it when the session is closed. A restarted ``ptyd`` reclaims every deposit
+with its record and resumes reading: output written meanwhile waited in the kernel's
+PTY buffer (the child blocked when it filled), so nothing is lost.
+
+Survival, one process at a time (every master is held twice, by ``ptyd`` and the keeper):
+
+- ``ptyd`` dies: the keeper holds the masters; the restarted ``ptyd`` reclaims them.
+- the keeper dies: ``ptyd`` still holds them; ``orcad`` starts a new keeper and ``ptyd``
+  re-deposits every session it holds (``KeeperLink`` notices the hang-up, then re-seeds).
+- ``orcad`` dies: its actors stop (``ptyd`` included), the keeper does not (its own
+  session, not orcad's child process group, nothing watching orcad); the next
+  ``orca up`` finds it answering and the new ``ptyd`` reclaims every session.
 
 Transport: a Unix ``SOCK_SEQPACKET`` socket (mode 0600) at
-``<runtime dir>/ptyd-keeper.sock`` (``KEEPER_SOCKET_NAME``; the keeper passes its path
-to ``ptyd`` in ``ORCA_PTYD_FD_KEEPER``, ``KEEPER_ENV``). One packet is one JSON object
+``<runtime dir>/ptyd-keeper.sock`` (``KEEPER_SOCKET_NAME``; ``orcad`` passes its path
+to ``ptyd`` in ``ORCA_PTYD_FD_KEEPER``, ``KEEPER_ENV``). One keeper per profile: it
+holds ``<runtime dir>/keeper.lock`` (``KEEPER_LOCK_NAME``, ``orca.fsio.FileLock``; the
+file names its pid and socket, ``KeeperLockInfo``). One packet is one JSON object
 with an ``op`` tag (at most ``MAX_PACKET`` bytes) and its fds as SCM_RIGHTS (at most
 ``FDS_PER_PACKET``). ``encode_packet``/``decode_packet`` are the one encoder and the
 one decoder of a packet, whichever side and whatever socket API (blocking or trio)
@@ -29,20 +42,28 @@ Messages, ``ptyd`` → keeper (``Request``):
   carrying the sessions' fds in order (``fds`` of them each, at most
   ``FDS_PER_PACKET`` a packet), then one ``end {}`` packet.
 
+``orcad`` → keeper:
+- ``exited {pid, status}``: ``orcad`` (the child subreaper, an ancestor of every agent)
+  reaped an agent orphaned by a ``ptyd`` crash; the keeper records the wait status on
+  the session with that ``pid`` for the restarted ``ptyd`` (unknown pids are ignored);
+- ``stop {}``: ``orca down``: close every kept fd (the terminals hang up, which is what
+  stopping Orca means) and exit.
+
 ``info`` is ``ptyd``'s session record, opaque to the keeper except for ``pid`` (an int),
 which ties a reaped orphan's status to its session.
 
 What the keeper must do (``KeeperState`` is its table; the keeper is a socket loop
-around it):
+around it, ``actors/keeper/service.py``):
 
-1. ``prctl(PR_SET_CHILD_SUBREAPER, 1)`` before starting ``ptyd``, so the agents
-   orphaned by a ``ptyd`` crash are re-parented to it, not to init.
-2. Listen on the socket; feed each received message and its fds to
+1. Listen on the socket; feed each received message and its fds to
    ``KeeperState.handle`` and send back the packets it returns.
-3. On SIGCHLD, reap the children that are not its own actors and call
-   ``KeeperState.record_exit`` (statuses of unknown pids are ignored).
-4. Never read from or write to a kept fd; close every kept fd on ``orca down`` (that
-   hangs the terminals up, which is what stopping Orca means).
+2. Never read from or write to a kept fd; close every kept fd on ``stop`` or SIGTERM.
+
+Who reaps an agent whose ``ptyd`` died: ``orcad``, the child subreaper (only an
+ancestor can be: the kernel re-parents an orphan to its nearest subreaper ancestor),
+which forwards the status as ``exited``. If ``orcad`` is gone too, the orphan goes to
+the next subreaper up (``systemd --user`` under ``orca service install``) or init; its
+output is complete, its exit code unknown (``-1``).
 
 Errors: ``KeeperProtocolError`` (a packet that is not a keeper message: the sender is
 at fault; the receiver logs it, drops the packet and keeps serving).
@@ -55,13 +76,20 @@ import os
 import socket
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
+from orca.fsio import read_lock_holder
+
 KEEPER_ENV = "ORCA_PTYD_FD_KEEPER"
 # Where the supervisor listens unless KEEPER_ENV says otherwise (in the runtime dir).
 KEEPER_SOCKET_NAME = "ptyd-keeper.sock"
+# The keeper's single-instance lock, in the runtime dir.
+KEEPER_LOCK_NAME = "keeper.lock"
+# The keeper's module (``python -P -m actors.keeper``), named here so no one imports it.
+KEEPER_MODULE = "actors.keeper"
 # SCM_RIGHTS carries at most 253 fds per message (SCM_MAX_FD); stay well below.
 FDS_PER_PACKET = 128
 # A session's fds: the PTY master and both ends of its output pipe (ptyd's history.py).
@@ -78,6 +106,44 @@ Ancillary = list[tuple[int, int, bytes]]
 
 class KeeperProtocolError(ValueError):
     """A packet that is not a keeper message (the sender is at fault)."""
+
+
+class KeeperLockInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """What the keeper's lock file says: who holds it and where it listens."""
+
+    pid: int | None = None
+    socket: str | None = None
+
+
+_LOCK_DECODER = msgspec.json.Decoder(KeeperLockInfo)
+
+
+def encode_keeper_lock(info: KeeperLockInfo) -> bytes:
+    return msgspec.json.encode(info)
+
+
+def read_keeper_lock(path: Path) -> KeeperLockInfo | None:
+    """The running keeper named by the lock at ``path``; None if nobody holds it."""
+    raw = read_lock_holder(path)
+    if raw is None:
+        return None
+    try:
+        return _LOCK_DECODER.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return KeeperLockInfo()  # held, being written: a keeper with no name yet
+
+
+def keeper_answers(path: str | Path) -> bool:
+    """Whether a keeper listens at ``path`` (a stale socket file refuses the connection)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        sock.settimeout(1.0)
+        sock.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        sock.close()
+    return True
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", rename="camel"):
@@ -107,7 +173,17 @@ class AskExitStatus(Message, frozen=True, kw_only=True, tag="exit_status"):
     key: str
 
 
-Request = Deposit | Update | Withdraw | Reclaim | AskExitStatus
+# -- orcad → keeper -----------------------------------------------------------------
+class Exited(Message, frozen=True, kw_only=True, tag="exited"):
+    pid: int
+    status: int
+
+
+class Stop(Message, frozen=True, kw_only=True, tag="stop"):
+    pass
+
+
+Request = Deposit | Update | Withdraw | Reclaim | AskExitStatus | Exited | Stop
 
 
 # -- keeper → ptyd ------------------------------------------------------------------
@@ -264,6 +340,12 @@ class KeeperState:
             return []
         if isinstance(message, Reclaim):
             return list(self._reclaim_packets())
+        if isinstance(message, Exited):
+            self.record_exit(message.pid, message.status)
+            return []
+        if isinstance(message, Stop):
+            self.close_all()  # the shell exits after it
+            return []
         kept = self._kept.get(message.key)
         status = kept.exit_status if kept is not None else None
         return [Packet(ExitStatus(key=message.key, status=status), [])]

@@ -15,8 +15,10 @@ Ops (plus the built-ins ``sys.hello``, ``sys.ping``, ``sys.stats``):
 - ``sup.wait_ready {timeout = 30}`` → ``Status`` once every actor is running (or, if
   not permanent, has ended); timeout (an ``unavailable``) if ``timeout`` seconds pass
   first. A long poll, served concurrently.
-- ``sup.stop {}`` → ``{}`` once every actor has stopped, in reverse start order; then
-  orcad exits. Served concurrently.
+- ``sup.stop {keepTerminals = false}`` → ``{}`` once every actor has stopped, in reverse
+  start order; then orcad exits. Unless ``keepTerminals``, the fd keeper is stopped too
+  (its PTY masters close: every terminal hangs up); with it the keeper stays, holding
+  every terminal, and the next ``orca up`` re-adopts them. Served concurrently.
 
 ``ActorStatus``: ``{name, module, pid, state, restarts, uptime, lastExit, rss, log}``;
 ``state`` is one of ``starting|running|backoff|failed|stopped``; ``pid``, ``uptime``
@@ -128,6 +130,11 @@ class ActorStatus(Payload, frozen=True, kw_only=True):
     log: LogHealth | None = None
 
 
+class StopArgs(Payload, frozen=True, kw_only=True):
+    # True: leave the fd keeper (and so every terminal) running for the next `orca up`.
+    keep_terminals: bool = False
+
+
 class SupervisorInfo(Payload, frozen=True, kw_only=True):
     pid: int
     uptime: float
@@ -140,6 +147,8 @@ class SupervisorInfo(Payload, frozen=True, kw_only=True):
     # check-in steps, and their total seconds: liveness clocks were moved past them.
     pauses: int = 0
     paused_s: float = 0.0
+    # The fd keeper's pid (``actors/keeper``), null while none answers.
+    keeper_pid: int | None = None
 
 
 class Status(Payload, frozen=True, kw_only=True):
@@ -209,7 +218,7 @@ RESTART = CONTRACT.op(
 WAIT_READY = CONTRACT.op(
     "sup.wait_ready", WaitReadyArgs, Status, Timeout, doc="long-poll until every actor is ready"
 )
-STOP = CONTRACT.op("sup.stop", NoArgs, Empty, doc="stop every actor, then orcad")
+STOP = CONTRACT.op("sup.stop", StopArgs, Empty, doc="stop every actor, then orcad")
 
 STARTED = CONTRACT.event("actor.started", ActorStarted, doc="a child reported ready")
 EXITED = CONTRACT.event("actor.exited", ActorExited, doc="a child's process ended")

@@ -1,4 +1,4 @@
-"""orcad's fd keeper (actors/supervisor/keeper.py) serving the contract's protocol."""
+"""The fd keeper (actors/keeper/service.py) serving the contract's protocol."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.supervisor.keeper import FdKeeper
+from actors.keeper.service import FdKeeper
 from orca.contracts.fd_keeper import (
     ANCILLARY_SPACE,
     MAX_PACKET,
@@ -30,8 +30,8 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
     """A garbage packet and a deposit without fds are refused (one warning each, fds
     closed); the same connection then deposits and reclaims normally."""
     path = str(tmp_path / "k.sock")
-    keeper = FdKeeper(path, lambda pid: False)
-    caplog.set_level(logging.WARNING, logger="actors.supervisor.keeper")
+    keeper = FdKeeper(path)
+    caplog.set_level(logging.WARNING, logger="actors.keeper.service")
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(keeper.serve)

@@ -1,0 +1,108 @@
+"""The keeper's trio shell: a SEQPACKET listener around the contract's ``KeeperState``.
+
+The protocol and the table are the contract's (``orca/contracts/fd_keeper.py``:
+SEQPACKET packets of JSON with SCM_RIGHTS fds, one decoder for both sides); this module
+only moves packets between sockets and the table. It decides nothing: no timers, no
+business rules, nothing that an upgrade of the rest of Orca would need to change, so
+the process running it never has a reason to be restarted.
+
+Invariant: a kept fd is never read or written here; it is closed only on ``withdraw``,
+on a deposit replacing it, and on ``stop`` (``orca down``) or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+import trio
+
+from orca.contracts.fd_keeper import (
+    ANCILLARY_SPACE,
+    MAX_PACKET,
+    REQUESTS,
+    KeeperProtocolError,
+    KeeperState,
+    Stop,
+    decode_packet,
+    encode_packet,
+)
+
+log = logging.getLogger(__name__)
+
+# Connections waiting to be accepted: ptyd, orcad, an `orca` CLI probing, a test.
+LISTEN_BACKLOG = 16
+
+
+class FdKeeper:
+    """Serve the keeper protocol on a Unix SEQPACKET socket until ``stop`` arrives."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.state = KeeperState()
+        self.stopped = trio.Event()
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Listen (0600) until a ``stop`` message; every kept fd is closed on the way out."""
+        listener = trio.socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            os.unlink(self.path)  # a stale socket: only the lock holder gets here
+        except FileNotFoundError:
+            pass
+        # Bind under a private umask: there is no window where the socket is 0777.
+        old_umask = os.umask(0o177)
+        try:
+            await listener.bind(self.path)
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.path, 0o600)
+        listener.listen(LISTEN_BACKLOG)
+        task_status.started()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._accept, listener, nursery)
+                await self.stopped.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            listener.close()
+            self.state.close_all()
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+
+    async def _accept(self, listener: trio.socket.SocketType, nursery: trio.Nursery) -> None:
+        while True:
+            conn, _ = await listener.accept()
+            nursery.start_soon(self._serve_connection, conn)
+
+    async def _serve_connection(self, conn: trio.socket.SocketType) -> None:
+        with conn:
+            while True:
+                try:
+                    data, ancdata, _flags, _addr = await conn.recvmsg(MAX_PACKET, ANCILLARY_SPACE)
+                except OSError as exc:
+                    log.warning("keeper connection failed: %s", exc)
+                    return
+                try:
+                    message, fds = decode_packet(data, ancdata, REQUESTS)
+                    if message is None:
+                        return  # the peer closed the connection
+                    replies = self.state.handle(message, fds)  # closes the fds it does not keep
+                except KeeperProtocolError as exc:
+                    log.warning("keeper: refused a packet: %s", exc)
+                    continue
+                if isinstance(message, Stop):
+                    log.info("keeper: stop requested: every kept terminal closed")
+                    self.stopped.set()
+                    return
+                for reply in replies:
+                    try:
+                        await conn.sendmsg(*encode_packet(reply.message, reply.fds))
+                    except OSError as exc:
+                        log.warning("keeper: reply lost: %s", exc)
+                        return
+
+    def close_all(self) -> None:
+        self.state.close_all()
