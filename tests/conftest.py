@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from support.procs import FIXTURES, REPO, descendants, kill_all
 
+from orca.contracts.fd_keeper import KEEPER_LOCK_NAME, read_keeper_lock
 from orca.paths import OrcaPaths, resolve_paths
 
 
@@ -37,6 +38,11 @@ def orca_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     pid = info.get("pid")
     if isinstance(pid, int):
         kill_all([*descendants(pid), pid])
+    # The fd keeper outlives orcad by design (issue 13): end the one of this home too,
+    # and the agents whose masters it still holds.
+    keeper = read_keeper_lock(paths.runtime_dir / KEEPER_LOCK_NAME)
+    if keeper is not None and isinstance(keeper.pid, int):
+        kill_all([*descendants(keeper.pid), keeper.pid])
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "status": ("orca.cli.service",),
     "restart": ("orca.cli.service",),
     "logs": ("orca.cli.service",),
+    "service": ("orca.cli.service",),
     "repo": ("orca.cli.repo",),
     "worktree": ("orca.cli.worktree", "orca.cli.worktree_ps"),
     "hooks": ("orca.cli.hooks",),

@@ -163,6 +163,38 @@ def close_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
         invoke(ptyd.CLOSE, args, paths=paths, timeout=CLOSE_TIMEOUT_S)
 
 
+# How long `down --kill-terminals` waits for the agents to exit after term.kill (its
+# SIGHUP/SIGTERM, then ptyd's SIGKILL after a grace) before stopping the tree anyway.
+END_TIMEOUT_S = 15.0
+
+
+def end_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
+    """End each session's agent as ``orca term kill`` does and wait for the exits (ptyd's
+    ``term.exit`` events); the panes, their layout and their output history stay (unlike
+    ``close_sessions``)."""
+    from orca.client.sync import invoke, subscribe
+    from orca.contracts import ptyd
+
+    ending = {r.session_id for r in rows}
+    exits = subscribe(
+        ptyd.CONTRACT.actor,
+        [ptyd.EXIT],
+        consumer="orca down",
+        topics=[ptyd.exit_topic(sid) for sid in ending],
+        paths=paths,
+    )
+    try:
+        exits.wait_live(timeout=2.0)  # subscribed before the kills: no exit is missed
+        for sid in ending:
+            invoke(ptyd.KILL, ptyd.SessionArgs(session_id=sid), paths=paths)
+        for _, exited in exits.until(time.monotonic() + END_TIMEOUT_S):
+            ending.discard(exited.session_id)
+            if not ending:
+                break
+    finally:
+        exits.close()
+
+
 def cmd_down(args: argparse.Namespace) -> int:
     import psutil
 
@@ -198,7 +230,7 @@ def cmd_down(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_FAILED
-        close_sessions(live, paths)
+        end_sessions(live, paths)
     try:
         invoke(
             sup.STOP,
@@ -360,7 +392,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="keep running terminals alive (only the fd keeper stays; `orca up` re-adopts)",
     )
     keep.add_argument(
-        "--kill-terminals", action="store_true", help="close every terminal first, then stop"
+        "--kill-terminals",
+        action="store_true",
+        help="end every terminal's agent first (layout and history are kept), then stop",
     )
     down.set_defaults(func=cmd_down)
 

@@ -77,7 +77,7 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
 
     rm = worktree.add_parser("rm", help="remove a worktree (refuses dirty/locked ones)")
     rm.add_argument("worktree", help="worktree: handle, name, path or id")
-    rm.add_argument("--force", action="store_true", help="remove even if dirty or locked")
+    rm.add_argument("--force", action="store_true", help="remove even if dirty, locked or with running terminals (ended first)")
     rm.add_argument("--delete-branch", action="store_true", help="also delete its branch")
     rm.set_defaults(func=cmd_rm)
 

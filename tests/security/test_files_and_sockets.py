@@ -39,7 +39,7 @@ def test_sockets_and_runtime_files_are_owner_only_under_a_wide_umask(
         wide = {p.name: oct(stat.S_IMODE(p.lstat().st_mode)) for p in entries}
         assert {m for m in wide.values()} == {"0o600"}, wide
     finally:
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 @pytest.mark.parametrize("damaged", [b"[]", b"null", b'{"key": 5, "segments": "x"}'])
@@ -59,7 +59,7 @@ def test_a_damaged_history_meta_file_does_not_stop_ptyd(
         (row,) = [a for a in status.actors if a.name == "ptyd"]
         assert row.state == "running" and row.restarts == 0
     finally:
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 def test_a_repo_path_that_is_not_utf8_gets_a_clear_answer(orca_home: Path, tmp_path: Path) -> None:
@@ -84,4 +84,4 @@ def test_a_repo_path_that_is_not_utf8_gets_a_clear_answer(orca_home: Path, tmp_p
         status = invoke(supervisor.STATUS, paths=user.paths)
         assert all(a.restarts == 0 for a in status.actors)
     finally:
-        user.ok("down")
+        user.ok("down", "--kill-terminals")

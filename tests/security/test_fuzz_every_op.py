@@ -123,7 +123,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, dict[
     finally:
         for sock in socks.values():
             sock.close()
-        user.run("down")
+        user.run("down", "--kill-terminals")
         kill_all([*descendants(orcad.pid), orcad.pid])
 
 

@@ -58,4 +58,4 @@ def test_non_utf8_worktree_path_is_reported_and_gitwatch_keeps_running(
         watcher = next(a for a in status.actors if a.name == "gitwatch")
         assert (watcher.state, watcher.restarts) == ("running", 0)
     finally:
-        user.ok("down")
+        user.ok("down", "--kill-terminals")

@@ -68,4 +68,4 @@ def test_hostile_frames_to_every_socket_restart_nothing(orca_home: Path, tmp_pat
         assert {a.name: a.pid for a in after.actors} == pids
         assert [a.restarts for a in after.actors] == [0] * len(after.actors)
     finally:
-        user.ok("down")
+        user.ok("down", "--kill-terminals")

@@ -80,4 +80,4 @@ def test_loopback_orca_tcp_host_is_honoured_under_orcad_with_curve_only(orca_hom
         with pytest.raises(Unavailable, match="cannot connect"):
             invoke(sys_contract.PING, endpoint=tcp, timeout=1.0)
     finally:
-        assert run_cli(orca_home, "down", env=env).returncode == 0
+        assert run_cli(orca_home, "down", "--kill-terminals", env=env).returncode == 0

@@ -133,7 +133,7 @@ def tcp_user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
     try:
         yield user
     finally:
-        user.run("down")
+        user.run("down", "--kill-terminals")
 
 
 def _spawn_args(marker: Path) -> dict[str, Any]:

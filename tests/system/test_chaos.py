@@ -306,7 +306,7 @@ async def run_chaos(orca_home: Path, tmp_path: Path, duration_s: float) -> None:
 
     tree = int(json.loads(paths.lock_file.read_text())["pid"])
     everything = [tree, *descendants(tree), *(a["pid"] for a in agents.values())]
-    user.ok("down")
+    user.ok("down", "--kill-terminals")
     check(alive(everything) == [], f"orphans after down {where}")
     on_disk = json.loads(paths.state_file.read_text())
     disk_layouts = json.dumps(on_disk["workspaceSession"].get("terminalLayoutsByTabId") or {})

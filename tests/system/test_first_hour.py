@@ -198,7 +198,7 @@ async def test_first_hour_items_1_2_3_8(orca_home: Path, tmp_path: Path) -> None
         removed = orca(user, "repo", "rm", "project")
         assert removed.returncode == 0 and "removed project" in removed.stdout
         assert orca(user, "repo", "rm", "project").returncode == 2
-        ok(user, "down")
+        ok(user, "down", "--kill-terminals")
 
 
 def test_completion_offers_commands_and_live_handles(orca_home: Path, tmp_path: Path) -> None:
@@ -240,7 +240,7 @@ def test_completion_offers_commands_and_live_handles(orca_home: Path, tmp_path: 
         assert tab("orca term read fix-login:") == [session["handle"].split(":")[1]]
         for shell in ("bash", "zsh", "fish"):
             assert "orca __complete" in ok(user, "completion", shell)
-        ok(user, "down")
+        ok(user, "down", "--kill-terminals")
 
 
 def test_failed_up_prints_only_this_runs_errors(orca_home: Path, tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ async def test_unknown_worktree_reaped_after_grace_renamed_never(
             (moved_id,) = [e.data["new"] for e in rec.events if e.type == "term.rekeyed"]
             assert rows[moved_id]["running"] and rows[kept["sessionId"]]["running"]
             assert doomed["sessionId"] not in rows
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_rename_missed_by_ptyd_is_recovered_never_reaped(
@@ -162,7 +162,7 @@ async def test_rename_missed_by_ptyd_is_recovered_never_reaped(
         assert [(s["worktreeId"], s["pid"], s["running"]) for s in sessions] == [
             (new_id, spawned["pid"], True)
         ]
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_store_down_is_no_evidence_for_a_reap(orca_home: Path, tmp_path: Path) -> None:
@@ -201,7 +201,7 @@ async def test_store_down_is_no_evidence_for_a_reap(orca_home: Path, tmp_path: P
             )
             waited = time.monotonic() - resumed
             assert waited >= GC_GRACE_S, f"reaped {waited:.2f}s after the store came back"
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 # -- 2. pane retirement --------------------------------------------------------------
@@ -311,7 +311,7 @@ async def test_retired_pane_rejects_late_status_and_stale_snapshot(
             assert gone_key not in panes and stays_key in panes
             # The surviving pane's agent is untouched.
             assert alive([spawned[stays_key]["pid"]]) == [spawned[stays_key]["pid"]]
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_store_pane_retirement_reaches_hooks_and_ptyd(
@@ -355,7 +355,7 @@ async def test_store_pane_retirement_reaches_hooks_and_ptyd(
             assert prec.seen(ptyd_contract.EXIT, lambda d: d.session_id == spawned["sessionId"]), (
                 "ptyd never ended the retired pane's PTY"
             )
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_term_close_fences_the_pane(orca_home: Path, tmp_path: Path) -> None:
@@ -377,7 +377,7 @@ async def test_term_close_fences_the_pane(orca_home: Path, tmp_path: Path) -> No
                 },
             )
         assert late == {"outcome": "rejected", "reason": "retired_pane"}
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_retirement_missed_while_hooks_and_ptyd_were_down(
@@ -447,7 +447,7 @@ async def test_retirement_missed_while_hooks_and_ptyd_were_down(
             if not ok
         ]
         assert problems == []
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_fence_survives_a_hooks_restart(orca_home: Path, tmp_path: Path) -> None:
@@ -471,7 +471,7 @@ async def test_fence_survives_a_hooks_restart(orca_home: Path, tmp_path: Path) -
             rows = await hooks_rows(hooks)
         assert key not in rows, "the retired pane's row came back after a hooks restart"
         assert late == {"outcome": "rejected", "reason": "retired_pane"}
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 # -- 3. status fan-out ---------------------------------------------------------------
@@ -549,4 +549,4 @@ async def test_three_subscribers_hold_identical_rows_after_event_loss(
             assert lossy.dropped > 0 and lossy.snapshots > 1, "events were lost, then resynced"
             nursery.cancel_scope.cancel()
             lossy.close()
-        user.ok("down")
+        user.ok("down", "--kill-terminals")

@@ -134,5 +134,5 @@ async def test_kill_9_of_ptyd_keeps_the_agent_and_every_byte(
         root = int(json.loads(paths.lock_file.read_text())["pid"])
         everything = [root, *descendants(root)]
         assert agent_pid in everything, "the orphaned agent was adopted by orcad"
-        assert run_cli(orca_home, "down").returncode == 0
+        assert run_cli(orca_home, "down", "--kill-terminals").returncode == 0
         assert alive(everything) == [], "down ends the adopted agent too"

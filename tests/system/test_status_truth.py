@@ -283,4 +283,4 @@ async def test_the_light_is_right_after_every_step_on_every_surface(
                     kill_all([proc.pid])
                     await proc.wait()
             os.close(notify_fd)
-            user.run("down")
+            user.run("down", "--kill-terminals")

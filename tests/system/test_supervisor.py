@@ -148,7 +148,7 @@ def test_down_leaves_no_process_behind(orca_home: Path) -> None:
     root = orcad_pid(orca_home)
     everything = [root, *descendants(root)]
     assert len(everything) >= 4, "orcad, two actors and the forker's grandchild"
-    result = run_cli(orca_home, "down")
+    result = run_cli(orca_home, "down", "--kill-terminals")
     assert result.returncode == 0, result.stderr
     assert alive(everything) == []
     again = run_cli(orca_home, "status")

@@ -59,7 +59,7 @@ async def test_idle_tree_keeps_every_actor_up(orca_home: Path, tmp_path: Path) -
         assert exits == [], f"actors exited while the tree was idle: {exits}"
         status = {a["name"]: a for a in user.json("status")["actors"]}
         assert {n: a["restarts"] for n, a in status.items()} == {n: 0 for n in status}
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
 
         tree = orcad_pid(user)
         everything = [tree, *descendants(tree)]
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
         assert alive(everything) == [], "down leaves no process behind"
 
         assert "every actor ready" in user.ok("up")
@@ -152,7 +152,7 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
         async with open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store:
             session = (await store.call("session.get", {}))["session"]
         assert session["terminalLayoutsByTabId"] == layout
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 async def test_agent_status_follows_a_renamed_worktree(orca_home: Path, tmp_path: Path) -> None:
@@ -182,4 +182,4 @@ async def test_agent_status_follows_a_renamed_worktree(orca_home: Path, tmp_path
         ps = ps_states(user)
         assert old_id not in ps, f"status still filed under the old id: {ps}"
         assert ps.get(new_id) == [("done", False)]
-        user.ok("down")
+        user.ok("down", "--kill-terminals")

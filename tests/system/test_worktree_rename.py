@@ -38,7 +38,7 @@ def user(orca_home: Path, tmp_path: Path) -> Any:
         )
         yield user
     finally:
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 @pytest.mark.timeout(120)
