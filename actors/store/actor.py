@@ -46,6 +46,7 @@ from actors.store.saver import Saver
 from actors.store.startup import StartupLoad, compact_at_start, load_store
 from actors.store.writer_lock import WriterLock
 from orca.actor import ActorContext
+from orca.actor.rpc_server import Later
 from orca.contracts import store
 from orca.contracts.base import NoArgs, Op
 from orca.model.codec import to_builtins
@@ -126,6 +127,15 @@ class StoreActor:
     async def apply(self, change: Change, *, structural: bool = False) -> Any:
         """Commit, journal (fsync'd), publish, then compact (debounced, or now for a flush
         change); returns the op's result only once the change is on disk."""
+        return await self.commit(change, structural=structural)()
+
+    def commit(
+        self, change: Change, *, structural: bool = False
+    ) -> Callable[[], Awaitable[Any]]:
+        """Commit ``change`` now, in arrival order, and queue its journal record; return
+        what finishes it (waits for the fsync and, for a flush change, the save, then
+        gives the op's result). Ops reply through ``Later(commit(...))`` so the next
+        request is committed while this one's fsync is pending: one fsync serves a burst."""
         if self.newer_schema is not None and change.state is not self.core.state:
             raise Unavailable(
                 f"orca-data.json has schemaVersion {self.newer_schema}, newer than this"
@@ -136,16 +146,22 @@ class StoreActor:
             raise Unavailable("the store is stopping; retry when it is back")
         before = self.core.state
         events = self.core.commit(change)
-        if events:
-            # No checkpoint between commit and diff: the ops are exactly this change.
-            ops = journal_format.diff_state(before, self.core.state)
-            self.saver.mark_dirty()
-            if structural:
-                self.saver.request_backup()
+        if not events:
+
+            async def unchanged() -> Any:
+                return change.result
+
+            return unchanged
+        # No checkpoint between commit and diff: the ops are exactly this change.
+        ops = journal_format.diff_state(before, self.core.state)
+        self.saver.mark_dirty()
+        if structural:
+            self.saver.request_backup()
+        entry = self.journal.enqueue(self.core.revision, ops, on_written=self._publisher(events))
+
+        async def finish() -> Any:
             try:
-                await self.journal.append(
-                    self.core.revision, ops, on_written=self._publisher(events)
-                )
+                await self.journal.written(entry)
             except JournalWriteFailed as exc:
                 raise Unavailable(
                     f"the change is applied but could not be written to disk ({exc});"
@@ -156,7 +172,9 @@ class StoreActor:
                 if isinstance(change.result, (store.PaneRetiredResult, store.IdentityMigrated)):
                     durable = not isinstance(outcome, SaveFailed)
                     return msgspec.structs.replace(change.result, durable=durable)
-        return change.result
+            return change.result
+
+        return finish
 
     def _publisher(self, events: tuple[msgspec.Struct, ...]) -> Callable[[], None]:
         def publish() -> None:
@@ -220,8 +238,8 @@ class StoreActor:
         def mutate(op: Op[A, Any], fn: Callable[[A], Change]) -> Row:
             structural = op in STRUCTURAL_OPS
 
-            async def handler(args: A) -> Any:
-                return await self.apply(fn(args), structural=structural)
+            async def handler(args: A) -> Later:
+                return Later(self.commit(fn(args), structural=structural))
 
             return op, handler
 

@@ -156,20 +156,32 @@ class Journal:
         self._close_fd()
 
     # -- the trio side ------------------------------------------------------------------
-    async def append(
+    def enqueue(
         self, seq: int, ops: list[jf.JournalOp], on_written: Callable[[], None] | None = None
-    ) -> None:
-        """Queue the change of revision ``seq``; return once it is on disk.
+    ) -> _Entry:
+        """Queue the change of revision ``seq`` now (queue order = commit order); await
+        ``written(entry)`` for it to be on disk. Every entry queued before the writer
+        wakes shares one write and one fsync (group commit).
 
-        ``on_written`` runs in the writer, in queue order, whether the write worked or
-        not. Raises ``JournalWriteFailed`` when it did not.
+        ``on_written`` runs in the writer, in queue order, whether the write worked or not.
         """
         entry = _Entry(seq, jf.put_frame(seq, ops), on_written)
         self._queue.append(entry)
         self._wakeup.set()
+        return entry
+
+    @staticmethod
+    async def written(entry: _Entry) -> None:
+        """Return once ``entry`` is on disk; ``JournalWriteFailed`` when it could not be."""
         await entry.done.wait()
         if entry.error is not None:
             raise entry.error
+
+    async def append(
+        self, seq: int, ops: list[jf.JournalOp], on_written: Callable[[], None] | None = None
+    ) -> None:
+        """``enqueue`` then ``written``: queue the change and return once it is on disk."""
+        await self.written(self.enqueue(seq, ops, on_written))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The group-commit writer; never returns."""

@@ -9,6 +9,13 @@ call to another actor), which get a task of their own. A sequential op must ther
 not wait on anything slow. A full queue is answered at once with ``unavailable`` so a
 flood costs the caller a retry, not the actor its memory.
 
+A sequential op whose effect is decided at once but whose reply must wait (a store
+mutation is committed in arrival order, then waits for its fsync) returns ``Later``:
+the dispatcher moves on to the next request at once and the reply is sent by a task of
+its own when ``Later.finish`` returns. That is what lets the store's journal commit a
+whole burst of mutations with one fsync (group commit) while their order stays the
+arrival order.
+
 Idempotency: a request carrying ``idem`` has its reply cached (bounded LRU); a retry
 with the same key gets the cached reply instead of running the op twice.
 """
@@ -62,6 +69,14 @@ class OpSpec:
     concurrent: bool
 
 
+@dataclass(frozen=True)
+class Later:
+    """A sequential op's reply that is not ready yet: its effect happened in arrival
+    order; ``finish`` (awaited in a task of its own) returns the result or raises."""
+
+    finish: Callable[[], Awaitable[Any]]
+
+
 @dataclass
 class ServerStats:
     requests: int = 0
@@ -86,6 +101,7 @@ class RpcServer:
         self._ipc_files: list[tuple[str, int]] = []
         self.extra_stats: Callable[[], dict[str, Any]] | None = None
         self.epoch = ""
+        self._nursery: trio.Nursery | None = None
         self._register_builtins()
 
     # -- registry -----------------------------------------------------------------
@@ -184,14 +200,40 @@ class RpcServer:
             if cached is not None:
                 self._send_result(identity, req, *cached)
                 return
-            done = self._idem_inflight[key] = trio.Event()
-        ok, value = await self._execute(spec, req)
-        if key is not None:
-            self._idem[key] = (ok, value)
+            self._idem_inflight[key] = trio.Event()
+        try:
+            ok, value = await self._execute(spec, req)
+            if ok and isinstance(value, Later):
+                assert self._nursery is not None  # a request is only run inside serve()
+                self._nursery.start_soon(self._finish_later, identity, req, value)
+                key = None  # completed (and the idem waiters woken) by the task
+                return
+        finally:
+            # Invariant: an idem key never stays in flight past its op, even when the
+            # op was cancelled, or a retry waiting on it would wait forever.
+            if key is not None:
+                self._idem_inflight.pop(key).set()
+        self._complete(identity, req, ok, value)
+
+    async def _finish_later(self, identity: bytes, req: Request, later: Later) -> None:
+        ok: bool
+        try:
+            ok, value = True, await later.finish()
+        except OrcaError as exc:
+            ok, value = False, exc
+        except Exception as exc:
+            log.exception("op %s failed while finishing", req.op)
+            ok, value = False, Internal(f"{req.op} failed: {type(exc).__name__}: {exc}")
+        finally:
+            if req.idem is not None and req.idem in self._idem_inflight:
+                self._idem_inflight.pop(req.idem).set()
+        self._complete(identity, req, ok, value)
+
+    def _complete(self, identity: bytes, req: Request, ok: bool, value: Any) -> None:
+        if req.idem is not None:
+            self._idem[req.idem] = (ok, value)
             if len(self._idem) > IDEMPOTENCY_CACHE_SIZE:
                 self._idem.popitem(last=False)
-            del self._idem_inflight[key]
-            done.set()
         self._send_result(identity, req, ok, value)
 
     def _send_result(self, identity: bytes, req: Request, ok: bool, value: Any) -> None:
@@ -211,6 +253,7 @@ class RpcServer:
         """Own the socket and dispatch requests until cancelled."""
         zs, queue = self._zs, self._queue
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             task_status.started()
             while not zs.closed:
                 flooded = zs.service()

@@ -26,10 +26,16 @@ from typing import Any, TypeVar
 
 import zmq
 
-from orca.contracts.base import DecodeStats, EventSpec, Op, decode_event_data, specs_by_type
+from orca.contracts.base import (
+    DecodeStats,
+    EventSpec,
+    Op,
+    decode_event_data,
+    decode_result,
+    specs_by_type,
+)
 from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.keys import CurveClient
-from orca.model.codec import ModelDecodeError, from_builtins
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES, decode_any
 from orca.wire.envelope import Event, decode_event, decode_reply_raw, encode_request
@@ -62,11 +68,7 @@ def invoke(
     pair and the host's public key, ``orca.keys``); without it the handshake fails and
     the call times out as ``unavailable``."""
     target = endpoint or endpoint_for(op.actor, paths)
-    raw = _roundtrip(target, op.name, args, timeout, curve)
-    try:
-        return from_builtins(op.result, decode_any(raw))  # type: ignore[type-var]
-    except ModelDecodeError as exc:
-        raise BadFrame(f"malformed reply to {op.name} from {target}: {exc}") from exc
+    return decode_result(op, _roundtrip(target, op.name, args, timeout, curve), target)
 
 
 def call_endpoint(

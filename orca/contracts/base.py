@@ -31,11 +31,13 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from orca.model.codec import ModelDecodeError, carries_records, from_builtins
 from orca.wire.codec import DECODE_ERRORS
 from orca.wire.envelope import Event
 from orca.wire.errors import BadFrame, OrcaError
 
 log = logging.getLogger(__name__)
+_any_decoder = msgspec.msgpack.Decoder()
 
 A = TypeVar("A", bound=msgspec.Struct)
 R = TypeVar("R")
@@ -67,17 +69,24 @@ class Op(Generic[A, R]):
     doc: str = ""
     _args_decoder: msgspec.msgpack.Decoder[A] = field(init=False, repr=False)
     _result_decoder: msgspec.msgpack.Decoder[R] = field(init=False, repr=False)
+    _keeps_extras: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_args_decoder", msgspec.msgpack.Decoder(self.args))
         object.__setattr__(self, "_result_decoder", msgspec.msgpack.Decoder(self.result))
+        # Results holding model records keep the fields this build does not know
+        # (orca.model.codec), so a client can pass a record on unchanged.
+        object.__setattr__(self, "_keeps_extras", carries_records(self.result))
 
     def decode_args(self, raw: bytes | memoryview) -> A:
         """Validate a request's args (raises msgspec's ValidationError/DecodeError)."""
         return self._args_decoder.decode(raw)
 
     def decode_result(self, raw: bytes | memoryview) -> R:
-        """Validate a reply's result (raises msgspec's ValidationError/DecodeError)."""
+        """Validate a reply's result (raises msgspec's DecodeError, or ModelDecodeError
+        for a result holding records); every client decodes a reply through this."""
+        if self._keeps_extras:
+            return from_builtins(self.result, _any_decoder.decode(raw))  # type: ignore[type-var]
         return self._result_decoder.decode(raw)
 
 
@@ -86,7 +95,7 @@ def decode_result(op: Op[Any, R], raw: bytes, endpoint: str) -> R:
     (the peer's fault), raised here, at the one boundary, never deeper in the caller."""
     try:
         return op.decode_result(raw)
-    except DECODE_ERRORS as exc:
+    except (*DECODE_ERRORS, ModelDecodeError) as exc:
         raise BadFrame(f"malformed reply to {op.name} from {endpoint}: {exc}") from exc
 
 

@@ -274,6 +274,12 @@ def to_builtins(obj: msgspec.Struct) -> dict[str, Any]:
     return result
 
 
+def carries_records(cls: Any) -> bool:
+    """Whether values of type ``cls`` contain records (so decoding them must keep the
+    records' unknown fields: use :func:`from_builtins`, not a plain typed decoder)."""
+    return _plan(cls, for_decode=True) is not None
+
+
 def for_wire(value: Any) -> Any:
     """``value`` ready for the wire encoder: a Struct that contains records is turned into
     builtins with their unknown fields merged back (plain msgspec encoding would nest them
