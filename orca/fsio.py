@@ -174,10 +174,14 @@ class FileLock:
         except BlockingIOError:
             os.close(fd)
             raise LockHeld(self.path, read_lock_holder(self.path)) from None
-        os.fchmod(fd, PRIVATE_FILE_MODE)
-        os.ftruncate(fd, 0)
-        write_all(fd, holder)
-        os.fsync(fd)
+        try:
+            os.fchmod(fd, PRIVATE_FILE_MODE)
+            os.ftruncate(fd, 0)
+            write_all(fd, holder)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)  # a full disk: let go of the lock too, or a retry finds us holding it
+            raise
         self._fd = fd
 
     def release(self) -> None:

@@ -53,7 +53,7 @@ from orca.model.codec import to_builtins
 from orca.model.state import SCHEMA_VERSION, PersistedState, session_for_host
 from orca.model.worktree import WorktreeMeta
 from orca.paths import ORCA_HOME_ENV
-from orca.wire.errors import NotFound, Unavailable
+from orca.wire.errors import NotFound, OrcaError, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +200,14 @@ class StoreActor:
                 "file": str(self.durable.path),
             }
         }
+
+    async def gc_worktree_meta_at_start(self) -> None:
+        """The start-up GC pass in the background: a refusal (disk full, read-only file)
+        is logged, never an exception out of the store's nursery."""
+        try:
+            await self.gc_worktree_meta()
+        except OrcaError as exc:
+            log.warning("worktreeMeta GC at start did not run: %s", exc)
 
     async def gc_worktree_meta(self) -> store.MetasRemoved:
         if self.newer_schema is not None:
@@ -433,7 +441,7 @@ async def setup(ctx: ActorContext) -> None:
     actor.register()
     await ctx.nursery.start(actor.journal.run)
     await ctx.nursery.start(actor.saver.run)
-    ctx.nursery.start_soon(actor.gc_worktree_meta)
+    ctx.nursery.start_soon(actor.gc_worktree_meta_at_start)
 
     async def stop() -> None:
         await actor.saver.close()

@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 class BadTcpHost(ValueError):
-    """A TCP host we refuse to bind plaintext sockets on; the message says why."""
+    """A TCP host we refuse to bind on (not loopback, not parsable); the message says why."""
 
 
 def check_tcp_host(host: str) -> str:
@@ -75,7 +75,7 @@ def check_tcp_host(host: str) -> str:
         raise BadTcpHost(f"{host!r}: IPv6 is not supported for tcp endpoints; use 127.0.0.1")
     if not address.is_loopback:
         raise BadTcpHost(
-            f"{host!r} is not a loopback address: plaintext tcp is only allowed on loopback"
+            f"{host!r} is not a loopback address: tcp is only bound on loopback (remote hosts come through the gateway)"
             " (remote hosts need CURVE)"
         )
     return host
@@ -100,6 +100,7 @@ class ZapHandler:
         self.paths = paths
         self.allowed = 0
         self.denied = 0
+        self._reported: set[str] = set()
         self._bound = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="orca-zap", daemon=True)
@@ -134,11 +135,15 @@ class ZapHandler:
             self.allowed += 1
         else:
             self.denied += 1
-            log.warning(
-                "ZAP: refused a %s connection: %s",
-                mechanism.decode(errors="replace"),
-                text.decode(),
-            )
+            # A refused client reconnects every 20-500 ms: say it once per reason, then count.
+            reason = text.decode()
+            if reason not in self._reported:
+                self._reported.add(reason)
+                log.warning(
+                    "ZAP: refused a %s connection (%s); further refusals are only counted",
+                    mechanism.decode(errors="replace"),
+                    reason,
+                )
         return [b"1.0", request_id, status, text, b"", b""]
 
     def _run(self) -> None:

@@ -16,6 +16,7 @@ one projection.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
@@ -29,6 +30,8 @@ from orca.contracts.base import DecodeStats, EventSpec, Op, decode_event_data, s
 from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.wire.envelope import Event, decode_event
 from orca.wire.errors import BadFrame, OrcaError
+
+log = logging.getLogger(__name__)
 
 
 class Snapshot(Protocol):
@@ -46,6 +49,11 @@ R = TypeVar("R", bound=Snapshot)
 
 # How long to wait before asking again for a snapshot the publisher could not give.
 RESNAPSHOT_BACKOFF_S = 0.1
+# ... and for one it gave but this reader cannot load (it will not change soon).
+UNLOADABLE_BACKOFF_S = 2.0
+# What a pure load/apply projection raises on data it cannot take (msgspec's errors and
+# orca.model.codec.ModelDecodeError are ValueErrors; a missing key is a KeyError).
+PROJECTION_ERRORS = (ValueError, KeyError, TypeError)
 # Events buffered between the SUB socket and the apply loop; beyond this we drop and
 # resync, which is always correct and bounds memory when the applier falls behind.
 MAX_BUFFERED_EVENTS = 100_000
@@ -113,12 +121,19 @@ class Mirror(Generic[S]):
         while True:
             try:
                 snap = await self._client.invoke(self._snapshot_op, self._snapshot_args)
+                state = self._load(snap)
                 break
             except OrcaError:
                 await trio.sleep(RESNAPSHOT_BACKOFF_S)
+            except PROJECTION_ERRORS as exc:
+                # A snapshot this reader's projection cannot take (a newer publisher's
+                # data): the peer's fault; never an exception out of the reader's loop.
+                self.decode_stats.malformed += 1
+                log.warning("%s: cannot load a snapshot (%s); retrying", self._consumer, exc)
+                await trio.sleep(UNLOADABLE_BACKOFF_S)
         if self.epoch is not None and snap.epoch != self.epoch:
             self._retired_epochs.add(self.epoch)
-        self.state = self._load(snap)
+        self.state = state
         self.epoch = snap.epoch
         self.seq = snap.seq
         self.snapshots += 1
@@ -160,7 +175,13 @@ class Mirror(Generic[S]):
                     event, self._specs, consumer=self._consumer, stats=self.decode_stats
                 )
                 if data is not None:
-                    self.state = self._apply(self.state, event, data)
+                    try:
+                        self.state = self._apply(self.state, event, data)
+                    except PROJECTION_ERRORS as exc:
+                        self.decode_stats.malformed += 1
+                        log.warning("%s: cannot apply %s (%s)", self._consumer, event.type, exc)
+                        await self._snapshot()  # the copy may be wrong: take a fresh one
+                        continue
                 self.seq = event.seq
                 self.applied += 1
                 await self._notify()

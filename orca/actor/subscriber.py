@@ -75,7 +75,13 @@ class Subscriber:
             return
         data = decode_event_data(event, self._specs, consumer=self.consumer, stats=self.stats)
         if data is not None:
-            self._on_event(event, data)
+            try:
+                self._on_event(event, data)
+            except Exception:
+                # A valid event this consumer's handler failed on: our bug, logged with
+                # its traceback and counted; the follower keeps following.
+                self.stats.handler_errors += 1
+                log.exception("%s: handling %s failed", self.consumer, event.type)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Receive until cancelled (the socket is connected from construction on)."""

@@ -176,6 +176,7 @@ class DecodeStats:
 
     decoded: int = 0
     malformed: int = 0
+    handler_errors: int = 0  # valid events the consumer's own code failed on
 
 
 def decode_event_data(
@@ -187,7 +188,8 @@ def decode_event_data(
 ) -> Any | None:
     """The typed data of ``event`` if it is one of ``specs``; ``None`` otherwise.
 
-    A malformed event (its data does not match the declared Struct) is logged once,
+    A malformed event (its data does not match the declared Struct) is logged (one line
+    per event, not a traceback),
     as a warning naming the consumer and the field msgspec reports, and dropped.
     """
     spec = specs.get(event.type)

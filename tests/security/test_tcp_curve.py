@@ -198,7 +198,7 @@ def test_second_user_without_an_authorized_key_gets_nothing_over_tcp(
     assert not marker.exists(), "term.spawn over tcp ran a command for the attacker"
     assert invoke(ptyd.LIST, ptyd.ListArgs(), paths=user.paths).sessions == []
     ptyd_log = user.paths.log_file("ptyd").read_text(errors="replace")
-    assert "ZAP: refused a CURVE connection: unknown key" in ptyd_log
+    assert "ZAP: refused a CURVE connection (unknown key)" in ptyd_log
 
     # The owner, with an authorized key, is served on the very same endpoints.
     pair = keys.KeyPair.generate()

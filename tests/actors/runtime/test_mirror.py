@@ -164,3 +164,37 @@ async def test_mirror_logs_a_malformed_event_once_and_keeps_following(
             assert mirror.decode_stats.malformed == 1 and mirror.snapshots == 1
         warnings = [r for r in caplog.records if "malformed counter.changed" in r.getMessage()]
         assert len(warnings) == 1 and "$.value" in warnings[0].getMessage()
+
+
+async def test_a_snapshot_the_projection_cannot_load_is_retried_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load that raises (a newer publisher's data) is counted and retried; the mirror
+    starts once a snapshot loads and no exception leaves its task."""
+    from orca.actor import mirror as mirror_module
+
+    monkeypatch.setattr(mirror_module, "UNLOADABLE_BACKOFF_S", 0.01)
+    failures = [ValueError("unknown shape"), KeyError("value")]
+
+    def flaky_load(snap: CounterSnapshot) -> int:
+        if failures:
+            raise failures.pop(0)
+        return snap.value
+
+    with trio.fail_after(10):
+        counter = Counter(tmp_path)
+        counter.bump(3)
+        async with counter.running(), open_rpc_client(counter.rpc_endpoint) as client:
+            async with trio.open_nursery() as nursery:
+                mirror = Mirror(
+                    client=client,
+                    pub_endpoint=counter.pub_endpoint,
+                    snapshot=COUNTER_SNAPSHOT,
+                    events=[COUNTER_CHANGED],
+                    load=flaky_load,
+                    apply=apply,
+                )
+                await nursery.start(mirror.run)
+                assert mirror.state == 3 and mirror.decode_stats.malformed == 2
+                nursery.cancel_scope.cancel()
+            mirror.close()
