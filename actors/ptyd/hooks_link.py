@@ -64,6 +64,7 @@ class HooksLink:
         self._send, self._recv = trio.open_memory_channel[HooksCall](HOOKS_QUEUE)
         self.dropped = 0  # queue full (hooks slow or down for long)
         self.failed = 0  # calls that failed or timed out
+        self._failing = False  # the last delivery failed (log once per streak)
         # Seed 03 per-connection order watermark: one connection id per ptyd
         # incarnation, a strictly increasing sequence per OSC document, so hooks drops
         # a replayed or reordered observation ("replayed").
@@ -163,8 +164,19 @@ class HooksLink:
             await self._connect().invoke(item.op, args, timeout=HOOKS_TIMEOUT_S)
         except OrcaError as exc:
             self.failed += 1
-            log.warning("%s for %s not delivered to hooks: %s", item.op.name, item.pane_key, exc)
+            # While hooks is down every message fails: say so when the streak starts.
+            if not self._failing:
+                log.warning(
+                    "%s for %s not delivered to hooks: %s (further failures are counted)",
+                    item.op.name,
+                    item.pane_key,
+                    exc,
+                )
+            self._failing = True
             return False
+        if self._failing:
+            log.info("hooks answers again (%d messages were not delivered)", self.failed)
+            self._failing = False
         return True
 
     async def run(self) -> None:
