@@ -159,6 +159,8 @@ class AgentStatusTable:
         # own first hook beat its ``restart_pane`` (HTTP vs ptyd's queue) is not
         # mistaken for the previous agent's row.
         self._row_tokens: dict[str, str] = {}
+        # The connection (ptyd's link) whose message wrote each row, if any.
+        self._row_writers: dict[str, str] = {}
         self._clock_ms = 0
         self._rev = 0
         self.evicted = 0  # rows dropped by the bounds above, since start
@@ -226,6 +228,14 @@ class AgentStatusTable:
         existing = self._rows.get(pane)
         if (
             existing is not None
+            and event.connection_id is not None
+            and self._row_writers.get(pane) == event.connection_id
+        ):
+            # The same producer's next message (its sequence was checked above): its
+            # order is the producer's, not two clocks' millisecond rounding.
+            observed_ms = max(observed_ms, existing.updated_at_ms)
+        if (
+            existing is not None
             and not existing.restored_unconfirmed
             and observed_ms < existing.updated_at_ms
         ):
@@ -279,6 +289,10 @@ class AgentStatusTable:
             and (not same_state or (existing is not None and existing.unread)),
         )
         self._fates.pop(pane)
+        if event.connection_id is not None:
+            self._row_writers[pane] = event.connection_id
+        else:
+            self._row_writers.pop(pane, None)
         if event.launch_token_sha256 is not None:
             self._row_tokens[pane] = event.launch_token_sha256
         self._rows[pane] = row
@@ -411,6 +425,7 @@ class AgentStatusTable:
             ),
         )
         self._rows.pop(pane)
+        self._row_writers.pop(pane, None)
         self._row_tokens.pop(pane, None)
         self._rev += 1
         cleared = StatusCleared(
@@ -475,6 +490,7 @@ class AgentStatusTable:
         """Register ``alias`` for ``canonical``; a row kept under the alias moves over."""
         self.authority.add_alias(alias, canonical)
         old = self._rows.pop(alias, None)
+        self._row_writers.pop(alias, None)
         target = self.authority.resolve(canonical)
         if old is None or target in self._rows:
             if old is None:
@@ -541,6 +557,7 @@ class AgentStatusTable:
         for row in oldest:
             self._rows.pop(row.pane_key, None)
             self._row_tokens.pop(row.pane_key, None)
+            self._row_writers.pop(row.pane_key, None)
         if oldest:
             self._rev += 1
             self.evicted += len(oldest)
@@ -576,6 +593,7 @@ class AgentStatusTable:
 
     def _remove(self, pane: str, reason: str) -> TableEffects:
         self._row_tokens.pop(pane, None)
+        self._row_writers.pop(pane, None)
         row = self._rows.pop(pane, None)
         if row is None:
             return TableEffects("unchanged")

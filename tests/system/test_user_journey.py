@@ -22,7 +22,9 @@ from support.lifecycle import lifecycle
 from support.procs import alive, descendants
 
 from orca.actor import open_rpc_client
+from orca.client.sync import invoke
 from orca.contracts import ptyd as ptyd_contract
+from orca.contracts import supervisor as sup
 
 # Longer than trio's worker-thread idle timeout (10 s): an idle tree must outlive the
 # thread orcad happened to spawn its children from.
@@ -138,10 +140,18 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
 
         tree = orcad_pid(user)
         everything = [tree, *descendants(tree)]
-        user.ok("down", "--kill-terminals")
-        assert alive(everything) == [], "down leaves no process behind"
+        agents = {t["pid"] for t in terms}
+        keeper = invoke(sup.STATUS, paths=user.paths).supervisor.keeper_pid
+        # Terminals are running, so a plain `down` refuses; the user keeps them.
+        refused = user.run("down")
+        assert refused.returncode == 1 and "--keep-terminals" in refused.stderr
+        user.ok("down", "--keep-terminals")
+        left = set(alive([*everything, keeper] if keeper else everything))
+        assert agents <= left and left - agents <= {keeper}, "only the keeper and agents stay"
 
         assert "every actor ready" in user.ok("up")
+        listed = {t["sessionId"]: t for t in user.json("term", "ls")["sessions"]}
+        assert {t["pid"] for t in listed.values() if t["running"]} == agents, "re-adopted"
         (restored,) = user.json("repo", "ls")["repos"]
         assert restored == repo
         ps = ps_states(user)

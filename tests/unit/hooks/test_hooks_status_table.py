@@ -304,3 +304,20 @@ def test_rows_carry_their_execution_host_id() -> None:
     assert fx.events == (hooks.StatusSet(row=row),)
     (local,) = AgentStatusTable().apply_normalized_status(_ev("done"), T0).events
     assert isinstance(local, hooks.StatusSet) and local.row.host_id == "local"
+
+
+def test_the_same_connections_next_message_is_never_stale_by_clock_rounding() -> None:
+    """ptyd's link sends working then blocked within a millisecond: the evidence ages
+    (rounded in another process) may put blocked 1 ms "before" working; the connection's
+    sequence, not the clocks, orders them."""
+    table = AgentStatusTable()
+    first = _ev("working", source="terminal", connection_id="c1", connection_seq=1)
+    assert table.apply_normalized_status(first, T0).outcome == "applied"
+    second = _ev(
+        "blocked", source="terminal", connection_id="c1", connection_seq=2, evidence_age_ms=1
+    )
+    assert table.apply_normalized_status(second, T0).outcome == "applied"
+    row = table.row(PANE)
+    assert row is not None and row.state == "blocked"
+    other = _ev("done", source="terminal", connection_id="c2", connection_seq=1, evidence_age_ms=5)
+    assert table.apply_normalized_status(other, T0).reason == "stale_evidence"

@@ -37,10 +37,10 @@ def info(n: int, pid: int = 4242) -> SessionInfo:
 KEEPER_CHILD = """
 import signal, sys
 import trio
-from actors.supervisor.keeper import FdKeeper
+from actors.keeper.service import FdKeeper
 
 async def main() -> None:
-    keeper = FdKeeper(sys.argv[1], lambda pid: False)
+    keeper = FdKeeper(sys.argv[1])
     with trio.open_signal_receiver(signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(keeper.serve)
@@ -55,7 +55,7 @@ trio.run(main)
 
 
 def test_fds_survive_the_depositor_between_two_processes(tmp_path: Path) -> None:
-    """orcad's keeper holds a deposited pipe end after the depositor closed its own, and a
+    """The fd keeper holds a deposited pipe end after the depositor closed its own, and a
     second connection reclaims it with its record."""
     sock_path = str(tmp_path / "k.sock")
     keeper = subprocess.Popen(
