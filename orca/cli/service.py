@@ -176,6 +176,8 @@ def end_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
     from orca.contracts import ptyd
 
     ending = {r.session_id for r in rows}
+    if not ending:
+        return
     exits = subscribe(
         ptyd.CONTRACT.actor,
         [ptyd.EXIT],
