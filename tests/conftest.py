@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.procs import FIXTURES, REPO, descendants, kill_all
+from support.tmpfs import mount_tmpfs, umount
 
 from orca.contracts.fd_keeper import KEEPER_LOCK_NAME, read_keeper_lock
 from orca.paths import OrcaPaths, resolve_paths
@@ -48,3 +49,13 @@ def orca_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 @pytest.fixture
 def orca_paths(orca_home: Path) -> OrcaPaths:
     return resolve_paths({"ORCA_HOME": str(orca_home)}).ensure()
+
+
+@pytest.fixture
+def small_home(orca_home: Path) -> Iterator[Path]:
+    """``orca_home`` as a fresh 2 MiB tmpfs (full-disk tests; ``support.tmpfs``)."""
+    assert mount_tmpfs(orca_home, "2m")
+    try:
+        yield orca_home
+    finally:
+        umount(orca_home)

@@ -10,19 +10,15 @@ written again (the endpoint file by the actor's own retry, awaited with inotify)
 from __future__ import annotations
 
 import ctypes
-import errno
 import json
 import os
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 from support.actors import running_actor
 from support.hooks_harness import PANE, WT, post_hook, running_hooks
+from support.tmpfs import fill, needs_tmpfs
 
 from actors.hooks.actor import STATUS_FILE_NAME
 from actors.hooks.endpoint_file import ENDPOINT_FILE_NAME, read_endpoint_env
@@ -34,63 +30,6 @@ PANE_2 = "tab-2:3f1c2a9e-0000-4000-8000-000000000002"
 PANE_3 = "tab-3:3f1c2a9e-0000-4000-8000-000000000003"
 IN_MOVED_TO = 0x80
 IN_CLOSE_WRITE = 0x08
-
-
-def _mount_tmpfs(target: Path, size: str) -> bool:
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(target)],
-        capture_output=True,
-    )
-    return done.returncode == 0
-
-
-def _umount(target: Path) -> None:
-    subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
-
-
-def _can_mount_tmpfs() -> bool:
-    """Whether this machine lets the test mount a tmpfs (root, not in a locked container)."""
-    if os.geteuid() != 0:
-        return False
-    with tempfile.TemporaryDirectory() as probe:
-        if not _mount_tmpfs(Path(probe), "64k"):
-            return False
-        _umount(Path(probe))
-    return True
-
-
-needs_tmpfs = pytest.mark.skipif(not _can_mount_tmpfs(), reason="cannot mount a tmpfs here")
-
-
-@pytest.fixture
-def small_home(orca_home: Path) -> Iterator[Path]:
-    """``orca_home`` as a fresh 2 MiB tmpfs, unmounted afterwards."""
-    assert _mount_tmpfs(orca_home, "2m")
-    try:
-        yield orca_home
-    finally:
-        _umount(orca_home)
-
-
-def _fill(directory: Path) -> Path:
-    """Write a file until the file system refuses (ENOSPC); return it."""
-    filler = directory / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            try:
-                os.write(fd, b"\0" * 65536)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-                break
-        while True:  # the last partial page
-            try:
-                os.write(fd, b"\0" * 512)
-            except OSError:
-                break
-    finally:
-        os.close(fd)
-    return filler
 
 
 async def _wait_for_file(path: Path) -> None:
@@ -120,7 +59,7 @@ async def test_full_disk_degrades_the_status_file_and_recovers(small_home: Path)
             assert (await hooks.post("claude", _claude("UserPromptSubmit")))[0] == 200
             await hooks.invoke(contract.RETIRE_PANE, contract.RetirePaneArgs(pane_key=PANE_3))
             before = (hooks_dir / STATUS_FILE_NAME).read_bytes()
-            filler = _fill(small_home)
+            filler = fill(small_home)
 
             status, reply = await hooks.post("claude", _claude("PreToolUse", tool_name="Bash"))
             assert (status, reply) == (200, {"outcome": "applied"})
@@ -155,7 +94,7 @@ async def test_start_on_a_full_disk_serves_and_writes_the_endpoint_when_space_re
         async with running_hooks(small_home):
             pass  # installs the script and leaves this start's endpoint.env behind
         stale = endpoint.read_bytes()
-        filler = _fill(small_home)
+        filler = fill(small_home)
         async with running_actor("hooks", small_home) as hooks:
             stats: dict[str, Any] = await hooks.invoke(sys_contract.STATS)
             health = stats["hooks"]["endpointFile"]

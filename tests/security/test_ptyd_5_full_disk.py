@@ -10,20 +10,16 @@ returns the journal resumes (the newest output is on disk again).
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 from support.actors import EventTap
 from support.ptyd_harness import PtydProcess, running_ptyd
+from support.tmpfs import fill, needs_tmpfs
 
 from actors.ptyd.history import history_stem
 from orca.client.cursor import StreamCursor
@@ -39,59 +35,6 @@ AGENT = (
     "    sys.stdout.write(f'line {i:08d} ' + 'x' * 90 + '\\n'); sys.stdout.flush()\n"
     "    time.sleep(0.001)\n"
 )
-
-
-def _mount_tmpfs(target: Path, size: str) -> bool:
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(target)],
-        capture_output=True,
-    )
-    return done.returncode == 0
-
-
-def _umount(target: Path) -> None:
-    subprocess.run(["umount", "-l", str(target)], capture_output=True, check=False)
-
-
-def _can_mount_tmpfs() -> bool:
-    """Whether this machine lets the test mount a tmpfs (root, not a locked container)."""
-    if os.geteuid() != 0:
-        return False
-    with tempfile.TemporaryDirectory() as probe:
-        if not _mount_tmpfs(Path(probe), "64k"):
-            return False
-        _umount(Path(probe))
-    return True
-
-
-needs_tmpfs = pytest.mark.skipif(not _can_mount_tmpfs(), reason="cannot mount a tmpfs here")
-
-
-@pytest.fixture
-def small_home(orca_home: Path) -> Iterator[Path]:
-    """``orca_home`` as a fresh 2 MiB tmpfs, unmounted afterwards."""
-    assert _mount_tmpfs(orca_home, "2m")
-    try:
-        yield orca_home
-    finally:
-        _umount(orca_home)
-
-
-def _fill(directory: Path) -> Path:
-    """Write a file until the file system refuses (ENOSPC), to the last byte."""
-    filler = directory / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 512, 1):
-            while True:
-                try:
-                    os.write(fd, b"\0" * size)
-                except OSError as exc:
-                    assert exc.errno == errno.ENOSPC
-                    break
-    finally:
-        os.close(fd)
-    return filler
 
 
 class Reader:
@@ -148,7 +91,7 @@ async def test_full_disk_degrades_the_journal_and_the_terminal_keeps_streaming(
             await reader.more(20_000)
             assert (await _history(ptyd))["degraded"] == 0
 
-            filler = _fill(small_home)
+            filler = fill(small_home)
             # The journal is refused within a page of output; the terminal streams on.
             while (history := await _history(ptyd))["degraded"] == 0:
                 await reader.more(4096)

@@ -13,7 +13,6 @@ import contextlib
 import errno
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import trio
 from fixture_actors.contracts import TEST_EXIT, ExitArgs
 from support.lifecycle import lifecycle
 from support.procs import descendants, kill_all, run_cli, write_config
+from support.tmpfs import mount_tmpfs, needs_tmpfs, umount
 
 from orca.actor import open_rpc_client
 from orca.contracts import supervisor as sup
@@ -52,13 +52,7 @@ def small_disk_home(tmp_path: Path) -> Iterator[Path]:
     """An ORCA_HOME on its own 2 MiB tmpfs; whatever orcad runs there is killed after."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(mnt)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    assert mount_tmpfs(mnt, "2m")
     home = mnt / "home"
     home.mkdir()
     try:
@@ -67,7 +61,7 @@ def small_disk_home(tmp_path: Path) -> Iterator[Path]:
         info = sup.read_lock_info(resolve_paths({"ORCA_HOME": str(home)}).lock_file)
         if info is not None and info.pid is not None:
             kill_all([*descendants(info.pid), info.pid])
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        umount(mnt)
 
 
 def _append_until_full(path: Path, fill_byte: bytes) -> None:
@@ -95,6 +89,7 @@ def fill(disk: Path, log: Path) -> Path:
     return filler
 
 
+@needs_tmpfs
 async def test_full_disk_drops_log_lines_and_kills_nothing(small_disk_home: Path) -> None:
     """Log writes fail with ENOSPC: orcad and the actors live on, the drop is reported,
     and logging resumes once space returns."""
