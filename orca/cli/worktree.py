@@ -215,7 +215,8 @@ def cmd_create(args: argparse.Namespace) -> int:
     if args.json:
         from orca.model.codec import to_builtins
 
-        print_json("worktree", to_builtins(result))
+        # ``id`` as in `worktree ls --json` (one vocabulary); ``worktreeId`` kept for scripts.
+        print_json("worktree", {"id": result.worktree_id, **to_builtins(result)})
     else:
         print(f"created {result.path} on {_short(result.branch)}")
     if result.setup.ran and result.setup.exit_code:

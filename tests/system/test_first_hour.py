@@ -131,12 +131,15 @@ async def test_first_hour_items_1_2_3_8(orca_home: Path, tmp_path: Path) -> None
         assert again.returncode == 2 and "already added" in again.stderr
 
         # 2. worktrees and terminals have short handles; every command takes them.
-        ok(user, "worktree", "create", "project", "fix-login", "--setup", "skip")
+        created = json.loads(
+            ok(user, "worktree", "create", "project", "fix-login", "--setup", "skip", "--json")
+        )["worktree"]
         (made,) = [
             w
             for w in json.loads(ok(user, "worktree", "ls", "--json"))["worktrees"]
             if w["handle"] == "fix-login"
         ]
+        assert created["id"] == made["id"], "one field vocabulary across create and ls"
         async with recorded(orca_home, ptyd.CONTRACT, ptyd.SNAPSHOT) as (tmirror, trec, tclient):
             first = ok(user, "term", "new", "fix-login", "--", "/bin/sh").strip()
             assert first.startswith(made["id"] + "@@"), "stdout keeps the full id for scripts"
