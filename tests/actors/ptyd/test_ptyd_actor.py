@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 import trio
-from support.actors import EventTap
 from support.ptyd_harness import PtydProcess as Ptyd
-from support.ptyd_harness import running_ptyd
+from support.ptyd_harness import collect_output, running_ptyd
 
 from orca.client.cursor import StreamCursor
 from orca.client.terminal import Attachment
@@ -24,34 +23,6 @@ WT = "repo1::/tmp/wt-known"
 async def ptyd(tmp_path: Path) -> AsyncIterator[Ptyd]:
     async with running_ptyd(tmp_path / "home") as p:
         yield p
-
-
-async def collect_output(
-    tap: EventTap, session_id: str, cursor: StreamCursor, ptyd: Ptyd, until: bytes
-) -> bytes:
-    """Apply live output events with gap detection until ``until`` has been seen.
-
-    A heartbeat (the publisher's seq, once a second) also triggers a catch-up: events
-    published before our subscription reached the publisher are never delivered, and
-    no later event may come to reveal the gap (the zguide "slow joiner").
-    """
-    seen = b""
-    while until not in seen:
-        got = await tap.receive()
-        out = got.data if isinstance(got.data, contract.OutputChunk) else None
-        if out is not None and out.session_id == session_id:
-            fresh = cursor.accept(out.offset, out.data)
-            if fresh is not None:
-                seen += fresh
-                continue
-        elif got.envelope.type != sys_contract.HEARTBEAT_TYPE:
-            continue
-        reply = await ptyd.call("term.read", {"sessionId": session_id, "since": cursor.offset})
-        assert not reply["gap"]
-        seen += cursor.accept(reply["offset"], reply["data"]) or b""
-        if out is not None:
-            seen += cursor.accept(out.offset, out.data) or b""
-    return seen
 
 
 async def test_spawn_attach_write_and_read_over_the_wire(ptyd: Ptyd, tmp_path: Path) -> None:

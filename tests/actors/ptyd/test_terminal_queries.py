@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 import trio
-from support.actors import EventTap
 from support.ptyd_harness import PtydProcess as Ptyd
-from support.ptyd_harness import running_ptyd
+from support.ptyd_harness import collect_output, running_ptyd
 
 from orca.client.cursor import StreamCursor
 from orca.client.terminal import QueryFilter
@@ -41,26 +40,6 @@ async def ptyd(tmp_path: Path) -> AsyncIterator[Ptyd]:
         yield p
 
 
-async def wait_for(
-    tap: EventTap, ptyd: Ptyd, sid: str, cursor: StreamCursor, until: bytes
-) -> bytes:
-    """Output from ``cursor`` on until ``until`` appears (events; heartbeats catch up)."""
-    seen = b""
-    while until not in seen:
-        got = await tap.receive()
-        out = got.data if isinstance(got.data, contract.OutputChunk) else None
-        if out is not None and out.session_id == sid:
-            fresh = cursor.accept(out.offset, out.data)
-            if fresh is not None:
-                seen += fresh
-                continue
-        elif got.envelope.type != sys_contract.HEARTBEAT_TYPE:
-            continue
-        reply = await ptyd.call("term.read", {"sessionId": sid, "since": cursor.offset})
-        seen += cursor.accept(reply["offset"], reply["data"]) or b""
-    return seen
-
-
 async def test_queries_are_answered_once_and_never_replayed(ptyd: Ptyd, tmp_path: Path) -> None:
     """With no client attached the program's DSR is answered; re-attaching (twice, as
     two clients) shows a screen with no query in it and types nothing into the program."""
@@ -73,7 +52,7 @@ async def test_queries_are_answered_once_and_never_replayed(ptyd: Ptyd, tmp_path
         )
         sid = spawned["sessionId"]
         cursor = StreamCursor(0)
-        seen = await wait_for(tap, ptyd, sid, cursor, b"R'\r\n")
+        seen = await collect_output(tap, sid, cursor, ptyd, b"R'\r\n")
         assert b"DSR:b'\\x1b[1;1R'" in seen  # answered with nobody attached
         first = await ptyd.call("term.attach", {"sessionId": sid})
         second = await ptyd.call("term.attach", {"sessionId": sid})
@@ -81,7 +60,7 @@ async def test_queries_are_answered_once_and_never_replayed(ptyd: Ptyd, tmp_path
             assert QueryFilter().feed(attached["data"]) == attached["data"]
             assert b"\x1b[6n" not in attached["data"] and b"DSR:" in attached["data"]
         await ptyd.call("term.write", {"sessionId": sid, "text": "q"})
-        rest = await wait_for(tap, ptyd, sid, cursor, b"q'\r\n")
+        rest = await collect_output(tap, sid, cursor, ptyd, b"q'\r\n")
         # Exactly one DA answer, one OSC 11 answer, then the "q" typed: nothing else.
         typed = rest.split(b"REST:", 1)[1].split(b"\r\n", 1)[0]
         assert typed.startswith(b"b'\\x1b[?") and typed.count(b"c\\x1b]11;rgb:") == 1
