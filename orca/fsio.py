@@ -93,16 +93,20 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_temp(path: Path, data: bytes | memoryview, *, mode: int = PRIVATE_FILE_MODE) -> Path:
-    """Create a fresh temp file beside ``path`` holding ``data``, fsync'd; return its name.
-    (The first two steps; ``write_atomic`` does all four.) On error nothing is left."""
+def write_temp(
+    path: Path, data: bytes | memoryview, *, mode: int = PRIVATE_FILE_MODE, durable: bool = True
+) -> Path:
+    """Create a fresh temp file beside ``path`` holding ``data``, fsync'd unless not
+    ``durable``; return its name. (The first two steps; ``write_atomic`` does all four.)
+    On error nothing is left."""
     tmp = temp_name(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         try:
             os.fchmod(fd, mode)  # O_CREAT's mode is masked by the umask
             write_all(fd, data)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
     except BaseException:
@@ -118,22 +122,27 @@ def write_atomic(
     *,
     mode: int = PRIVATE_FILE_MODE,
     private_parent: bool = False,
+    durable: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` atomically and durably (the four steps above);
     ``private_parent`` first (re)creates and checks its directory (``ensure_private_dir``).
+    ``durable=False`` skips both fsyncs (still atomic: a reader, or a process restarted
+    after a crash, sees old or new): for caches that can be rebuilt, written where an
+    fsync would stall an event loop.
 
     Raises ``OSError`` (ENOSPC, EIO...) with the old file untouched and no temp left.
     """
     if private_parent:
         ensure_private_dir(path.parent)
-    tmp = write_temp(path, data, mode=mode)
+    tmp = write_temp(path, data, mode=mode, durable=durable)
     try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def remove_orphan_temps(directory: Path, stem: str) -> int:

@@ -98,8 +98,13 @@ _OFFSET_BYTES = 8
 
 
 def save_checkpoint(path: Path, offset: int, data: bytes) -> None:
-    """Replace the checkpoint at ``path``: the model ``data`` as of stream ``offset``."""
-    write_atomic(path, offset.to_bytes(_OFFSET_BYTES, "big") + data)
+    """Replace the checkpoint at ``path``: the model ``data`` as of stream ``offset``.
+
+    Not fsync'd: it is written on ptyd's loop whenever a session goes idle, and it is
+    only a shortcut — a checkpoint lost or cut by a power failure is rebuilt from the
+    journal (``rebuild_model`` falls back to replaying it). Still atomic, so a ptyd
+    restarted after kill -9 reads a whole one."""
+    write_atomic(path, offset.to_bytes(_OFFSET_BYTES, "big") + data, durable=False)
 
 
 def load_checkpoint(path: Path) -> tuple[int, bytes] | None:

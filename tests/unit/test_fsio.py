@@ -98,3 +98,18 @@ def test_a_second_holder_is_refused_and_told_who_holds_it(tmp_path: Path) -> Non
     second.acquire(b"me")
     assert second.held and path.stat().st_mode & 0o777 == 0o600
     second.release()
+
+
+def test_a_cache_write_skips_fsync_but_stays_atomic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``durable=False``: no fsync at all (it would stall a loop), the rename still atomic."""
+    target = tmp_path / "model.ckpt"
+    target.write_bytes(b"old")
+    calls: list[int] = []
+    monkeypatch.setattr(fsio.os, "fsync", lambda fd: calls.append(fd))
+    fsio.write_atomic(target, b"new", durable=False)
+    assert target.read_bytes() == b"new" and calls == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.ckpt"]
+    fsio.write_atomic(target, b"newer")
+    assert len(calls) == 2  # the durable default: the file and its directory
