@@ -22,9 +22,9 @@ import msgspec
 from actors.store.session_normalize import LEAF_KEYED_MAPS, PANE_KEYED_MAPS
 from orca.model.layout import iter_terminal_leaf_ids
 from orca.model.session import WorkspaceSessionState
+from orca.model.session_restore import group_without_tabs
 from orca.model.tabs import (
     Tab,
-    TabGroup,
     TerminalLayoutSnapshot,
     TerminalPaneLayoutNode,
     TerminalPaneLeaf,
@@ -115,7 +115,7 @@ def _drop_tabs(session: WorkspaceSessionState, gone: set[str]) -> dict[str, obje
     removed_slots |= gone
     if session.tab_groups is not None:
         changes["tab_groups"] = {
-            key: tuple(_drop_from_group(g, removed_slots) for g in groups)
+            key: tuple(group_without_tabs(g, removed_slots) for g in groups)
             for key, groups in session.tab_groups.items()
         }
     changes["remote_session_ids_by_tab_id"] = {
@@ -125,27 +125,6 @@ def _drop_tabs(session: WorkspaceSessionState, gone: set[str]) -> dict[str, obje
         k: v for k, v in session.unsupported_pty_ids_by_tab_id.items() if k not in gone
     }
     return changes
-
-
-def _drop_from_group(group: TabGroup, slots: set[str]) -> TabGroup:
-    if (
-        not slots.intersection(group.tab_order)
-        and group.active_tab_id not in slots
-        and not (group.recent_tab_ids and slots.intersection(group.recent_tab_ids))
-    ):
-        return group
-    order = tuple(t for t in group.tab_order if t not in slots)
-    recent = (
-        None
-        if group.recent_tab_ids is None
-        else tuple(t for t in group.recent_tab_ids if t not in slots)
-    )
-    active = group.active_tab_id
-    if active in slots:
-        active = recent[-1] if recent else (order[0] if order else None)
-    return msgspec.structs.replace(
-        group, tab_order=order, recent_tab_ids=recent, active_tab_id=active
-    )
 
 
 def _drop_pane_keys(

@@ -38,7 +38,9 @@ __all__ = [
 replace = msgspec.structs.replace
 
 
-def _without_slots(group: TabGroup, slots: set[str]) -> TabGroup:
+def group_without_tabs(group: TabGroup, slots: set[str]) -> TabGroup:
+    """``group`` without the tab slots ``slots`` (order, recent list, and an active tab
+    that was removed falls back to the most recent, else the first)."""
     touched = slots.intersection(group.tab_order) or group.active_tab_id in slots
     if not touched and not (group.recent_tab_ids and slots.intersection(group.recent_tab_ids)):
         return group
@@ -73,7 +75,7 @@ def drop_transient_tabs(session: WorkspaceSessionState) -> WorkspaceSessionState
     changes: dict[str, Any] = {"unified_tabs": tabs}
     if session.tab_groups is not None:
         changes["tab_groups"] = {
-            key: tuple(_without_slots(g, transient) for g in groups)
+            key: tuple(group_without_tabs(g, transient) for g in groups)
             for key, groups in session.tab_groups.items()
         }
     return replace(session, **changes)
