@@ -97,7 +97,7 @@ from typing import Literal
 import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
-from orca.model.worktree import DetectedWorktree
+from orca.model.worktree import DetectedWorktree, GitWorktreeInfo
 from orca.wire.errors import BadRequest, Conflict, Internal, NotFound, Unavailable
 
 RepoKind = Literal["git", "folder"]
@@ -116,20 +116,10 @@ class GitStatus(Payload, frozen=True, kw_only=True):
     total: int
 
 
-class WorktreeGit(Payload, frozen=True, kw_only=True):
-    """A worktree's git facts: the model's ``GitWorktreeInfo`` fields, every one written
-    out, plus ``isDetached`` (HEAD is not on a branch)."""
+class WorktreeGit(GitWorktreeInfo, frozen=True, kw_only=True, omit_defaults=False):
+    """A worktree's git facts: the model's ``GitWorktreeInfo``, every field written out,
+    plus ``isDetached`` (HEAD is not on a branch)."""
 
-    path: str
-    head: str = ""
-    branch: str = ""  # full ref such as ``refs/heads/main``; "" when detached
-    is_bare: bool = False
-    is_sparse: bool | None = None
-    locked: bool | None = None
-    lock_reason: str | None = None
-    prunable: bool | None = None
-    prunable_reason: str | None = None
-    is_main_worktree: bool = False
     is_detached: bool = False
 
 
