@@ -10,6 +10,16 @@ In a fresh ORCA_HOME with the shipped supervision tree:
   terminals each running an idle shell.
 
 Run: ``.venv/bin/python bench/system.py`` (takes about a minute and a half).
+
+``.venv/bin/python bench/system.py crash-upgrade`` (issue 13, about half a minute),
+with AGENTS terminals each printing a timestamped line every 10 ms:
+
+* kill -9 of orcad → its actors gone (each stops itself; ptyd leaves every terminal
+  with the keeper) → `orca up` (as the service manager would run it) → every actor
+  ready again, ptyd having re-adopted every terminal; ROUNDS times;
+* `orca restart --all` (every process replaced, the terminals kept): its wall time, and
+  the output latency a reader sees (a line's arrival minus the time the agent printed
+  it), during the hand-over against the same run's steady state.
 """
 
 from __future__ import annotations
@@ -132,6 +142,152 @@ async def spawn_sessions(home: str, cwd: str) -> None:
             await client.invoke(ptyd.SPAWN, spawn)
 
 
+AGENTS = int(os.environ.get("ORCA_BENCH_AGENTS", "10"))
+# Prints the wall-clock time every 10 ms: the reader compares it with its arrival.
+TICKER = "while :; do date +%s.%N; sleep 0.01; done"
+
+
+def lock_pid(home: str) -> int:
+    return int(json.loads(resolve_paths({"ORCA_HOME": home}).lock_file.read_text())["pid"])
+
+
+def status_of(home: str) -> supervisor.Status:
+    from orca.client.sync import invoke
+
+    return invoke(supervisor.STATUS, paths=resolve_paths({"ORCA_HOME": home}))
+
+
+def orcad_crash_rounds(home: str) -> list[tuple[float, float, float]]:
+    """Per round: (kill → actors gone, `orca up` wall, kill → every actor ready)."""
+    out = []
+    for _ in range(ROUNDS):
+        status = status_of(home)
+        procs = [psutil.Process(status.supervisor.pid)]
+        procs += [psutil.Process(a.pid) for a in status.actors if a.pid]
+        t0 = time.perf_counter()
+        os.kill(status.supervisor.pid, signal.SIGKILL)
+        _, alive = psutil.wait_procs(procs, timeout=30)
+        assert not alive, f"still running after orcad's death: {alive}"
+        t1 = time.perf_counter()
+        orca(home, "up")
+        t2 = time.perf_counter()
+        out.append((t1 - t0, t2 - t1, t2 - t0))
+        assert len(status_of(home).actors) == len(status.actors)
+    return out
+
+
+class Reader:
+    """Polls every session's output (term.read every 20 ms, through restarts) and
+    records each line's latency: arrival minus the timestamp the agent printed."""
+
+    def __init__(self, home: str, sessions: list[str]) -> None:
+        self.paths = resolve_paths({"ORCA_HOME": home})
+        self.ends = dict.fromkeys(sessions, 0)
+        self.partial = dict.fromkeys(sessions, b"")
+        self.samples: list[tuple[float, float]] = []  # (arrival, latency)
+        self.stop = False
+        self.since = time.time()  # lines printed before the reader started are backlog
+
+    def run(self) -> None:
+        from orca.client.sync import invoke
+        from orca.wire.errors import OrcaError
+
+        while not self.stop:
+            for sid in self.ends:
+                try:
+                    reply = invoke(
+                        ptyd.READ,
+                        ptyd.ReadArgs(session_id=sid, since=self.ends[sid]),
+                        paths=self.paths,
+                        timeout=2,
+                    )
+                except OrcaError:
+                    continue  # the tree is being replaced: look again
+                now = time.time()
+                self.ends[sid] = reply.offset + len(reply.data)
+                lines = (self.partial[sid] + reply.data).split(b"\r\n")
+                self.partial[sid] = lines.pop()
+                for line in lines:
+                    try:
+                        printed = float(line)
+                    except ValueError:
+                        continue
+                    if printed >= self.since:
+                        self.samples.append((now, now - printed))
+            time.sleep(0.02)
+
+
+def latency_ms(samples: list[tuple[float, float]], start: float, end: float) -> tuple[float, ...]:
+    ms = sorted(lat * 1000 for at, lat in samples if start <= at < end)
+    if not ms:
+        return (0.0, 0.0, 0.0)
+    return (statistics.median(ms), ms[int(len(ms) * 0.99) - 1 if len(ms) > 1 else 0], ms[-1])
+
+
+def crash_upgrade() -> None:
+    import threading
+
+    from orca.client.sync import invoke
+
+    home = tempfile.mkdtemp(prefix="orca-upgrade-")
+    orca(home, "up")
+    paths = resolve_paths({"ORCA_HOME": home})
+    sessions = []
+    for i in range(AGENTS):
+        spawn = ptyd.SpawnArgs(
+            argv=["/bin/sh", "-c", TICKER], cwd=home, worktree_id=f"b::{home}/{i}"
+        )
+        sessions.append(invoke(ptyd.SPAWN, spawn, paths=paths).session_id)
+    pids = {s.session_id: s.pid for s in invoke(ptyd.LIST, ptyd.ListArgs(), paths=paths).sessions}
+    try:
+        rounds = orcad_crash_rounds(home)
+        for label, k in (("actors gone", 0), ("`orca up`", 1), ("total", 2)):
+            values = [r[k] * 1000 for r in rounds]
+            print(
+                f"kill -9 orcad → {label:11}: median {statistics.median(values):5.0f} ms"
+                f"  max {max(values):5.0f} ms  ({len(values)} rounds, {AGENTS} terminals)"
+            )
+        reader = Reader(home, sessions)
+        thread = threading.Thread(target=reader.run, daemon=True)
+        thread.start()
+        time.sleep(3)
+        t0 = time.time()
+        before = status_of(home)
+        steps = orca(home, "restart", "--all").stdout
+        t1 = time.time()
+        after = status_of(home)
+        time.sleep(3)
+        reader.stop = True
+        thread.join()
+        old = {before.supervisor.pid, before.supervisor.keeper_pid, *(a.pid for a in before.actors)}
+        new = {after.supervisor.pid, after.supervisor.keeper_pid, *(a.pid for a in after.actors)}
+        rows = invoke(ptyd.LIST, ptyd.ListArgs(), paths=paths).sessions
+        same = all(pids.get(r.session_id) == r.pid and r.running for r in rows)
+        print(
+            f"orca restart --all: {t1 - t0:.2f}s wall ({len(old)} processes, "
+            f"{'all' if not old & new else 'NOT all'} replaced; {AGENTS} agents "
+            f"{'all kept' if same and len(rows) == AGENTS else 'NOT all kept'})"
+        )
+        for line in steps.splitlines():
+            if " in " in line:
+                print(f"  {line}")
+        steady = latency_ms(reader.samples, t0 - 3, t0)
+        during = latency_ms(reader.samples, t0, t1 + 1)
+        print(
+            "output latency, steady      : median {:4.0f} ms  p99 {:5.0f} ms  max {:5.0f} ms".format(
+                *steady
+            )
+        )
+        print(
+            "output latency, hand-over   : median {:4.0f} ms  p99 {:5.0f} ms  max {:5.0f} ms".format(
+                *during
+            )
+            + f"  (max {during[2] / max(steady[2], 1):.0f}x steady)"
+        )
+    finally:
+        orca(home, "down", "--kill-terminals")
+
+
 def main() -> None:
     home = tempfile.mkdtemp(prefix="orca-system-")
     t0 = time.perf_counter()
@@ -163,4 +319,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["crash-upgrade"]:
+        crash_upgrade()
+    else:
+        main()

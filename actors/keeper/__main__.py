@@ -1,4 +1,5 @@
-"""The keeper process: ``python -P -m actors.keeper [--ready-fd N]``.
+"""The keeper process: ``python -P -m actors.keeper [--ready-fd N] [--take-over]
+[--wait-lock S]``.
 
 Started detached (its own session, by ``orcad`` when no keeper answers), one per
 profile (``ORCA_HOME``): it holds ``<runtime dir>/keeper.lock`` for its whole life, so
@@ -6,6 +7,18 @@ a second one exits at once (code 3) and the kernel frees the lock however it die
 It watches nobody: ``orcad`` dying, or its terminal closing (SIGHUP is ignored), leaves
 it running. It ends on the protocol's ``stop`` (``orca down``) or on SIGTERM/SIGINT,
 closing every kept master: the terminals hang up.
+
+``--take-over`` (``orca restart --all``, once the old tree has stopped): before taking
+the lock, take every session from the keeper running now (``fd_keeper.take_over``:
+``hello`` decides between ``hand_over`` and, for a keeper that predates it, ``stop``),
+wait for it to exit and its lock to be free, then serve them. If the old keeper refuses,
+nothing changed: it still holds everything, and this one exits (code 4) after writing
+``failed <why>`` on the ready fd. If another keeper wins the lock meanwhile, the taken
+sessions are deposited with it before exiting (code 3), so none is dropped.
+``--after-orcad S`` (with ``--take-over``): first wait up to S seconds for no ``orcad`` to
+hold its instance lock, so the CLI can start this keeper (and pay for its imports) while
+the old tree is still stopping. ``--wait-lock S``: wait up to S seconds for the lock instead of exiting at once (a
+``ptyd`` securing its sessions starts a keeper while a killed one may still be exiting).
 """
 
 from __future__ import annotations
@@ -15,6 +28,7 @@ import logging
 import os
 import signal
 import sys
+import time
 
 import trio
 
@@ -24,27 +38,53 @@ from orca.contracts.fd_keeper import (
     KEEPER_LOCK_NAME,
     KEEPER_SOCKET_NAME,
     KeeperLockInfo,
+    KeeperState,
+    TakeOverFailed,
+    close_fds,
+    deposit_into,
     encode_keeper_lock,
     read_keeper_lock,
+    take_over,
 )
-from orca.fsio import FileLock, LockHeld
+from orca.fsio import FileLock, LockHeld, read_lock_holder
 from orca.paths import resolve_paths
 
 log = logging.getLogger("keeper")
 
 EXIT_ALREADY_RUNNING = 3
+EXIT_TAKE_OVER_FAILED = 4
+# A take-over waits this long for the old keeper to exit and free its lock.
+TAKE_OVER_LOCK_WAIT_S = 10.0
+LOCK_RETRY_S = 0.02
+
+
+def _say(ready_fd: int | None, line: str) -> None:
+    if ready_fd is None:
+        return
+    try:
+        os.write(ready_fd, line.encode() + b"\n")
+    except OSError:
+        pass
+    os.close(ready_fd)
+
+
+def _acquire(lock: FileLock, holder: bytes, wait_s: float) -> bool:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            lock.acquire(holder)
+            return True
+        except LockHeld:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(LOCK_RETRY_S)
 
 
 async def run(keeper: FdKeeper, ready_fd: int | None) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(keeper.serve)
-            if ready_fd is not None:
-                try:
-                    os.write(ready_fd, b"ready\n")
-                except OSError:
-                    pass
-                os.close(ready_fd)
+            _say(ready_fd, "ready")
 
             async def on_signal() -> None:
                 async for signum in signals:
@@ -62,6 +102,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ready-fd", type=int, default=None, help="write 'ready' here once serving"
     )
+    parser.add_argument(
+        "--take-over",
+        action="store_true",
+        help="first take every session from the running keeper (an upgrade)",
+    )
+    parser.add_argument(
+        "--wait-lock", type=float, default=0.0, help="wait this long for the lock (seconds)"
+    )
+    parser.add_argument(
+        "--after-orcad",
+        type=float,
+        default=0.0,
+        help="with --take-over: first wait this long for orcad to have exited (seconds)",
+    )
     args = parser.parse_args(argv)
     configure_logging("keeper")
     # A keeper outlives the terminal or session that started it.
@@ -69,15 +123,52 @@ def main(argv: list[str] | None = None) -> int:
     paths = resolve_paths().ensure()
     sock_path = str(paths.runtime_dir / KEEPER_SOCKET_NAME)
     lock = FileLock(paths.runtime_dir / KEEPER_LOCK_NAME)
-    try:
-        lock.acquire(encode_keeper_lock(KeeperLockInfo(pid=os.getpid(), socket=sock_path)))
-    except LockHeld:
-        holder = read_keeper_lock(paths.runtime_dir / KEEPER_LOCK_NAME)
+    state = KeeperState()
+    wait_s = args.wait_lock
+    if args.take_over and args.after_orcad > 0:
+        deadline = time.monotonic() + args.after_orcad
+        while read_lock_holder(paths.lock_file) is not None:
+            if time.monotonic() >= deadline:
+                _say(args.ready_fd, f"failed orcad still runs after {args.after_orcad:g}s")
+                return EXIT_TAKE_OVER_FAILED
+            time.sleep(LOCK_RETRY_S)
+    if args.take_over:
+        try:
+            taken = take_over(sock_path)
+        except TakeOverFailed as exc:
+            log.error("take-over refused: %s (the running keeper keeps every terminal)", exc)
+            _say(args.ready_fd, f"failed {exc}")
+            return EXIT_TAKE_OVER_FAILED
+        if taken is not None:
+            state.seed(taken.sessions)
+            before = taken.previous
+            log.info(
+                "took %d session(s) over from keeper %s (build %s) by %s",
+                len(taken.sessions),
+                before.pid if before else "(predates hello)",
+                before.build if before else "?",
+                taken.ended_with,
+            )
+            wait_s = max(wait_s, TAKE_OVER_LOCK_WAIT_S)
+    holder = encode_keeper_lock(KeeperLockInfo(pid=os.getpid(), socket=sock_path))
+    if not _acquire(lock, holder, wait_s):
+        running = read_keeper_lock(paths.runtime_dir / KEEPER_LOCK_NAME)
+        if len(state):
+            # Whoever holds the lock gets what we took: never drop a terminal.
+            sessions = state.drain()
+            try:
+                deposit_into(sock_path, sessions)
+            except OSError as exc:
+                log.error("could not pass %d session(s) on: %s", len(sessions), exc)
+            for _, fds in sessions:
+                close_fds(fds)
         print(
-            f"orca-keeper: already running (pid {holder.pid if holder else '?'})", file=sys.stderr
+            f"orca-keeper: already running (pid {running.pid if running else '?'})",
+            file=sys.stderr,
         )
+        _say(args.ready_fd, f"failed already running (pid {running.pid if running else '?'})")
         return EXIT_ALREADY_RUNNING
-    keeper = FdKeeper(sock_path)
+    keeper = FdKeeper(sock_path, state)
     try:
         trio.run(run, keeper, args.ready_fd)
     finally:

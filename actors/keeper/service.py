@@ -7,7 +7,8 @@ business rules, nothing that an upgrade of the rest of Orca would need to change
 the process running it never has a reason to be restarted.
 
 Invariant: a kept fd is never read or written here; it is closed only on ``withdraw``,
-on a deposit replacing it, and on ``stop`` (``orca down``) or SIGTERM.
+on a deposit replacing it, on ``stop`` (``orca down``) or SIGTERM, and on exit after an
+accepted ``hand_over`` (a new keeper holds duplicates of every one by then).
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ LISTEN_BACKLOG = 16
 class FdKeeper:
     """Serve the keeper protocol on a Unix SEQPACKET socket until ``stop`` arrives."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, state: KeeperState | None = None) -> None:
         self.path = path
-        self.state = KeeperState()
+        self.state = state if state is not None else KeeperState()
         self.stopped = trio.Event()
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -102,7 +103,14 @@ class FdKeeper:
                         await conn.sendmsg(*encode_packet(reply.message, reply.fds))
                     except OSError as exc:
                         log.warning("keeper: reply lost: %s", exc)
+                        if self.state.handed_over:
+                            self.state.handed_over = False  # the taker did not hear "ok"
                         return
+                if self.state.handed_over:
+                    # A new keeper holds duplicates of every session: ours close as we exit.
+                    log.info("keeper: %d session(s) handed over: exiting", len(self.state))
+                    self.stopped.set()
+                    return
 
     def close_all(self) -> None:
         self.state.close_all()

@@ -6,7 +6,10 @@ the keeper (``actors/keeper``, a process of its own), so a ``kill -9`` of ``ptyd
 no terminal up; a restarted ``ptyd`` reclaims them and resumes reading. The other way
 round, ``ptyd`` still holds every master when the keeper dies: ``keep_keeper_seeded``
 notices the hang-up, waits for the new keeper ``orcad`` starts and deposits every live
-session again, so the next ``ptyd`` crash is survived too. The protocol itself
+session again, so the next ``ptyd`` crash is survived too. And when ``ptyd`` stops
+(``orcad`` died, or ``orca down``/``restart --all``), ``secure_with_keeper`` makes sure
+a live keeper holds every live session before it goes, starting one itself if none
+answers: so ``orcad`` and the keeper dying together loses no terminal. The protocol itself
 (messages, packets, the keeper's table) is ``orca/contracts/fd_keeper.py``; this module
 only maps ``ptyd``'s ``SessionInfo`` onto it.
 """
@@ -16,7 +19,9 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import select
 import socket
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -36,6 +41,8 @@ from orca.contracts.fd_keeper import (
     AskExitStatus,
     Deposit,
     ExitStatus,
+    Hello,
+    KeeperHello,
     KeeperProtocolError,
     Message,
     Reclaim,
@@ -44,8 +51,11 @@ from orca.contracts.fd_keeper import (
     Withdraw,
     close_fds,
     fds_from,
+    keeper_answers,
+    launch_keeper,
     recv_packet,
     send_packet,
+    wait_keeper_ready,
 )
 
 log = logging.getLogger(__name__)
@@ -55,6 +65,10 @@ SEND_TIMEOUT_S = 1.0
 # While no keeper answers, look for a new one this often: orcad restarts a dead keeper
 # within ~0.1 s, and until ptyd re-seeds it a ptyd crash would hang the terminals up.
 KEEPER_RETRY_S = 0.1
+# A keeper ptyd starts on its way out: how long it may wait for a dying one's lock, and
+# how long ptyd waits for it (both inside the actor's stop deadline).
+SECURE_LOCK_WAIT_S = 1.0
+SECURE_READY_S = 1.5
 
 
 def info_to_record(info: SessionInfo) -> dict[str, Any]:
@@ -128,6 +142,28 @@ class KeeperLink:
         except (OSError, KeeperProtocolError):
             return None
         return message.status if isinstance(message, ExitStatus) else None
+
+    def confirm(self) -> bool:
+        """Whether the keeper is alive and has handled everything sent so far (a ``hello``
+        round trip: one connection is served in order). Blocking, no checkpoint, so no
+        other task reads the reply. A keeper predating ``hello`` does not answer; then
+        its listener answering is the best evidence there is."""
+        if self.broken:
+            return False
+        # hung_up() only when something waits: on a socket with a timeout, recvmsg
+        # waits for that long instead of raising BlockingIOError.
+        if select.select([self._sock], [], [], 0)[0] and self.hung_up():
+            return False
+        try:
+            send_packet(self._sock, Hello())
+            if select.select([self._sock], [], [], SEND_TIMEOUT_S)[0]:
+                message, fds = recv_packet(self._sock, REPLIES)
+                close_fds(fds)
+                return isinstance(message, KeeperHello)
+        except (OSError, KeeperProtocolError):
+            self.broken = True
+            return False
+        return keeper_answers(self.path)
 
     def fileno(self) -> int:
         return self._sock.fileno()
@@ -215,10 +251,12 @@ async def keep_keeper_seeded(holder: KeeperHolder, path: str) -> None:
                     pass
                 if not link.hung_up() and not link.broken:
                     continue
-            log.error("fd keeper at %s is gone: waiting for a new one", link.path)
-            holder.keeper = None
             trio.lowlevel.notify_closing(link.fileno())
             link.close()
+            if holder.keeper is not link:
+                continue  # replaced meanwhile (secure_with_keeper): follow the new link
+            log.error("fd keeper at %s is gone: waiting for a new one", link.path)
+            holder.keeper = None
         try:
             fresh = KeeperLink(path)
         except OSError:
@@ -231,3 +269,51 @@ async def keep_keeper_seeded(holder: KeeperHolder, path: str) -> None:
             continue
         holder.keeper = fresh
         log.info("fd keeper at %s re-seeded with %d session(s)", path, count)
+
+
+def secure_with_keeper(holder: KeeperHolder, path: str, log_path: Path) -> int:
+    """On ``ptyd``'s way out: leave every live session with a live keeper; returns how
+    many were deposited now (0: the keeper had them all already, or nothing is live).
+
+    The link's keeper is asked to confirm (``KeeperLink.confirm``); if it is gone
+    (killed with ``orcad``, say), the sessions go to whichever keeper answers at
+    ``path``, and if none does, to one started here (``launch_keeper``), which outlives
+    ``ptyd`` like any keeper. Blocking: called from a stop callback, when nothing else
+    matters. A failure is logged; the terminals then end with ``ptyd``, as before.
+
+    Only for a ``ptyd`` given a keeper (``ORCA_PTYD_FD_KEEPER``, which orcad always
+    sets): a standalone one (tests, a debugging run) has none and starts none."""
+    if not os.environ.get(KEEPER_ENV):
+        return 0
+    live = [s for s in holder.table.sessions() if not s.output_done.is_set()]
+    if not live:
+        return 0
+    link = holder.keeper
+    if link is not None and link.confirm():
+        return 0
+    log.error("no keeper holds the %d live session(s): securing them before ptyd stops", len(live))
+    try:
+        fresh = KeeperLink(path)
+    except OSError:
+        try:
+            _pid, ready_fd = launch_keeper(
+                sys.executable,
+                dict(os.environ),
+                log_path,
+                ["--wait-lock", str(SECURE_LOCK_WAIT_S)],
+            )
+        except OSError as exc:
+            log.error("cannot start a keeper (%s): the terminals end with ptyd", exc)
+            return 0
+        verdict = wait_keeper_ready(ready_fd, SECURE_READY_S)
+        try:
+            fresh = KeeperLink(path)
+        except OSError as exc:
+            log.error("keeper started (%s) but unreachable (%s)", verdict, exc)
+            return 0
+    count = deposit_all(fresh, live)
+    if not fresh.confirm():
+        log.error("the keeper at %s did not confirm the deposits", path)
+    holder.keeper = fresh  # the old link is closed by keep_keeper_seeded
+    log.info("secured %d live session(s) with the keeper at %s", count, path)
+    return count

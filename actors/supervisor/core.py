@@ -104,6 +104,8 @@ class ChildRecord:
     kill_reason: str | None = None
     awaiting_peer: bool = False
     operator_restart: bool = False
+    version: str | None = None
+    build: str | None = None
 
     def status(self, now: float) -> ActorStatus:
         """The row ``sup.status`` shows (``rss`` is the shell's to fill in)."""
@@ -117,6 +119,8 @@ class ChildRecord:
             if self.state == "running" and self.ready_at is not None
             else None,
             last_exit=self.last_exit,
+            version=self.version if self.pid is not None else None,
+            build=self.build if self.pid is not None else None,
         )
 
 
@@ -238,6 +242,8 @@ class SupervisorCore:
         rpc: Sequence[str] = (),
         pub: Sequence[str] = (),
         epoch: str = "",
+        version: str = "",
+        build: str = "",
     ) -> list[Effect]:
         """``name`` (as ``pid``) bound its sockets at ``rpc``/``pub``: it is running."""
         self._observe(now)
@@ -246,6 +252,8 @@ class SupervisorCore:
             return []
         rec.state = "running"
         rec.ready_at = now
+        rec.version = version or None
+        rec.build = build or None
         rec.last_heartbeat = now
         effects: list[Effect] = [
             Publish(ActorStarted(name=name, pid=pid, rpc=list(rpc), pub=list(pub), epoch=epoch))

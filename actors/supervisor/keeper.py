@@ -33,12 +33,14 @@ import trio.lowlevel
 
 from orca.contracts.fd_keeper import (
     KEEPER_LOCK_NAME,
-    KEEPER_MODULE,
     KEEPER_SOCKET_NAME,
     Exited,
+    KeeperHello,
     Message,
     Stop,
     keeper_answers,
+    keeper_hello,
+    launch_keeper,
     read_keeper_lock,
     send_packet,
 )
@@ -78,6 +80,20 @@ class KeeperControl:
         self._lock_path = paths.runtime_dir / KEEPER_LOCK_NAME
         self._is_actor_pid = is_actor_pid
         self._stopping = False
+        self._hello: tuple[int, KeeperHello | None] | None = None  # (pid, its hello)
+
+    async def hello(self) -> KeeperHello | None:
+        """The running keeper's ``hello`` (version, build), asked once per keeper pid;
+        None while none answers or from a keeper that predates ``hello``."""
+        pid = self.pid
+        if pid is None:
+            return None
+        if self._hello is None or self._hello[0] != pid:
+            hello = await trio.to_thread.run_sync(keeper_hello, self.path)
+            if hello is not None and hello.pid != pid:
+                return hello  # replaced between the two looks: ask again next time
+            self._hello = (pid, hello)
+        return self._hello[1]
 
     @property
     def pid(self) -> int | None:
@@ -89,31 +105,12 @@ class KeeperControl:
         """A keeper answering on ``path``: the running one, or one started now."""
         if keeper_answers(self.path):
             return self.pid
-        read_fd, write_fd = os.pipe()
-        log_fd = os.open(
-            self.paths.log_file("keeper"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
-        )
         env = dict(os.environ)
         if self.paths.home is not None:
             env["ORCA_HOME"] = str(self.paths.home)
-        argv = [sys.executable, "-P", "-m", KEEPER_MODULE, "--ready-fd", str(write_fd)]
-        try:
-            # posix_spawn returns once the child exists (vfork-like): nothing to wait for.
-            pid = os.posix_spawn(  # noqa: ASYNC221
-                sys.executable,
-                argv,
-                env,
-                file_actions=[
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                    (os.POSIX_SPAWN_DUP2, log_fd, 1),
-                    (os.POSIX_SPAWN_DUP2, log_fd, 2),
-                    (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
-                ],
-                setsid=True,  # its own session and group: orcad's death does not reach it
-            )
-        finally:
-            os.close(write_fd)
-            os.close(log_fd)
+        # posix_spawn returns once the child exists (vfork-like): nothing to wait for.
+        # setsid: its own session and group, so orcad's death does not reach it.
+        pid, read_fd = launch_keeper(sys.executable, env, self.paths.log_file("keeper"))
         try:
             with trio.move_on_after(KEEPER_START_TIMEOUT_S):
                 await trio.lowlevel.wait_readable(read_fd)

@@ -27,13 +27,15 @@ from actors.supervisor.config import SupervisorSpec
 from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
 from actors.supervisor.keeper import KeeperControl, KeeperStartFailed, become_subreaper
 from actors.supervisor.logs import RotatingLog
+from orca import __version__
 from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
 from orca.actor.endpoints import TCP_HOST_ENV, bind_endpoints
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 from orca.contracts import supervisor as sup
 from orca.contracts.base import NoArgs, Op, spec_of
-from orca.contracts.fd_keeper import KEEPER_ENV
+from orca.contracts.fd_keeper import KEEPER_ENV, KeeperHello, keeper_answers, keeper_hello
+from orca.contracts.sys import build_id
 from orca.paths import OrcaPaths
 from orca.wire.errors import NotFound, Timeout, Unavailable
 
@@ -234,13 +236,25 @@ class Supervisor:
             (sup.RESTART, self._op_restart, False),
             (sup.WAIT_READY, self._op_wait_ready, True),  # a long poll
             (sup.STOP, self._op_stop, True),  # replies only once everything stopped
+            (sup.HAND_OVER, self._op_hand_over, True),  # likewise
         ]
         for op, handler, concurrent in table:
             self.rpc.register(op, handler, concurrent=concurrent)
 
     async def _op_ready(self, a: sup.ReadyArgs) -> sup.Empty:
         now = time.monotonic()
-        self._carry_out(self.core.ready(a.name, a.pid, now, rpc=a.rpc, pub=a.pub, epoch=a.epoch))
+        self._carry_out(
+            self.core.ready(
+                a.name,
+                a.pid,
+                now,
+                rpc=a.rpc,
+                pub=a.pub,
+                epoch=a.epoch,
+                version=a.version,
+                build=a.build,
+            )
+        )
         return sup.Empty()
 
     async def _op_heartbeat(self, a: sup.HeartbeatArgs) -> sup.HeartbeatReply:
@@ -266,7 +280,7 @@ class Supervisor:
             rows.append(row)
         return rows
 
-    def _supervisor_info(self) -> sup.SupervisorInfo:
+    def _supervisor_info(self, keeper: KeeperHello | None = None) -> sup.SupervisorInfo:
         return sup.SupervisorInfo(
             pid=os.getpid(),
             uptime=time.monotonic() - self.started_at,
@@ -278,20 +292,25 @@ class Supervisor:
             pauses=self.core.pauses,
             paused_s=self.core.paused_s,
             keeper_pid=self.keeper.pid,
+            version=__version__,
+            build=build_id(),
+            keeper_version=None if keeper is None else keeper.version,
+            keeper_build=None if keeper is None else keeper.build,
         )
 
-    def status(self) -> sup.Status:
-        return sup.Status(actors=self._actor_rows(), supervisor=self._supervisor_info())
+    def status(self, keeper: KeeperHello | None = None) -> sup.Status:
+        return sup.Status(actors=self._actor_rows(), supervisor=self._supervisor_info(keeper))
 
     async def _op_status(self, _: NoArgs) -> sup.Status:
-        return self.status()
+        return self.status(await self.keeper.hello())
 
     async def _op_snapshot(self, _: NoArgs) -> sup.Snapshot:
+        keeper = await self.keeper.hello()
         return sup.Snapshot(
             epoch=self.events.epoch,
             seq=self.events.seq,
             actors=self._actor_rows(),
-            supervisor=self._supervisor_info(),
+            supervisor=self._supervisor_info(keeper),
         )
 
     async def _op_restart(self, a: sup.RestartArgs) -> sup.Empty:
@@ -310,6 +329,18 @@ class Supervisor:
             return self.status()
         states = ", ".join(f"{r.name} {r.state}" for r in self.core.statuses(time.monotonic()))
         raise Timeout(f"not every actor was ready within {a.timeout:g}s: {states}")
+
+    async def _op_hand_over(self, _: NoArgs) -> sup.HandOverReply:
+        """``orca restart --all``: stop everything but the keeper, which must answer."""
+        hello = await trio.to_thread.run_sync(keeper_hello, self.keeper.path)
+        if hello is None and not keeper_answers(self.keeper.path):
+            raise Unavailable(
+                "no fd keeper answers: a hand-over would end every terminal (nothing stopped)"
+            )
+        await self._op_stop(sup.StopArgs(keep_terminals=True))
+        return sup.HandOverReply(
+            keeper_pid=self.keeper.pid, keeper_build=None if hello is None else hello.build
+        )
 
     async def _op_stop(self, a: sup.StopArgs) -> sup.Empty:
         self._keep_terminals = self._keep_terminals or a.keep_terminals

@@ -26,12 +26,14 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from orca import __version__
 from orca.actor.client import RpcClient
 from orca.actor.context import ActorContext
 from orca.actor.endpoints import BadTcpHost, bind_endpoints, tcp_host_from_env
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 from orca.contracts import supervisor as sup
+from orca.contracts.sys import build_id
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.errors import OrcaError
 
@@ -95,6 +97,8 @@ async def _supervisor_link(name: str, rpc: RpcServer, events: EventPublisher) ->
                 rpc=rpc.endpoints,
                 pub=events.endpoints,
                 epoch=events.epoch,
+                version=__version__,
+                build=build_id(),
             )
             await client.invoke(sup.READY, ready, retries=10)
             alive = sup.HeartbeatArgs(name=name, pid=os.getpid())

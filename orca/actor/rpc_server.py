@@ -287,6 +287,7 @@ class RpcServer:
             epoch=self.epoch,
             pid=os.getpid(),
             endpoints=list(self.endpoints),
+            build=sys_contract.build_id(),
         )
 
     async def _ping(self, _: NoArgs) -> sys_contract.Pong:

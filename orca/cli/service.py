@@ -4,6 +4,15 @@
 lists them and names the two ways on: ``--keep-terminals`` (every process stops but the
 fd keeper, which holds the terminals for the next ``orca up``) or ``--kill-terminals``
 (each session is closed first, as ``orca term close`` does, then everything stops).
+
+``orca restart --all`` replaces every Orca process with the code installed now while
+every agent keeps running: (1) ``sup.hand_over`` (checked in orcad's ``sys.hello``
+capabilities first) stops the old tree but the keeper; (2) a new keeper started with
+``--take-over`` takes every PTY master from the old one (``hand_over``, or ``reclaim``
++ ``stop`` for a keeper that predates it) and the old one exits; (3) a new orcad starts,
+whose ``ptyd`` reclaims every session from the new keeper. Output written meanwhile
+waits in each PTY (the agent blocks when it is full): nothing is lost, it arrives late.
+``orca status`` shows each process's version and build (``orca.contracts.sys.build_id``).
 """
 
 from __future__ import annotations
@@ -80,6 +89,22 @@ def cmd_up(args: argparse.Namespace) -> int:
         # CLI depends on no actor package and `--foreground` cannot drift from `up`.
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, *ORCAD_ARGV])
+    verdict, pid, elapsed, log_path, run_starts_at = _start_orcad(paths)
+    if verdict == "ready":
+        print(
+            f"orca is up: every actor ready in {elapsed:.2f}s (orcad pid {pid}, logs in {paths.log_dir})"
+        )
+        return EXIT_OK
+    reason = verdict or "orcad exited before the tree was ready"
+    print(f"orca: up failed: {reason}", file=sys.stderr)
+    for line in _tail(log_path, 15, since=run_starts_at):
+        print(f"  {line}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def _start_orcad(paths: OrcaPaths) -> tuple[str, int, float, Path, int]:
+    """Start the orcad daemon and wait for its verdict: (verdict, pid, seconds, log, the
+    log's size before this run)."""
     started = time.monotonic()
     read_fd, write_fd = os.pipe()
     log_path = paths.log_file("orcad")
@@ -120,16 +145,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         os.close(read_fd)
     elapsed = time.monotonic() - started
     verdict = message.decode(errors="replace").strip()
-    if verdict == "ready":
-        print(
-            f"orca is up: every actor ready in {elapsed:.2f}s (orcad pid {pid}, logs in {paths.log_dir})"
-        )
-        return EXIT_OK
-    reason = verdict or "orcad exited before the tree was ready"
-    print(f"orca: up failed: {reason}", file=sys.stderr)
-    for line in _tail(log_path, 15, since=run_starts_at):
-        print(f"  {line}", file=sys.stderr)
-    return EXIT_FAILED
+    return verdict, pid, elapsed, log_path, run_starts_at
 
 
 def live_sessions(paths: OrcaPaths, worktree_id: str | None = None) -> list[SessionRow]:
@@ -288,20 +304,54 @@ def cmd_status(args: argparse.Namespace) -> int:
             a.restarts,
             human_duration(a.uptime),
             human_bytes(a.rss),
+            _version(a.version, a.build) if a.pid is not None else None,
             None if a.last_exit is None else a.last_exit.reason,
         )
         for a in status.actors
     ]
     orcad = status.supervisor
     print_table(
-        ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "LAST EXIT"),
+        ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "VERSION", "LAST EXIT"),
         rows,
-        title=f"orcad pid {orcad.pid}, up {human_duration(orcad.uptime)}"
-        + (f", fd keeper pid {orcad.keeper_pid}" if orcad.keeper_pid else ", no fd keeper"),
+        title=f"orcad pid {orcad.pid} {_version(orcad.version, orcad.build)},"
+        f" up {human_duration(orcad.uptime)}"
+        + (
+            f", fd keeper pid {orcad.keeper_pid}"
+            f" {_version(orcad.keeper_version, orcad.keeper_build)}"
+            if orcad.keeper_pid
+            else ", no fd keeper"
+        ),
     )
-    for line in [*_log_warnings(status), *_store_warnings(status.actors)]:
+    for line in [
+        *_version_warnings(status),
+        *_log_warnings(status),
+        *_store_warnings(status.actors),
+    ]:
         print(f"warning: {line}")
     return EXIT_OK
+
+
+def _version(version: str | None, build: str | None) -> str:
+    """``0.1.0+<build>``; ``?`` parts for a process too old to say."""
+    return f"{version or '?'}+{build or '?'}"
+
+
+def _version_warnings(status: sup.Status) -> list[str]:
+    """Processes that run another build than the code installed now."""
+    from orca.contracts.sys import build_id
+
+    installed = build_id()
+    orcad = status.supervisor
+    running = [("orcad", orcad.build), *((a.name, a.build) for a in status.actors if a.pid)]
+    if orcad.keeper_pid:
+        running.append(("fd keeper", orcad.keeper_build))
+    stale = [name for name, build in running if build != installed]
+    if not stale:
+        return []
+    return [
+        f"{', '.join(stale)} run(s) another build than the installed one ({installed}):"
+        " `orca restart --all` replaces every process, the terminals kept"
+    ]
 
 
 def _log_warnings(status: sup.Status) -> list[str]:
@@ -339,9 +389,175 @@ def cmd_restart(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
     from orca.contracts import supervisor as sup
 
+    if args.all:
+        if args.actor:
+            return fail("name an actor or give --all, not both", EXIT_USAGE)
+        return cmd_restart_all(args)
+    if not args.actor:
+        return fail("name the actor to restart, or --all for every Orca process", EXIT_USAGE)
     invoke(sup.RESTART, sup.RestartArgs(name=args.actor))
     print(f"restarting {args.actor}")
     return EXIT_OK
+
+
+# How long the new keeper may take to take every terminal over from the old one.
+TAKE_OVER_TIMEOUT_S = 30.0
+
+
+def cmd_restart_all(args: argparse.Namespace) -> int:
+    """Replace orcad, every actor and the keeper with the installed code; agents stay."""
+    import psutil
+
+    from orca.client.sync import endpoint_for, invoke
+    from orca.contracts import supervisor as sup
+    from orca.contracts import sys as sys_contract
+    from orca.contracts.fd_keeper import launch_keeper, wait_keeper_ready
+    from orca.paths import resolve_paths
+
+    paths = resolve_paths().ensure()
+    info = _running(paths)
+    if info is None:
+        return fail("orca is not running: `orca up` starts the installed code", EXIT_NOT_RUNNING)
+    try:
+        before = invoke(sup.STATUS, paths=paths)
+        hello = invoke(sys_contract.HELLO, endpoint=endpoint_for("supervisor", paths))
+    except OrcaError as exc:
+        return fail_from(exc)
+    if sup.HAND_OVER.name not in hello.capabilities:
+        return fail(
+            f"orcad pid {hello.pid} ({_version(hello.version, hello.build)}) predates"
+            f" `orca restart --all` (it offers no {sup.HAND_OVER.name}); nothing was stopped."
+            " `orca down --keep-terminals` then `orca up` restarts it, the terminals kept"
+        )
+    checked = time.monotonic()
+    broken = _installed_code_fails(
+        ["actors.supervisor", "actors.keeper", *(a.module for a in before.actors)]
+    )
+    if broken:
+        return fail(f"the installed code does not start, so nothing was stopped:\n{broken}")
+    print(f"installed code checked in {time.monotonic() - checked:.2f}s")
+    started = time.monotonic()
+    # The new keeper starts now (its imports overlap the old tree's stop) and takes the
+    # terminals over once no orcad runs any more.
+    try:
+        keeper_pid, ready_fd = launch_keeper(
+            sys.executable,
+            dict(os.environ),
+            paths.log_file("keeper"),
+            ["--take-over", "--after-orcad", f"{DOWN_TIMEOUT_S + TAKE_OVER_TIMEOUT_S:g}"],
+        )
+    except OSError as exc:
+        return fail(f"cannot start a new fd keeper ({exc}); nothing was stopped")
+    try:
+        handed = invoke(sup.HAND_OVER, paths=paths, timeout=DOWN_TIMEOUT_S)
+    except OrcaError as exc:
+        _end_process(keeper_pid)
+        os.close(ready_fd)
+        return fail(f"orcad did not hand over: {exc.message}")
+    if isinstance(info.pid, int):
+        try:
+            psutil.Process(info.pid).wait(timeout=DOWN_TIMEOUT_S)
+        except psutil.NoSuchProcess:
+            pass
+        except psutil.TimeoutExpired:
+            return fail(f"orcad (pid {info.pid}) did not exit within {DOWN_TIMEOUT_S:g}s")
+    print(f"old tree stopped in {time.monotonic() - started:.2f}s; the keeper holds every terminal")
+    problems: list[str] = []
+    step = time.monotonic()
+    verdict = wait_keeper_ready(ready_fd, TAKE_OVER_TIMEOUT_S)
+    if verdict != "ready":
+        problems.append(
+            f"the fd keeper was not replaced ({verdict}); keeper pid {handed.keeper_pid}"
+            " still holds every terminal"
+        )
+    else:
+        print(f"fd keeper replaced in {time.monotonic() - step:.2f}s (every terminal handed over)")
+    restarted_by = _running(paths)
+    if restarted_by is not None:
+        # The service manager restarted orcad itself (Restart=always): wait for that one.
+        up = time.monotonic()
+        try:
+            invoke(
+                sup.WAIT_READY,
+                sup.WaitReadyArgs(timeout=UP_TIMEOUT_S),
+                paths=paths,
+                timeout=UP_TIMEOUT_S + 5,
+            )
+            up_verdict = "ready"
+        except OrcaError as exc:
+            up_verdict = exc.message
+        pid, up_s, log_path = restarted_by.pid or 0, time.monotonic() - up, paths.log_file("orcad")
+        run_starts_at = 0
+    else:
+        up_verdict, pid, up_s, log_path, run_starts_at = _start_orcad(paths)
+    if up_verdict != "ready":
+        print(f"orca: restart failed: {up_verdict or 'orcad exited'}", file=sys.stderr)
+        for line in _tail(log_path, 15, since=run_starts_at):
+            print(f"  {line}", file=sys.stderr)
+        for problem in problems:
+            print(f"orca: {problem}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        after = invoke(sup.STATUS, paths=paths)
+    except OrcaError as exc:
+        return fail_from(exc)
+    old = {a.name: a.pid for a in before.actors}
+    old["orcad"], old["fd keeper"] = before.supervisor.pid, before.supervisor.keeper_pid
+    new = {a.name: (a.pid, _version(a.version, a.build)) for a in after.actors}
+    new["orcad"] = (
+        after.supervisor.pid,
+        _version(after.supervisor.version, after.supervisor.build),
+    )
+    new["fd keeper"] = (
+        after.supervisor.keeper_pid,
+        _version(after.supervisor.keeper_version, after.supervisor.keeper_build),
+    )
+    rows = [(name, old.get(name), pid_now, version) for name, (pid_now, version) in new.items()]
+    print_table(("PROCESS", "OLD PID", "NEW PID", "VERSION"), rows)
+    unchanged = [name for name, (pid_now, _) in new.items() if pid_now == old.get(name)]
+    if unchanged:
+        problems.append(f"not replaced: {', '.join(unchanged)}")
+    for problem in problems:
+        print(f"orca: {problem}", file=sys.stderr)
+    print(f"new tree ready in {up_s:.2f}s")
+    print(f"orca restarted in {time.monotonic() - started:.2f}s (orcad pid {pid})")
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+# How long importing every process's code may take in the pre-flight check.
+PREFLIGHT_TIMEOUT_S = 60.0
+_PREFLIGHT = (
+    "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m + '.__main__')"
+)
+
+
+def _installed_code_fails(modules: list[str]) -> str | None:
+    """Import every process's ``__main__`` as it would start (``-P``, a fresh
+    interpreter); the tail of the traceback if one fails, None if all import."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-c", _PREFLIGHT, *dict.fromkeys(modules)],
+            capture_output=True,
+            text=True,
+            timeout=PREFLIGHT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"  {exc}"
+    if done.returncode == 0:
+        return None
+    return "\n".join(f"  {line}" for line in done.stderr.strip().splitlines()[-6:])
+
+
+def _end_process(pid: int) -> None:
+    """SIGTERM a process we started (the waiting keeper of a refused hand-over)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 def known_actors(paths: OrcaPaths) -> list[str]:
@@ -404,8 +620,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     status.add_argument("--json", action="store_true", help='print {"actors": [...]}')
     status.set_defaults(func=cmd_status)
 
-    restart = sub.add_parser("restart", help="restart one actor; clears a failed state")
-    restart.add_argument("actor")
+    restart = sub.add_parser(
+        "restart",
+        help="restart one actor (clears a failed state), or --all: every Orca process,"
+        " orcad and the fd keeper included, on the installed code; the terminals keep running",
+    )
+    restart.add_argument("actor", nargs="?")
+    restart.add_argument(
+        "--all",
+        action="store_true",
+        help="replace every Orca process (an upgrade); running agents are kept",
+    )
     restart.set_defaults(func=cmd_restart)
 
     logs = sub.add_parser("logs", help="show an actor's log (orcad for the supervisor)")

@@ -19,6 +19,10 @@ Survival, one process at a time (every master is held twice, by ``ptyd`` and the
 - ``orcad`` dies: its actors stop (``ptyd`` included), the keeper does not (its own
   session, not orcad's child process group, nothing watching orcad); the next
   ``orca up`` finds it answering and the new ``ptyd`` reclaims every session.
+- ``orcad`` and the keeper die together: the ``ptyd`` that stops finds no keeper and
+  starts one before it goes (``secure_with_keeper``, below).
+- ``ptyd`` and the keeper die together: not survived (both holders); the table of every
+  pair is in ``docs/actors.md``.
 
 Transport: a Unix ``SOCK_SEQPACKET`` socket (mode 0600) at
 ``<runtime dir>/ptyd-keeper.sock`` (``KEEPER_SOCKET_NAME``; ``orcad`` passes its path
@@ -42,7 +46,19 @@ Messages, ``ptyd`` → keeper (``Request``):
   carrying the sessions' fds in order (``fds`` of them each, at most
   ``FDS_PER_PACKET`` a packet), then one ``end {}`` packet.
 
-``orcad`` → keeper:
+``orcad``, the CLI, a new keeper → keeper:
+- ``hello {}`` → ``hello {pid, version, build, protocol, capabilities, sessions}``: who
+  the keeper is (``build`` as ``sys.hello``'s, ``orca.contracts.sys.build_id``) and
+  which messages it understands (``CAPABILITIES``). A keeper that does not answer
+  within ``HELLO_TIMEOUT_S`` predates ``hello`` and understands ``BASE_CAPABILITIES``;
+- ``hand_over {keys}`` → ``handed_over {ok, missing}``: the upgrade's hand-over
+  (``orca restart --all``). The sender, a new keeper started with ``--take-over``,
+  already holds duplicates of every session it ``reclaim``ed and names their keys;
+  the old keeper answers ``ok`` and exits (closing its copies, releasing its lock)
+  only if it holds no other key, else it answers ``missing`` and stays, and the sender
+  reclaims again. An old keeper without ``hand_over`` gets ``stop`` after the reclaim
+  instead, which is as safe only while no ``ptyd`` deposits (the CLI stops the old tree
+  first). ``take_over`` is the sender's side;
 - ``exited {pid, status}``: ``orcad`` (the child subreaper, an ancestor of every agent)
   reaped an agent orphaned by a ``ptyd`` crash; the keeper records the wait status on
   the session with that ``pid`` for the restarted ``ptyd`` (unknown pids are ignored);
@@ -65,6 +81,12 @@ which forwards the status as ``exited``. If ``orcad`` is gone too, the orphan go
 the next subreaper up (``systemd --user`` under ``orca service install``) or init; its
 output is complete, its exit code unknown (``-1``).
 
+Upgrades and crashes (``docs/actors.md`` lists every pair of deaths and whether it is
+survived): a ``ptyd`` that stops because ``orcad`` died first makes sure a keeper holds
+its live sessions (``actors/ptyd/handoff.secure_with_keeper``: if none answers, it
+starts one with ``launch_keeper`` and deposits them), so ``orcad`` and the keeper dying
+together loses nothing either.
+
 Errors: ``KeeperProtocolError`` (a packet that is not a keeper message: the sender is
 at fault; the receiver logs it, drops the packet and keeps serving).
 """
@@ -73,7 +95,9 @@ from __future__ import annotations
 
 import array
 import os
+import select
 import socket
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +105,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from orca import PROTOCOL_VERSION, __version__
+from orca.contracts.sys import build_id
 from orca.fsio import read_lock_holder
 
 KEEPER_ENV = "ORCA_PTYD_FD_KEEPER"
@@ -97,6 +123,15 @@ FDS_PER_SESSION = 3
 # Largest packet: a batch of FDS_PER_PACKET // FDS_PER_SESSION records (~1 KiB each)
 # fits easily.
 MAX_PACKET = 1024 * 1024
+# How long a keeper may take to answer ``hello`` before it counts as one that predates it.
+HELLO_TIMEOUT_S = 1.0
+# ``hand_over`` rounds before a take-over gives up (each one reclaims what the old
+# keeper got meanwhile; without a ptyd depositing, the first round succeeds).
+HAND_OVER_ROUNDS = 5
+# What a keeper understands: ``BASE_CAPABILITIES`` since the keeper exists, the rest
+# since ``hello`` (a keeper lists them in its ``hello`` reply).
+BASE_CAPABILITIES = ("deposit", "update", "withdraw", "exit_status", "reclaim", "exited", "stop")
+CAPABILITIES = (*BASE_CAPABILITIES, "hello", "hand_over")
 _FD_SIZE = array.array("i").itemsize
 # The ancillary buffer ``recvmsg`` needs for a full packet's fds.
 ANCILLARY_SPACE = socket.CMSG_SPACE(FDS_PER_PACKET * _FD_SIZE)
@@ -183,7 +218,15 @@ class Stop(Message, frozen=True, kw_only=True, tag="stop"):
     pass
 
 
-Request = Deposit | Update | Withdraw | Reclaim | AskExitStatus | Exited | Stop
+class Hello(Message, frozen=True, kw_only=True, tag="hello"):
+    pass
+
+
+class HandOver(Message, frozen=True, kw_only=True, tag="hand_over"):
+    keys: list[str]
+
+
+Request = Deposit | Update | Withdraw | Reclaim | AskExitStatus | Exited | Stop | Hello | HandOver
 
 
 # -- keeper → ptyd ------------------------------------------------------------------
@@ -209,7 +252,21 @@ class ExitStatus(Message, frozen=True, kw_only=True, tag="exit_status"):
     status: int | None = None
 
 
-Reply = Sessions | End | ExitStatus
+class KeeperHello(Message, frozen=True, kw_only=True, tag="hello"):
+    pid: int
+    version: str
+    build: str
+    protocol: int
+    capabilities: list[str]
+    sessions: int
+
+
+class HandedOver(Message, frozen=True, kw_only=True, tag="handed_over"):
+    ok: bool
+    missing: list[str] = msgspec.field(default_factory=list)
+
+
+Reply = Sessions | End | ExitStatus | KeeperHello | HandedOver
 
 M = TypeVar("M", bound=Message)
 
@@ -307,9 +364,22 @@ class KeeperState:
 
     def __init__(self) -> None:
         self._kept: dict[str, _Kept] = {}
+        # Set once a ``hand_over`` was accepted: the shell replies, then exits.
+        self.handed_over = False
 
     def __len__(self) -> int:
         return len(self._kept)
+
+    def keys(self) -> list[str]:
+        return list(self._kept)
+
+    def seed(self, sessions: Iterable[tuple[KeptSession, list[int]]]) -> None:
+        """Hold what a take-over reclaimed from the keeper before us (owns the fds)."""
+        for row, fds in sessions:
+            old = self._kept.pop(row.key, None)
+            if old is not None:
+                old.close()
+            self._kept[row.key] = _Kept(dict(row.info), list(fds), row.exit_status)
 
     def handle(self, message: Request, fds: list[int]) -> list[Packet]:
         """Apply one message from ``ptyd``; returns the packets to send back.
@@ -346,6 +416,21 @@ class KeeperState:
         if isinstance(message, Stop):
             self.close_all()  # the shell exits after it
             return []
+        if isinstance(message, Hello):
+            hello = KeeperHello(
+                pid=os.getpid(),
+                version=__version__,
+                build=build_id(),
+                protocol=PROTOCOL_VERSION,
+                capabilities=list(CAPABILITIES),
+                sessions=len(self._kept),
+            )
+            return [Packet(hello, [])]
+        if isinstance(message, HandOver):
+            missing = sorted(set(self._kept) - set(message.keys))
+            if not missing:
+                self.handed_over = True  # the shell sends the reply, then exits
+            return [Packet(HandedOver(ok=not missing, missing=missing), [])]
         kept = self._kept.get(message.key)
         status = kept.exit_status if kept is not None else None
         return [Packet(ExitStatus(key=message.key, status=status), [])]
@@ -363,6 +448,15 @@ class KeeperState:
             kept.close()
         self._kept.clear()
 
+    def drain(self) -> list[tuple[KeptSession, list[int]]]:
+        """Give up every kept session, fds included (the caller owns them now)."""
+        out = [
+            (KeptSession(key=k, info=v.info, exit_status=v.exit_status, fds=len(v.fds)), v.fds)
+            for k, v in self._kept.items()
+        ]
+        self._kept.clear()
+        return out
+
     def _reclaim_packets(self) -> Iterator[Packet]:
         items = list(self._kept.items())
         per_packet = FDS_PER_PACKET // FDS_PER_SESSION
@@ -377,3 +471,188 @@ class KeeperState:
             fds = [fd for _, kept in batch for fd in kept.fds]
             yield Packet(Sessions(sessions=rows), fds)
         yield Packet(End(), [])
+
+
+# -- clients: hello, the take-over, launching a keeper --------------------------------
+def _connect(path: str | Path, timeout: float) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _ask_hello(sock: socket.socket) -> KeeperHello | None:
+    """The keeper's ``hello``, or None from one that predates it (no answer in time)."""
+    send_packet(sock, Hello())
+    if not select.select([sock], [], [], HELLO_TIMEOUT_S)[0]:
+        return None
+    message, fds = recv_packet(sock, REPLIES)
+    close_fds(fds)
+    return message if isinstance(message, KeeperHello) else None
+
+
+def keeper_hello(path: str | Path) -> KeeperHello | None:
+    """Ask the keeper at ``path`` who it is; None if none answers or it predates ``hello``."""
+    try:
+        sock = _connect(path, HELLO_TIMEOUT_S)
+    except OSError:
+        return None
+    try:
+        return _ask_hello(sock)
+    except (OSError, KeeperProtocolError):
+        return None
+    finally:
+        sock.close()
+
+
+class TakeOverFailed(RuntimeError):
+    """The old keeper did not hand its sessions over; it still holds them."""
+
+
+@dataclass
+class TakenOver:
+    """What a take-over got from the keeper before it: its sessions, and who it was."""
+
+    sessions: list[tuple[KeptSession, list[int]]]
+    previous: KeeperHello | None  # None: it predates ``hello``
+    ended_with: str  # "hand_over", or "stop" for a keeper without it
+
+
+def reclaim_all(sock: socket.socket) -> list[tuple[KeptSession, list[int]]]:
+    """``reclaim`` on an open connection: every kept session with its fds."""
+    send_packet(sock, Reclaim())
+    out: list[tuple[KeptSession, list[int]]] = []
+    while True:
+        message, fds = recv_packet(sock, REPLIES)
+        if not isinstance(message, Sessions):
+            close_fds(fds)
+            if message is None:
+                for _, mine in out:
+                    close_fds(mine)
+                raise TakeOverFailed("the keeper hung up during reclaim")
+            return out
+        for row in message.sessions:
+            mine, fds = fds[: row.fds], fds[row.fds :]
+            out.append((row, mine))
+        close_fds(fds)
+
+
+def take_over(path: str | Path, timeout: float = 5.0) -> TakenOver | None:
+    """Take every session from the keeper at ``path`` and make it exit (blocking).
+
+    None if no keeper answers there. On return the caller holds a duplicate of every
+    fd the old keeper held and the old keeper is exiting (its lock is released once it
+    is gone). ``TakeOverFailed``: the old keeper kept everything and runs on; the
+    caller holds nothing (every received fd is closed).
+    """
+    try:
+        sock = _connect(path, timeout)
+    except OSError:
+        return None
+    sessions: list[tuple[KeptSession, list[int]]] = []
+
+    def let_go() -> None:
+        for _, mine in sessions:
+            close_fds(mine)
+        sessions.clear()
+
+    try:
+        previous = _ask_hello(sock)
+        caps = set(previous.capabilities) if previous is not None else set(BASE_CAPABILITIES)
+        for _ in range(HAND_OVER_ROUNDS):
+            sessions = reclaim_all(sock)
+            if "hand_over" not in caps:
+                send_packet(sock, Stop())  # an old keeper: safe while nobody deposits
+                return TakenOver(sessions, previous, "stop")
+            send_packet(sock, HandOver(keys=[row.key for row, _ in sessions]))
+            reply, fds = recv_packet(sock, REPLIES)
+            close_fds(fds)
+            if isinstance(reply, HandedOver) and reply.ok:
+                return TakenOver(sessions, previous, "hand_over")
+            let_go()
+            if not isinstance(reply, HandedOver):
+                raise TakeOverFailed(f"the keeper at {path} answered {reply!r} to hand_over")
+        raise TakeOverFailed(
+            f"sessions kept arriving at the keeper at {path} during {HAND_OVER_ROUNDS} rounds"
+        )
+    except (OSError, KeeperProtocolError) as exc:
+        let_go()
+        raise TakeOverFailed(f"hand-over from the keeper at {path} failed: {exc}") from None
+    finally:
+        sock.close()
+
+
+def deposit_into(path: str | Path, sessions: Iterable[tuple[KeptSession, list[int]]]) -> int:
+    """Deposit ``sessions`` (records and fds) with the keeper at ``path``; returns how many.
+
+    The last resort of a take-over that could not get the lock: whoever holds it gets
+    the sessions. Raises OSError if no keeper takes them."""
+    sock = _connect(path, 2.0)
+    count = 0
+    try:
+        for row, fds in sessions:
+            send_packet(sock, Deposit(key=row.key, info=row.info), fds)
+            count += 1
+    finally:
+        sock.close()
+    return count
+
+
+def launch_keeper(
+    python: str, env: dict[str, str], log_path: Path, extra_args: Sequence[str] = ()
+) -> tuple[int, int]:
+    """Start ``python -P -m actors.keeper --ready-fd N [extra_args]`` in a session of its
+    own (``setsid``: no signal for the starter's group or terminal reaches it), output
+    appended to ``log_path`` (0600). Returns its pid and the read end of its ready pipe
+    (``wait_keeper_ready``); the caller closes it."""
+    read_fd, write_fd = os.pipe()
+    try:
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+    argv = [python, "-P", "-m", KEEPER_MODULE, "--ready-fd", str(write_fd), *extra_args]
+    try:
+        pid = os.posix_spawn(
+            python,
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                (os.POSIX_SPAWN_DUP2, log_fd, 2),
+                (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
+            ],
+            setsid=True,
+        )
+    except OSError:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+        os.close(log_fd)
+    return pid, read_fd
+
+
+def wait_keeper_ready(read_fd: int, timeout: float) -> str:
+    """The line a launched keeper wrote on its ready fd (blocking): ``ready``, or
+    ``failed <why>``; ``timeout`` or ``exited`` if it wrote nothing. Closes ``read_fd``."""
+    deadline = time.monotonic() + timeout
+    data = b""
+    try:
+        while not data.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([read_fd], [], [], remaining)[0]:
+                return "timeout"
+            chunk = os.read(read_fd, 512)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(read_fd)
+    return data.decode(errors="replace").strip() or "exited"

@@ -2,9 +2,10 @@
 
 Ops (plus the built-ins ``sys.hello``, ``sys.ping``, ``sys.stats``):
 
-- ``sup.ready {name, pid, rpc, pub, epoch}`` → ``{}``: an actor has bound its sockets
-  (sent by the actor runtime, ``orca.actor.app``); a report from a pid orcad did not
-  start, or from a child that is not starting, is ignored.
+- ``sup.ready {name, pid, rpc, pub, epoch, version, build}`` → ``{}``: an actor has
+  bound its sockets (sent by the actor runtime, ``orca.actor.app``; ``version`` and
+  ``build`` as in its ``sys.hello``, empty from an older runtime); a report from a pid
+  orcad did not start, or from a child that is not starting, is ignored.
 - ``sup.heartbeat {name, pid}`` → ``{known}``: liveness; ``known`` is false for a
   stale pid (the actor was replaced), which the actor may log and ignore.
 - ``sup.status {}`` → ``Status {actors: [ActorStatus], supervisor: SupervisorInfo}``.
@@ -19,14 +20,23 @@ Ops (plus the built-ins ``sys.hello``, ``sys.ping``, ``sys.stats``):
   start order; then orcad exits. Unless ``keepTerminals``, the fd keeper is stopped too
   (its PTY masters close: every terminal hangs up); with it the keeper stays, holding
   every terminal, and the next ``orca up`` re-adopts them. Served concurrently.
+- ``sup.hand_over {}`` → ``HandOverReply {keeperPid, keeperBuild}`` once every actor has
+  stopped, the keeper kept; then orcad exits. The first step of ``orca restart --all``
+  (the CLI checks ``sys.hello``'s capabilities for it and refuses an orcad without it):
+  ``sup.stop {keepTerminals: true}`` that refuses (unavailable, nothing stopped) unless
+  a keeper answers, since without one the hand-over would end every terminal.
 
-``ActorStatus``: ``{name, module, pid, state, restarts, uptime, lastExit, rss, log}``;
+``ActorStatus``: ``{name, module, pid, state, restarts, uptime, lastExit, rss, log,
+version, build}`` (``version``/``build``: what the running process reported ready with,
+null when none runs);
 ``state`` is one of ``starting|running|backoff|failed|stopped``; ``pid``, ``uptime``
 (seconds since ready, while running), ``lastExit`` (``{code, reason}``) and ``rss``
 (bytes) are null when they do not apply. ``log`` is null while orcad has written all of
 the actor's output to its log file; once a write failed (a full disk: orcad drops the
 lines and carries on, the actor never notices) it is ``LogHealth {droppedBytes,
 droppedLines, error}``, ``error`` null again once writing works again.
+``SupervisorInfo.version``/``build`` are orcad's own, ``keeperVersion``/``keeperBuild``
+the keeper's (its ``hello``; null while none answers or from one that predates it).
 ``SupervisorInfo.pauses``/``pausedS``: how often (and how long in all) orcad itself was
 not scheduled, e.g. SIGSTOPped; no actor is judged hung on that time.
 
@@ -76,6 +86,8 @@ class ReadyArgs(Args, frozen=True, kw_only=True):
     rpc: list[str] = msgspec.field(default_factory=list)
     pub: list[str] = msgspec.field(default_factory=list)
     epoch: str = ""
+    version: str = ""
+    build: str = ""
 
 
 class HeartbeatArgs(Args, frozen=True, kw_only=True):
@@ -128,6 +140,8 @@ class ActorStatus(Payload, frozen=True, kw_only=True):
     last_exit: ExitInfo | None
     rss: int | None = None
     log: LogHealth | None = None
+    version: str | None = None
+    build: str | None = None
 
 
 class StopArgs(Payload, frozen=True, kw_only=True):
@@ -149,6 +163,17 @@ class SupervisorInfo(Payload, frozen=True, kw_only=True):
     paused_s: float = 0.0
     # The fd keeper's pid (``actors/keeper``), null while none answers.
     keeper_pid: int | None = None
+    version: str | None = None
+    build: str | None = None
+    keeper_version: str | None = None
+    keeper_build: str | None = None
+
+
+class HandOverReply(Payload, frozen=True, kw_only=True):
+    """The keeper left holding every terminal for the next tree."""
+
+    keeper_pid: int | None
+    keeper_build: str | None = None
 
 
 class Status(Payload, frozen=True, kw_only=True):
@@ -219,6 +244,13 @@ WAIT_READY = CONTRACT.op(
     "sup.wait_ready", WaitReadyArgs, Status, Timeout, doc="long-poll until every actor is ready"
 )
 STOP = CONTRACT.op("sup.stop", StopArgs, Empty, doc="stop every actor, then orcad")
+HAND_OVER = CONTRACT.op(
+    "sup.hand_over",
+    NoArgs,
+    HandOverReply,
+    Unavailable,
+    doc="stop every actor and orcad, the keeper kept (orca restart --all)",
+)
 
 STARTED = CONTRACT.event("actor.started", ActorStarted, doc="a child reported ready")
 EXITED = CONTRACT.event("actor.exited", ActorExited, doc="a child's process ended")

@@ -1,9 +1,13 @@
 """The ops every actor serves and the event every publisher sends (built into the runtime).
 
-``sys.hello`` {} → Hello {name, version, protocol, capabilities, epoch, pid, endpoints}
+``sys.hello`` {} → Hello {name, version, protocol, capabilities, epoch, pid, endpoints,
+    build}
     ``capabilities`` lists every op the actor serves (its contract's and these), so a
     peer of another build can tell which ops it may call before it calls them
-    (ARCHITECTURE §2, compatibility rules 1–3).
+    (ARCHITECTURE §2, compatibility rules 1–3). ``orca restart --all`` reads them to
+    decide how the old tree hands its terminals over (``sup.hand_over``).
+    ``build`` is ``build_id()``: a hash of the source the process runs (``""`` from a
+    build older than the field), so "the new code is running" can be checked.
 ``sys.ping`` {} → Pong {pong, t}
 ``sys.stats`` {} → {name, pid, uptime, rss, cpuUser, cpuSystem, requests, errors,
     refused, ...}: an open map, the actor adds its own keys (``store``, ``ptyd``, ...).
@@ -15,9 +19,17 @@ notices (see ``orca.actor.publisher``). It is declared here but never carries da
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from orca.contracts.base import Contract, NoArgs, Payload
+
+# The top-level packages whose source makes up a build (``orca`` and the actors).
+BUILD_PACKAGES = ("orca", "actors")
+# Hex digits of the sha256 shown as a build id.
+BUILD_ID_CHARS = 12
 
 
 class Hello(Payload, frozen=True, kw_only=True):
@@ -28,6 +40,7 @@ class Hello(Payload, frozen=True, kw_only=True):
     epoch: str
     pid: int
     endpoints: list[str]
+    build: str = ""
 
 
 class Pong(Payload, frozen=True, kw_only=True):
@@ -40,3 +53,41 @@ HELLO = CONTRACT.op("sys.hello", NoArgs, Hello)
 PING = CONTRACT.op("sys.ping", NoArgs, Pong)
 STATS = CONTRACT.op("sys.stats", NoArgs, dict[str, Any])
 HEARTBEAT_TYPE = "sys.heartbeat"
+
+
+def source_build_id(roots: Iterable[Path]) -> str:
+    """A hash of every ``*.py`` under ``roots`` (relative path and content, sorted): equal
+    for the same code wherever it is installed, different once any source file changed."""
+    import hashlib  # here, not at the top: every CLI command imports this module
+
+    digest = hashlib.sha256()
+    for root in roots:
+        files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+        for path in files:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue  # removed while we looked: not part of what runs
+            rel = f"{root.name}/{path.relative_to(root).as_posix()}"
+            digest.update(rel.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return digest.hexdigest()[:BUILD_ID_CHARS]
+
+
+def package_roots() -> list[Path]:
+    """Where the running ``orca`` and ``actors`` packages live (not imported here)."""
+    import importlib.util
+
+    roots: list[Path] = []
+    for name in BUILD_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            roots.extend(Path(p) for p in spec.submodule_search_locations)
+    return roots
+
+
+@functools.cache
+def build_id() -> str:
+    """This process's build: ``source_build_id`` of the packages it imports from, read
+    once (the first call costs a few ms; an upgrade installed later shows as a
+    different id in the processes started after it)."""
+    return source_build_id(package_roots())

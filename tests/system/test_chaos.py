@@ -2,7 +2,10 @@
 
 While terminals print numbered output, agents report through the installed hook script
 and OSC 9999, a UI writes its session (each acknowledged write flushed) and retires
-panes, and a worktree is removed, a seeded RNG kills a random actor every few seconds.
+panes, and a worktree is removed, a seeded RNG kills a random Orca process every few
+seconds: an actor (orcad restarts it), orcad itself (the killer then runs `orca up`, as
+the service manager would, and ptyd re-adopts every terminal from the keeper) or the fd
+keeper (orcad starts a new one, ptyd re-seeds it; the next kill waits for that).
 Set ORCA_CHAOS_SEED to replay a run (the seed is printed and in every failure).
 """
 
@@ -28,6 +31,7 @@ from support.chaos import (
     apply_sessions,
     call_until_ok,
     expected_stream,
+    keeper_pid,
     load_layouts,
     load_sessions,
     touch,
@@ -170,7 +174,7 @@ async def run_chaos(orca_home: Path, tmp_path: Path, duration_s: float) -> None:
     doomed_worktree = worktrees.pop()["worktreeId"]
     stop = {w["worktreeId"]: tmp_path / f"stop-{i}" for i, w in enumerate(worktrees)}
     ui = UiLog()
-    killer = Killer(rng)
+    killer = Killer(rng, user.paths, user.env)
     paths = user.paths
     async with (
         open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as ptyd,
@@ -238,6 +242,9 @@ async def run_chaos(orca_home: Path, tmp_path: Path, duration_s: float) -> None:
             f"an actor was left failed {where}",
         )
         check(killer.kills, f"the run killed nothing {where}")
+        killed = {name for name, _, _ in killer.kills}
+        if len(killer.kills) >= len(killer.victims):  # a whole round: each kind once
+            check(killed == set(killer.victims), f"not every kind was killed {where}")
         violations.extend(f"{v} {where}" for v in ui.violations)
 
         # Every terminal's received stream is complete and in order.
@@ -305,7 +312,9 @@ async def run_chaos(orca_home: Path, tmp_path: Path, duration_s: float) -> None:
         follower.zs.close()
 
     tree = int(json.loads(paths.lock_file.read_text())["pid"])
+    keeper = keeper_pid(paths)
     everything = [tree, *descendants(tree), *(a["pid"] for a in agents.values())]
+    everything += [] if keeper is None else [keeper]
     user.ok("down", "--kill-terminals")
     check(alive(everything) == [], f"orphans after down {where}")
     on_disk = json.loads(paths.state_file.read_text())
@@ -320,7 +329,8 @@ async def run_chaos(orca_home: Path, tmp_path: Path, duration_s: float) -> None:
 async def test_kill_9_chaos_keeps_agents_streams_and_acked_state(
     orca_home: Path, tmp_path: Path
 ) -> None:
-    """Random kill -9 of store/ptyd/hooks/gitwatch for ORCA_CHAOS_S (60): every invariant holds."""
+    """Random kill -9 of store/ptyd/hooks/gitwatch/orcad/keeper for ORCA_CHAOS_S (60):
+    every invariant holds."""
     duration = float(os.environ.get("ORCA_CHAOS_S", "60"))
     with trio.fail_after(duration + 150):
         await run_chaos(orca_home, tmp_path, duration)

@@ -1,0 +1,41 @@
+"""``orca.contracts.sys.source_build_id``: the build shown by ``sys.hello``/``orca status``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from orca.contracts.sys import BUILD_ID_CHARS, build_id, package_roots, source_build_id
+
+
+def tree(root: Path) -> list[Path]:
+    (root / "orca" / "sub").mkdir(parents=True)
+    (root / "orca" / "__init__.py").write_text("VERSION = 1\n")
+    (root / "orca" / "sub" / "m.py").write_text("x = 'ü'\n")
+    (root / "orca" / "__pycache__").mkdir()
+    (root / "orca" / "__pycache__" / "m.py").write_bytes(b"\x00not source")
+    return [root / "orca"]
+
+
+def test_same_source_anywhere_is_the_same_build_and_any_change_is_another(
+    tmp_path: Path,
+) -> None:
+    a = tree(tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    b = [tmp_path / "b" / "orca"]
+    assert source_build_id(a) == source_build_id(b)
+    assert len(source_build_id(a)) == BUILD_ID_CHARS
+    (b[0] / "__pycache__" / "m.py").write_bytes(b"changed bytecode only")
+    assert source_build_id(a) == source_build_id(b)
+    (b[0] / "sub" / "m.py").write_text("x = 'u'\n")
+    assert source_build_id(a) != source_build_id(b)
+    (b[0] / "sub" / "m.py").write_text("x = 'ü'\n")
+    (b[0] / "sub" / "new.py").write_text("")
+    assert source_build_id(a) != source_build_id(b), "an added empty module is a change"
+
+
+def test_the_running_build_hashes_the_imported_packages() -> None:
+    roots = package_roots()
+    assert {r.name for r in roots} == {"orca", "actors"}
+    build_id.cache_clear()  # read once per process: another test may have asked before
+    assert build_id() == source_build_id(roots)
