@@ -26,6 +26,11 @@ Layout under ``paths.terminal_history_dir``, named by a hash of the session's ke
     <h>.meta.json  {"key", "segments": [{"file": 0|1, "raw": R, "stripped": S}, ...]}
     <h>.0, <h>.1   raw output; a segment's first byte has raw offset R, and the
                    OSC-stripped stream is at offset S there
+    <h>.model      the terminal-model checkpoint (``save_checkpoint``)
+    <h>.info.json  the session's description (``SessionInfo``, exit code once known,
+                   ``endedAt``): what lets a later ptyd list and show the session
+                   after its process and every Orca process are gone
+                   (``actors.ptyd.archive``; issue 13)
 
 Segments rotate (the older file is truncated and reused) once the current one passes
 half of ``max_bytes``, so disk use stays below ``max_bytes`` plus two chunks. A rotation
@@ -94,6 +99,10 @@ class JournalHealth:
 # A terminal-model checkpoint: 8-byte big-endian stripped-stream offset, then the
 # model's own bytes (``actors.ptyd.terminal_model``). Written whole by write_atomic.
 MODEL_SUFFIX = ".model"
+INFO_SUFFIX = ".info.json"
+META_SUFFIX = ".meta.json"
+# Every file a session's history consists of (write_atomic's temps: remove_orphan_temps).
+HISTORY_SUFFIXES = (".0", ".1", META_SUFFIX, MODEL_SUFFIX, INFO_SUFFIX)
 _OFFSET_BYTES = 8
 
 
@@ -307,16 +316,7 @@ class RawJournal:
 
     def replay(self) -> Replay:
         """Everything kept, for rebuilding the scrollback after a restart."""
-        parts: list[bytes] = []
-        for seg in self._segments:
-            try:
-                parts.append(Path(f"{self._stem}.{seg.file}").read_bytes())
-            except FileNotFoundError:
-                parts.append(b"")
-        if len(parts) == 2 and self._segments[0].raw + len(parts[0]) != self._segments[1].raw:
-            # The older segment was cut short (a crash during rotation): skip it.
-            return Replay(self._segments[1], parts[1])
-        return Replay(self._segments[0], b"".join(parts))
+        return replay_segments(self._stem, self._segments)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -326,8 +326,7 @@ class RawJournal:
     def remove(self) -> None:
         """Delete the journal (the session was closed for good)."""
         self.close()
-        for suffix in (".0", ".1", ".meta.json", MODEL_SUFFIX):
-            Path(f"{self._stem}{suffix}").unlink(missing_ok=True)
+        remove_history(self._stem)
 
     def _open(self, file: int, truncate: bool) -> None:
         self.close()
@@ -355,15 +354,75 @@ class RawJournal:
         write_atomic(Path(f"{self._stem}.meta.json"), json.dumps(meta).encode())
 
     def _load_meta(self) -> list[Segment]:
+        return load_segments(self._stem, self.key)
+
+
+def load_segments(stem: Path, key: str) -> list[Segment]:
+    """The segment layout of the journal at ``stem`` if it is ``key``'s, else []."""
+    try:
+        meta = json.loads(Path(f"{stem}{META_SUFFIX}").read_text())
+        if not isinstance(meta, dict) or meta.get("key") != key:
+            return []  # damaged ([] or null) or another session's: start afresh
+        return [
+            Segment(int(s["file"]), int(s["raw"]), int(s["stripped"])) for s in meta["segments"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def replay_segments(stem: Path, segments: list[Segment]) -> Replay:
+    """What the journal at ``stem`` holds (read only; a missing file reads as empty)."""
+    parts: list[bytes] = []
+    for seg in segments:
         try:
-            meta = json.loads(Path(f"{self._stem}.meta.json").read_text())
-            if not isinstance(meta, dict) or meta.get("key") != self.key:
-                return []  # damaged ([] or null) or another session's: start afresh
-            return [
-                Segment(int(s["file"]), int(s["raw"]), int(s["stripped"])) for s in meta["segments"]
-            ]
-        except (OSError, ValueError, KeyError, TypeError):
-            return []
+            parts.append(Path(f"{stem}.{seg.file}").read_bytes())
+        except FileNotFoundError:
+            parts.append(b"")
+    if len(parts) == 2 and segments[0].raw + len(parts[0]) != segments[1].raw:
+        # The older segment was cut short (a crash during rotation): skip it.
+        return Replay(segments[1], parts[1])
+    return Replay(segments[0], b"".join(parts))
+
+
+def read_journal(directory: Path, key: str) -> Replay | None:
+    """The journal of ``key`` without opening it for writing (an ended session's)."""
+    stem = history_stem(directory, key)
+    segments = load_segments(stem, key)
+    return replay_segments(stem, segments) if segments else None
+
+
+def history_bytes_on_disk(stem: Path) -> int:
+    """Bytes the history files at ``stem`` take (the budget's measure)."""
+    total = 0
+    for suffix in HISTORY_SUFFIXES:
+        try:
+            total += os.stat(f"{stem}{suffix}").st_blocks * 512
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def remove_history(stem: Path) -> None:
+    """Delete every file of the history at ``stem``."""
+    for suffix in HISTORY_SUFFIXES:
+        Path(f"{stem}{suffix}").unlink(missing_ok=True)
+
+
+def save_info(stem: Path, record: dict[str, object], *, durable: bool = True) -> None:
+    """Replace the session description beside the journal (``<h>.info.json``; written
+    on spawn, resize, re-key and exit - never on the output path). After a reboot it is
+    all that says what the session was and how it ended; ``durable`` fsyncs (ptyd does
+    not: ``SessionTable.record`` says why)."""
+    write_atomic(Path(f"{stem}{INFO_SUFFIX}"), json.dumps(record).encode(), durable=durable)
+
+
+def load_info(stem: Path) -> dict[str, object] | None:
+    """The saved description, or None when missing or damaged."""
+    try:
+        record = json.loads(Path(f"{stem}{INFO_SUFFIX}").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def remove_orphans(directory: Path, keep_keys: set[str]) -> int:
@@ -382,9 +441,7 @@ def remove_orphans(directory: Path, keep_keys: set[str]) -> int:
         key = meta.get("key") if isinstance(meta, dict) else None
         if key in keep_keys:
             continue
-        stem = str(meta_path)[: -len(".meta.json")]
-        for suffix in (".0", ".1", ".meta.json", ".meta.json.tmp", MODEL_SUFFIX):
-            Path(stem + suffix).unlink(missing_ok=True)
+        remove_history(Path(str(meta_path)[: -len(META_SUFFIX)]))
         remove_orphan_temps(directory, meta_path.name)
         removed += 1
     return removed

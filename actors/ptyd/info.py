@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from orca.contracts.ptyd import SessionRow
+import msgspec
+
+from orca.contracts.ptyd import MAX_DIMENSION, SessionRow
 from orca.host import current_host_id
 
 RowT = TypeVar("RowT", bound=SessionRow)
@@ -58,6 +61,45 @@ class SessionInfo:
             end_offset=end_offset,
             subscribers=attached,
         )
+
+
+# Keys of ``info_record`` that are not SessionInfo fields: when the end was recorded,
+# and the stream offset the output had reached then.
+ENDED_AT = "endedAt"
+END_OFFSET = "endOffset"
+_FIELDS = frozenset(f.name for f in dataclasses.fields(SessionInfo))
+
+
+@dataclass(frozen=True)
+class DiskInfo:
+    """A session description read back from disk."""
+
+    info: SessionInfo
+    ended_at: float | None
+    end_offset: int | None
+
+
+def info_record(info: SessionInfo, ended_at: float | None, end_offset: int) -> dict[str, Any]:
+    """The on-disk description of a session (``<h>.info.json``, see history.py)."""
+    return {**dataclasses.asdict(info), ENDED_AT: ended_at, END_OFFSET: end_offset}
+
+
+def info_from_disk(record: dict[str, Any]) -> DiskInfo | None:
+    """The description ``info_record`` wrote; None if it is not one (damaged, or written
+    by a version with other required fields). Unknown keys are ignored."""
+    ended = record.get(ENDED_AT)
+    end_offset = record.get(END_OFFSET)
+    try:  # every field's type checked (a damaged file must not reach a reply)
+        info = msgspec.convert({k: v for k, v in record.items() if k in _FIELDS}, SessionInfo)
+    except msgspec.ValidationError:
+        return None
+    if not (0 < info.cols <= MAX_DIMENSION and 0 < info.rows <= MAX_DIMENSION):
+        return None  # the model of a damaged size could take any amount of memory
+    return DiskInfo(
+        info,
+        float(ended) if isinstance(ended, int | float) else None,
+        end_offset if isinstance(end_offset, int) and end_offset >= 0 else None,
+    )
 
 
 def decode_signal(name: str | int) -> int:

@@ -15,14 +15,22 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from actors.ptyd import spawn
-from actors.ptyd.history import DEFAULT_HISTORY_BYTES, RawJournal, load_checkpoint
-from actors.ptyd.info import SessionInfo
+from actors.ptyd.history import (
+    DEFAULT_HISTORY_BYTES,
+    RawJournal,
+    history_stem,
+    load_checkpoint,
+    load_info,
+    save_info,
+)
+from actors.ptyd.info import SessionInfo, info_from_disk, info_record
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
 from actors.ptyd.session import Session, SessionListener
@@ -123,6 +131,9 @@ class SessionTable:
         self._listener = listener
         self._sessions: dict[str, Session] = {}
         self._aliases: dict[str, str] = {}
+        # History key -> when its child's exit was first recorded (kept across a
+        # re-adoption: read back from the description on disk).
+        self._ended_at: dict[str, float] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -191,6 +202,8 @@ class SessionTable:
                 stripped = scanner.feed(replay.raw).output
                 scrollback.restore(replay.start.stripped, stripped)
                 model = rebuild_model(info, journal.model_path, replay.start.stripped, stripped)
+        if resume_history and info.exit_code is not None and self.config.history_dir is not None:
+            self._remember_end(self.config.history_dir, info)
         session = Session(
             info,
             master_fd,
@@ -204,7 +217,45 @@ class SessionTable:
         if model is not None:
             model.take_replies()  # the queries of the replay were answered before the crash
         self._sessions[info.session_id] = session
+        self.record(session)
         return session
+
+    def record(self, session: Session) -> None:
+        """Save the session's description beside its journal (spawn, resize, re-key,
+        exit): what a later ptyd shows once the process is gone (``archive.py``).
+
+        Atomic but not fsync'd, like the journal itself (history.py): an fsync costs
+        ~20 ms on a loaded disk, on the loop every session is read from, and a
+        description that outlived its journal's bytes would buy nothing; a clean reboot
+        writes both back. A refused write is logged; the session runs on regardless."""
+        directory = self.config.history_dir
+        if directory is None or session.journal is None:
+            return
+        info = session.info
+        key = info.history_key or info.session_id
+        ended = self._ended_at.setdefault(key, time.time()) if info.exit_code is not None else None
+        try:
+            save_info(
+                history_stem(directory, key),
+                info_record(info, ended, session.scrollback.end),
+                durable=False,
+            )
+        except OSError as exc:
+            log.warning("session %s: description not saved (%s)", info.session_id, exc)
+
+    def _remember_end(self, directory: Path, info: SessionInfo) -> None:
+        key = info.history_key or info.session_id
+        record = load_info(history_stem(directory, key))
+        disk = info_from_disk(record) if record is not None else None
+        if disk is not None and disk.ended_at is not None:
+            self._ended_at.setdefault(key, disk.ended_at)
+
+    def ended_at(self, session: Session) -> float | None:
+        """When the session's exit was recorded (None while it runs)."""
+        info = session.info
+        if info.exit_code is None:
+            return None
+        return self._ended_at.setdefault(info.history_key or info.session_id, time.time())
 
     def get(self, session_id: str) -> Session:
         seen = 0
@@ -221,10 +272,15 @@ class SessionTable:
     def sessions(self) -> list[Session]:
         return list(self._sessions.values())
 
+    def aliases(self) -> dict[str, str]:
+        """Ids from before a rename -> the id they lead to now."""
+        return dict(self._aliases)
+
     def forget(self, session_id: str) -> Session:
         """Remove a session from the table (after it is closed); returns it."""
         session = self.get(session_id)
         del self._sessions[session.session_id]
+        self._ended_at.pop(session.info.history_key or session.session_id, None)
         self._aliases = {a: t for a, t in self._aliases.items() if t != session.session_id}
         return session
 
@@ -248,5 +304,6 @@ class SessionTable:
             session.info.worktree_id = new_worktree_id
             self._sessions[new_id] = session
             self._aliases[old_id] = new_id
+            self.record(session)
             moved.append((old_id, new_id))
         return moved

@@ -37,7 +37,14 @@ from typing import Any, TypeVar
 import msgspec
 import trio
 
-from actors.store import entities, journal_format, retired_log, sessions, worktrees
+from actors.store import (
+    entities,
+    journal_format,
+    pty_bindings,
+    retired_log,
+    sessions,
+    worktrees,
+)
 from actors.store.change import Change
 from actors.store.core import new_uuid
 from actors.store.durable_file import SaveFailed, SaveOutcome
@@ -356,6 +363,12 @@ class StoreActor:
                 store.SESSION_RETIRE_PANE,
                 lambda a: sessions.retire_session_pane(
                     st(), a.host_id, a.tab_id, a.leaf_id, now_ms()
+                ),
+            ),
+            mutate(  # issue 13: ptyd's truth after its start (pty_bindings.py)
+                store.SESSION_RECONCILE_PTYS,
+                lambda a: pty_bindings.reconcile_ptys(
+                    st(), a.host_id, a.running, a.ended, now_ms()
                 ),
             ),
             read(

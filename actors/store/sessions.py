@@ -99,6 +99,10 @@ def _write(
 ) -> Change:
     current = session_for_host(state, host_id)
     current_revision = topology_revision(state, host_id)
+    if incoming.pty_reconciliation != current.pty_reconciliation:
+        # Written only from ptyd's truth (session.reconcile_ptys, pty_bindings.py): a
+        # writer's copy of it is a mirror and never replaces the source.
+        incoming = msgspec.structs.replace(incoming, pty_reconciliation=current.pty_reconciliation)
     stale = current_revision > 0 and (revision is None or revision < current_revision)
     if stale:
         incoming = restrict_to_current_membership(incoming, current)

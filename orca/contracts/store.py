@@ -80,6 +80,15 @@ session.retired_since {hostId?, revision: int} → {hostId, revision, panes, tru
                     {tabId, leafId, paneKey, revision, retiredAtMs (store clock)}; the log
                     keeps the last 1024 per host, so ``truncated`` is true when it no
                     longer reaches back to the given revision (some retirements unknown)
+session.reconcile_ptys {hostId?, running: [ptyId], ended: {ptyId: exitCode}}
+                    → {exited, gone, shutdownWorktreesWithoutPty}   sent by ptyd after
+                    every start (issue 13; docs/protocols.md §4): the store marks each
+                    saved binding of that host (``ptyIdsByLeafId``, legacy ``ptyId``)
+                    whose id is not in ``running`` as ``exited`` (ptyd keeps its history)
+                    or ``gone``, and lists the ``activeWorktreeIdsOnShutdown`` without a
+                    running PTY, in the session's ``ptyReconciliation`` (replaced whole;
+                    bindings themselves untouched; session.set/patch never change it);
+                    ``session.changed`` follows
 worktree.migrate_identity {oldId, newId} → {oldId, newId, durable}   saved before replying
 identity.resolve    {worktreeId} → {status: current|alias|unknown, worktreeId|null}
 state.snapshot      {} → {epoch, seq, revision, state}          for mirrors (Clone pattern);
@@ -229,6 +238,23 @@ class RetirePaneArgs(Args, frozen=True, kw_only=True):
     host_id: str | None = None
     tab_id: TabId
     leaf_id: Id
+
+
+class ReconcilePtysArgs(Args, frozen=True, kw_only=True):
+    """ptyd's truth after its start: the PTY ids it runs, and those it knows ended."""
+
+    host_id: str | None = None
+    running: list[str]
+    # PTY id -> exit code (-1 unknown) of sessions ptyd keeps the history of.
+    ended: dict[str, int]
+
+
+class PtysReconciled(Payload, frozen=True, kw_only=True):
+    """How many saved bindings were marked not running (``exited``/``gone``)."""
+
+    exited: int
+    gone: int
+    shutdown_worktrees_without_pty: list[str]
 
 
 class RetiredSinceArgs(Args, frozen=True, kw_only=True):
@@ -468,6 +494,9 @@ SESSION_SET = CONTRACT.op("session.set", SessionSetArgs, SessionWritten, *_W)
 SESSION_PATCH = CONTRACT.op("session.patch", SessionPatchArgs, SessionWritten, *_W)
 SESSION_FLUSH = CONTRACT.op("session.flush", SessionFlushArgs, SessionFlushed, *_W)
 SESSION_RETIRE_PANE = CONTRACT.op("session.retire_pane", RetirePaneArgs, PaneRetiredResult, *_W)
+SESSION_RECONCILE_PTYS = CONTRACT.op(
+    "session.reconcile_ptys", ReconcilePtysArgs, PtysReconciled, *_W
+)
 SESSION_RETIRED_SINCE = CONTRACT.op(
     "session.retired_since", RetiredSinceArgs, RetiredSince, BadRequest
 )

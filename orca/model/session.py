@@ -42,6 +42,29 @@ def _empty() -> Any:
     return msgspec.field(default_factory=dict)
 
 
+class PtyBindingState(Record, frozen=True, kw_only=True):
+    """ptyd's verdict on a saved PTY binding whose PTY is not running (final: a PTY id
+    never runs again). ``exited``: its history is still kept (``exitCode``; -1 unknown);
+    ``gone``: ptyd knows nothing of it (no process, no history)."""
+
+    state: str  # "exited" | "gone"
+    exit_code: int | None = None
+
+
+class PtyReconciliation(Record, frozen=True, kw_only=True):
+    """The last reconciliation of this host's saved bindings with ptyd (issue 13,
+    ``session.reconcile_ptys``; seed 01 §7.1, seed 02 §6: a binding never proves a PTY
+    is alive). Written only by the store, from ptyd's answer, after every ptyd start."""
+
+    checked_at_ms: int = 0
+    # PTY id -> verdict, for every bound PTY id (``ptyIdsByLeafId``, legacy ``ptyId``)
+    # that was not running; a bound id without an entry was running at the check.
+    ended: Mapping[str, PtyBindingState] = _empty()
+    # ``activeWorktreeIdsOnShutdown`` entries with no running PTY at the check (their
+    # terminals must be started again, not re-attached).
+    shutdown_worktrees_without_pty: tuple[str, ...] = ()
+
+
 class WorkspaceSessionState(Record, frozen=True, kw_only=True):
     """One execution host's tab/layout session."""
 
@@ -81,6 +104,8 @@ class WorkspaceSessionState(Record, frozen=True, kw_only=True):
     # PTY ids. The store never re-binds them silently; a UI must not attach them to any
     # pane of that tab, and may offer the user to close or adopt them.
     unsupported_pty_ids_by_tab_id: Mapping[str, tuple[str, ...]] = _empty()
+    # ptyd's verdict on the saved PTY bindings above (issue 13): None until ptyd checked.
+    pty_reconciliation: PtyReconciliation | None = None
 
 
 def default_workspace_session() -> WorkspaceSessionState:

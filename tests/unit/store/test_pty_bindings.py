@@ -1,0 +1,80 @@
+"""Saved PTY bindings reconciled with ptyd's truth (issue 13; actors/store/pty_bindings.py)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors.store.pty_bindings import bound_pty_ids, reconcile, reconcile_ptys
+from orca.contracts import store
+from orca.model.codec import from_builtins, to_builtins
+from orca.model.session import PtyBindingState, WorkspaceSessionState
+from orca.model.state import PersistedState, session_for_host, with_session_for_host
+from orca.model.tabs import TerminalLayoutSnapshot, TerminalPaneLeaf, TerminalTab
+
+WT = "r::/w"
+LIVE, EXITED, GHOST, OLD = (f"{WT}@@0000000{n}" for n in range(4))
+
+
+def session() -> WorkspaceSessionState:
+    layout = TerminalLayoutSnapshot(
+        root=TerminalPaneLeaf(leaf_id="a"),
+        pty_ids_by_leaf_id={"a": LIVE, "b": EXITED, "c": GHOST},
+    )
+    legacy = TerminalTab(id="t0", worktree_id=WT, pty_id=OLD)
+    return WorkspaceSessionState(
+        terminal_layouts_by_tab_id={"t1": layout},
+        tabs_by_worktree={WT: (legacy,)},
+        active_worktree_ids_on_shutdown=(WT, "r::/other"),
+    )
+
+
+def test_every_binding_not_running_gets_a_verdict_and_running_ones_none() -> None:
+    assert bound_pty_ids(session()) == {LIVE, EXITED, GHOST, OLD}
+    verdict = reconcile(session(), {LIVE}, {EXITED: 3, OLD: -1}, now_ms=5)
+    assert dict(verdict.ended) == {
+        EXITED: PtyBindingState(state="exited", exit_code=3),
+        OLD: PtyBindingState(state="exited", exit_code=-1),
+        GHOST: PtyBindingState(state="gone"),
+    }
+    assert verdict.shutdown_worktrees_without_pty == ("r::/other",)  # WT has a live PTY
+    nothing_runs = reconcile(session(), set(), {}, now_ms=5)
+    assert {v.state for v in nothing_runs.ended.values()} == {"gone"}
+    assert nothing_runs.shutdown_worktrees_without_pty == (WT, "r::/other")
+
+
+def test_the_store_records_verdicts_leaves_bindings_and_skips_an_unchanged_write() -> None:
+    state = with_session_for_host(PersistedState(), "local", session())
+    change = reconcile_ptys(state, None, [LIVE], {EXITED: 0}, now_ms=1)
+    result = change.result
+    assert isinstance(result, store.PtysReconciled)
+    assert (result.exited, result.gone) == (1, 2)
+    after = session_for_host(change.state, "local")
+    assert after.terminal_layouts_by_tab_id == session().terminal_layouts_by_tab_id
+    assert after.pty_reconciliation is not None and GHOST in after.pty_reconciliation.ended
+    assert len(change.events) == 1  # session.changed
+    again = reconcile_ptys(change.state, None, [LIVE], {EXITED: 0}, now_ms=2)
+    assert again.events == () and again.state is change.state  # same verdicts: no write
+
+
+def test_the_verdict_round_trips_through_the_persisted_json() -> None:
+    verdict = reconcile(session(), {LIVE}, {EXITED: 3}, now_ms=9)
+    with_verdict = msgspec.structs.replace(session(), pty_reconciliation=verdict)
+    wire = to_builtins(with_verdict)
+    assert wire["ptyReconciliation"]["ended"][GHOST] == {"state": "gone"}
+    assert from_builtins(WorkspaceSessionState, wire) == with_verdict
+
+
+def test_a_writers_copy_of_the_verdicts_never_replaces_the_stores() -> None:
+    """session.set/patch keep the store's ptyReconciliation whatever the writer sends:
+    only ptyd's truth (session.reconcile_ptys) writes it."""
+    from actors.store.sessions import patch_session, set_session
+
+    state = with_session_for_host(PersistedState(), "local", session())
+    state = reconcile_ptys(state, None, [LIVE], {EXITED: 3}, now_ms=1).state
+    kept = session_for_host(state, "local").pty_reconciliation
+    raw = to_builtins(session()) | {"ptyReconciliation": {"ended": {}}}
+    mint = iter(range(100)).__next__
+    after_set = set_session(state, None, raw, None, lambda: str(mint())).state
+    assert session_for_host(after_set, "local").pty_reconciliation == kept
+    patched = patch_session(state, None, {"ptyReconciliation": None}, None, lambda: "x").state
+    assert session_for_host(patched, "local").pty_reconciliation == kept
