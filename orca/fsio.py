@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -74,6 +73,8 @@ def verify_ancestors(path: Path) -> None:
 
 
 def temp_name(path: Path) -> Path:
+    import secrets  # here: the CLI imports this module (lock files) and writes nothing
+
     return path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
 
 

@@ -24,15 +24,11 @@ user could create it first: that is refused with a clear error, never used.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
-from orca import fsio
+# hashlib, tempfile, platformdirs and orca.fsio are imported where they are used: a CLI command
+# with ORCA_HOME set and a short runtime dir needs none of them (bench/cli.py).
 
 APP_NAME = "orca"
 ORCA_HOME_ENV = "ORCA_HOME"
@@ -42,15 +38,60 @@ _MAX_IPC_PATH = 100
 _LONGEST_SOCKET_NAME = len("supervisor.rpc.sock")
 
 
-@dataclass(frozen=True)
 class OrcaPaths:
-    """Every directory Orca uses, resolved once."""
+    """Every directory Orca uses, resolved once. Immutable, equal by value.
 
+    Written out rather than a frozen dataclass: every CLI command builds one, and
+    ``dataclasses`` (which loads ``inspect``) costs ~6 ms of start-up (bench/cli.py).
+    """
+
+    __slots__ = ("config_dir", "data_dir", "home", "log_dir", "runtime_dir")
     home: Path | None
     data_dir: Path
     runtime_dir: Path
     log_dir: Path
     config_dir: Path
+
+    def __init__(
+        self,
+        home: Path | None,
+        data_dir: Path,
+        runtime_dir: Path,
+        log_dir: Path,
+        config_dir: Path,
+    ) -> None:
+        for key, value in (
+            ("home", home),
+            ("data_dir", data_dir),
+            ("runtime_dir", runtime_dir),
+            ("log_dir", log_dir),
+            ("config_dir", config_dir),
+        ):
+            object.__setattr__(self, key, value)
+
+    def _fields(self) -> tuple[Path | None, Path, Path, Path, Path]:
+        return (self.home, self.data_dir, self.runtime_dir, self.log_dir, self.config_dir)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"OrcaPaths is frozen: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OrcaPaths):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type[OrcaPaths], tuple[Path | None, Path, Path, Path, Path]]:
+        return (OrcaPaths, self._fields())  # pickle and copy rebuild through __init__
+
+    def __repr__(self) -> str:
+        return (
+            f"OrcaPaths(home={self.home!r}, data_dir={self.data_dir!r},"
+            f" runtime_dir={self.runtime_dir!r}, log_dir={self.log_dir!r},"
+            f" config_dir={self.config_dir!r})"
+        )
 
     @property
     def state_file(self) -> Path:
@@ -78,6 +119,8 @@ class OrcaPaths:
     def ensure(self) -> OrcaPaths:
         """Create and check every directory (0700, ours, safe ancestors); raises
         ``fsio.UnsafeDirectory`` for one that fails the check."""
+        from orca import fsio
+
         for d in (self.data_dir, self.runtime_dir, self.log_dir, self.config_dir):
             fsio.verify_ancestors(d)
             fsio.ensure_private_dir(d)
@@ -86,12 +129,16 @@ class OrcaPaths:
 
 def user_tmp_root() -> Path:
     """``/tmp/orca-<uid>``: the per-user parent of runtime dirs that cannot live elsewhere."""
+    import tempfile  # here: tempfile imports shutil, random... (~2 ms of every command)
+
     return Path(tempfile.gettempdir()) / f"orca-{os.getuid()}"
 
 
 def _short_runtime_dir(natural: Path) -> Path:
     if len(str(natural)) + 1 + _LONGEST_SOCKET_NAME <= _MAX_IPC_PATH:
         return natural
+    import hashlib
+
     digest = hashlib.sha256(str(natural).encode()).hexdigest()[:16]
     return user_tmp_root() / digest
 
@@ -109,6 +156,8 @@ def resolve_paths(environ: dict[str, str] | None = None) -> OrcaPaths:
             log_dir=root / "logs",
             config_dir=root / "config",
         )
+    import platformdirs
+
     dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
     xdg_runtime = env.get("XDG_RUNTIME_DIR", "")
     runtime = (

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from orca.wire.errors import BadRequest
 
@@ -46,9 +46,11 @@ class AmbiguousReference(BadRequest):
     """The name given matches no, or several, worktrees/terminals/repos."""
 
 
-@dataclass(frozen=True)
-class Target:
-    """One thing a person may name: its full id, its handle, and its other names."""
+class Target(NamedTuple):
+    """One thing a person may name: its full id, its handle, and its other names.
+
+    A NamedTuple, not a dataclass: ``dataclasses`` (with ``inspect``) would be the
+    largest import of ``orca term ls`` (bench/cli.py)."""
 
     id: str
     handle: str

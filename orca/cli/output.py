@@ -20,9 +20,28 @@ EXIT_NOT_RUNNING = 3
 
 
 def print_json(collection: str, rows: Any) -> None:
-    import json
+    """``{collection: rows}`` as indented JSON, ASCII only (``\\u`` escapes).
 
-    json.dump({collection: rows}, sys.stdout, indent=2, sort_keys=False, default=str)
+    msgspec encodes and indents in C: 0.5 ms for ``worktree ps --json`` with 300 rows,
+    where ``json.dump(indent=2)`` (pure Python whenever ``indent`` is set) takes 10 ms,
+    a third of a bare interpreter start (bench/cli.py). The text is ``json.dump``'s
+    except for the spelling of a float exponent (``1e16`` for ``1e+16``) and a NaN or
+    infinity (``null``, where ``json.dump`` prints a token that is not JSON); what
+    msgspec would print differently (non-ASCII text and DEL, which ``json.dump``
+    escapes; lone surrogates from non-UTF-8 names) takes the ``json`` path, so the
+    output stays ASCII for scripts."""
+    import msgspec
+
+    try:
+        data = msgspec.json.format(msgspec.json.encode({collection: rows}, enc_hook=str), indent=2)
+    except (TypeError, ValueError, msgspec.EncodeError):  # ValueError: lone surrogates
+        data = b""
+    if data and data.isascii() and b"\x7f" not in data:
+        sys.stdout.write(data.decode("ascii"))
+    else:
+        import json
+
+        json.dump({collection: rows}, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
 
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -69,11 +67,15 @@ def render_unit(python: str, orca_home: str | None) -> str:
 
 
 def systemd_available() -> bool:
+    import shutil  # here: every `orca up/down/status` builds this module's parser
+
     return SYSTEMD_RUNTIME_DIR.is_dir() and shutil.which("systemctl") is not None
 
 
 def _systemctl(*args: str) -> str | None:
     """Run ``systemctl --user ARGS``; the error text, or None on success."""
+    import subprocess
+
     try:
         done = subprocess.run(
             ["systemctl", "--user", *args],

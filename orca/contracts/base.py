@@ -24,9 +24,7 @@ field) is the publisher's fault: ``decode_event_data`` logs it once and returns
 from __future__ import annotations
 
 import builtins
-import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -36,7 +34,6 @@ from orca.wire.codec import DECODE_ERRORS
 from orca.wire.envelope import Event
 from orca.wire.errors import BadFrame, OrcaError
 
-log = logging.getLogger(__name__)
 _any_decoder = msgspec.msgpack.Decoder()
 
 A = TypeVar("A", bound=msgspec.Struct)
@@ -57,37 +54,91 @@ class Payload(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Base of every result and event data Struct: camelCase, frozen."""
 
 
-@dataclass(frozen=True, eq=False)
-class Op(Generic[A, R]):
+class _Frozen:
+    """Read-only once built, as ``@dataclass(frozen=True)`` would make it: the classes
+    here are written out by hand because importing ``dataclasses`` (it loads ``inspect``)
+    costs every CLI process ~6 ms, a quarter of a bare interpreter start (bench/cli.py).
+    Equality is identity (what ``eq=False`` gave)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {name!r}")
+
+
+class Op(_Frozen, Generic[A, R]):
     """One op: what it is called, what it takes, what it returns, what it may raise."""
 
     actor: str
     name: str
     args: type[A]
     result: type[R]
-    errors: tuple[type[OrcaError], ...] = ()
-    doc: str = ""
-    _args_decoder: msgspec.msgpack.Decoder[A] = field(init=False, repr=False)
-    _result_decoder: msgspec.msgpack.Decoder[R] = field(init=False, repr=False)
-    _keeps_extras: bool = field(init=False, repr=False)
+    errors: tuple[type[OrcaError], ...]
+    doc: str
+    # Built on first use, not at declaration: building a decoder resolves the
+    # annotations of every Struct it reaches (about 0.7 ms per op), and a CLI process
+    # imports a whole contract to call one or two of its ops (bench/cli.py); a client
+    # needs only the result's, a server only the args'.
+    _args_decoder: msgspec.msgpack.Decoder[A] | None
+    _result_decoder: tuple[msgspec.msgpack.Decoder[R] | None] | None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_args_decoder", msgspec.msgpack.Decoder(self.args))
-        object.__setattr__(self, "_result_decoder", msgspec.msgpack.Decoder(self.result))
-        # Results holding model records keep the fields this build does not know
-        # (orca.model.codec), so a client can pass a record on unchanged.
-        object.__setattr__(self, "_keeps_extras", carries_records(self.result))
+    def __init__(
+        self,
+        actor: str,
+        name: str,
+        args: type[A],
+        result: type[R],
+        errors: tuple[type[OrcaError], ...] = (),
+        doc: str = "",
+    ) -> None:
+        for key, value in (
+            ("actor", actor),
+            ("name", name),
+            ("args", args),
+            ("result", result),
+            ("errors", errors),
+            ("doc", doc),
+            ("_args_decoder", None),
+            ("_result_decoder", None),
+        ):
+            object.__setattr__(self, key, value)
+
+    def __repr__(self) -> str:
+        return f"Op({self.actor!r}, {self.name!r}, {self.args.__name__}, {self.result!r})"
+
+    def compile(self) -> None:
+        """Build both decoders now (a test checks every op's types this way)."""
+        self._args()
+        self._result()
+
+    def _args(self) -> msgspec.msgpack.Decoder[A]:
+        if self._args_decoder is None:
+            object.__setattr__(self, "_args_decoder", msgspec.msgpack.Decoder(self.args))
+        assert self._args_decoder is not None
+        return self._args_decoder
+
+    def _result(self) -> msgspec.msgpack.Decoder[R] | None:
+        """The result's decoder; None for a result holding model records, which keeps
+        the fields this build does not know (orca.model.codec), so a client can pass a
+        record on unchanged: it is decoded through ``from_builtins``."""
+        if self._result_decoder is None:
+            plain = None if carries_records(self.result) else msgspec.msgpack.Decoder(self.result)
+            object.__setattr__(self, "_result_decoder", (plain,))
+        assert self._result_decoder is not None
+        return self._result_decoder[0]
 
     def decode_args(self, raw: bytes | memoryview) -> A:
         """Validate a request's args (raises msgspec's ValidationError/DecodeError)."""
-        return self._args_decoder.decode(raw)
+        return self._args().decode(raw)
 
     def decode_result(self, raw: bytes | memoryview) -> R:
         """Validate a reply's result (raises msgspec's DecodeError, or ModelDecodeError
         for a result holding records); every client decodes a reply through this."""
-        if self._keeps_extras:
+        decoder = self._result()
+        if decoder is None:
             return from_builtins(self.result, _any_decoder.decode(raw))  # type: ignore[type-var]
-        return self._result_decoder.decode(raw)
+        return decoder.decode(raw)
 
 
 def decode_result(op: Op[Any, R], raw: bytes, endpoint: str) -> R:
@@ -99,15 +150,34 @@ def decode_result(op: Op[Any, R], raw: bytes, endpoint: str) -> R:
         raise BadFrame(f"malformed reply to {op.name} from {endpoint}: {exc}") from exc
 
 
-@dataclass(frozen=True, eq=False)
-class EventSpec(Generic[E]):
+class EventSpec(_Frozen, Generic[E]):
     """One event type: its ``type`` string, its data Struct, how its topic is formed."""
 
     src: str
     type: str
     data: builtins.type[E]
-    doc: str = ""
-    topic_of: Callable[[E], str] | None = None
+    doc: str
+    topic_of: Callable[[E], str] | None
+
+    def __init__(
+        self,
+        src: str,
+        type: str,
+        data: builtins.type[E],
+        doc: str = "",
+        topic_of: Callable[[E], str] | None = None,
+    ) -> None:
+        for key, value in (
+            ("src", src),
+            ("type", type),
+            ("data", data),
+            ("doc", doc),
+            ("topic_of", topic_of),
+        ):
+            object.__setattr__(self, key, value)
+
+    def __repr__(self) -> str:
+        return f"EventSpec({self.src!r}, {self.type!r}, {self.data.__name__})"
 
     def topic(self, event: E) -> str:
         return self.type if self.topic_of is None else self.topic_of(event)
@@ -170,13 +240,32 @@ def specs_by_type(specs: Iterable[EventSpec[Any]]) -> dict[str, EventSpec[Any]]:
     return {spec.type: spec for spec in specs}
 
 
-@dataclass
 class DecodeStats:
     """What one consumer's decoder has seen: malformed events are counted, not raised."""
 
-    decoded: int = 0
-    malformed: int = 0
-    handler_errors: int = 0  # valid events the consumer's own code failed on
+    __slots__ = ("decoded", "handler_errors", "malformed")
+
+    def __init__(self, decoded: int = 0, malformed: int = 0, handler_errors: int = 0) -> None:
+        self.decoded = decoded
+        self.malformed = malformed
+        self.handler_errors = handler_errors  # valid events the consumer's own code failed on
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DecodeStats):
+            return NotImplemented
+        return (self.decoded, self.malformed, self.handler_errors) == (
+            other.decoded,
+            other.malformed,
+            other.handler_errors,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass with eq
+
+    def __repr__(self) -> str:
+        return (
+            f"DecodeStats(decoded={self.decoded}, malformed={self.malformed},"
+            f" handler_errors={self.handler_errors})"
+        )
 
 
 def decode_event_data(
@@ -200,7 +289,9 @@ def decode_event_data(
     except (msgspec.ValidationError, RecursionError) as exc:
         if stats is not None:
             stats.malformed += 1
-        log.warning(
+        import logging  # only on this path: the CLI never loads logging to decode
+
+        logging.getLogger(__name__).warning(
             "%s: ignoring a malformed %s event from %s (seq %d): %s",
             consumer,
             event.type,

@@ -17,7 +17,6 @@ parsing splits at the *last* separator.
 from __future__ import annotations
 
 import re
-import secrets
 from typing import Final
 
 import msgspec
@@ -113,6 +112,8 @@ def make_pty_session_id(worktree_id: str, suffix: str | None = None) -> str:
     if split_worktree_id(worktree_id) is None:
         raise BadPtySessionId(f"not a worktree id: {worktree_id!r}")
     if suffix is None:
+        import secrets  # here: `orca term ls` parses ids and must not pay for it
+
         suffix = secrets.token_hex(PTY_SESSION_SUFFIX_HEX_LEN // 2)
     elif _SUFFIX_RE.fullmatch(suffix) is None:
         raise BadPtySessionId(

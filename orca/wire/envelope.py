@@ -12,7 +12,7 @@ and each op validates exactly its own schema.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -21,6 +21,7 @@ from orca.wire.codec import DECODE_ERRORS, MAX_FRAME_BYTES, decode_any, encode
 from orca.wire.errors import BadFrame, BadRequest, BadVersion, OrcaError, TooLarge
 
 _EMPTY_MAP = msgspec.Raw(b"\x80")
+_S = TypeVar("_S", bound=msgspec.Struct)
 
 
 class Request(msgspec.Struct, frozen=True):
@@ -58,10 +59,16 @@ class Event(msgspec.Struct, frozen=True):
     data: Any = None
 
 
-_request_decoder = msgspec.msgpack.Decoder(Request)
-_reply_decoder = msgspec.msgpack.Decoder(Reply)
-_raw_reply_decoder = msgspec.msgpack.Decoder(RawReply)
-_event_decoder = msgspec.msgpack.Decoder(Event)
+_decoders: dict[type, msgspec.msgpack.Decoder[Any]] = {}
+
+
+def _decoder(cls: type[_S]) -> msgspec.msgpack.Decoder[_S]:
+    """The decoder of ``cls``, built on first use: building one resolves the Struct's
+    annotations, and a CLI process only ever decodes replies (bench/cli.py)."""
+    found = _decoders.get(cls)
+    if found is None:
+        found = _decoders[cls] = msgspec.msgpack.Decoder(cls)
+    return found
 
 
 def _refusal(frame: bytes, exc: msgspec.ValidationError) -> RequestError:
@@ -97,7 +104,7 @@ def decode_request(frame: bytes) -> Request:
             None,
         )
     try:
-        req = _request_decoder.decode(frame)
+        req = _decoder(Request).decode(frame)
     except msgspec.ValidationError as exc:
         raise _refusal(frame, exc) from exc
     except DECODE_ERRORS as exc:
@@ -142,14 +149,14 @@ def encode_error(request_id: str | None, error: OrcaError) -> bytes:
 
 def decode_reply(frame: bytes) -> Reply:
     try:
-        return _reply_decoder.decode(frame)
+        return _decoder(Reply).decode(frame)
     except DECODE_ERRORS as exc:
         raise BadFrame(f"invalid reply frame: {exc}") from exc
 
 
 def decode_reply_raw(frame: bytes) -> RawReply:
     try:
-        return _raw_reply_decoder.decode(frame)
+        return _decoder(RawReply).decode(frame)
     except DECODE_ERRORS as exc:
         raise BadFrame(f"invalid reply frame: {exc}") from exc
 
@@ -160,6 +167,6 @@ def encode_event(event: Event) -> bytes:
 
 def decode_event(frame: bytes) -> Event:
     try:
-        return _event_decoder.decode(frame)
+        return _decoder(Event).decode(frame)
     except DECODE_ERRORS as exc:
         raise BadFrame(f"invalid event frame: {exc}") from exc
