@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import sys
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -153,6 +151,10 @@ def cmd_ls(args: argparse.Namespace) -> int:
     # Handles are computed over every row, hidden ones included: --all must not rename.
     handles = {t.id: t.handle for t in worktree_targets(rows)}
     shown = rows if args.all else [r for r in rows if r.visible]
+    from orca.remote.readers import worktrees_with_remotes  # remote hosts' rows, labelled
+
+    if worktrees_with_remotes(args, shown, handles):
+        return EXIT_OK
     if args.json:
         from orca.model.codec import to_builtins
 
@@ -200,6 +202,10 @@ def _dirty_text(status: GitStatus | None) -> str | None:
 
 def cmd_create(args: argparse.Namespace) -> int:
     from orca.contracts import gitwatch
+    from orca.remote.worktrees import remote_worktree  # HOST:REPO of a known host
+
+    if (remote := remote_worktree("create", args)) is not None:
+        return remote
 
     repo = resolve_repo(_repos(), args.repo)
     request = gitwatch.CreateArgs(
@@ -207,7 +213,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         name=args.name,
         base=args.base,
         setup=args.setup,
-        request_id=secrets.token_hex(8),
+        request_id=os.urandom(8).hex(),  # not secrets: its import costs every command
         source="cli",
     )
     timeout = CREATE_WITH_SETUP_TIMEOUT_S if args.setup == "run" else CREATE_TIMEOUT_S
@@ -252,6 +258,8 @@ def _create_with_progress(request: CreateArgs, timeout: float, *, quiet: bool) -
     with progress:
         if os.path.exists(progress.endpoint.removeprefix("ipc://")):
             progress.wait_live(SUBSCRIBE_LIVE_WAIT_S)  # else gitwatch is down: the call says so
+        import threading  # here: only `create` needs a thread
+
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
@@ -293,7 +301,10 @@ def cmd_rm(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
     from orca.paths import resolve_paths
+    from orca.remote.worktrees import remote_worktree  # HOST:WORKTREE of a known host
 
+    if (remote := remote_worktree("rm", args)) is not None:
+        return remote
     row = resolve_worktree(list_worktrees().worktrees, args.worktree)
     # Issue 13: removing a worktree under a running agent refuses unless --force,
     # which ends its terminals first, as `orca term close` does.
@@ -324,6 +335,10 @@ def cmd_rm(args: argparse.Namespace) -> int:
 def cmd_mv(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
+    from orca.remote.worktrees import remote_worktree  # HOST:WORKTREE of a known host
+
+    if (remote := remote_worktree("mv", args)) is not None:
+        return remote
 
     row = resolve_worktree(list_worktrees().worktrees, args.worktree)
     request = gitwatch.RenameArgs(worktree_id=row.id, new_name=args.new_name)

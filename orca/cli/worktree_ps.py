@@ -137,14 +137,24 @@ def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
 
 def cmd_ps(args: argparse.Namespace) -> int:
     worktrees = fetch_worktrees(needs_me=args.needs_me)
+    from orca.remote.readers import ps_with_remotes  # remote hosts' rows, labelled
+
+    if ps_with_remotes(worktrees, args, _table_rows):
+        return EXIT_OK
     if args.json:
         print_json("worktrees", worktrees)
         return EXIT_OK
     if not worktrees:
         print("nothing needs you" if args.needs_me else "no agents reporting")
-        return EXIT_OK
-    columns = ["WORKTREE", "SUMMARY", "AGENT", "PANE", "STATE", "AGE", "SOURCE", "DETAIL"]
-    print(format_columns(columns, _table_rows(worktrees)))
+    else:
+        columns = ["WORKTREE", "SUMMARY", "AGENT", "PANE", "STATE", "AGE", "SOURCE", "DETAIL"]
+        print(format_columns(columns, _table_rows(worktrees)))
+    if not args.needs_me:  # issue 13: a saved binding is never shown as a live terminal
+        from orca.cli.pty_bindings import stale_binding_summary
+
+        summary = stale_binding_summary(PTYD_TIMEOUT_S)
+        if summary:
+            print(summary)
     return EXIT_OK
 
 

@@ -1,0 +1,1 @@
+"""The ``gateway`` actor: the ``tcp://`` face of a host (CURVE + ZAP) and its remote mirrors."""

@@ -1,0 +1,141 @@
+"""The ``gateway`` actor shell: the tcp listener, the event ring, the remote followers.
+
+Start-up: load the host key pair (``orca.keys.host_keys``), follow the local actors'
+events into the ring (``orca.actor.subscriber``; PTY output is not relayed: remote
+terminals read by offset with ``term.read``), start the listener if ``listen`` is set
+(ZAP first, then the socket: ``listener.py``), start following the known remote hosts,
+register the local ops. Nothing here writes another actor's state.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import trio
+
+from actors.gateway.config import load_config
+from actors.gateway.follower import Follower
+from actors.gateway.listener import GatewayListener
+from actors.gateway.ring import EventRing
+from orca import keys
+from orca.actor import ActorContext
+from orca.actor.subscriber import Subscriber
+from orca.contracts import gateway as gw
+from orca.contracts import gitwatch, hooks, ptyd
+from orca.contracts.base import EventSpec, NoArgs
+from orca.remote.access import AccessTable
+from orca.remote.hosts import HostConfigError
+from orca.wire.codec import encode
+from orca.wire.envelope import Event
+
+log = logging.getLogger(__name__)
+
+# The local events a remote mirror needs (PTY output excluded: it is read by offset).
+RELAYED_EVENTS: dict[str, list[EventSpec[Any]]] = {
+    "hooks": [hooks.STATUS_SET, hooks.STATUS_CLEARED],
+    "ptyd": [ptyd.SPAWNED, ptyd.EXIT, ptyd.CLOSED, ptyd.REKEYED],
+    "gitwatch": list(gitwatch.CONTRACT.events.values()),
+}
+_NOT_RELAYED_TYPES = {gitwatch.CREATE_PROGRESS.type}
+
+
+class Gateway:
+    def __init__(self, ctx: ActorContext) -> None:
+        self.ctx = ctx
+        self.config = load_config(ctx.paths)
+        self.pair = keys.host_keys(ctx.paths)
+        self.ring = EventRing()
+        self._changed = trio.Event()
+        self.access = AccessTable(ctx.paths)
+        self.listener = GatewayListener(
+            self.config, self.pair, self.access, self.ring, self._connect, lambda: self._changed
+        )
+        self.follower = Follower(ctx.paths, self.config.beats)
+
+    def _connect(self, actor: str) -> Any:
+        return self.ctx.connect(actor, timeout=5.0)
+
+    def _relay(self, event: Event, _typed: Any = None) -> None:
+        if event.type in _NOT_RELAYED_TYPES:
+            return
+        data = event.data
+        self.ring.append(
+            gw.RelayedEvent(src=event.src, epoch=event.epoch, seq=event.seq, type=event.type, data=data),
+            len(encode(data)) + 64,
+        )
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def status(self, _: NoArgs) -> gw.GatewayStatus:
+        stats = self.listener.stats
+        peers = []
+        clients = {c.public: c for c in (self.access.lookup(k) for k in self.listener.budgets.peers) if c}
+        for key, budget in self.listener.budgets.peers.items():
+            client = clients.get(key)
+            peers.append(
+                gw.PeerStats(
+                    key=key.decode("ascii", "replace"),
+                    name=client.name if client else "(revoked)",
+                    access=client.access if client else "-",
+                    requests=budget.requests,
+                    refused=budget.refused,
+                    inflight=budget.inflight,
+                )
+            )
+        return gw.GatewayStatus(
+            listening=self.listener.listening,
+            server_key=self.pair.public.decode(),
+            zap_alive=self.listener.zap_alive,
+            zap_restarts=stats.zap_restarts,
+            zap_allowed=stats.zap.allowed,
+            zap_denied=stats.zap.denied,
+            refused_ops=stats.refused_ops,
+            handshake_failures=stats.handshake_failures,
+            peers=peers,
+            hosts=self.follower.links(),
+        )
+
+    async def mirrors(self, _: NoArgs) -> gw.MirrorList:
+        return gw.MirrorList(hosts=self.follower.views())
+
+    async def events(self, args: gw.EventsArgs) -> gw.EventBatch:
+        return await self.listener._events(args)
+
+    async def inject_zap_fault(self, _: NoArgs) -> gw.Empty:
+        if not self.config.faults_enabled:
+            raise gw.Forbidden("fault injection is off (ORCA_GATEWAY_FAULTS=1 enables it)")
+        log.warning("gateway: ZAP fault injected on request")
+        self.listener.inject_zap_fault()
+        return gw.Empty()
+
+
+async def setup(ctx: ActorContext) -> None:
+    try:
+        gateway = Gateway(ctx)
+    except HostConfigError as exc:
+        log.error("gateway: refusing to start: %s", exc)
+        raise SystemExit(f"gateway: {exc}") from None
+    for actor, specs in RELAYED_EVENTS.items():
+        sub = Subscriber(
+            ctx.paths.ipc_endpoint(actor, "pub"),
+            specs,
+            gateway._relay,
+            consumer=f"gateway<-{actor}",
+            on_other=gateway._relay,
+        )
+        ctx.nursery.start_soon(sub.run)
+    if gateway.config.listen:
+        await ctx.nursery.start(gateway.listener.run)
+    ctx.nursery.start_soon(gateway.follower.run)
+    ctx.rpc.register(gw.STATUS, gateway.status)
+    ctx.rpc.register(gw.MIRRORS, gateway.mirrors)
+    ctx.rpc.register(gw.EVENTS, gateway.events, concurrent=True)
+    ctx.rpc.register(gw.INJECT_ZAP_FAULT, gateway.inject_zap_fault)
+    ctx.rpc.extra_stats = lambda: {
+        "gateway": {
+            "ringEvents": gateway.ring.head - gateway.ring.first,
+            "ringBytes": gateway.ring.bytes,
+            "ringDropped": gateway.ring.dropped,
+        }
+    }

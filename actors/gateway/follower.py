@@ -1,0 +1,150 @@
+"""Follow remote hosts: one mirror per host in ``remote-hosts.json`` (``orca host add``).
+
+Per host, one task and one CURVE client of its gateway (our client key, its pinned
+server key, heartbeats from ``orca.remote.hosts.Heartbeats``). The Clone order: take
+the ring's head, then snapshot every source, then long-poll events from that head; a
+gap, a new gateway epoch or a source's seq gap means re-snapshot (``hostmirror``).
+Any failed exchange marks the host unreachable (rows kept, ``unverifiable_since``
+set) and the loop starts over, which is the resync on reconnection.
+
+Nothing received here is written anywhere: the mirrors live in this process's memory
+and are served read-only (``gateway.mirrors``). The host list is re-read every
+``HOSTS_POLL_S``; a removed host's task ends and its mirror is dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import trio
+
+from actors.gateway.hostmirror import HostMirrorState
+from actors.gateway.listener import RELAY_TIMEOUT_S
+from orca.actor.client import RpcClient
+from orca.contracts import gateway as gw
+from orca.contracts import gitwatch, hooks, ptyd
+from orca.model.codec import to_builtins
+from orca.paths import OrcaPaths
+from orca.remote.hosts import Heartbeats, HostConfigError, RemoteHost, link_client, load_hosts
+from orca.wire.errors import OrcaError, Timeout
+
+log = logging.getLogger(__name__)
+
+HOSTS_POLL_S = 1.0
+# A long-poll waits this long on the remote side; our timeout adds the link's heartbeat
+# timeout, so a silent link is declared lost within poll + heartbeat timeout.
+POLL_WAIT_S = 1.0
+RETRY_S = 0.5
+
+
+class Follower:
+    def __init__(self, paths: OrcaPaths, beats: Heartbeats) -> None:
+        self.paths = paths
+        self.beats = beats
+        self.mirrors: dict[str, HostMirrorState] = {}
+        self._scopes: dict[str, tuple[RemoteHost, trio.CancelScope]] = {}
+
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            while True:
+                self._reconcile(nursery)
+                await trio.sleep(HOSTS_POLL_S)
+
+    def _reconcile(self, nursery: trio.Nursery) -> None:
+        try:
+            hosts = load_hosts(self.paths)
+        except HostConfigError as exc:
+            log.warning("remote hosts unreadable (%s): keeping the current ones", exc)
+            return
+        for name, (host, scope) in list(self._scopes.items()):
+            if hosts.get(name) != host:
+                scope.cancel()
+                del self._scopes[name]
+                self.mirrors.pop(name, None)
+        for name, host in hosts.items():
+            if name not in self._scopes:
+                scope = trio.CancelScope()
+                self._scopes[name] = (host, scope)
+                self.mirrors[name] = HostMirrorState(name, host.host_id, host.endpoint)
+                nursery.start_soon(self._follow, host, scope)
+
+    async def _follow(self, host: RemoteHost, scope: trio.CancelScope) -> None:
+        with scope:
+            mirror = self.mirrors[host.name]
+            # A reply the remote gateway could not get from its own actor comes back as
+            # an error within RELAY_TIMEOUT_S; only silence past this is the link.
+            timeout = POLL_WAIT_S + max(self.beats.timeout_s, RELAY_TIMEOUT_S + 0.5)
+            while True:
+                client = RpcClient(
+                    host.endpoint, timeout=timeout, curve=link_client(self.paths, host, self.beats)
+                )
+                try:
+                    async with trio.open_nursery() as nursery:
+                        await nursery.start(client.run)
+                        await self._sync(client, mirror)
+                except* OrcaError as group:
+                    exc = group.exceptions[0]
+                    if mirror.reachable:
+                        log.warning("remote host %s unreachable: %s", host.name, exc)
+                    code = getattr(exc, "code", "error")
+                    mirror.mark_unreachable(time.time(), f"{code}: {exc}")
+                except* Exception as group:  # a peer's bytes must never end this actor
+                    log.error("remote host %s: mirror failed: %r", host.name, group.exceptions[0])
+                    mirror.mark_unreachable(time.time(), f"error: {group.exceptions[0]!r}")
+                finally:
+                    client.close()
+                await trio.sleep(RETRY_S)
+
+    async def _snapshot(self, client: RpcClient, mirror: HostMirrorState, src: str) -> None:
+        """Load ``src``; if the remote gateway says its actor is down (an error reply,
+        not silence), that source keeps its rows and the link stays up."""
+        try:
+            await self._load(client, mirror, src)
+        except Timeout:
+            raise
+        except OrcaError as exc:
+            log.info("remote host %s: %s not loaded: %s", mirror.name, src, exc)
+            mirror.source_errors[src] = str(exc)[:200]
+        else:
+            mirror.source_errors.pop(src, None)
+
+    async def _load(self, client: RpcClient, mirror: HostMirrorState, src: str) -> None:
+        if src == "hooks":
+            mirror.load_hooks(await client.invoke(hooks.SNAPSHOT))
+        elif src == "ptyd":
+            mirror.load_ptyd(await client.invoke(ptyd.SNAPSHOT))
+        elif src == "gitwatch":
+            snap = await client.invoke(gitwatch.SNAPSHOT)
+            listed = await client.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs())
+            rows: list[dict[str, Any]] = [to_builtins(r) for r in listed.worktrees]
+            mirror.load_gitwatch(snap, rows)
+
+    async def _sync(self, client: RpcClient, mirror: HostMirrorState) -> None:
+        while True:  # one round per (re)snapshot of everything
+            head = await client.invoke(gw.EVENTS, gw.EventsArgs(after=-1, wait_s=0))
+            for src in ("hooks", "ptyd", "gitwatch"):
+                await self._snapshot(client, mirror, src)
+            if mirror.unverifiable_since is not None or not mirror.reachable:
+                log.info("remote host %s: in sync (epoch %s)", mirror.name, head.epoch)
+            mirror.mark_contact(time.time())
+            mirror.resyncs += 1
+            cursor = head.next
+            while True:
+                batch = await client.invoke(
+                    gw.EVENTS,
+                    gw.EventsArgs(epoch=head.epoch, after=cursor, wait_s=POLL_WAIT_S),
+                )
+                mirror.mark_contact(time.time())
+                if batch.gap:
+                    break
+                for src in sorted(mirror.apply(batch.events)):
+                    await self._snapshot(client, mirror, src)
+                cursor = batch.next
+
+    def links(self) -> list[gw.HostLink]:
+        return [m.link() for m in self.mirrors.values()]
+
+    def views(self) -> list[gw.HostMirror]:
+        return [m.view() for m in self.mirrors.values()]

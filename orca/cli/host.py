@@ -1,0 +1,198 @@
+"""``orca host``: remote execution hosts (keys, authorization, known hosts, link status).
+
+On the machine that runs agents (the serving host)::
+
+    orca host key --server                 # its public key, for clients to pin
+    orca host authorize KEY [--read-only]  # let a client key in (full by default)
+    orca host revoke KEY|NAME
+
+On the machine you sit at (the client)::
+
+    orca host key                          # this client's public key (made on first use)
+    orca host add NAME tcp://ADDR:PORT --server-key KEY
+    orca host ls | rm NAME | status NAME
+
+See docs/remote.md. Import-light: every import is inside the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from typing import TYPE_CHECKING
+
+from orca.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, print_json, print_table
+
+if TYPE_CHECKING:
+    from orca.contracts.gateway import Access, HostLink
+    from orca.paths import OrcaPaths
+
+
+def _paths() -> OrcaPaths:
+    from orca.paths import resolve_paths
+
+    return resolve_paths().ensure()
+
+
+def _key(args: argparse.Namespace) -> int:
+    if args.server:
+        from orca import keys
+
+        print(keys.host_keys(_paths()).public.decode())
+    else:
+        from orca.remote.hosts import client_keys
+
+        print(client_keys(_paths()).public.decode())
+    return EXIT_OK
+
+
+def _authorize(args: argparse.Namespace) -> int:
+    from orca import keys
+    from orca.remote import access
+
+    key = args.key.strip().encode("ascii", "replace")
+    if not keys.is_z85_key(key):
+        return fail("not a client key: expected the 40 characters `orca host key` prints", EXIT_USAGE)
+    name = args.name or "client-" + hashlib.sha256(key).hexdigest()[:10]
+    try:
+        access.check_name(name)
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    level: Access = "read-only" if args.read_only else "full"
+    path = access.authorize(_paths(), key, name, level)
+    print(f"authorized {name} ({level}): {path}")
+    return EXIT_OK
+
+
+def _revoke(args: argparse.Namespace) -> int:
+    from orca.remote import access
+
+    removed = access.revoke(_paths(), args.key.strip())
+    if not removed:
+        return fail(f"no authorized client {args.key!r} (see `orca host ls --clients`)", EXIT_USAGE)
+    print("revoked " + ", ".join(removed))
+    return EXIT_OK
+
+
+def _add(args: argparse.Namespace) -> int:
+    from orca.remote.hosts import HostConfigError, add_host
+
+    try:
+        host = add_host(_paths(), args.name, args.endpoint, args.server_key)
+    except HostConfigError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    from orca.remote.hosts import client_keys
+
+    print(f"added {host.name} ({host.endpoint}, host id {host.host_id})")
+    print(
+        "authorize this client there with:  orca host authorize "
+        + client_keys(_paths()).public.decode()
+    )
+    return EXIT_OK
+
+
+def _rm(args: argparse.Namespace) -> int:
+    from orca.remote.hosts import remove_host
+
+    if not remove_host(_paths(), args.name):
+        return fail(f"no remote host {args.name!r} (see `orca host ls`)", EXIT_USAGE)
+    print(f"removed {args.name}")
+    return EXIT_OK
+
+
+def _links() -> dict[str, HostLink]:
+    from orca.remote.client import local_mirrors
+
+    return {m.link.name: m.link for m in local_mirrors() or []}
+
+
+def _ls(args: argparse.Namespace) -> int:
+    from orca.remote.hosts import load_hosts
+
+    paths = _paths()
+    if args.clients:
+        from orca.remote.access import load_clients
+
+        clients = sorted(load_clients(paths).values(), key=lambda c: c.name)
+        if args.json:
+            print_json("clients", [{"name": c.name, "key": c.public.decode(), "access": c.access} for c in clients])
+        else:
+            print_table(("NAME", "ACCESS", "KEY"), [(c.name, c.access, c.public.decode()) for c in clients])
+        return EXIT_OK
+    from orca.remote.client import link_text
+
+    links = _links()
+    hosts = sorted(load_hosts(paths).values(), key=lambda h: h.name)
+    rows = []
+    for host in hosts:
+        link = links.get(host.name)
+        state = link_text(link) if link is not None else "not followed (gateway not running)"
+        rows.append({"name": host.name, "endpoint": host.endpoint, "hostId": host.host_id,
+                     "serverKey": host.server_key.decode(), "link": state})  # fmt: skip
+    if args.json:
+        print_json("hosts", rows)
+    else:
+        print_table(("HOST", "ENDPOINT", "HOST ID", "LINK"),
+                    [(r["name"], r["endpoint"], r["hostId"], r["link"]) for r in rows])  # fmt: skip
+    return EXIT_OK
+
+
+def _status(args: argparse.Namespace) -> int:
+    from orca.contracts import sys as sys_contract
+    from orca.remote.client import link_text, remote_invoke
+    from orca.remote.hosts import load_hosts
+    from orca.wire.errors import OrcaError
+
+    host = load_hosts(_paths()).get(args.name)
+    if host is None:
+        return fail(f"no remote host {args.name!r} (see `orca host ls`)", EXIT_USAGE)
+    link = _links().get(host.name)
+    if link is not None:
+        print(f"mirror: {link_text(link)}")
+    try:
+        hello = remote_invoke(host, sys_contract.HELLO, timeout=args.timeout)
+    except OrcaError as exc:
+        print(f"{host.name} ({host.endpoint}): unreachable: {exc.message}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{host.name} ({host.endpoint}): reachable, orca {hello.version}, protocol {hello.protocol}")
+    return EXIT_OK
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    host = sub.add_parser("host", help="remote execution hosts (keys, authorization, links)")
+    hsub = host.add_subparsers(dest="host_command", metavar="SUBCOMMAND")
+
+    p = hsub.add_parser("key", help="print this client's public key (created on first use)")
+    p.add_argument("--server", action="store_true", help="print this host's server key instead")
+    p.set_defaults(func=_key)
+
+    p = hsub.add_parser("authorize", help="let a client key use this host's gateway")
+    p.add_argument("key", help="the client's public key (`orca host key` on the client)")
+    p.add_argument("--read-only", action="store_true", help="only ops that change nothing")
+    p.add_argument("--name", help="a name for the key (default: client-<hash>)")
+    p.set_defaults(func=_authorize)
+
+    p = hsub.add_parser("revoke", help="remove an authorized client key (by key or name)")
+    p.add_argument("key")
+    p.set_defaults(func=_revoke)
+
+    p = hsub.add_parser("add", help="follow a remote host (its server key is pinned)")
+    p.add_argument("name")
+    p.add_argument("endpoint", help="tcp://ADDRESS:PORT of its gateway")
+    p.add_argument("--server-key", required=True, help="`orca host key --server` there")
+    p.set_defaults(func=_add)
+
+    p = hsub.add_parser("ls", help="the remote hosts and their links")
+    p.add_argument("--clients", action="store_true", help="list the authorized client keys instead")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_ls)
+
+    p = hsub.add_parser("rm", help="stop following a remote host")
+    p.add_argument("name")
+    p.set_defaults(func=_rm)
+
+    p = hsub.add_parser("status", help="probe a remote host's gateway")
+    p.add_argument("name")
+    p.add_argument("--timeout", type=float, default=5.0)
+    p.set_defaults(func=_status)

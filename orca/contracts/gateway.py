@@ -1,0 +1,225 @@
+"""The ``gateway`` wire contract: the ``tcp://`` face of a host, and its remote mirrors.
+
+The gateway has two faces. To *remote clients* (other machines) it serves one CURVE
+ROUTER on ``tcp://`` (zguide "Ironhouse"; ``actors/gateway/listener.py``): every
+request is checked against the sender's key (ZAP User-Id) and relayed to the local
+actor that owns the op, if the key's access level allows that op (``READ_ONLY_OPS``
+for read-only keys, ``FULL_OPS`` for full ones; nothing else is ever relayed). To the
+*local* CLI it serves, on ``ipc://`` like every actor, its status and the mirrors it
+keeps of every remote host this host follows (``orca host add``).
+
+Ops served to remote clients (besides the relayed ones):
+
+``gateway.events`` {epoch?, after, waitS=1, limit=500} → EventBatch {epoch, next, gap,
+    events: [{src, epoch, seq, type, data}]}: a long-poll (at most ``waitS``, capped at
+    10 s) on the gateway's bounded ring of the local actors' events (each keeps its
+    publisher's ``epoch``/``seq``, so a remote mirror applies the zguide "Clone" rules
+    per source). ``after`` is the ``next`` of the previous batch; ``after = -1`` returns
+    the head at once (the cursor to take before taking snapshots). ``gap`` is true
+    when the ring no longer holds the events from ``after`` on, or ``epoch`` is not the
+    gateway's (it restarted): the caller re-snapshots every source. PTY output is not
+    in the ring: remote terminals read it by offset with ``term.read``.
+
+Ops served locally (ipc only; a remote key calling them gets ``forbidden``):
+
+``gateway.status`` {} → GatewayStatus: where it listens, its public key, the ZAP
+    handler's health, refusal counters, per-peer counters, the followed hosts' links.
+``gateway.mirrors`` {} → MirrorList: per followed host its mirrored agent-status rows,
+    terminal sessions and worktrees, labelled with the host's execution host id, and
+    ``reachable`` / ``unverifiableSince`` (the link is down: rows kept, never cleared,
+    never to be shown as live).
+``gateway.injectZapFault`` {} → {}: fault injection for tests (ends the ZAP handler as
+    a crash would); refused with ``forbidden`` unless ``ORCA_GATEWAY_FAULTS=1``.
+
+Errors: ``forbidden`` (the key may not call this op, or is no longer authorized),
+``unavailable`` (rate or in-flight bound of this peer exceeded; the local actor down).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from orca.contracts import gitwatch, hooks, ptyd, store
+from orca.contracts import sys as sys_contract
+from orca.contracts.base import Args, Contract, NoArgs, Op, Payload
+from orca.model.agent_status import AgentStatusRow, PaneFate
+from orca.wire.errors import BadRequest, Unavailable
+
+# A long-poll waits at most this long (a client's timeout must exceed it).
+MAX_EVENTS_WAIT_S = 10.0
+MAX_EVENTS_LIMIT = 2000
+
+Access = Literal["read-only", "full"]
+
+
+class Forbidden(BadRequest):
+    """The caller's key may not call this op (or is no longer authorized)."""
+
+    code = "forbidden"
+
+
+class EventsArgs(Args, frozen=True, kw_only=True):
+    epoch: str | None = None
+    after: int = -1
+    wait_s: float = msgspec.field(default=1.0)
+    limit: int = 500
+
+
+class RelayedEvent(Payload, frozen=True, kw_only=True):
+    src: str
+    epoch: str
+    seq: int
+    type: str
+    data: Any = None
+
+
+class EventBatch(Payload, frozen=True, kw_only=True):
+    epoch: str
+    next: int
+    gap: bool
+    events: list[RelayedEvent]
+
+
+class PeerStats(Payload, frozen=True, kw_only=True):
+    key: str
+    name: str
+    access: str
+    requests: int
+    refused: int
+    inflight: int
+
+
+class HostLink(Payload, frozen=True, kw_only=True):
+    name: str
+    host_id: str
+    endpoint: str
+    reachable: bool
+    unverifiable_since: float | None
+    last_contact: float | None
+    resyncs: int
+    error: str
+
+
+class GatewayStatus(Payload, frozen=True, kw_only=True):
+    listening: str | None
+    server_key: str
+    zap_alive: bool
+    zap_restarts: int
+    zap_allowed: int
+    zap_denied: int
+    refused_ops: int
+    handshake_failures: int
+    peers: list[PeerStats]
+    hosts: list[HostLink]
+
+
+class HostMirror(Payload, frozen=True, kw_only=True):
+    link: HostLink
+    rows: list[AgentStatusRow]
+    fates: list[PaneFate]
+    sessions: list[ptyd.SessionRow]
+    worktrees: list[dict[str, Any]]
+
+
+class MirrorList(Payload, frozen=True, kw_only=True):
+    hosts: list[HostMirror]
+
+
+class Empty(Payload, frozen=True, kw_only=True):
+    pass
+
+
+CONTRACT = Contract("gateway")
+EVENTS = CONTRACT.op("gateway.events", EventsArgs, EventBatch, BadRequest, doc="long-poll the event ring")
+STATUS = CONTRACT.op("gateway.status", NoArgs, GatewayStatus, doc="listener, ZAP, peers, links")
+MIRRORS = CONTRACT.op("gateway.mirrors", NoArgs, MirrorList, doc="every followed host's mirror")
+INJECT_ZAP_FAULT = CONTRACT.op(
+    "gateway.injectZapFault", NoArgs, Empty, Forbidden, doc="tests: crash the ZAP handler"
+)
+
+# -- what a remote key may call --------------------------------------------------------
+# Mutability is declared here, once, for every op of the actors the gateway relays to
+# (tests/unit/contracts/test_gateway_access.py checks that every op is classified).
+# Read-only keys get READ_ONLY_OPS; full keys also MUTATING_OPS; NOT_RELAYED never
+# crosses a machine (agents report status to their own host; store writes that only
+# local actors make; the supervisor and the fd keeper are not on this list at all).
+READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
+    {
+        sys_contract.HELLO,
+        sys_contract.PING,
+        EVENTS,
+        hooks.SNAPSHOT,
+        ptyd.LIST,
+        ptyd.READ,
+        ptyd.SNAPSHOT,
+        ptyd.GC_STATUS,
+        gitwatch.WORKTREE_LIST,
+        gitwatch.SNAPSHOT,
+        store.REPO_LIST,
+        store.FOLDER_WORKSPACE_LIST,
+        store.WORKTREE_META_GET,
+        store.WORKTREE_META_LIST,
+        store.LINEAGE_GET,
+        store.SETTINGS_GET,
+        store.UI_GET,
+        store.SESSION_GET,
+        store.SESSION_RETIRED_SINCE,
+        store.IDENTITY_RESOLVE,
+        store.STATE_SNAPSHOT,
+    }
+)
+MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
+    {
+        ptyd.SPAWN,
+        ptyd.WRITE,
+        ptyd.RESIZE,
+        ptyd.SIGNAL,
+        ptyd.KILL,
+        ptyd.CLOSE,
+        ptyd.ATTACH,  # takes a lease: changes what term.list counts
+        ptyd.LEASE,
+        ptyd.DETACH,
+        gitwatch.WORKTREE_CREATE,
+        gitwatch.WORKTREE_REMOVE,
+        gitwatch.WORKTREE_RENAME,
+        gitwatch.WORKTREE_RENAME_FROM_FIRST_MESSAGE,
+        hooks.ACK,
+        store.REPO_ADD,
+        store.REPO_UPDATE,
+        store.REPO_REMOVE,
+        store.WORKTREE_META_SET,
+        store.WORKTREE_META_PATCH,
+        store.SETTINGS_PATCH,
+        store.UI_PATCH,
+    }
+)
+RELAYED_CONTRACTS = (store.CONTRACT, hooks.CONTRACT, ptyd.CONTRACT, gitwatch.CONTRACT)
+FULL_OPS = READ_ONLY_OPS | MUTATING_OPS
+OPS_BY_NAME: dict[str, Op[Any, Any]] = {op.name: op for op in FULL_OPS}
+# Ops the gateway answers itself rather than relaying.
+GATEWAY_SERVED = frozenset({sys_contract.HELLO.name, sys_contract.PING.name, EVENTS.name})
+
+
+def allowed_ops(access: Access) -> frozenset[Op[Any, Any]]:
+    return FULL_OPS if access == "full" else READ_ONLY_OPS
+
+
+def is_mutating(op: Op[Any, Any]) -> bool:
+    """Whether ``op`` changes state on the serving host (anything not known read-only)."""
+    return op not in READ_ONLY_OPS
+
+
+__all__ = [
+    "CONTRACT",
+    "EVENTS",
+    "FULL_OPS",
+    "INJECT_ZAP_FAULT",
+    "MIRRORS",
+    "MUTATING_OPS",
+    "READ_ONLY_OPS",
+    "STATUS",
+    "Forbidden",
+    "Unavailable",
+]

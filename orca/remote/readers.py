@@ -1,0 +1,209 @@
+"""Remote hosts' rows next to local ones in ``worktree ps``, ``worktree ls``, ``term ls``.
+
+Mirror, never merge (seed 03): the rows come from the local gateway's mirrors
+(``gateway.mirrors``), are projected with the same model rules as local rows
+(``orca.model.agent_status``), and are printed in their own rows, each labelled with
+its host (``HOST`` column: ``local`` or the host's name; JSON: ``host`` and
+``hostId``). Rows of a host whose link is down are printed as *unverifiable since
+HH:MM:SS* (never as live) and never dropped. Nothing here writes any state.
+
+Each ``*_with_remotes`` returns False when no remote host is followed (the command then
+prints exactly what it printed before), True when it printed the combined listing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only; the gateway contract imports every other contract
+    from orca.contracts.gateway import HostLink, HostMirror
+
+LOCAL_LABEL = "local"
+
+
+def _mirrors() -> list[HostMirror]:
+    from orca.remote.client import local_mirrors
+
+    return local_mirrors() or []
+
+
+def _unverifiable(link: HostLink) -> str | None:
+    if link.reachable:
+        return None
+    if link.unverifiable_since is None:
+        return "unverifiable (never reached)"
+    return "unverifiable since " + time.strftime("%H:%M:%S", time.localtime(link.unverifiable_since))
+
+
+def _label(link: HostLink) -> dict[str, Any]:
+    return {
+        "host": link.name,
+        "hostId": link.host_id,
+        "verifiable": link.reachable,
+        "unverifiableSince": link.unverifiable_since,
+    }
+
+
+def _local_label() -> dict[str, Any]:
+    from orca.host import current_host_id
+
+    return {"host": LOCAL_LABEL, "hostId": current_host_id(), "verifiable": True, "unverifiableSince": None}
+
+
+def _print_table(columns: list[str], rows: list[list[object]]) -> None:
+    from orca.cli.worktree_ps import format_columns
+
+    print(format_columns(columns, rows))
+
+
+# -- worktree ps ---------------------------------------------------------------------
+def remote_ps(mirror: HostMirror, now_ms: int, needs_me: bool) -> list[dict[str, object]]:
+    """One host's worktrees and agents, projected like local ones (its own ptyd facts)."""
+    from orca.model.agent_status import TerminalFacts, needs_user, project_worktrees
+
+    running = [s for s in mirror.sessions if s.running]
+    live = frozenset(s.pane_key for s in running)
+    facts = TerminalFacts(
+        live_panes=live,
+        live_handles=frozenset(s.terminal_handle for s in running),
+        exited={s.pane_key: s.exit_code for s in mirror.sessions if not s.running and s.pane_key not in live},
+    )
+    worktrees = project_worktrees(mirror.rows, now_ms, facts, mirror.fates)
+    if needs_me:
+        kept = []
+        for worktree in worktrees:
+            agents = [a for a in worktree["agents"] if needs_user(a)]  # type: ignore[attr-defined]
+            if agents:
+                kept.append({**worktree, "agents": agents})
+        worktrees = kept
+    return worktrees
+
+
+def ps_with_remotes(
+    local: list[dict[str, Any]],
+    args: argparse.Namespace,
+    table_rows: Callable[[list[dict[str, Any]]], list[list[object]]],
+) -> bool:
+    mirrors = _mirrors()
+    if not mirrors:
+        return False
+    from orca.cli.output import print_json
+
+    now_ms = time.time_ns() // 1_000_000
+    sections: list[tuple[dict[str, Any], str | None, list[dict[str, Any]]]] = [
+        (_local_label(), None, local)
+    ]
+    for mirror in mirrors:
+        sections.append((_label(mirror.link), _unverifiable(mirror.link), remote_ps(mirror, now_ms, args.needs_me)))
+    if args.json:
+        print_json("worktrees", [{**label, **w} for label, _, rows in sections for w in rows])
+        return True
+    columns = ["HOST", "WORKTREE", "SUMMARY", "AGENT", "PANE", "STATE", "AGE", "SOURCE", "DETAIL"]
+    table: list[list[object]] = []
+    for label, stale, rows in sections:
+        for row in table_rows(rows):
+            if stale is not None:  # never shown as live: the last known state, labelled
+                row[1] = "unverifiable"
+                row[4] = f"{stale} (last seen {row[4]})"
+            table.append([label["host"], *row])
+    if not table:
+        print("nothing needs you" if args.needs_me else "no agents reporting")
+    else:
+        _print_table(columns, table)
+    for label, stale, _ in sections[1:]:
+        if stale is not None:
+            print(f"orca: host {label['host']}: {stale}; its rows are its last known state", file=sys.stderr)
+    return True
+
+
+# -- worktree ls ---------------------------------------------------------------------
+def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: dict[str, str]) -> bool:
+    mirrors = _mirrors()
+    if not mirrors:
+        return False
+    from orca.cli.handles import worktree_handles
+    from orca.cli.output import print_json
+    from orca.cli.worktree import _dirty_text, _short, owner_text
+    from orca.contracts.gitwatch import WorktreeRow
+    from orca.model.codec import from_builtins, to_builtins
+
+    local = [({**_local_label(), "handle": handles[r.id], **to_builtins(r)}, r) for r in shown]
+    entries: list[tuple[dict[str, Any], Any, str | None]] = [(d, r, None) for d, r in local]
+    for mirror in mirrors:
+        rows = []
+        for raw in mirror.worktrees:
+            try:
+                rows.append(from_builtins(WorktreeRow, raw))
+            except Exception:  # a row this build cannot read: the peer's, skipped
+                continue
+        remote_handles = worktree_handles((r.id, r.path) for r in rows)
+        stale = _unverifiable(mirror.link)
+        for r in rows:
+            if not args.all and not r.visible:
+                continue
+            handle = f"{mirror.link.name}:{remote_handles[r.id]}"
+            entries.append(({**_label(mirror.link), "handle": handle, **to_builtins(r)}, r, stale))
+    if args.json:
+        print_json("worktrees", [d for d, _, _ in entries])
+        return True
+    table: list[list[object]] = [
+        [
+            d["host"],
+            d["handle"],
+            _short(r.branch) or ("(detached)" if r.head else "-"),
+            stale or _dirty_text(r.git_status),
+            owner_text(r),
+            r.path,
+        ]
+        for d, r, stale in entries
+    ]
+    _print_table(["HOST", "WORKTREE", "BRANCH", "DIRTY", "OWNER", "PATH"], table)
+    return True
+
+
+# -- term ls ---------------------------------------------------------------------------
+def remote_session_handles(mirror: HostMirror) -> dict[str, str]:
+    """``HOST:<handle>`` per session of a mirrored host (what ``term read`` accepts)."""
+    from orca.cli.handles import session_handles
+
+    paths = [(str(w.get("id", "")), str(w.get("path", ""))) for w in mirror.worktrees]
+    handles = session_handles([(s.session_id, s.worktree_id) for s in mirror.sessions], paths)
+    return {sid: f"{mirror.link.name}:{h}" for sid, h in handles.items()}
+
+
+def sessions_with_remotes(args: argparse.Namespace, sessions: list[Any], handles: dict[str, str]) -> bool:
+    mirrors = _mirrors()
+    if not mirrors:
+        return False
+    from orca.cli.output import human_bytes, print_json
+    from orca.model.codec import to_builtins
+
+    def shown(s: Any) -> bool:  # as the local listing: --json all but archived, else running
+        if args.all:
+            return True
+        return not getattr(s, "archived", False) if args.json else bool(s.running)
+
+    entries: list[tuple[dict[str, Any], Any, str, str | None]] = [
+        (_local_label(), s, handles[s.session_id], None) for s in sessions if shown(s)
+    ]
+    for mirror in mirrors:
+        remote = remote_session_handles(mirror)
+        stale = _unverifiable(mirror.link)
+        entries.extend(
+            (_label(mirror.link), s, remote[s.session_id], stale) for s in mirror.sessions if shown(s)
+        )
+    if args.json:
+        print_json("sessions", [{**label, "handle": h, **to_builtins(s)} for label, s, h, _ in entries])
+        return True
+    table: list[list[object]] = []
+    for label, s, handle, stale in entries:
+        state = "running" if s.running else f"exited {s.exit_code}"
+        if stale is not None:
+            state = f"{stale} (last seen {state})"
+        table.append([label["host"], handle, state, s.pid, human_bytes(s.end_offset), " ".join(s.argv)])
+    _print_table(["HOST", "TERMINAL", "STATE", "PID", "OUTPUT", "COMMAND"], table)
+    return True

@@ -1,0 +1,277 @@
+"""Remote terminals: ``orca term new|attach|send|read HOST:HANDLE`` through a gateway.
+
+``RemoteLink`` is one persistent, blocking CURVE connection to a host's gateway (one
+handshake per command, not per call; heartbeats from ``orca.remote.hosts``).
+``RemoteStream`` follows one session's output by byte offset with ``term.read``: after
+a link loss it resumes from the last offset it received, so nothing is lost or
+repeated; when the gap is past the remote scrollback, ptyd answers with the terminal
+model's snapshot and ``gap`` set, and the stream says so (``gaps``) instead of
+silently truncating. ``run_remote_term`` is what ``orca term`` calls for a reference
+of the form ``HOST:REST`` naming a known host (``orca host add``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import zmq
+
+from orca.contracts import gitwatch, ptyd
+from orca.contracts.base import Op, decode_result
+from orca.paths import OrcaPaths, resolve_paths
+from orca.remote.hosts import RemoteHost, link_client, split_remote_ref
+from orca.wire.envelope import decode_reply_raw, encode_request
+from orca.wire.errors import BadFrame, BadRequest, OrcaError, Timeout, error_from_wire
+
+R = TypeVar("R")
+def _call_timeout() -> float:
+    """A reply later than the link's heartbeat timeout (+ slack) means the link is gone."""
+    from orca.remote.hosts import Heartbeats
+
+    return Heartbeats.from_env().timeout_s + 2.0
+
+
+CALL_TIMEOUT_S = 10.0
+# Idle attach polls this often (term.read is not a long-poll); output read back-to-back.
+IDLE_POLL_S = 0.02
+READ_LIMIT = 256 * 1024
+CLEAR_SCREEN = b"\x1b[H\x1b[2J"
+
+
+class RemoteLink:
+    """A blocking request/reply link to one host's gateway (CURVE, pinned key)."""
+
+    def __init__(self, host: RemoteHost, paths: OrcaPaths | None = None) -> None:
+        self.host = host
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+        self.sock = ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.MAXMSGSIZE, 16 * 1024 * 1024)
+        link_client(paths or resolve_paths(), host).apply(self.sock)
+        self.sock.connect(host.endpoint)
+        self._n = 0
+
+    def invoke(self, op: Op[Any, R], args: Any = None, *, timeout: float = CALL_TIMEOUT_S) -> R:
+        self._n += 1
+        rid = f"{os.getpid():x}-{self._n}"
+        deadline = time.monotonic() + timeout
+        if not self.sock.poll(int(timeout * 1000), zmq.POLLOUT):
+            raise Timeout(f"{self.host.name}: no connection within {timeout:g}s")
+        self.sock.send(encode_request(rid, op.name, args))
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.sock.poll(int(remaining * 1000) + 1, zmq.POLLIN):
+                raise Timeout(f"{self.host.name}: no reply to {op.name} within {timeout:g}s")
+            try:
+                reply = decode_reply_raw(self.sock.recv())
+            except BadFrame:
+                continue
+            if reply.id != rid:
+                continue  # a late reply to an attempt that timed out
+            if not reply.ok:
+                raise error_from_wire(reply.error)
+            return decode_result(op, bytes(reply.result), self.host.endpoint)
+
+    def close(self) -> None:
+        self.sock.close(linger=0)
+
+
+@dataclass
+class RemoteStream:
+    """One remote session's output, in order, across link losses."""
+
+    link: RemoteLink
+    session_id: str
+    offset: int | None = None  # None: start from the screen snapshot
+    gaps: list[tuple[int, int]] = field(default_factory=list)
+    start: int | None = None  # the stream offset the first bytes shown correspond to
+    reconnects: int = 0
+    exit_code: int | None = None
+    ended: bool = False
+
+    def poll(self, timeout: float | None = None) -> tuple[bytes, bool]:
+        """(new bytes, repaint): ``repaint`` when the bytes are a snapshot after a gap."""
+        args = ptyd.ReadArgs(session_id=self.session_id, since=self.offset, limit=READ_LIMIT)
+        got = self.link.invoke(ptyd.READ, args, timeout=timeout or _call_timeout())
+        repaint = False
+        if self.offset is not None and got.gap:
+            self.gaps.append((self.offset, got.offset))
+            repaint = True
+        if self.start is None:
+            self.start = got.end if self.offset is None else got.offset
+        self.offset = got.end
+        self.exit_code = got.exit_code
+        self.ended = got.output_ended or (not got.running and got.end == got.offset + len(got.data))
+        return got.data, repaint
+
+    def follow(self, on_data: Any, *, until: Any, retry_s: float = 0.2) -> None:
+        """Call ``on_data(bytes, repaint)`` until ``until()``; a lost link is retried from
+        the last offset (``reconnects`` counts the failures)."""
+        first = True
+        while not until():
+            try:
+                data, repaint = self.poll()
+            except (Timeout, OrcaError) as exc:
+                if not isinstance(exc, Timeout) and exc.code != "unavailable":
+                    raise
+                self.reconnects += 1
+                time.sleep(retry_s)
+                continue
+            if data or first:  # the first answer is the screen, shown even when blank
+                on_data(data, repaint or first)
+                first = False
+            elif self.ended:
+                return
+            else:
+                time.sleep(IDLE_POLL_S)
+
+
+# -- resolving HOST:HANDLE --------------------------------------------------------------
+def resolve_remote_session(link: RemoteLink, ref: str) -> str:
+    from orca.cli.handles import resolve, session_handles, session_suffix, session_target
+
+    if session_suffix(ref):
+        return ref
+    sessions = link.invoke(ptyd.LIST, ptyd.ListArgs()).sessions
+    try:
+        listed = link.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs()).worktrees
+        paths = [(w.id, w.path) for w in listed]
+    except OrcaError:
+        paths = []
+    handles = session_handles([(s.session_id, s.worktree_id) for s in sessions], paths)
+    targets = [session_target(s.session_id, handles[s.session_id], worktree_id=s.worktree_id) for s in sessions]
+    try:
+        return resolve(targets, ref, "terminal").id
+    except BadRequest as exc:
+        raise type(exc)(f"{exc.message} (on host {link.host.name}; see `orca term ls`)") from None
+
+
+def _remote(ref: str) -> tuple[RemoteHost, str] | None:
+    return split_remote_ref(resolve_paths(), ref)
+
+
+def remote_new(args: argparse.Namespace) -> int | None:
+    """``orca term new HOST:WORKTREE [-- CMD]`` on a remote host; None if not remote."""
+    found = _remote(args.worktree)
+    if found is None:
+        return None
+    host, ref = found
+    from orca.cli.handles import resolve, worktree_target
+
+    link = RemoteLink(host)
+    try:
+        rows = link.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs()).worktrees
+        from orca.cli.handles import worktree_handles
+
+        handles = worktree_handles((r.id, r.path) for r in rows)
+        targets = [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
+        row_id = resolve(targets, ref, "worktree").id
+        row = next(r for r in rows if r.id == row_id)
+        argv = [a for a in args.cmd if a != "--"] or ["/bin/sh"]
+        spawned = link.invoke(
+            ptyd.SPAWN,
+            ptyd.SpawnArgs(argv=argv, cwd=args.cwd or row.path, worktree_id=row.id),
+        )
+    finally:
+        link.close()
+    print(f"{host.name}:{spawned.session_id}")
+    return 0
+
+
+def run_remote_term(command: str, args: argparse.Namespace) -> int | None:
+    """Run ``orca term <command>`` on the remote host ``args.id`` names; None if local."""
+    found = _remote(args.id)
+    if found is None:
+        return None
+    host, ref = found
+    link = RemoteLink(host)
+    try:
+        session_id = resolve_remote_session(link, ref)
+        if command == "_send":
+            text = args.text + ("\r" if args.enter else "")
+            link.invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, text=text))
+        elif command == "_read":
+            got = link.invoke(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=args.since))
+            if got.gap and args.since is not None:
+                print(f"orca: output before offset {got.offset} is gone; showing the screen", file=sys.stderr)
+            sys.stdout.buffer.write(got.data)
+            sys.stdout.buffer.flush()
+        elif command == "_kill":
+            if args.signal:
+                link.invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=session_id, signal=args.signal))
+            else:
+                link.invoke(ptyd.KILL, ptyd.SessionArgs(session_id=session_id))
+        elif command == "_close":
+            link.invoke(ptyd.CLOSE, ptyd.SessionArgs(session_id=session_id))
+        elif command == "_attach":
+            return _attach(link, session_id)
+        else:
+            raise BadRequest(f"`orca term {command.lstrip('_')}` does not work on remote terminals yet")
+    finally:
+        link.close()
+    return 0
+
+
+def _attach(link: RemoteLink, session_id: str) -> int:
+    """Stream the remote session (keys typed are sent); Ctrl-] detaches. Resumes from
+    the last offset after a link loss and says so when output was lost."""
+    import termios
+    import tty
+
+    stream = RemoteStream(link, session_id)
+    out = sys.stdout.buffer
+    tty_in = sys.stdin.isatty()
+    stdin = sys.stdin.fileno()
+    saved = termios.tcgetattr(stdin) if tty_in else None
+    detached = [False]
+
+    shown_screen = [False]
+
+    def on_data(data: bytes, repaint: bool) -> None:
+        if repaint and shown_screen[0]:
+            out.write(b"\r\n[orca: output lost while the link was down; redrawn from the screen]\r\n")
+        if repaint:
+            out.write(CLEAR_SCREEN)  # the screen is redrawn whole, as a local attach does
+            shown_screen[0] = True
+        out.write(data)
+        out.flush()
+        _forward_keys(link, session_id, stdin, detached)
+
+    def until() -> bool:
+        _forward_keys(link, session_id, stdin, detached)
+        return detached[0]
+
+    try:
+        if tty_in:
+            tty.setraw(stdin)
+        stream.follow(on_data, until=until)
+    finally:
+        if saved is not None:
+            termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
+    reason = "detached" if detached[0] else f"exited {stream.exit_code}"
+    print(
+        f"\r\n[{reason}; stream offsets {stream.start}..{stream.offset};"
+        f" {len(stream.gaps)} gap(s); {stream.reconnects} link retries]"
+    )
+    return 0
+
+
+def _forward_keys(link: RemoteLink, session_id: str, stdin: int, detached: list[bool]) -> None:
+    import select
+
+    if detached[0] or not select.select([stdin], [], [], 0)[0]:
+        return
+    keys = os.read(stdin, 4096)
+    if not keys:
+        detached[0] = True
+        return
+    if b"\x1d" in keys:
+        keys = keys.split(b"\x1d", 1)[0]
+        detached[0] = True
+    if keys:
+        link.invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=keys))

@@ -1,0 +1,41 @@
+"""The gateway actor alone (no tree): its contract, its local event ring, a bad config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+from support.actors import running_actor, start_actor, wait_exited
+from support.remote import free_port
+
+from orca.contracts import gateway as gw
+from orca.contracts import sys as sys_contract
+from orca.contracts.base import NoArgs
+
+TEST_TIMEOUT_S = 20.0
+
+
+async def test_registered_ops_are_the_contract_and_it_listens_only_when_told(orca_home: Path) -> None:
+    with trio.fail_after(TEST_TIMEOUT_S):
+        async with running_actor("gateway", orca_home) as gateway:
+            hello = await gateway.client.invoke(sys_contract.HELLO, NoArgs())
+            status = await gateway.client.invoke(gw.STATUS, NoArgs())
+            head = await gateway.client.invoke(gw.EVENTS, gw.EventsArgs(after=-1))
+    assert set(hello.capabilities) == set(gw.CONTRACT.ops) | set(sys_contract.CONTRACT.ops)
+    assert status.listening is None and not status.zap_alive
+    assert head.next == 0 and not head.gap
+
+
+async def test_listening_gateway_reports_its_endpoint_and_key(orca_home: Path) -> None:
+    listen = f"tcp://127.0.0.1:{free_port()}"
+    with trio.fail_after(TEST_TIMEOUT_S):
+        async with running_actor("gateway", orca_home, {"ORCA_GATEWAY_LISTEN": listen}) as gateway:
+            status = await gateway.client.invoke(gw.STATUS, NoArgs())
+    assert status.listening == listen and status.zap_alive and len(status.server_key) == 40
+
+
+async def test_a_listen_value_that_is_not_an_endpoint_is_refused_at_start(orca_home: Path) -> None:
+    actor = start_actor("gateway", orca_home, {"ORCA_GATEWAY_LISTEN": "0.0.0.0"})
+    with trio.fail_after(TEST_TIMEOUT_S):
+        await wait_exited(actor.proc.pid)
+    assert actor.proc.wait() != 0

@@ -1,0 +1,36 @@
+"""Every op of the actors the gateway relays to is classified: read-only, mutating, or
+never relayed (so a new op cannot reach another machine by default)."""
+
+from __future__ import annotations
+
+from orca.contracts import gateway as gw
+
+# Ops that never cross a machine: agents report status to their own host; store writes
+# that only the local actors make.
+NEVER_RELAYED = {
+    "agentStatus.ingest_osc",
+    "agentStatus.ingest_structured",
+    "agentStatus.retire_pane",
+    "agentStatus.restart_pane",
+    "agentStatus.alias_pane",
+    "agentStatus.clear",
+    "agentStatus.pty_exited",
+    "agentStatus.pane_input",
+    "hooks.endpoint",
+}
+
+
+def test_every_relayed_contract_op_is_classified() -> None:
+    classified = {op.name for op in gw.FULL_OPS}
+    for contract in gw.RELAYED_CONTRACTS:
+        for name in contract.ops:
+            if contract.actor == "store" and name not in classified:
+                continue  # store's writes are local-only unless listed as mutating
+            assert name in classified or name in NEVER_RELAYED, f"{name}: classify it in gateway.py"
+
+
+def test_read_only_and_mutating_do_not_overlap_and_read_only_keys_get_no_writes() -> None:
+    assert not (gw.READ_ONLY_OPS & gw.MUTATING_OPS)
+    assert gw.allowed_ops("read-only") == gw.READ_ONLY_OPS
+    assert all(gw.is_mutating(op) for op in gw.MUTATING_OPS)
+    assert gw.STATUS not in gw.FULL_OPS and gw.INJECT_ZAP_FAULT not in gw.FULL_OPS
