@@ -35,7 +35,7 @@ from orca.actor.rpc_server import RpcServer
 from orca.contracts import supervisor as sup
 from orca.contracts.base import NoArgs, Op, spec_of
 from orca.contracts.fd_keeper import KEEPER_ENV, KeeperHello, keeper_answers, keeper_hello
-from orca.contracts.sys import build_id
+from orca.contracts.sys import build_id, build_stamp
 from orca.paths import OrcaPaths
 from orca.wire.errors import NotFound, Timeout, Unavailable
 
@@ -294,6 +294,7 @@ class Supervisor:
             keeper_pid=self.keeper.pid,
             version=__version__,
             build=build_id(),
+            build_stamp=build_stamp(),
             keeper_version=None if keeper is None else keeper.version,
             keeper_build=None if keeper is None else keeper.build,
         )

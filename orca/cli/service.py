@@ -338,10 +338,14 @@ def _version(version: str | None, build: str | None) -> str:
 
 def _version_warnings(status: sup.Status) -> list[str]:
     """Processes that run another build than the code installed now."""
-    from orca.contracts.sys import build_id
+    from orca.contracts.sys import build_id, build_stamp
 
-    installed = build_id()
     orcad = status.supervisor
+    # The same files as when orcad hashed them: its build is the installed one.
+    if orcad.build and orcad.build_stamp == build_stamp():
+        installed = orcad.build
+    else:
+        installed = build_id()
     running = [("orcad", orcad.build), *((a.name, a.build) for a in status.actors if a.pid)]
     if orcad.keeper_pid:
         running.append(("fd keeper", orcad.keeper_build))

@@ -165,6 +165,9 @@ class SupervisorInfo(Payload, frozen=True, kw_only=True):
     keeper_pid: int | None = None
     version: str | None = None
     build: str | None = None
+    # ``orca.contracts.sys.build_stamp`` as orcad took it with ``build``: a reader whose
+    # own stamp is equal knows the installed build without hashing the source.
+    build_stamp: str | None = None
     keeper_version: str | None = None
     keeper_build: str | None = None
 

@@ -85,9 +85,44 @@ def package_roots() -> list[Path]:
     return roots
 
 
+def source_stamp(roots: Iterable[Path]) -> str:
+    """A cheap fingerprint of the source under ``roots``: every ``*.py``'s path, size and
+    mtime (about 1 ms for the tree, against ~10 ms to hash its content). Equal stamps
+    mean the same files untouched since, so a reader holding a process's
+    ``(stamp, build)`` pair can skip ``build_id``; any edit, install or move changes it."""
+    import os
+    import zlib  # built in, unlike hashlib: this runs on every ``orca status``
+
+    entries: list[str] = []
+    for root in roots:
+        pending = [str(root)]
+        while pending:
+            try:
+                with os.scandir(pending.pop()) as listing:
+                    for entry in listing:
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.name != "__pycache__":
+                                pending.append(entry.path)
+                        elif entry.name.endswith(".py"):
+                            st = entry.stat()
+                            entries.append(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}")
+            except OSError:
+                continue  # removed while we looked: not part of what runs
+    entries.sort()
+    return f"{zlib.crc32(chr(10).join(entries).encode(errors='surrogateescape')):08x}"
+
+
+@functools.cache
+def build_stamp() -> str:
+    """``source_stamp`` of this process's packages, taken once."""
+    return source_stamp(package_roots())
+
+
 @functools.cache
 def build_id() -> str:
     """This process's build: ``source_build_id`` of the packages it imports from, read
     once (the first call costs a few ms; an upgrade installed later shows as a
-    different id in the processes started after it)."""
+    different id in the processes started after it). The stamp is taken first, so a
+    file edited while hashing leaves a stamp no later reader matches."""
+    build_stamp()
     return source_build_id(package_roots())

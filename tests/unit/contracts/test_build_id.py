@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
-from orca.contracts.sys import BUILD_ID_CHARS, build_id, package_roots, source_build_id
+from orca.contracts.sys import (
+    BUILD_ID_CHARS,
+    build_id,
+    package_roots,
+    source_build_id,
+    source_stamp,
+)
 
 
 def tree(root: Path) -> list[Path]:
@@ -39,3 +46,20 @@ def test_the_running_build_hashes_the_imported_packages() -> None:
     assert {r.name for r in roots} == {"orca", "actors"}
     build_id.cache_clear()  # read once per process: another test may have asked before
     assert build_id() == source_build_id(roots)
+
+
+def test_the_stamp_moves_with_any_touched_added_or_resized_module(tmp_path: Path) -> None:
+    """``orca status`` trusts orcad's build when the stamps match: any change must move it."""
+    roots = tree(tmp_path / "a")
+    before = source_stamp(roots)
+    assert source_stamp(roots) == before
+    (roots[0] / "__pycache__" / "m.py").write_bytes(b"bytecode is not source")
+    assert source_stamp(roots) == before
+    module = roots[0] / "sub" / "m.py"
+    st = module.stat()
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    touched = source_stamp(roots)
+    assert touched != before
+    (roots[0] / "sub" / "new.py").write_text("")
+    assert source_stamp(roots) not in (before, touched)
+    assert source_stamp([tmp_path / "gone"]) != before, "a missing root is no stamp"
