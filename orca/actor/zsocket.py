@@ -102,6 +102,7 @@ class ZSocket:
         self._fd = int(sock.getsockopt(zmq.FD))
         self._wait_scope: trio.CancelScope | None = None
         self._send_lot = trio.lowlevel.ParkingLot()
+        self._servicing = False
         self.closed = False
 
     # -- the one place that reads ZMQ_EVENTS ------------------------------------------
@@ -111,15 +112,29 @@ class ZSocket:
         Invariant: whoever reads ZMQ_EVENTS (and so may consume the fd's edge) acts on
         all of it before returning: input is handed to the callback, room to send wakes
         parked senders. Only then may anyone sleep on the fd again.
+
+        Not re-entrant: a callback that sends (a refusal answered inline) would otherwise
+        service the next message from inside this one, a stack frame per queued message,
+        until a flood of them overflows the stack. The outer call re-reads ZMQ_EVENTS
+        after every callback, so what the nested send announced is acted on there.
         """
-        if self.closed:  # closed under us (teardown): nothing to service, ever again
+        if self.closed or self._servicing:  # closed under us (teardown), or nested
             return False
+        self._servicing = True
+        try:
+            return self._service_loop(limit)
+        finally:
+            self._servicing = False
+
+    def _service_loop(self, limit: int) -> bool:
         sock, handler = self.sock, self._on_message
-        events = _events(sock)
-        if events & _POLLOUT and self._send_lot:
-            self._send_lot.unpark_all()
         reads = 0
-        while events & _POLLIN:
+        while True:
+            events = _events(sock)
+            if events & _POLLOUT and self._send_lot:
+                self._send_lot.unpark_all()
+            if not events & _POLLIN:
+                return False
             if reads == limit:
                 return True
             frames = [sock.recv(_NOBLOCK)]
@@ -130,8 +145,6 @@ class ZSocket:
                 handler(frames)
                 if self.closed:  # the handler closed the socket
                     return False
-            events = _events(sock)
-        return False
 
     # -- sending (any task) -------------------------------------------------------
     def send_nowait(self, frames: Sequence[bytes | memoryview]) -> bool:

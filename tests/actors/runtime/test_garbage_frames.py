@@ -142,3 +142,23 @@ def test_deeply_nested_frames_are_bad_frames_not_a_crash(
     assert [r.error["code"] for r in replies if r.error is not None] == ["bad_frame"]
     sock.send(encode_request("alive", "sys.ping", {}))
     assert any(decode_reply(r).id == "alive" for r in drain(sock, 5000))
+
+
+def test_a_flood_of_refused_requests_is_answered_in_full(
+    actor: tuple[zmq.Socket[bytes], str],
+) -> None:
+    """3,000 malformed and unknown requests sent before the actor reads any: each gets
+    its refusal (replies sent from inside the receive path must not recurse into it)."""
+    sock, _ = actor
+    sock.setsockopt(zmq.SNDHWM, 0)
+    sock.setsockopt(zmq.RCVHWM, 0)
+    count = 3000
+    for i in range(count):
+        if i % 2:
+            sock.send_multipart([b"extra", encode_request(f"x{i}", "sys.ping", {})])
+        else:
+            sock.send(encode_request(f"u{i}", "no.such.op", {}))
+    sock.send(encode_request("alive", "sys.ping", {}))
+    replies = [decode_reply(r) for r in drain(sock, 10_000)]
+    assert sum(1 for r in replies if not r.ok) == count
+    assert any(r.id == "alive" and r.ok for r in replies)
