@@ -2,8 +2,9 @@
 
 The listener must know which key sent each request (``Frame.get("User-Id")``, set by
 the ZAP reply), and only a frame received with ``copy=False`` carries that property.
-``_service`` here is ``orca.actor.zsocket.ZSocket._service`` with that one change; the
-edge-triggered rule is the same (read ZMQ_EVENTS, act on all of it, then sleep).
+``_service_loop`` here is ``orca.actor.zsocket.ZSocket``'s with that one change (and a
+cap on frames per message); the edge-triggered rule and the non-re-entrant servicing
+are the base class's.
 """
 
 from __future__ import annotations
@@ -29,19 +30,6 @@ class FrameSocket(ZSocket):
     def __init__(self, sock: zmq.Socket[bytes], on_frames: FrameHandler) -> None:
         super().__init__(sock, None)
         self._on_frames = on_frames
-        self._servicing = False
-
-    def _service(self, limit: int) -> bool:
-        # A reply sent from inside the handler (a refusal) must not service the socket
-        # again from within: a flood would recurse once per message. The loop below
-        # re-reads ZMQ_EVENTS after the handler returns, which keeps the edge rule.
-        if self.closed or self._servicing:
-            return False
-        self._servicing = True
-        try:
-            return self._service_loop(limit)
-        finally:
-            self._servicing = False
 
     def _service_loop(self, limit: int) -> bool:
         sock = self.sock
@@ -63,19 +51,3 @@ class FrameSocket(ZSocket):
                 return False
             events = int(sock.getsockopt(_EVENTS))
         return False
-
-
-class NonReentrantZSocket(ZSocket):
-    """A plain ``ZSocket`` whose handler may reply inline (the ZAP socket) without a
-    flood of requests recursing once per message (see ``FrameSocket._service``)."""
-
-    _servicing = False
-
-    def _service(self, limit: int) -> bool:
-        if self._servicing:
-            return False
-        self._servicing = True
-        try:
-            return super()._service(limit)
-        finally:
-            self._servicing = False

@@ -41,7 +41,7 @@ from zmq.utils.monitor import parse_monitor_message
 
 from actors.gateway import zap
 from actors.gateway.bounds import Budgets
-from actors.gateway.framesocket import FrameSocket, NonReentrantZSocket
+from actors.gateway.framesocket import FrameSocket
 from actors.gateway.ring import EventRing
 from orca import PROTOCOL_VERSION, __version__, keys
 from orca.actor.client import RpcClient
@@ -182,7 +182,7 @@ class GatewayListener:
         listener: FrameSocket | None = None
         try:
             zap_sock.bind(ZAP_ENDPOINT)
-            zap_zs = self._zap = NonReentrantZSocket(zap_sock, self._on_zap)
+            zap_zs = self._zap = ZSocket(zap_sock, self._on_zap)
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(zap_zs.run)
