@@ -342,10 +342,8 @@ def _version_warnings(status: sup.Status) -> list[str]:
 
     orcad = status.supervisor
     # The same files as when orcad hashed them: its build is the installed one.
-    if orcad.build and orcad.build_stamp == build_stamp():
-        installed = orcad.build
-    else:
-        installed = build_id()
+    same_files = bool(orcad.build) and orcad.build_stamp == build_stamp()
+    installed = orcad.build if same_files else build_id()
     running = [("orcad", orcad.build), *((a.name, a.build) for a in status.actors if a.pid)]
     if orcad.keeper_pid:
         running.append(("fd keeper", orcad.keeper_build))

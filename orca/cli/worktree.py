@@ -151,10 +151,13 @@ def cmd_ls(args: argparse.Namespace) -> int:
     # Handles are computed over every row, hidden ones included: --all must not rename.
     handles = {t.id: t.handle for t in worktree_targets(rows)}
     shown = rows if args.all else [r for r in rows if r.visible]
-    from orca.remote.readers import worktrees_with_remotes  # remote hosts' rows, labelled
+    from orca.remote import any_known_host
 
-    if worktrees_with_remotes(args, shown, handles):
-        return EXIT_OK
+    if any_known_host():
+        from orca.remote.readers import worktrees_with_remotes  # remote hosts' rows, labelled
+
+        if worktrees_with_remotes(args, shown, handles):
+            return EXIT_OK
     if args.json:
         from orca.model.codec import to_builtins
 

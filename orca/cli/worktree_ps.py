@@ -137,10 +137,13 @@ def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
 
 def cmd_ps(args: argparse.Namespace) -> int:
     worktrees = fetch_worktrees(needs_me=args.needs_me)
-    from orca.remote.readers import ps_with_remotes  # remote hosts' rows, labelled
+    from orca.remote import any_known_host
 
-    if ps_with_remotes(worktrees, args, _table_rows):
-        return EXIT_OK
+    if any_known_host():
+        from orca.remote.readers import ps_with_remotes  # remote hosts' rows, labelled
+
+        if ps_with_remotes(worktrees, args, _table_rows):
+            return EXIT_OK
     if args.json:
         print_json("worktrees", worktrees)
         return EXIT_OK

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from orca.paths import OrcaPaths, resolve_paths
+from orca.remote import any_known_host
 from orca.wire.errors import OrcaError, Unavailable
 
 if TYPE_CHECKING:  # hosts imports pyzmq and the key store: ~25 ms of `orca worktree ps`
@@ -24,12 +25,10 @@ R = TypeVar("R")
 # out the gateway is not running without importing its contract (which imports every
 # other contract: ~6 ms of start-up). tests/unit/client/test_cli_imports.py checks it.
 GATEWAY_ACTOR = "gateway"
-# ``orca.remote.hosts.KNOWN_HOSTS_FILE`` (that module imports pyzmq), checked by the
-# same test. The gateway mirrors exactly the hosts of that file (its follower polls
-# it), so without the file there is nothing to ask it: every `orca term ls` and
-# `worktree ps` of a user with no remote host skips the call and the contract
+# The gateway mirrors exactly the hosts of ``orca.remote.KNOWN_HOSTS_FILE`` (its
+# follower polls it), so without the file there is nothing to ask it: every `orca term
+# ls` and `worktree ps` of a user with no remote host skips the call and the contract
 # (~10 ms of CPU with the mirrors' decoders, bench/cli.py).
-KNOWN_HOSTS_FILE = "remote-hosts.json"
 # The local gateway answers from memory.
 MIRRORS_TIMEOUT_S = 1.0
 REMOTE_TIMEOUT_S = 10.0
@@ -66,7 +65,7 @@ def local_mirrors(paths: OrcaPaths | None = None) -> list[gw.HostMirror] | None:
     endpoint = endpoint_for(GATEWAY_ACTOR, paths)
     if not os.path.exists(endpoint[len("ipc://") :]):
         return None
-    if not (paths.data_dir / KNOWN_HOSTS_FILE).exists():
+    if not any_known_host(paths):
         return []  # no known host: the gateway mirrors none
     from orca.contracts import gateway as gw
 

@@ -29,12 +29,12 @@ import zmq
 from orca import fsio, keys
 from orca.keys import CurveClient, KeyFileError, KeyPair
 from orca.model.hosts import runtime_host_id
+from orca.remote import known_hosts_path
 
 if TYPE_CHECKING:
     from orca.paths import OrcaPaths
 
 CLIENT_SECRET_FILE = "client.key_secret"
-KNOWN_HOSTS_FILE = "remote-hosts.json"
 HEARTBEAT_IVL_ENV = "ORCA_REMOTE_HEARTBEAT_IVL_S"
 HEARTBEAT_TIMEOUT_ENV = "ORCA_REMOTE_HEARTBEAT_TIMEOUT_S"
 # The defaults: a PING every 5 s; no traffic for 20 s drops the connection.
@@ -151,7 +151,7 @@ def check_server_key(key: str) -> bytes:
 
 
 def _known_hosts_path(paths: OrcaPaths) -> Path:
-    return paths.data_dir / KNOWN_HOSTS_FILE
+    return known_hosts_path(paths)
 
 
 def load_hosts(paths: OrcaPaths) -> dict[str, RemoteHost]:

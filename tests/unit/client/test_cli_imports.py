@@ -95,11 +95,8 @@ def test_listing_commands_import_none_of_the_heavy_modules(orca_home: Path, tmp_
 
 def test_names_written_out_are_the_originals() -> None:
     """Constants copied to spare an import (a contract, pyzmq) match their source."""
-    from orca.remote import client, hosts
-
     assert store.CONTRACT.actor == STORE_ACTOR
     assert gateway.CONTRACT.actor == GATEWAY_ACTOR
-    assert hosts.KNOWN_HOSTS_FILE == client.KNOWN_HOSTS_FILE
 
 
 def _helps(parser: argparse.ArgumentParser) -> list[str]:

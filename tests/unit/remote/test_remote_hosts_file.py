@@ -8,7 +8,7 @@ import pytest
 
 from orca.keys import KeyPair
 from orca.paths import resolve_paths
-from orca.remote import hosts
+from orca.remote import hosts, known_hosts_path
 
 
 def test_client_key_is_created_once_and_private(tmp_path: Path) -> None:
@@ -25,7 +25,7 @@ def test_hosts_are_pinned_validated_and_removable(tmp_path: Path) -> None:
     host = hosts.add_host(paths, "box", "tcp://10.0.0.2:7710", key)
     assert host.host_id == "runtime:box"
     assert hosts.load_hosts(paths)["box"].server_key == key.encode()
-    assert (paths.data_dir / hosts.KNOWN_HOSTS_FILE).stat().st_mode & 0o777 == 0o600
+    assert known_hosts_path(paths).stat().st_mode & 0o777 == 0o600
     for name, endpoint, server in (
         ("local", "tcp://a:1", key),
         ("bad name", "tcp://a:1", key),
