@@ -1,15 +1,19 @@
-"""PTY benchmark (issue 6): ptyd against reading a PTY directly, in one run.
+"""PTY benchmark (issues 6, 14): ptyd against a direct PTY read and against tmux, in one run.
 
 Figures, each with its baseline measured in the same run:
 
-1. throughput: ``head -c 64M /dev/zero | base64`` delivered to an attached client
-   (subscribe + ``term.attach`` + output events, the CLI's path) vs the same child read
-   straight from a PTY in this process. Goal: ratio >= 0.8.
-2. keystroke echo: one byte written, until its echo arrives, through attach
-   (``term.write`` + output event) vs direct (write the master, read the master).
-   Goal: p50/p99 <= 2x direct.
-3. RSS of ptyd with 100 idle sessions that each printed 2 MB. Goal: below the
-   scrollback bound x 100 + 30 MB.
+1. throughput: ``head -c 64M /dev/zero | base64`` delivered to a client attached over
+   the attach stream (``TerminalStream``, as ``orca term attach`` does; terminal model
+   on) vs the same child read straight from a PTY in this process. Goal: >= 0.9x.
+2. keystroke echo: a key typed into the terminal ``orca term attach`` runs in, until
+   its echo comes out of it, vs the same through a ``tmux attach`` client (a private
+   tmux server, ``-S`` socket in a temp dir, killed after); the session runs ``cat``
+   in both. Also shown: the direct PTY echo, and in this process the old RPC + PUB
+   path (``term.write`` per key, echo by event) against the attach stream on the same
+   footing (``stream``). Goal: ``attach`` p50 and p99 <= tmux's.
+3. RSS with ``--sessions`` sessions that each printed 2 MB and idle: ptyd (terminal
+   models, scrollback, journals) vs the tmux server with as many windows (its default
+   history). Goal: <= 2x tmux.
 
 Run: ``.venv/bin/python bench/pty.py [--mib 64] [--sessions 100] [--echo 200]``.
 """
@@ -18,7 +22,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import select
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -31,21 +38,32 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from actors.ptyd.scrollback import DEFAULT_CAPACITY  # noqa: E402
 from actors.ptyd.session import IDLE_COMPACT_S  # noqa: E402
 from actors.ptyd.spawn import spawn_on_pty  # noqa: E402
 from orca.client.sync import invoke  # noqa: E402
-from orca.client.terminal import Attachment  # noqa: E402
+from orca.client.terminal import Attachment, TerminalStream  # noqa: E402
 from orca.contracts import ptyd  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
 from orca.wire.errors import Unavailable  # noqa: E402
 
 WT = "bench::/tmp"
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+# Keys typed in the echo test, and what is stripped before looking for their echo (a
+# tmux client redraws with escape sequences whose letters must not count as an echo).
+KEYS = b"abcdefghijklmnopqrstuvwxyz"
+_ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
+# base64 of 1.5 MiB of random bytes: just over 2 MB of output that compresses no
+# better than real agent output would, then the child idles.
+PRINT_2MB = "head -c 1572864 /dev/urandom | base64"
 
 
 def flood_command(mib: int) -> str:
     return f"head -c {mib}M /dev/zero | base64"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 # -- direct baselines --------------------------------------------------------------------
@@ -71,31 +89,72 @@ def direct_throughput(mib: int) -> tuple[int, float]:
     return total, elapsed
 
 
-def direct_echo(samples: int) -> list[float]:
-    pid, master = spawn_on_pty(["/bin/cat"], "/", CHILD_ENV, 80, 24)
+def read_until(fd: int, needle: bytes, timeout: float = 20.0) -> bytes:
+    seen, deadline = b"", time.monotonic() + timeout
+    while needle not in _ESCAPES.sub(b"", seen):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no {needle!r} in {seen[-200:]!r}")
+        if select.select([fd], [], [], left)[0]:
+            try:
+                seen += os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+    return seen
+
+
+def drain(fd: int, quiet_s: float = 0.05) -> None:
+    while select.select([fd], [], [], quiet_s)[0]:
+        try:
+            if not os.read(fd, 65536):
+                return
+        except BlockingIOError:
+            continue
+
+
+def echo_on_master(master: int, samples: int) -> list[float]:
+    """Type one key at a time into a PTY whose program is (or shows) ``cat``."""
     times = []
-    try:
-        for i in range(samples):
-            key = bytes([97 + i % 26])
-            start = time.perf_counter()
-            os.write(master, key)
-            while True:
-                select.select([master], [], [])
-                if key in os.read(master, 4096):
-                    break
-            times.append(time.perf_counter() - start)
-            if i % 50 == 49:
-                os.write(master, b"\r")  # keep cat's line short
-                select.select([master], [], [])
-                os.read(master, 65536)
-    finally:
-        os.kill(pid, 9)
-        os.close(master)
-        os.waitpid(pid, 0)
+    for i in range(samples):
+        key = KEYS[i % len(KEYS) : i % len(KEYS) + 1]
+        start = time.perf_counter()
+        os.write(master, key)
+        read_until(master, key)
+        times.append(time.perf_counter() - start)
+        if i % 50 == 49:
+            os.write(master, b"\r")  # keep cat's line short
+            drain(master)
     return times
 
 
-# -- through ptyd ---------------------------------------------------------------------------
+def direct_echo(samples: int) -> list[float]:
+    pid, master = spawn_on_pty(["/bin/cat"], "/", CHILD_ENV, 80, 24)
+    try:
+        return echo_on_master(master, samples)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.close(master)
+        os.waitpid(pid, 0)
+
+
+def client_echo(argv: list[str], env: dict[str, str], samples: int) -> list[float]:
+    """Echo through a terminal client (``orca term attach``, ``tmux attach``) run on a
+    PTY of its own, as a user's terminal runs it."""
+    pid, master = spawn_on_pty(argv, str(ROOT), env, 80, 24)
+    try:
+        time.sleep(0.3)  # the client switches to raw mode (setraw drops pending input)
+        drain(master)
+        os.write(master, b"ready\r")
+        read_until(master, b"ready")
+        drain(master)
+        return echo_on_master(master, samples)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.close(master)
+        os.waitpid(pid, 0)
+
+
+# -- ptyd ---------------------------------------------------------------------------------
 
 
 def start_ptyd(home: Path) -> subprocess.Popen[bytes]:
@@ -136,33 +195,31 @@ def spawn(paths: OrcaPaths, argv: list[str]) -> str:
 
 def attached_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float, int]:
     sid = spawn(paths, ["/bin/sh", "-c", f"read go; {flood_command(mib)}"])
-    attachment = Attachment.open(sid, paths)
+    stream, _screen = TerminalStream.open(sid, paths, flat=True)
     received, repaints = 0, 0
     try:
         start = time.perf_counter()
-        attachment.write(b"go\n")
-        while attachment.exit_code is None or not attachment.output_ended:
-            for data, repaint in attachment.poll_output(timeout_ms=1000):
+        stream.write(b"go\n")
+        while not stream.ended:
+            for data, repaint in stream.poll_output(timeout_ms=1000):
                 received += len(data)
                 repaints += repaint
-            if attachment.exit_code is not None and not attachment.output_ended:
-                for data, repaint in attachment.catch_up():
-                    received += len(data)
-                    repaints += repaint
+            stream.keepalive()
         elapsed = time.perf_counter() - start
     finally:
-        attachment.close()
+        stream.close()
     close(paths, sid)
     return received, elapsed, repaints
 
 
-def attached_echo(paths: OrcaPaths, samples: int) -> list[float]:
+def rpc_pub_echo(paths: OrcaPaths, samples: int) -> list[float]:
+    """The path before the attach stream: ``term.write`` per key, echo by PUB event."""
     sid = spawn(paths, ["/bin/cat"])
     attachment = Attachment.open(sid, paths)
     times = []
     try:
         for i in range(samples):
-            key = bytes([97 + i % 26])
+            key = KEYS[i % len(KEYS) : i % len(KEYS) + 1]
             start = time.perf_counter()
             attachment.write(key)
             while not any(key in data for data, _ in attachment.poll_output(timeout_ms=1000)):
@@ -177,10 +234,42 @@ def attached_echo(paths: OrcaPaths, samples: int) -> list[float]:
     return times
 
 
-def idle_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[int, int]:
-    # base64 of 1.5 MiB of random bytes: just over 2 MB of output that compresses no
-    # better than real agent output would, then the child idles.
-    script = "head -c 1572864 /dev/urandom | base64; exec sleep 3600"
+def stream_echo(paths: OrcaPaths, samples: int) -> list[float]:
+    """The attach stream in this process (``TerminalStream``; no CLI, no PTY around it):
+    the same footing as ``rpc_pub_echo``."""
+    sid = spawn(paths, ["/bin/cat"])
+    stream, _screen = TerminalStream.open(sid, paths)
+    times = []
+    try:
+        for i in range(samples):
+            key = KEYS[i % len(KEYS) : i % len(KEYS) + 1]
+            start = time.perf_counter()
+            stream.write(key)
+            while not any(key in data for data, _ in stream.poll_output(timeout_ms=1000)):
+                pass
+            times.append(time.perf_counter() - start)
+            if i % 50 == 49:
+                stream.write(b"\r")
+                stream.poll_output(timeout_ms=100)
+    finally:
+        stream.close()
+    close(paths, sid)
+    return times
+
+
+def orca_attach_echo(home: Path, paths: OrcaPaths, samples: int) -> list[float]:
+    sid = spawn(paths, ["/bin/cat"])
+    env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT), TERM="xterm-256color")
+    try:
+        return client_echo(
+            [sys.executable, "-m", "orca.cli.main", "term", "attach", sid], env, samples
+        )
+    finally:
+        close(paths, sid)
+
+
+def ptyd_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[int, int]:
+    script = f"{PRINT_2MB}; exec sleep 3600"
     sids = [spawn(paths, ["/bin/sh", "-c", script]) for _ in range(sessions)]
     while True:
         rows = list_sessions(paths)
@@ -190,60 +279,131 @@ def idle_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[i
     time.sleep(IDLE_COMPACT_S + 1.0)  # "idle": past the point where sessions compact
     rss = psutil.Process(ptyd_pid).memory_info().rss
     for sid in sids:
-        kill = ptyd.SignalArgs(session_id=sid, signal="KILL")
-        invoke(ptyd.SIGNAL, kill, timeout=10.0, paths=paths)
+        invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=sid, signal="KILL"), paths=paths)
     return rss, sum(r.end_offset for r in rows if r.session_id in sids)
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+# -- tmux -------------------------------------------------------------------------------
+
+
+class Tmux:
+    """A private tmux server on a socket in ``tmp`` (never the user's), killed by ``close``."""
+
+    def __init__(self, tmp: Path, command: str) -> None:
+        self.socket = str(tmp / "tmux.sock")
+        self.env = dict(os.environ, TERM="xterm-256color")
+        self.env.pop("TMUX", None)
+        self.run("new-session", "-d", "-s", "bench", "-x", "80", "-y", "24", command)
+        self.run("set", "-g", "status", "off")
+        self.pid = int(self.run("display", "-p", "#{pid}"))
+
+    def argv(self, *args: str) -> list[str]:
+        return ["tmux", "-S", self.socket, "-f", "/dev/null", *args]
+
+    def run(self, *args: str, timeout: float = 30) -> str:
+        done = subprocess.run(
+            self.argv(*args),
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=timeout,
+        )
+        return done.stdout.strip()
+
+    def close(self) -> None:
+        subprocess.run(self.argv("kill-server"), env=self.env, capture_output=True, check=False)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def tmux_echo(tmp: Path, samples: int) -> list[float]:
+    tmux = Tmux(tmp, "cat")
+    try:
+        return client_echo(tmux.argv("attach", "-t", "bench"), tmux.env, samples)
+    finally:
+        tmux.close()
+
+
+def tmux_windows_rss(tmp: Path, windows: int) -> int:
+    tmux = Tmux(tmp, "sleep 3600")
+    try:
+        for i in range(windows):
+            done = f"tmux -S {tmux.socket} wait-for -S printed-{i}"
+            tmux.run("new-window", "-d", f"{PRINT_2MB}; {done}; exec sleep 3600")
+        for i in range(windows):  # a channel signalled before we wait is remembered
+            tmux.run("wait-for", f"printed-{i}", timeout=300)
+        time.sleep(IDLE_COMPACT_S + 1.0)
+        return int(psutil.Process(tmux.pid).memory_info().rss)
+    finally:
+        tmux.close()
+
+
+# -- report -----------------------------------------------------------------------------
+
+
+def show_echo(rows: list[tuple[str, list[float]]], goal: tuple[str, list[float]]) -> None:
+    for q, name in ((0.5, "p50"), (0.99, "p99")):
+        cells = "  ".join(f"{label} {percentile(t, q) * 1e3:7.3f} ms" for label, t in rows)
+        print(f"echo {name}    {cells}")
+    base = percentile(goal[1], 0.5), percentile(goal[1], 0.99)
+    attach = dict(rows)["attach"]
+    print(
+        f"echo ratio  attach/{goal[0]}  p50 {percentile(attach, 0.5) / base[0]:5.2f}"
+        f"  p99 {percentile(attach, 0.99) / base[1]:5.2f}   (goal <= 1)"
+    )
+    means = "  ".join(f"{label} {statistics.mean(t) * 1e3:7.3f}" for label, t in rows)
+    print(f"echo mean    {means} ms")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mib", type=int, default=64)
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--echo", type=int, default=200)
     opts = parser.parse_args()
+    has_tmux = shutil.which("tmux") is not None
     with tempfile.TemporaryDirectory(prefix="orca-bench-pty-") as tmp:
-        home = Path(tmp)
+        home = Path(tmp) / "home"
         paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
         proc = start_ptyd(home)
         try:
             wait_ready(paths)
-            base_proc = psutil.Process(proc.pid).memory_info().rss
+            base_rss = psutil.Process(proc.pid).memory_info().rss
             d_bytes, d_s = direct_throughput(opts.mib)
             a_bytes, a_s, repaints = attached_throughput(paths, opts.mib)
             d_rate, a_rate = d_bytes / d_s, a_bytes / a_s
             print(f"throughput  direct   {d_rate / 1e6:8.1f} MB/s  ({d_bytes} B in {d_s:.2f}s)")
             print(
                 f"throughput  attached {a_rate / 1e6:8.1f} MB/s  ({a_bytes} B in {a_s:.2f}s,"
-                f" {repaints} repaints)"
+                f" {repaints} repaints; attach stream, model on)"
             )
-            print(f"throughput  ratio    {a_rate / d_rate:8.2f}   (goal >= 0.8)")
-            d_echo = direct_echo(opts.echo)
-            a_echo = attached_echo(paths, opts.echo)
-            for q, name in ((0.5, "p50"), (0.99, "p99")):
-                d, a = percentile(d_echo, q), percentile(a_echo, q)
-                print(
-                    f"echo {name}    direct {d * 1e3:7.3f} ms  attached {a * 1e3:7.3f} ms"
-                    f"  ratio {a / d:6.1f}   (goal <= 2)"
-                )
+            print(f"throughput  ratio    {a_rate / d_rate:8.2f}   (goal >= 0.9)")
+
+            echo = [("direct", direct_echo(opts.echo))]
+            echo.append(("rpc+pub", rpc_pub_echo(paths, opts.echo)))
+            echo.append(("stream", stream_echo(paths, opts.echo)))
+            echo.append(("attach", orca_attach_echo(home, paths, opts.echo)))
+            if has_tmux:
+                echo.append(("tmux", tmux_echo(Path(tmp), opts.echo)))
+            show_echo(echo, echo[-1] if has_tmux else echo[0])
+
+            rss, printed = ptyd_sessions_rss(paths, proc.pid, opts.sessions)
             print(
-                f"echo mean    direct {statistics.mean(d_echo) * 1e3:7.3f} ms"
-                f"  attached {statistics.mean(a_echo) * 1e3:7.3f} ms"
-            )
-            rss, printed = idle_sessions_rss(paths, proc.pid, opts.sessions)
-            bound = DEFAULT_CAPACITY * opts.sessions + 30 * 2**20
-            print(
-                f"rss         {rss / 2**20:8.1f} MiB with {opts.sessions} idle sessions"
-                f" ({printed / 1e6:.0f} MB printed; idle ptyd {base_proc / 2**20:.1f} MiB);"
-                f" goal < {bound / 2**20:.0f} MiB"
+                f"rss  ptyd  {rss / 2**20:8.1f} MiB with {opts.sessions} idle sessions"
+                f" ({printed / 1e6:.0f} MB printed; idle ptyd {base_rss / 2**20:.1f} MiB)"
             )
         finally:
             proc.terminate()
             proc.wait(10)
+        if has_tmux:
+            t_rss = tmux_windows_rss(Path(tmp), opts.sessions)
+            print(f"rss  tmux  {t_rss / 2**20:8.1f} MiB with {opts.sessions} idle windows")
+            print(f"rss  ratio ptyd/tmux {rss / t_rss:6.2f}   (goal <= 2)")
+        else:
+            print("tmux not installed: no tmux figures (apt-get install tmux)")
     return 0
 
 

@@ -3,7 +3,8 @@
 Feeds the same realistic byte stream (a coloured scrolling build log, cursor moves, a
 full-screen program in the alternate screen with a status line, a colour-heavy
 TUI refresh) to each candidate in 4 KiB reads, and prints MB/s, and the RSS one session
-costs with its history (``--sessions`` models each fed ``--mb`` MB). The candidate that
+costs with its history (``--sessions`` models each fed ``--mb`` MB); then how long a
+redraw of ptyd's model takes, and how much of it stays on ptyd's loop. The candidate that
 gives cells + attributes + cursor + modes fastest and smallest is ptyd's
 (``actors/ptyd/terminal_model.py``); the ratio line compares it with pyte.
 
@@ -65,6 +66,7 @@ def ghostty_factory() -> Callable[[bytes], object]:
         model.snapshot()  # it must also be able to redraw
         return model
 
+    run(b"warm")  # cffi parses the binding's signatures on first use: not per session
     return run
 
 
@@ -99,6 +101,36 @@ def measure(name: str, run: Callable[[bytes], object], data: bytes, sessions: in
     return rate
 
 
+def snapshot_latency(data: bytes) -> None:
+    """How long a redraw (``TerminalModel.snapshot``) holds ptyd's loop: formatted on the
+    loop (before issue 14's change, every snapshot) vs the checkpoint taken on the loop
+    with the formatting of a copy in a worker thread (``actors/ptyd/stream.py``)."""
+    from actors.ptyd.terminal_model import TerminalModel
+
+    for cols, rows in ((80, 24), (200, 60)):
+        model = TerminalModel(cols, rows)
+        model.feed(data)
+        for screen in ("primary", "alternate"):
+            if screen == "alternate":
+                fill = b"\x1b[31mx\x1b[0my" * (cols * rows // 2)
+                model.feed(b"\x1b[?1049h\x1b[2J" + fill)
+            model.snapshot()  # warm (cffi's first calls)
+            runs = 10
+            start = time.perf_counter()
+            for _ in range(runs):
+                model.snapshot()
+            whole = (time.perf_counter() - start) / runs
+            start = time.perf_counter()
+            for _ in range(runs):
+                model.checkpoint()
+            on_loop = (time.perf_counter() - start) / runs
+            print(
+                f"snapshot {cols}x{rows} {screen:9s} format {whole * 1e3:7.2f} ms"
+                f"   on the loop (checkpoint; format in a thread) {on_loop * 1e3:6.2f} ms"
+            )
+        model.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=2.0)
@@ -107,6 +139,7 @@ def main() -> None:
     args = parser.parse_args()
     data = recorded_stream(int(args.mb * 1e6))
     ghostty = measure("ghostty", ghostty_factory(), data, args.sessions)
+    snapshot_latency(data)
     pyte_run = pyte_factory()
     if pyte_run is None:
         print("pyte       not installed (pip install pyte)")

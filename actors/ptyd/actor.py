@@ -27,7 +27,9 @@ from typing import Any
 
 import trio
 
-from actors.ptyd import handlers, handoff, retire
+from actors.ptyd import bindings, handlers, handoff, retire
+from actors.ptyd.archive import EndedSession, HistoryArchive, plan_eviction
+from actors.ptyd.config import load_budget
 from actors.ptyd.gc import (
     DEFAULT_CHECK_INTERVAL_S,
     DEFAULT_GRACE_S,
@@ -36,12 +38,13 @@ from actors.ptyd.gc import (
     Resolution,
     SessionGc,
 )
-from actors.ptyd.history import DEFAULT_HISTORY_BYTES, remove_orphans
+from actors.ptyd.history import DEFAULT_HISTORY_BYTES
 from actors.ptyd.hooks_link import HooksLink
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk
 from actors.ptyd.session import Session
 from actors.ptyd.sessions import SessionTable, TableConfig, UnknownSession
 from actors.ptyd.spawn import exit_code_of
+from actors.ptyd.stream import AttachStream
 from orca.actor import ActorContext, RpcClient
 from orca.actor.subscriber import Subscriber
 from orca.contracts import hooks, store
@@ -61,6 +64,8 @@ STORE_TIMEOUT_S = 5.0
 # The store events ptyd follows (re-key, end a retired pane's PTYs).
 STORE_EVENTS = (store.WORKTREE_RENAMED, store.PANE_RETIRED)
 STORE_CONSUMER = "ptyd<-store"
+# How often the ended-history budget is applied when no session exits (age bound).
+HISTORY_BUDGET_INTERVAL_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,10 @@ class Ptyd:
         self.gc = SessionGc(settings.gc_grace_s)
         self.hooks = HooksLink(lambda: ctx.connect(hooks.CONTRACT.actor))
         self.keeper: handoff.KeeperLink | None = None
+        self.stream = AttachStream(self)  # issue 14: the attach stream (stream.py)
+        # Issue 13: ended sessions' history, kept within a budget (archive.py).
+        self.archive = HistoryArchive(ctx.paths.terminal_history_dir, settings.scrollback_bytes)
+        self.history_budget = load_budget(ctx.paths.config_dir)
 
     def store_client(self) -> RpcClient:
         return self.ctx.connect(store.CONTRACT.actor)
@@ -123,6 +132,8 @@ class Ptyd:
         )
 
     def on_exit(self, session: Session) -> None:
+        # The exit code on disk: the history outlives the process (issue 13).
+        self.table.record(session)
         if self.keeper is not None:
             # A restarted ptyd must not watch this pid again: it may be reused by now.
             self.keeper.update(session.info)
@@ -138,6 +149,7 @@ class Ptyd:
         self.hooks.pty_exited(
             session.info.pane_key, session.info.terminal_handle, session.info.exit_code
         )
+        session.end_streams()  # issue 14: attach-stream clients, after the final output
         self.ctx.events.emit(
             contract.SessionExited(
                 session_id=session.session_id,
@@ -145,8 +157,33 @@ class Ptyd:
                 end_offset=session.scrollback.end,
             )
         )
+        self.table.record(session)  # with the final end offset
+        self.enforce_history_budget()
+
+    def enforce_history_budget(self) -> None:
+        """Evict ended sessions' history beyond the budget, oldest end first (archive.py).
+        Only sessions whose child exited and whose output ended are candidates."""
+        ended = [s for s in self.table.sessions() if s.exited.is_set() and s.output_done.is_set()]
+        now = time.time()
+        ended_at = {s.info.history_key: self.table.ended_at(s) or now for s in ended}
+        live = {s.info.history_key for s in self.table.sessions()} - set(ended_at)
+        candidates = [c for c in self.archive.candidates(ended_at.items()) if c.key not in live]
+        for key in plan_eviction(candidates, self.history_budget, now):
+            if self.archive.remove(key) is not None:
+                log.info("terminal history %s evicted (history budget)", key)
+                continue
+            for session in ended:
+                if session.info.history_key == key:
+                    log.info("terminal history of %s evicted (history budget)", session.session_id)
+                    self.close_session(session)
 
     # -- background tasks -------------------------------------------------------------
+    async def run_history_budget(self) -> None:
+        """Age out ended sessions' history even when nothing exits (hourly)."""
+        while True:
+            await trio.sleep(HISTORY_BUDGET_INTERVAL_S)
+            self.enforce_history_budget()
+
     async def run_gc(self) -> None:
         client = self.store_client()
         while True:
@@ -298,6 +335,38 @@ class Ptyd:
         except UnknownSession:
             raise NotFound(f"no terminal session {session_id!r}") from None
 
+    async def reconcile_bindings(self) -> None:
+        """Issue 13: after this start, the store marks its saved bindings to PTYs that do
+        not run (``bindings.py``; the split is defended in actors/store/pty_bindings.py)."""
+        running, ended = bindings.ptyd_truth(
+            self.table.sessions(), self.table.aliases(), self.archive.sessions()
+        )
+        await bindings.reconcile_with_store(self.store_client(), current_host_id(), running, ended)
+
+    def archived(self, session_id: str) -> EndedSession | None:
+        """The ended session ``session_id`` names if it is known only from disk."""
+        try:
+            self.table.get(session_id)
+        except UnknownSession:
+            return self.archive.find(session_id)
+        return None
+
+    def archived_rows(self, worktree_id: str | None) -> list[contract.SessionRow]:
+        return [
+            self.archive.row(e)
+            for e in self.archive.sessions()
+            if worktree_id is None or e.info.worktree_id == worktree_id
+        ]
+
+    def close_archived(self, session_id: str) -> bool:
+        """``term.close`` of an archived session: delete its history; False if not one."""
+        if self.archived(session_id) is None:
+            return False
+        entry = self.archive.remove(session_id)
+        if entry is not None:
+            self.ctx.events.emit(contract.SessionClosed(session_id=entry.info.session_id))
+        return True
+
     def row(self, session: Session) -> contract.SessionRow:
         return session.info.to_row(contract.SessionRow, session.scrollback.end, session.subscribers)
 
@@ -310,6 +379,8 @@ class Ptyd:
                 "hooksFailed": self.hooks.failed,
                 "gcSuspects": len(self.gc.suspects),
                 "history": self.history_health(),
+                # Issue 13: sessions known only from their history on disk (archive.py).
+                "endedHistories": len(self.archive),
             }
         }
 
@@ -345,13 +416,26 @@ async def setup(ctx: ActorContext) -> None:
     # every live session with the one orcad starts next.
     keeper_at = handoff.keeper_path(os.environ, ctx.paths.runtime_dir)
     ctx.nursery.start_soon(handoff.keep_keeper_seeded, ptyd, keeper_at)
+
+    async def secure_sessions() -> None:
+        # Issue 13: ptyd never leaves with the only copies of the masters (orcad and the
+        # keeper killed together): a live keeper holds every live session first.
+        handoff.secure_with_keeper(ptyd, keeper_at, ctx.paths.log_file("keeper"))
+
+    ctx.on_stop(secure_sessions)
+    # Issue 13: every journal not re-adopted is an ended session's history, kept.
     live_keys = {s.info.history_key for s in ptyd.table.sessions()}
-    if ctx.paths.terminal_history_dir.is_dir():
-        removed = remove_orphans(ctx.paths.terminal_history_dir, live_keys)
-        if removed:
-            log.info("removed %d terminal histories of sessions lost before this start", removed)
+    archived = ptyd.archive.load(live_keys)
+    if archived:
+        log.info("%d ended sessions' history kept from before this start", archived)
+        ctx.nursery.start_soon(trio.to_thread.run_sync, ptyd.archive.measure_lost)
+    ptyd.enforce_history_budget()
+    ctx.nursery.start_soon(ptyd.reconcile_bindings)
     handlers.register_ops(ptyd)
+    ptyd.stream.bind()  # issue 14: the attach stream (0600 ipc in the runtime dir)
+    ctx.nursery.start_soon(ptyd.stream.run)
     ctx.rpc.extra_stats = ptyd.stats
     ctx.nursery.start_soon(ptyd.hooks.run)
     ctx.nursery.start_soon(ptyd.run_gc)
+    ctx.nursery.start_soon(ptyd.run_history_budget)
     ctx.nursery.start_soon(ptyd.store_follower().run)

@@ -13,6 +13,7 @@ import msgspec
 from actors.ptyd.info import decode_signal
 from actors.ptyd.replies import attach_reply, map_session_errors, read_reply, spawn_errors
 from actors.ptyd.session import InputBacklogFull, SessionEnded
+from actors.ptyd.stream import screen_snapshot
 from orca.contracts import ptyd as contract
 from orca.contracts.base import NoArgs
 from orca.wire.errors import BadRequest
@@ -72,6 +73,7 @@ class PtydOps:
             raise map_session_errors(exc) from exc
         if self.ptyd.keeper is not None:
             self.ptyd.keeper.update(session.info)
+        self.ptyd.table.record(session)  # issue 13: the size to redraw at
         return contract.Empty()
 
     async def signal(self, args: contract.SignalArgs) -> contract.SignalResult:
@@ -90,6 +92,8 @@ class PtydOps:
     async def close(self, args: contract.SessionArgs) -> contract.CloseResult:
         # A pane close (ARCHITECTURE §3.2): end the PTY, then retire the pane in store and
         # fence it in hooks before replying. Concurrent: those calls wait on peers.
+        if self.ptyd.close_archived(args.session_id):  # issue 13: only its history to delete
+            return contract.CloseResult(history_only=True)
         session = self.ptyd.session(args.session_id)
         self.ptyd.close_session(session)
         return await self.ptyd.retire_closed_pane(session)
@@ -100,17 +104,29 @@ class PtydOps:
             for s in self.ptyd.table.sessions()
             if args.worktree_id is None or s.info.worktree_id == args.worktree_id
         ]
+        if args.history:  # issue 13: sessions that ended before this start, from disk
+            rows += self.ptyd.archived_rows(args.worktree_id)
         return contract.SessionList(sessions=rows)
 
     async def read(self, args: contract.ReadArgs) -> contract.ReadResult:
+        ended = self.ptyd.archived(args.session_id)
+        if ended is not None:  # issue 13: rebuilt from its journal
+            await self.ptyd.archive.prepare(ended)
+            return self.ptyd.archive.read_reply(ended, args.since, args.limit)
         return read_reply(self.ptyd.session(args.session_id), args.since, args.limit)
 
     async def attach(self, args: contract.AttachArgs) -> contract.AttachResult:
         events = self.ptyd.ctx.events
+        ended = self.ptyd.archived(args.session_id)
+        if ended is not None:  # issue 13: its final screen and exit code; nothing follows
+            await self.ptyd.archive.prepare(ended)
+            return self.ptyd.archive.attach_reply(ended, events.epoch, events.seq)
         session = self.ptyd.session(args.session_id)
         # Issue 12 (hooks helper): attaching is the user seeing the pane (unread ends).
         self.ptyd.hooks.pane_attached(session.info.pane_key)
-        reply = attach_reply(session, events.epoch, events.seq)
+        epoch, seq = events.epoch, events.seq  # the position the screen corresponds to
+        screen_at = await screen_snapshot(session)  # formatted off the loop
+        reply = attach_reply(session, epoch, seq, screen_at, self.ptyd.stream.endpoint or None)
         if args.attachment_id is None:
             return reply
         session.hold_lease(args.attachment_id, contract.ATTACH_LEASE_S)
@@ -146,7 +162,7 @@ def register_ops(ptyd: Ptyd) -> None:
     rpc.register(contract.CLOSE, ops.close, concurrent=True)
     rpc.register(contract.LIST, ops.list)
     rpc.register(contract.READ, ops.read)
-    rpc.register(contract.ATTACH, ops.attach)
+    rpc.register(contract.ATTACH, ops.attach, concurrent=True)  # formats off the loop
     rpc.register(contract.LEASE, ops.lease)
     rpc.register(contract.DETACH, ops.detach)
     rpc.register(contract.SNAPSHOT, ops.snapshot)

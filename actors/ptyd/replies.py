@@ -40,17 +40,25 @@ def read_reply(session: Session, since: int | None, limit: int | None) -> contra
     )
 
 
-def attach_reply(session: Session, epoch: str, seq: int) -> contract.AttachResult:
+def attach_reply(
+    session: Session,
+    epoch: str,
+    seq: int,
+    screen_at: tuple[int, bytes] | None = None,
+    stream: str | None = None,
+) -> contract.AttachResult:
     """The ``term.attach`` reply: the screen (an escape stream redrawing the terminal
-    model, no query in it) as of ``offset`` == ``end``, the publisher position, the topics."""
+    model, no query in it) as of ``offset`` == ``end``, the publisher position, the topics.
+    ``screen_at``: (offset, screen) formatted beforehand (off the loop, ``stream.py``)."""
     status = read_reply(session, session.scrollback.end, 0)
-    offset, screen = session.screen_snapshot()
+    offset, screen = screen_at or session.screen_snapshot()
     fields = msgspec.structs.asdict(status) | {"offset": offset, "data": screen, "end": offset}
     return contract.AttachResult(
         **fields,
         epoch=epoch,
         seq=seq,
         topics=[contract.output_topic(session.session_id), contract.exit_topic(session.session_id)],
+        stream=stream,
     )
 
 

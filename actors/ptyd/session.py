@@ -40,8 +40,9 @@ from actors.ptyd.history import RawJournal
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
-from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, Subscription
-from actors.ptyd.terminal_model import TerminalModel
+from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, StreamPeer, Subscription
+from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
+from orca.client.terminal import ends_inside_sequence
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,11 @@ class Session:
         self.replies_failed = 0
         self._listener = listener
         self._subscriptions: set[Subscription] = set()
+        # Attach-stream clients (``stream.py``), in attach order.
+        self.streams: list[StreamPeer] = []
+        # The answerer of the last chunk while it ended inside a sequence: a query split
+        # across chunks is shown whole to one terminal (a switch there could make two).
+        self._answerer_mid_sequence: StreamPeer | None = None
         self._leases: dict[str, float] = {}  # attachment id -> expiry (monotonic)
         self._input: deque[bytes] = deque()
         self._input_bytes = 0
@@ -112,6 +118,7 @@ class Session:
         self.exited = trio.Event()
         self.output_done = trio.Event()
         self._activity = trio.Event()  # set by new output; re-armed by the compactor
+        self._last_output = time.monotonic()
         # For an adopted child: asks whoever reaped it (the fd keeper) for its exit code.
         self.foreign_exit: Callable[[], Awaitable[int | None]] | None = None
 
@@ -124,7 +131,7 @@ class Session:
         """Clients attached now: live attachment leases plus in-process subscriptions."""
         now = time.monotonic()
         self._leases = {a: t for a, t in self._leases.items() if t > now}
-        return len(self._subscriptions) + len(self._leases)
+        return len(self._subscriptions) + len(self._leases) + len(self.streams)
 
     def hold_lease(self, attachment_id: str, lease_s: float) -> None:
         """Count ``attachment_id`` as attached for ``lease_s`` more (take or renew)."""
@@ -159,12 +166,16 @@ class Session:
         self._activity.set()  # wakes the compactor so it can finish
 
     async def _compact_when_idle(self) -> None:
+        # Woken by output only when parked after a compaction: a busy session (every
+        # keystroke's echo is output) costs the compactor no wake-up per chunk.
         while not self.output_done.is_set():
-            self._activity = trio.Event()
-            with trio.move_on_after(IDLE_COMPACT_S):
-                await self._activity.wait()
+            idle_for = time.monotonic() - self._last_output
+            if idle_for < IDLE_COMPACT_S:
+                with trio.move_on_after(IDLE_COMPACT_S - idle_for):
+                    await self.output_done.wait()
                 continue
             self._compact()
+            self._activity = trio.Event()
             await self._activity.wait()  # nothing to do until output resumes
         self._compact()
 
@@ -281,22 +292,58 @@ class Session:
             self._listener.on_osc(self, payload)
 
     def _publish(self, output: bytes) -> None:
-        self._activity.set()
+        self._last_output = time.monotonic()
+        self._activity.set()  # a no-op unless the compactor is parked
+        streams = self.streams
+        flat = any(p.flat for p in streams)  # flat clients are repainted on a screen switch
+        was_alt = flat and self.model.alt_screen
         self.model.feed(output)
-        self._answer_queries()
+        replies = self.model.take_replies()
         chunk = self.scrollback.append(output)
         self._listener.on_output(self, chunk)
         for sub in self._subscriptions:
             sub.offer(chunk)
+        answered = False
+        if streams:
+            switched = flat and (
+                was_alt != self.model.alt_screen or SCREEN_SWITCH.search(output) is not None
+            )
+            answered = self._deliver_to_streams(chunk, switched)
+        if not answered:
+            self._answer_queries(replies)
 
-    def _answer_queries(self) -> None:
+    def _deliver_to_streams(self, chunk: Chunk, switched: bool) -> bool:
+        """Send ``chunk`` to the attach-stream clients; True if the one that answers the
+        terminal's queries (the most recent to type) got it unfiltered."""
+        answerer = self._answerer_mid_sequence
+        if answerer is None or answerer not in self.streams or not answerer.can_answer:
+            live = [p for p in self.streams if p.can_answer]
+            answerer = max(live, key=lambda p: p.answer_rank) if live else None
+        data = chunk.data
+        inside = ends_inside_sequence(data) or (
+            self._answerer_mid_sequence is not None and b"\x1b" not in data and b"\x07" not in data
+        )
+        self._answerer_mid_sequence = answerer if inside else None
+        answered = False
+        for peer in list(self.streams):  # a send may detach a peer that went away
+            sent = peer.deliver(chunk, answer=peer is answerer, switched=switched)
+            answered = answered or (sent and peer is answerer)
+        return answered
+
+    def end_streams(self) -> None:
+        """Tell the attach-stream clients the output is final (after its last chunk)."""
+        for peer in list(self.streams):
+            peer.ended(self.info.exit_code, self.scrollback.end)
+
+    def _answer_queries(self, replies: list[bytes]) -> None:
         """Write the model's answers to the program's queries (DSR, DA, OSC 10/11).
 
-        Invariant: exactly one answer per query. The model answers every one, attached
-        clients or not, and clients strip queries from what they show
+        Invariant: exactly one answer per query. While an attach-stream client can
+        answer, its terminal does (``_deliver_to_streams``); otherwise the model answers,
+        and every client strips queries from what it shows
         (``orca.client.terminal.QueryFilter``), so no terminal answers a second time.
         """
-        for reply in self.model.take_replies():
+        for reply in replies:
             try:
                 self.write_nowait(reply)
             except (SessionEnded, InputBacklogFull, OSError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import trio
 
 from actors.ptyd.scrollback import Chunk
@@ -27,3 +29,29 @@ class Subscription:
 
     def close(self) -> None:
         self._send.close()
+
+
+class StreamPeer(Protocol):
+    """A client attached over the attach stream (``actors/ptyd/stream.py``), as the
+    session it is attached to sees it."""
+
+    flat: bool
+
+    @property
+    def answer_rank(self) -> float:
+        """Higher answers queries: when it last typed (or attached, before it typed)."""
+        ...
+
+    @property
+    def can_answer(self) -> bool:
+        """Whether it is live enough to be the one whose terminal answers queries."""
+        ...
+
+    def deliver(self, chunk: Chunk, *, answer: bool, switched: bool) -> bool:
+        """Send one chunk (``switched``: the program switched screens in it); True if
+        the client got it as is."""
+        ...
+
+    def ended(self, exit_code: int | None, end_offset: int) -> None:
+        """The session's output is final."""
+        ...

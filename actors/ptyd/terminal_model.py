@@ -39,7 +39,7 @@ from typing import Any
 
 from pyghostty import ffi, lib  # type: ignore[import-untyped]
 
-from orca.client.terminal import RESTORE_USER_TERMINAL
+from orca.client.terminal import RESET_TERMINAL_MODES, RESTORE_USER_TERMINAL
 
 # Lines of scrollback the model keeps per session: bounded memory (~1 MiB per session
 # measured with full lines), and what a reattach can scroll back through.
@@ -58,6 +58,15 @@ MODE_FOCUS = 1004
 MODE_BRACKETED_PASTE = 2004
 
 CLEAR_SCREEN = b"\x1b[H\x1b[2J"
+# Screen switches (47, 1047, 1049 set or reset, alone or among other modes): what a
+# flat snapshot leaves out and a flat attachment is repainted after (``stream.py``).
+SCREEN_SWITCH = re.compile(rb"\x1b\[\?(?:[0-9]*;)*(?:47|1047|1049)(?:;[0-9]*)*[hl]")
+_CELL_KEYS = [
+    lib.GHOSTTY_CELL_DATA_CONTENT_TAG,
+    lib.GHOSTTY_CELL_DATA_WIDE,
+    lib.GHOSTTY_CELL_DATA_CODEPOINT,
+    lib.GHOSTTY_CELL_DATA_STYLE_ID,
+]
 
 
 _TERMINAL_FREE = lib.ghostty_terminal_free
@@ -122,8 +131,10 @@ class TerminalModel:
         rows: int = 24,
         *,
         scrollback_lines: int = DEFAULT_SCROLLBACK_LINES,
+        colors: tuple[tuple[int, int, int], tuple[int, int, int]] = (DEFAULT_FG, DEFAULT_BG),
         _handle: Any = None,
     ) -> None:
+        """``colors``: the (foreground, background) reported to OSC 10/11 queries."""
         self._t = ffi.new("GhosttyTerminal*")
         if _handle is None:
             _check(lib.ghostty_terminal_new(ffi.NULL, self._t, cols, rows), "terminal_new")
@@ -134,9 +145,9 @@ class TerminalModel:
         self._free = weakref.finalize(self, _TERMINAL_FREE, self._t[0])
         self._scrollback_lines = scrollback_lines
         self._replies: list[bytes] = []
-        self._configure()
+        self._configure(colors)
 
-    def _configure(self) -> None:
+    def _configure(self, colors: tuple[tuple[int, int, int], tuple[int, int, int]]) -> None:
         t = self._t[0]
         lines = ffi.new("size_t*", self._scrollback_lines)
         _check(
@@ -144,8 +155,8 @@ class TerminalModel:
             "scrollback",
         )
         for opt, (r, g, b) in (
-            (lib.GHOSTTY_TERMINAL_OPT_COLOR_FOREGROUND, DEFAULT_FG),
-            (lib.GHOSTTY_TERMINAL_OPT_COLOR_BACKGROUND, DEFAULT_BG),
+            (lib.GHOSTTY_TERMINAL_OPT_COLOR_FOREGROUND, colors[0]),
+            (lib.GHOSTTY_TERMINAL_OPT_COLOR_BACKGROUND, colors[1]),
         ):
             _check(
                 lib.ghostty_terminal_set(
@@ -224,10 +235,14 @@ class TerminalModel:
         return self._string("PWD")
 
     @property
+    def alt_screen(self) -> bool:
+        """Whether the alternate screen is active (one call: the output path asks it)."""
+        return bool(int(self._get("ACTIVE_SCREEN", "int")) == lib.GHOSTTY_TERMINAL_SCREEN_ALTERNATE)
+
+    @property
     def modes(self) -> Modes:
         return Modes(
-            alt_screen=int(self._get("ACTIVE_SCREEN", "int"))
-            == lib.GHOSTTY_TERMINAL_SCREEN_ALTERNATE,
+            alt_screen=self.alt_screen,
             bracketed_paste=self.mode(MODE_BRACKETED_PASTE),
             mouse=any(self.mode(m) for m in MODE_MOUSE),
             keypad=self.mode(MODE_KEYPAD),
@@ -270,28 +285,35 @@ class TerminalModel:
             raise ModelError("libghostty-vt: format failed")
         return out
 
-    def snapshot(self) -> bytes:
+    def snapshot(self, *, flat: bool = False) -> bytes:
         """An escape stream that redraws this screen and its modes on a terminal of the
-        model's size: generated from state, so it contains no terminal query."""
-        parts = [RESTORE_USER_TERMINAL, CLEAR_SCREEN]
+        model's size: generated from state, so it contains no terminal query.
+
+        ``flat``: for a client that keeps the user's own screen in an outer alternate
+        screen (``orca term attach``): only the active screen is drawn, and nothing in
+        the stream switches screens (the caller repaints when the program does)."""
+        parts = [RESET_TERMINAL_MODES if flat else RESTORE_USER_TERMINAL, CLEAR_SCREEN]
         modes = self.modes
-        if modes.alt_screen:
+        if modes.alt_screen and not flat:
             # The primary screen lies beneath: draw it first (from a copy that left the
             # alternate screen), so the program's exit from it shows the right screen.
-            beneath = self._copy()
+            beneath = self.copy()
             if beneath is not None:
                 beneath.feed(b"\x1b[?1049l")
-                parts.append(beneath._redraw_cells())
+                parts.append(beneath._redraw_cells(beneath._cells()))
                 x, y = beneath.cursor
                 parts.append(b"\x1b[%d;%dH" % (y + 1, x + 1))
                 beneath.close()
         # The formatter states the modes, margins, tab stops, charsets and pen; its
         # text skips blank cells, so every cell is then drawn again, exactly.
         formatted = self._format(modes=True)
+        if flat:
+            formatted = SCREEN_SWITCH.sub(b"", formatted)
+        cells = self._cells()
         parts.append(formatted)
-        parts.append(self._redraw_cells())
+        parts.append(self._redraw_cells(cells))
         parts.append(self._mode_trailer(modes))
-        parts.append(self._cursor_and_pen(formatted))
+        parts.append(self._cursor_and_pen(formatted, cells))
         if self.title:
             parts.append(b"\x1b]2;" + _printable(self.title) + b"\x1b\\")
         if self.cwd:
@@ -331,7 +353,8 @@ class TerminalModel:
         """The model as bytes for :meth:`restore`; None while inside a sequence."""
         return _read_alloc(lambda a, p, n: lib.ghostty_snapshot_encode_alloc(self._t[0], a, p, n))
 
-    def _copy(self) -> TerminalModel | None:
+    def copy(self) -> TerminalModel | None:
+        """An independent model in the same state (None while inside a sequence)."""
         data = self.checkpoint()
         return (
             None
@@ -354,55 +377,79 @@ class TerminalModel:
         return cls(scrollback_lines=scrollback_lines, _handle=handle[0])
 
     # -- cells ---------------------------------------------------------------------------
-    def _ref(self, x: int, y: int) -> Any:
+    def _cells(self) -> list[list[Cell]]:
+        """Every cell of the active screen: (text, SGR parameters, wide kind).
+
+        Hot (a snapshot reads every cell): one grid ref and one ``cell_get_multi`` per
+        cell into buffers allocated once; graphemes, style and background colour are
+        asked only of the cells that have them; a style's SGR is computed once per row
+        and style id (ids are per page, and a row lives in one page).
+        """
+        cols, rows = self.size
+        grid_ref = _grid_ref()
+        t = self._t[0]
         ref = ffi.new("GhosttyGridRef*")
         ref.size = ffi.sizeof("GhosttyGridRef")
         point = ffi.new("GhosttyPointS*")
         point.tag = lib.GHOSTTY_POINT_TAG_ACTIVE
-        point.value.x, point.value.y = x, y
-        _check(_grid_ref()(self._t[0], point[0], ref), "grid_ref")
-        return ref
-
-    def _cells(self) -> list[list[Cell]]:
-        """Every cell of the active screen: (text, SGR parameters, wide kind)."""
-        cols, rows = self.size
-        out: list[list[Cell]] = []
-        buf = ffi.new("uint32_t[16]")
-        n = ffi.new("size_t*")
         cell = ffi.new("GhosttyCell*")
+        keys = ffi.new("GhosttyCellData[4]", _CELL_KEYS)
         tag = ffi.new("int*")
         wide = ffi.new("int*")
+        codepoint = ffi.new("uint32_t*")
+        style_id = ffi.new("uint16_t*")
+        values = ffi.new("void*[4]", [tag, wide, codepoint, style_id])
+        written = ffi.new("size_t*")
+        buf = ffi.new("uint32_t[16]")
+        n = ffi.new("size_t*")
         style = ffi.new("GhosttyStyle*")
         style.size = ffi.sizeof("GhosttyStyle")
+        index = ffi.new("uint8_t*")
+        rgb = ffi.new("GhosttyColorRgb*")
+        ref_cell, cell_get_multi, cell_get = (
+            lib.ghostty_grid_ref_cell,
+            lib.ghostty_cell_get_multi,
+            lib.ghostty_cell_get,
+        )
+        grapheme_tag = lib.GHOSTTY_CELL_CONTENT_CODEPOINT_GRAPHEME
+        palette_tag = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE
+        rgb_tag = lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB
+        out: list[list[Cell]] = []
         for y in range(rows):
             row: list[Cell] = []
+            styles: dict[int, str] = {0: "0"}
+            point.value.y = y
             for x in range(cols):
-                ref = self._ref(x, y)
-                _check(lib.ghostty_grid_ref_cell(ref, cell), "cell")
-                lib.ghostty_cell_get(cell[0], lib.GHOSTTY_CELL_DATA_CONTENT_TAG, tag)
-                lib.ghostty_cell_get(cell[0], lib.GHOSTTY_CELL_DATA_WIDE, wide)
-                text = ""
-                if lib.ghostty_grid_ref_graphemes(ref, buf, 16, n) == 0:
-                    text = "".join(chr(buf[i]) for i in range(min(n[0], 16)))
-                _check(lib.ghostty_grid_ref_style(ref, style), "style")
-                sgr = _sgr(style)
-                if tag[0] == lib.GHOSTTY_CELL_CONTENT_BG_COLOR_PALETTE:
-                    index = ffi.new("uint8_t*")
-                    lib.ghostty_cell_get(cell[0], lib.GHOSTTY_CELL_DATA_COLOR_PALETTE, index)
+                point.value.x = x
+                if grid_ref(t, point[0], ref) or ref_cell(ref, cell):
+                    raise ModelError(f"libghostty-vt: cell {x},{y} failed")
+                cell_get_multi(cell[0], 4, keys, values, written)
+                kind = tag[0]
+                if kind == grapheme_tag:
+                    text = ""
+                    if lib.ghostty_grid_ref_graphemes(ref, buf, 16, n) == 0:
+                        text = "".join(chr(buf[i]) for i in range(min(n[0], 16)))
+                else:
+                    text = chr(codepoint[0]) if codepoint[0] and kind < palette_tag else ""
+                sgr = styles.get(style_id[0])
+                if sgr is None:
+                    _check(lib.ghostty_grid_ref_style(ref, style), "style")
+                    sgr = styles[style_id[0]] = _sgr(style)
+                if kind == palette_tag:
+                    cell_get(cell[0], lib.GHOSTTY_CELL_DATA_COLOR_PALETTE, index)
                     sgr += f";48;5;{index[0]}"
-                elif tag[0] == lib.GHOSTTY_CELL_CONTENT_BG_COLOR_RGB:
-                    rgb = ffi.new("GhosttyColorRgb*")
-                    lib.ghostty_cell_get(cell[0], lib.GHOSTTY_CELL_DATA_COLOR_RGB, rgb)
+                elif kind == rgb_tag:
+                    cell_get(cell[0], lib.GHOSTTY_CELL_DATA_COLOR_RGB, rgb)
                     sgr += f";48;2;{rgb.r};{rgb.g};{rgb.b}"
                 row.append((text, sgr, int(wide[0])))
             out.append(row)
         return out
 
-    def _redraw_cells(self) -> bytes:
+    def _redraw_cells(self, cells: list[list[Cell]]) -> bytes:
         """Every cell of the active screen, blanks included, from the top left."""
         out = bytearray()
         pen = None
-        for y, row in enumerate(self._cells()):
+        for y, row in enumerate(cells):
             out += b"\x1b[%d;1H" % (y + 1)
             for text, sgr, wide in row:
                 if wide == lib.GHOSTTY_CELL_WIDE_SPACER_TAIL:
@@ -414,7 +461,7 @@ class TerminalModel:
         out += b"\x1b[0m"
         return bytes(out)
 
-    def _cursor_and_pen(self, formatted: bytes) -> bytes:
+    def _cursor_and_pen(self, formatted: bytes, cells: list[list[Cell]]) -> bytes:
         """The cursor position and the pen (SGR for what is printed next), as the
         formatter states them at its end; the pending-wrap state re-created."""
         x, y = self.cursor
@@ -426,7 +473,7 @@ class TerminalModel:
             tail = b"".join(_SGR.findall(formatted, match.end()))
         if bool(self._get("CURSOR_PENDING_WRAP", "bool")):
             # Re-print the last cell of the line: the terminal is then about to wrap.
-            text, sgr, _wide = self._cells()[y][x]
+            text, sgr, _wide = cells[y][x]
             redraw = b"\x1b[%d;%dH\x1b[%sm" % (y + 1, x + 1, sgr.encode()) + (text or " ").encode()
             return redraw + tail
         return b"\x1b[%d;%dH" % (y + 1, x + 1) + tail

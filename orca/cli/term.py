@@ -1,22 +1,20 @@
 """``orca term``: terminals owned by ``ptyd`` - new, ls, attach, send, read, kill, close.
 
-``attach`` puts the local terminal in raw mode, shows the session's screen (redrawn
-from ptyd's terminal model: no replayed queries), then streams output events (queries
-stripped: ptyd answers them) and forwards keystrokes and window-size changes (a size
+``attach`` puts the local terminal in raw mode, enters an outer alternate screen, shows
+the session's screen (redrawn from ptyd's terminal model: no replayed queries), then
+streams output over ptyd's attach stream (this terminal answers the program's queries
+while it is the one that typed last) and forwards keystrokes and window-size changes (a size
 different from the session's resizes it, so a full-screen program redraws). ``Ctrl-]`` detaches; the
 session keeps running and a later ``attach`` shows the screen again. A gap in the
-event stream (a slow terminal, a ``ptyd`` restart) is caught up by offset with
-``term.read``; a gap beyond the scrollback repaints from the snapshot.
+stream (a slow terminal, a ``ptyd`` restart) is caught up by offset; a gap beyond the
+scrollback repaints from the model.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-import termios
-import tty
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -24,7 +22,7 @@ from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 from orca.wire.errors import BadRequest, OrcaError
 
 if TYPE_CHECKING:
-    from orca.client.terminal import Attachment
+    from orca.client.terminal import TerminalStream
     from orca.contracts.ptyd import SessionRow
 
 DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get out
@@ -62,6 +60,11 @@ def resolve_worktree(arg: str) -> tuple[str, str]:
 def _new(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
     from orca.contracts import ptyd
+    from orca.remote.terminal import remote_new  # HOST:WORKTREE of a known host
+
+    remote = remote_new(args)
+    if remote is not None:
+        return remote
 
     argv = [a for a in args.cmd if a != "--"] or [os.environ.get("SHELL", "/bin/sh")]
     worktree_id, cwd = resolve_worktree(args.worktree)
@@ -77,15 +80,16 @@ def _new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def session_listing() -> tuple[list[SessionRow], dict[str, str]]:
+def session_listing(history: bool = False) -> tuple[list[SessionRow], dict[str, str]]:
     """ptyd's sessions and their handles, unique against every worktree gitwatch lists
     (so ``term ls`` and ``worktree ls`` show the same worktree part); without gitwatch,
-    against the sessions' own worktrees."""
+    against the sessions' own worktrees. ``history``: also the sessions that ended
+    before ptyd's start, known from their history on disk (``archived``)."""
     from orca.cli.handles import session_handles
     from orca.client.sync import invoke
     from orca.contracts import ptyd
 
-    sessions = invoke(ptyd.LIST, ptyd.ListArgs()).sessions
+    sessions = invoke(ptyd.LIST, ptyd.ListArgs(history=history)).sessions
     pairs = [(s.session_id, s.worktree_id) for s in sessions]
     return sessions, session_handles(pairs, _worktree_paths())
 
@@ -106,15 +110,24 @@ def resolve_session(ref: str) -> str:
 
     if session_suffix(ref):
         return ref  # a full id: ptyd itself says whether it exists
-    sessions, handles = session_listing()
+    # Handles are made unique over every session ptyd lists, ended ones from before its
+    # start included, so `term ls` and `term ls --all` show the same handle for each.
+    sessions, handles = session_listing(history=True)
     targets = [
         session_target(s.session_id, handles[s.session_id], worktree_id=s.worktree_id)
         for s in sessions
     ]
+    current = [t for t, s in zip(targets, sessions, strict=True) if not s.archived]
     try:
-        return resolve(targets, ref, "terminal").id
+        return resolve(current, ref, "terminal").id
     except BadRequest as exc:
-        raise type(exc)(f"{exc.message} (see `orca term ls`)") from None
+        if exc.message.startswith("no "):  # nothing this ptyd runs: a session that ended
+            archived = [t for t, s in zip(targets, sessions, strict=True) if s.archived]
+            try:  # before its start (`term ls --all`)?
+                return resolve(archived, ref, "terminal").id
+            except BadRequest:
+                pass
+        raise type(exc)(f"{exc.message} (see `orca term ls --all`)") from None
 
 
 def _with_session(
@@ -123,6 +136,11 @@ def _with_session(
     """``command`` with ``args.id`` resolved from whatever names a terminal to its id."""
 
     def resolved(args: argparse.Namespace) -> int:
+        from orca.remote.terminal import run_remote_term  # HOST:HANDLE of a known host
+
+        remote = run_remote_term(command.__name__, args)
+        if remote is not None:
+            return remote
         args.id = resolve_session(args.id)
         return command(args)
 
@@ -131,29 +149,66 @@ def _with_session(
 
 
 def _ls(args: argparse.Namespace) -> int:
-    sessions, handles = session_listing()
+    """The table shows running terminals (and how many ended ones it hides); ``--all``
+    also the ended ones, those from before ptyd's start included (issue 13: history is
+    kept across ``orca down``, crashes and reboots). ``--json`` lists what ptyd's table
+    holds (running and ended since its start), ``--all`` adds the archived ones."""
+    sessions, handles = session_listing(history=True)
+    bindings = _binding_rows(sessions) if args.all else []
+    from orca.remote import any_known_host
+
+    if any_known_host():
+        from orca.remote.readers import sessions_with_remotes  # remote hosts' rows, labelled
+
+        if sessions_with_remotes(args, sessions, handles):
+            return EXIT_OK
     if args.json:
         from orca.model.codec import to_builtins
 
+        shown = sessions if args.all else [s for s in sessions if not s.archived]
         print_json(
             "sessions",
-            [{"handle": handles[s.session_id], **to_builtins(s)} for s in sessions],
+            [{"handle": handles[s.session_id], **to_builtins(s)} for s in shown],
         )
         return EXIT_OK
     from orca.cli.output import human_bytes
 
+    shown = sessions if args.all else [s for s in sessions if s.running]
     rows = [
         (
             handles[s.session_id],
-            "running" if s.running else f"exited {s.exit_code}",
-            s.pid,
+            session_state(s),
+            None if s.archived else s.pid,  # from before ptyd's start: the pid may be reused
             human_bytes(s.end_offset),
-            " ".join(s.argv),
+            " ".join(s.argv) or None,
         )
-        for s in sessions
+        for s in shown
     ]
     print_table(("TERMINAL", "STATE", "PID", "OUTPUT", "COMMAND"), rows)
+    hidden = len(sessions) - len(shown)
+    if hidden:
+        print(f"({hidden} ended terminal{'s' if hidden != 1 else ''} hidden: `orca term ls --all`)")
+    if bindings:
+        print()
+        print_table(("PANE", "BOUND TO", "BINDING"), bindings, title="saved pane bindings:")
     return EXIT_OK
+
+
+def session_state(row: SessionRow) -> str:
+    """``running``, ``exited N`` or ``lost (...)`` as ``term ls`` shows a session."""
+    if row.running:
+        return "running"
+    if row.lost:
+        return "lost (Orca and the terminal ended without seeing its exit)"
+    return f"exited {row.exit_code}"
+
+
+def _binding_rows(sessions: list[SessionRow]) -> list[tuple[str, str, str]]:
+    """Saved pane bindings of the local session whose PTY is not running (store's
+    verdicts, ``ptyBindingStates``); nothing when the store does not answer."""
+    from orca.cli.pty_bindings import binding_rows
+
+    return binding_rows({s.session_id for s in sessions if s.running})
 
 
 def _send(args: argparse.Namespace) -> int:
@@ -172,6 +227,8 @@ def _read(args: argparse.Namespace) -> int:
     reply = invoke(ptyd.READ, ptyd.ReadArgs(session_id=args.id, since=args.since))
     sys.stdout.buffer.write(reply.data)
     sys.stdout.buffer.flush()
+    if not reply.running and sys.stderr.isatty():
+        print(f"\r\n[exited {reply.exit_code}]", file=sys.stderr)
     return EXIT_OK
 
 
@@ -192,7 +249,9 @@ def _close(args: argparse.Namespace) -> int:
     from orca.contracts import ptyd
 
     reply = invoke(ptyd.CLOSE, ptyd.SessionArgs(session_id=args.id), timeout=CLOSE_TIMEOUT_S)
-    if not reply.fenced:
+    if reply.history_only is True:  # issue 13: an ended terminal from before ptyd's start
+        print("deleted the ended terminal's history", file=sys.stderr)
+    elif not reply.fenced:
         print(
             "orca: session closed, but hooks did not confirm the pane's fence "
             "(is hooks running? see `orca status`)",
@@ -208,13 +267,24 @@ def _attach(args: argparse.Namespace) -> int:
     SIGHUP (``orca down``, a closed window) - puts the user's terminal back: out of
     the alternate screen, mouse/keypad/bracketed paste off, cursor shown, attributes
     reset (``RESTORE_USER_TERMINAL``), and the tty's own settings restored.
-    """
-    from orca.client.terminal import RESTORE_USER_TERMINAL, Attachment
 
+    Issue 14: keys and output travel on ptyd's attach stream (one socket, no RPC per
+    keystroke); the session is drawn in an outer alternate screen (as tmux does), so
+    leaving it on detach shows what the terminal showed before the attach. ptyd then
+    sends a redraw instead of the program's own screen switches (``flat``).
+    """
+    import signal  # here, with termios and tty: only attach needs them (start-up)
+    import termios
+    import tty
+
+    from orca.client.terminal import ENTER_ALTERNATE_SCREEN, RESTORE_USER_TERMINAL, TerminalStream
+
+    if show_ended_session(args.id) is not None:  # issue 13: its final screen, then return
+        return EXIT_OK
     if not sys.stdin.isatty():
         return fail("attach needs a terminal on stdin", EXIT_USAGE)
     out = sys.stdout.buffer
-    attachment = Attachment.open(args.id)
+    attachment, screen = TerminalStream.open(args.id, flat=True)
     stdin = sys.stdin.fileno()
     saved = termios.tcgetattr(stdin)
     resized = [True]
@@ -228,9 +298,11 @@ def _attach(args: argparse.Namespace) -> int:
     reason = "detached"
     try:
         tty.setraw(stdin)
-        out.write(attachment.initial)  # clears and redraws: no scrollback replay
+        # The outer alternate screen, then the redraw (it clears): no scrollback replay.
+        out.write(ENTER_ALTERNATE_SCREEN + screen)
         out.flush()
-        reason = _attach_loop(attachment, stdin, out.write, out.flush, resized)
+        stdout = sys.stdout.fileno()
+        reason = _attach_loop(attachment, stdin, lambda data: _write_all(stdout, data), resized)
     except OrcaError as exc:
         reason = f"error: {exc.message}"
     except SystemExit as exc:
@@ -250,11 +322,43 @@ def _attach(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def show_ended_session(session_id: str) -> int | None:
+    """``attach`` of a session that has ended (issue 13: exited, or from before ptyd's
+    start): print its final screen - ptyd's terminal model, as of its last output - then
+    put the terminal back and say how it ended. Returns the exit code, or None when the
+    session still runs (the caller attaches as usual). Needs no terminal on stdin."""
+    from orca.client.sync import invoke
+    from orca.client.terminal import RESTORE_USER_TERMINAL
+    from orca.contracts import ptyd
+
+    reply = invoke(ptyd.ATTACH, ptyd.AttachArgs(session_id=session_id))  # no lease
+    if reply.running or not reply.output_ended:
+        return None
+    code = -1 if reply.exit_code is None else reply.exit_code
+    out = sys.stdout.buffer
+    out.write(reply.data)
+    out.write(RESTORE_USER_TERMINAL)
+    out.flush()
+    how = (
+        "ended, exit code unknown (Orca did not see it end)"
+        if code == -1
+        else f"exited with code {code}"
+    )
+    print(f"\r\n[{how}; `orca term read` prints its output]")
+    return code
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write to the terminal unbuffered (a keystroke's echo must not wait in a buffer)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _attach_loop(
-    attachment: Attachment,
+    attachment: TerminalStream,
     stdin: int,
     write: Callable[[bytes], object],
-    flush: Callable[[], None],
     resized: list[bool],
 ) -> str:
     import zmq
@@ -280,9 +384,8 @@ def _attach_loop(
             attachment.write(keys)
         for fresh, repaint in attachment.poll_output():
             write((CLEAR_SCREEN if repaint else b"") + fresh)
-        flush()
-        attachment.keepalive()  # keeps it counted in term.list's subscribers
-        if attachment.exit_code is not None:
+        attachment.keepalive()  # keeps it attached and counted in term.list's subscribers
+        if attachment.ended:
             return f"exited {attachment.exit_code}"
 
 
@@ -298,6 +401,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     p = tsub.add_parser("ls", help="list terminal sessions")
     p.add_argument("--json", action="store_true", help='print {"sessions": [...]}')
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="also ended terminals (history kept across down, crashes, reboots) and "
+        "saved pane bindings to terminals that are gone",
+    )
     p.set_defaults(func=_ls)
 
     p = tsub.add_parser("attach", help="attach this terminal (Ctrl-] detaches)")

@@ -11,6 +11,10 @@ through a lease on its ``attachment_id`` (``keepalive`` renews it, ``close`` end
 Calls and events are typed by ``orca.contracts.ptyd``; a malformed
 event is logged once and dropped (``decode_event_data``), never raised to the caller.
 
+:class:`TerminalStream` is the interactive path (issue 14; ``orca term attach``): one
+DEALER on ptyd's attach stream carries keys up and output down, with the same offsets
+and gap rule, and tells which attached terminal answers the program's queries.
+
 Like ``orca.client.sync`` it imports neither trio nor anything under ``actors/``.
 """
 
@@ -20,6 +24,7 @@ import re
 import time
 import uuid
 
+import msgspec
 import zmq
 
 from orca.client.cursor import StreamCursor
@@ -29,7 +34,7 @@ from orca.contracts.base import DecodeStats, decode_event_data, specs_by_type
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES
 from orca.wire.envelope import decode_event
-from orca.wire.errors import BadFrame, OrcaError
+from orca.wire.errors import BadFrame, OrcaError, Timeout, error_from_wire
 
 # Events a subscriber may queue before PUB drops for it (then it catches up by offset).
 RCVHWM = 10_000
@@ -42,11 +47,16 @@ FOLLOWED = specs_by_type((ptyd.OUTPUT, ptyd.EXIT, ptyd.REKEYED))
 # What a detach writes to the user's terminal (Ctrl-], a crash, ``orca down``): leave
 # the alternate screen, soft reset (attributes, keypad, cursor keys, margins), mouse
 # reporting, focus events and bracketed paste off, normal keypad, cursor shown.
-RESTORE_USER_TERMINAL = (
-    b"\x1b[?1049l\x1b[!p"
+RESET_TERMINAL_MODES = (
+    b"\x1b[!p"
     + b"".join(b"\x1b[?%dl" % m for m in (9, 1000, 1002, 1003, 1005, 1006, 1015, 1004, 2004, 66, 1))
     + b"\x1b>\x1b[0m\x1b[?25h"
 )
+# The outer alternate screen ``orca term attach`` draws in (as tmux does with smcup):
+# leaving it on detach shows what the user's terminal showed before the attach.
+ENTER_ALTERNATE_SCREEN = b"\x1b[?1049h"
+LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
+RESTORE_USER_TERMINAL = LEAVE_ALTERNATE_SCREEN + RESET_TERMINAL_MODES
 
 # Terminal queries: sequences a terminal answers by typing into its input.
 #   CSI [?]Ps n (DSR)   CSI [>=]Ps c (DA1/2/3)   CSI [?]Ps $ p (DECRQM)   CSI > q (XTVERSION)
@@ -79,6 +89,21 @@ class QueryFilter:
         if cut is not None and len(buf) - cut <= _MAX_HELD:
             buf, self._held = buf[:cut], buf[cut:]
         return _QUERY.sub(b"", buf)
+
+    def flush(self) -> bytes:
+        """What is held back (the start of a sequence), unfiltered; the filter is empty after."""
+        held, self._held = self._held, b""
+        return held
+
+
+def ends_inside_sequence(buf: bytes) -> bool:
+    """Whether ``buf`` ends inside an escape sequence (its end is in a later chunk).
+
+    Only the last ESC is looked at (cheap on the output path): strings cannot contain
+    an ESC but their terminator, so the last one starts the sequence that may be open.
+    """
+    esc = buf.rfind(b"\x1b")
+    return esc != -1 and _sequence_end(buf, esc) is None
 
 
 def _incomplete_tail(buf: bytes) -> int | None:
@@ -236,3 +261,206 @@ class Attachment:
     def _subscribe(self, session_id: str) -> None:
         for topic in (ptyd.output_topic(session_id), ptyd.exit_topic(session_id)):
             self.socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+
+
+# -- the attach stream (the interactive path; orca/contracts/ptyd.py) ----------------------
+
+# A stream client waits this long for ptyd's first answer (the screen) to a hello.
+HELLO_TIMEOUT_S = 5.0
+# Messages a stream client may queue towards ptyd before a write waits (a paste).
+STREAM_SNDHWM = 1000
+# Messages from ptyd queued here before ptyd's sends find the queue full (then this
+# client resyncs by offset); with ptyd's own queue, tens of MB of output.
+STREAM_RCVHWM = 1000
+_NOBLOCK = int(zmq.NOBLOCK)
+_EVENTS = int(zmq.EVENTS)
+_POLLIN = int(zmq.POLLIN)
+_stream_decoder = msgspec.msgpack.Decoder(ptyd.FromPtyd)
+_stream_encoder = msgspec.msgpack.Encoder()
+
+
+class TerminalStream:
+    """One attachment over ptyd's attach stream: a DEALER whose routing id is ours.
+
+    Input goes up and output comes down on the one socket (no RPC per keystroke). The
+    offsets are the stream's (:class:`StreamCursor`): a chunk past our offset is a gap
+    and is caught up with a ``read`` on the stream; a ``screen`` repaints. Output that
+    ptyd marks ``answer`` is shown as is (this terminal answers its queries); any other
+    is passed through :class:`QueryFilter`. ``flat``: the caller keeps the user's screen
+    in an outer alternate screen, so ptyd never switches screens in what it sends.
+    """
+
+    def __init__(self, session_id: str, paths: OrcaPaths, *, flat: bool = False) -> None:
+        self.session_id = session_id
+        self.paths = paths
+        self.flat = flat
+        self.cursor = StreamCursor(0)
+        self.queries = QueryFilter()
+        self.exit_code: int | None = None
+        self.end_offset: int | None = None
+        self.output_ended = False
+        self.cols = self.rows = 0
+        self.attachment_id = uuid.uuid4().hex
+        self.malformed = 0
+        self._reading = False  # a catch-up read is on its way
+        self._pinged_at = 0.0
+        sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.MAXMSGSIZE, ZMQ_MAX_MESSAGE_BYTES)
+        sock.setsockopt(zmq.SNDHWM, STREAM_SNDHWM)
+        sock.setsockopt(zmq.RCVHWM, STREAM_RCVHWM)
+        sock.setsockopt(zmq.ROUTING_ID, self.attachment_id.encode())
+        sock.setsockopt(zmq.RECONNECT_IVL, 20)
+        sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
+        sock.connect(paths.ipc_endpoint(ptyd.CONTRACT.actor, ptyd.ATTACH_STREAM_KIND))
+        self.socket = sock
+
+    @classmethod
+    def open(
+        cls, session_id: str, paths: OrcaPaths | None = None, *, flat: bool = False
+    ) -> tuple[TerminalStream, bytes]:
+        """Attach: (the stream, the screen to draw). Raises NotFound, Timeout..."""
+        stream = cls(session_id, paths or resolve_paths(), flat=flat)
+        try:
+            screen, _repaint = stream._hello(None)
+        except BaseException:
+            stream.socket.close(linger=0)
+            raise
+        return stream, screen
+
+    def _send(self, message: ptyd.ToPtyd) -> None:
+        body = _stream_encoder.encode(message)
+        try:
+            self.socket.send(body, _NOBLOCK)  # a keystroke: no poll before it
+            return
+        except zmq.Again:
+            pass
+        if not self.socket.poll(int(HELLO_TIMEOUT_S * 1000), zmq.POLLOUT):
+            raise Timeout("ptyd's attach stream takes no input")
+        self.socket.send(body)
+
+    def _hello(self, since: int | None) -> tuple[bytes, bool]:
+        """Attach (or resume at ``since``): (what to show, whether it is a repaint)."""
+        hello = ptyd.StreamHello(
+            session_id=self.session_id,
+            attachment_id=self.attachment_id,
+            since=since,
+            flat=self.flat,
+        )
+        self._send(hello)
+        self._pinged_at = time.monotonic()
+        deadline = time.monotonic() + HELLO_TIMEOUT_S
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.socket.poll(int(left * 1000) + 1, zmq.POLLIN):
+                raise Timeout(f"ptyd did not answer the attach of {self.session_id}")
+            message = self._decode(self.socket.recv())
+            if isinstance(message, ptyd.StreamScreen):
+                self._screen(message)
+                return message.data, True
+            if isinstance(message, ptyd.StreamError) and message.code != ptyd.NOT_ATTACHED:
+                raise _stream_error(message)  # (not_attached: to what we sent before)
+            if isinstance(message, ptyd.StreamOutput) and since is not None:
+                return self._output(message), False  # a resume: what followed our offset
+
+    def _decode(self, body: bytes) -> ptyd.FromPtyd | None:
+        try:
+            return _stream_decoder.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self.malformed += 1
+            return None
+
+    def _screen(self, screen: ptyd.StreamScreen) -> None:
+        self.session_id = screen.session_id
+        self.cursor.restart_at(screen.offset)
+        self.queries = QueryFilter()
+        self.cols, self.rows = screen.cols, screen.rows
+        self._reading = False
+        if screen.output_ended and not screen.running:
+            self.exit_code, self.end_offset = screen.exit_code, screen.offset
+        self._check_ended()
+
+    def _output(self, out: ptyd.StreamOutput) -> bytes:
+        fresh = self.cursor.accept(out.offset, out.data)
+        if fresh is None:  # a gap: catch up from our offset (once)
+            if not self._reading:
+                self._reading = True
+                self._send(ptyd.StreamRead(since=self.cursor.offset))
+            return b""
+        self._reading = False  # in order again (the catch-up came, or none was needed)
+        self._check_ended()
+        if not fresh:
+            return b""
+        if out.answer:
+            # Our terminal answers these queries: shown whole (what the filter held too).
+            held, self.queries = self.queries.flush(), QueryFilter()
+            return held + fresh
+        return self.queries.feed(fresh)
+
+    def _check_ended(self) -> None:
+        if self.end_offset is not None and self.cursor.offset >= self.end_offset:
+            self.output_ended = True
+
+    # -- the caller's side ---------------------------------------------------------------
+    def write(self, data: bytes) -> None:
+        """Input for the PTY (this terminal then answers the program's queries)."""
+        self._send(ptyd.StreamInput(data=data, session_id=self.session_id))
+
+    def resize(self, cols: int, rows: int) -> None:
+        self._send(ptyd.StreamResize(cols=cols, rows=rows))
+
+    def poll_output(self, timeout_ms: int = 0) -> list[tuple[bytes, bool]]:
+        """New output as (bytes, repaint) pieces; repaint: clear the screen first."""
+        out: list[tuple[bytes, bool]] = []
+        sock = self.socket
+        if timeout_ms and not sock.poll(timeout_ms, zmq.POLLIN):
+            return out
+        while int(sock.getsockopt(_EVENTS)) & _POLLIN:
+            message = self._decode(sock.recv(_NOBLOCK))
+            if isinstance(message, ptyd.StreamOutput):
+                fresh = self._output(message)
+                if fresh:
+                    out.append((fresh, False))
+            elif isinstance(message, ptyd.StreamScreen):
+                self._screen(message)
+                out.append((message.data, True))
+            elif isinstance(message, ptyd.StreamExit):
+                self.exit_code, self.end_offset = message.exit_code, message.end_offset
+                if self.cursor.offset < message.end_offset and not self._reading:
+                    self._reading = True
+                    self._send(ptyd.StreamRead(since=self.cursor.offset))
+                self._check_ended()
+            elif isinstance(message, ptyd.StreamError):
+                if message.code != ptyd.NOT_ATTACHED:
+                    raise _stream_error(message)
+                # ptyd restarted (or dropped us): resume from our offset.
+                data, repaint = self._hello(self.cursor.offset)
+                if data or repaint:
+                    out.append((data, repaint))
+        return out
+
+    @property
+    def ended(self) -> bool:
+        """The session exited and everything it printed has been shown."""
+        return self.exit_code is not None and self.output_ended
+
+    def keepalive(self) -> None:
+        """Ping every ``STREAM_PING_S`` (call it often): keeps us attached and counted."""
+        now = time.monotonic()
+        if now - self._pinged_at >= ptyd.STREAM_PING_S:
+            self._pinged_at = now
+            self._send(ptyd.StreamPing())
+
+    def close(self) -> None:
+        """Detach (best effort: a ptyd that is down forgets us after the lease)."""
+        try:
+            if self.socket.poll(0, zmq.POLLOUT):
+                self.socket.send(_stream_encoder.encode(ptyd.StreamBye()), zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass
+        self.socket.close(linger=int(DETACH_TIMEOUT_S * 1000))
+
+
+def _stream_error(error: ptyd.StreamError) -> OrcaError:
+    """The exception an ``error`` message names (as an RPC error reply would)."""
+    return error_from_wire({"code": error.code, "message": error.message})

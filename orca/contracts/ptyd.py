@@ -16,7 +16,9 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
 ``term.signal`` {sessionId, signal ("TERM", "SIGINT", 15)} → {delivered}
     ``delivered`` is false when the child had already exited.
 ``term.kill`` {sessionId} → {} SIGHUP+SIGTERM to the group, SIGKILL after a grace.
-``term.close`` {sessionId} → {fenced, storeRevision} a pane close (ARCHITECTURE §3.2):
+``term.close`` {sessionId} → {fenced, storeRevision, historyOnly} (for an archived
+    session, see ``term.list``: its history is deleted, nothing else, ``historyOnly``
+    true - its pane may run a newer terminal by now) a pane close (ARCHITECTURE §3.2):
     kill if running, forget the session and its history, then retire its pane
     everywhere before replying: ``hooks`` ``agentStatus.retire_pane`` (queued behind
     every earlier hooks message, so a pending ``restart_pane`` cannot lift the fence)
@@ -26,9 +28,19 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     (``retired_pane``) until a new spawn in the pane. ``storeRevision``: the host's new
     topology revision, null if the store did not answer or there was nothing to retire.
     Neither failure fails the close; the reply comes within ~3 s even with both down.
-``term.list`` {worktreeId?} → {sessions: [row]} where row (``SessionRow``) is
+``term.list`` {worktreeId?, history=false} → {sessions: [row]} where row (``SessionRow``) is
     {sessionId, hostId, worktreeId, paneKey, tabId, terminalHandle, argv, cwd, pid,
-    cols, rows, createdAt, exitCode, running, endOffset, subscribers}; ``subscribers``:
+    cols, rows, createdAt, exitCode, running, endOffset, subscribers, archived, lost,
+    endedAt}. With ``history`` the list also has the *archived* sessions: known only
+    from their history on disk (``actors/ptyd/archive.py``), they ended before this
+    ptyd started (``orca down``, a crash, a reboot); ``lost``: no exit was recorded
+    (``exitCode`` -1), ptyd and the keeper died while it ran; ``endedAt`` (epoch s).
+    ``term.read``, ``term.attach`` (the final screen; ``running`` false, ``outputEnded``
+    true, no topics, no lease) and ``term.close`` (deletes the history) accept an
+    archived session's id; every other op answers ``not_found`` for it. Ended
+    sessions' history is bounded (``config/ptyd.toml`` ``[history]``: total bytes and
+    age, oldest end evicted first; a running session's history is never evicted).
+    ``subscribers``:
     the clients attached now (live ``term.attach`` leases, below, plus in-process
     readers). After a worktree rename ``cwd`` follows the folder when it was the old
     worktree folder or under it.
@@ -60,6 +72,7 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     for ``leaseS`` (``ATTACH_LEASE_S``, 15 s), ``term.lease`` renews it, ``term.detach``
     ends it. A client that dies stops being counted when its lease runs out. Without
     ``attachmentId`` the call is a plain screen read and counts nothing.
+    ``stream``: the endpoint of the attach stream (below), the interactive path.
 ``term.lease`` {sessionId, attachmentId} → {leaseS} takes or renews the lease (a client
     renews every ``leaseS / 3``). Errors: ``not_found``.
 ``term.detach`` {sessionId, attachmentId} → {} ends the lease (unknown ones: no-op).
@@ -67,7 +80,8 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
 ``term.snapshot`` {} → {epoch, seq, sessions: [row]} (mirror snapshot).
 ``term.gc_status`` {} → {suspects: {worktreeId: since}, graceS}
 ``sys.stats`` built in, plus {ptyd: {sessions, hooksDropped, hooksFailed, gcSuspects,
-    history: {degraded, droppedBytes, failures, resumed, lastError}}}. ``history``
+    history: {degraded, droppedBytes, failures, resumed, lastError}, endedHistories}}
+    (``endedHistories``: archived sessions, see ``term.list``). ``history``
     sums the live sessions' journals: a full or failing disk (ENOSPC, EIO...) makes a
     journal *degraded* (output keeps streaming to clients and into the scrollback and
     model, but is not journaled: ``droppedBytes``; not crash-safe meanwhile); the next
@@ -90,12 +104,56 @@ Events (PUB; envelope {v, src, epoch, seq, type, data}):
 ``term.rekeyed`` {old, new} (a worktree rename moved a session; the old id stays a
     valid alias for every op).
 
+The attach stream (issue 14; the interactive path of ``orca term attach``): a ROUTER
+socket at ``ipc_endpoint("ptyd", "attach")`` (``ATTACH_STREAM_KIND``; in the checked
+runtime dir, file mode 0600, ipc only). A client connects one DEALER per attachment
+(its routing id is its identity) and speaks the tagged msgpack messages below (field
+``t``); no RPC per keystroke, output pushed to it alone:
+
+    client → ptyd   ``hello`` {sessionId, attachmentId?, since?, flat}: attach. Without
+                    ``since``: ptyd answers ``screen`` (the model's redraw) then live
+                    ``output``. With ``since`` (a resume, e.g. after a ptyd restart):
+                    ``output`` from that offset, or ``screen`` if it was trimmed.
+                    ``flat``: the client keeps the user's screen in an outer alternate
+                    screen (``orca term attach``), so the redraw and the live stream
+                    never switch screens: a chunk in which the program switched
+                    screens is sent as a ``screen`` of the new one instead.
+                    ``input`` {data, sessionId?}: bytes for the PTY (this client
+                    becomes the one that answers terminal queries; a ptyd that does
+                    not know the client, e.g. restarted, still writes them to
+                    ``sessionId``, then answers ``not_attached``). ``resize`` {cols, rows}.
+                    ``read`` {since}: catch up after a gap. ``ping`` {}: every
+                    ``STREAM_PING_S``; renews the attachment (it is dropped after
+                    ``ATTACH_LEASE_S`` of silence). ``bye`` {}: detach.
+    ptyd → client   ``screen`` {sessionId, offset, data, cols, rows, running, exitCode,
+                    outputEnded}: clear and draw ``data``; output continues at
+                    ``offset``. ``output`` {offset, data, answer}: the same offsets and
+                    gap rule as ``term.output`` (an ``offset`` past the client's means a
+                    gap: send ``read``; a client whose queue was full gets an empty one
+                    at the end offset within ``STREAM_PING_S``). ``answer`` true: this
+                    client is the one whose terminal answers the queries in ``data``
+                    (show it unfiltered); false: strip queries (``QueryFilter``);
+                    a chunk ending inside a sequence keeps its answerer for the next
+                    (a query cut in two is shown whole to one terminal). ``exit`` {exitCode,
+                    endOffset} after the final output. ``error`` {code, message}
+                    (``not_found``, ``conflict``, ``unavailable``, ``bad_request``,
+                    ``not_attached``: ptyd does not know this client, e.g. it restarted:
+                    send ``hello`` with ``since`` again).
+
+Terminal queries (DSR, DA, OSC 10/11 ...): while a stream client is attached exactly
+one answers: the most recent one that sent ``input`` (before any did, the most
+recent to attach); it gets the chunk with ``answer`` true and every other client
+strips the queries. If that client cannot take the chunk (its queue is full, it
+went away) or none is attached, ptyd answers from the model. Never two answers.
+
 Calls ``ptyd`` makes (never on the output path; hooks calls go through one ordered
 bounded queue): ``hooks`` ``agentStatus.restart_pane`` {paneKey, launchTokenSha256,
 worktreeId} on every spawn, ``agentStatus.ingest_osc`` {paneKey, terminalHandle,
 worktreeId, payload} per OSC 9999 sequence, ``agentStatus.retire_pane`` {paneKey} on
 ``term.close``; ``store`` ``identity.resolve`` {worktreeId} (session GC),
-``session.retire_pane`` {hostId, tabId, leafId} on ``term.close`` (directly, short
+``session.reconcile_ptys`` {hostId, running, ended} once after every start (in the
+background, retrying while the store is down; ``actors/store/pty_bindings.py``,
+docs/protocols.md §4), ``session.retire_pane`` {hostId, tabId, leafId} on ``term.close`` (directly, short
 timeout). Followed (``orca.actor.subscriber``, the store contract's specs): store's
 ``worktree.renamed`` {oldId, newId} (re-key) and ``session.paneRetired`` {hostId,
 tabId, leafId, revision}: every running session of that host whose pane key is
@@ -196,6 +254,8 @@ class SignalArgs(Args, frozen=True, kw_only=True):
 
 class ListArgs(Args, frozen=True, kw_only=True):
     worktree_id: str | None = None
+    # Also the sessions known only from their history on disk (``archived`` rows).
+    history: bool = False
 
 
 class ReadArgs(Args, frozen=True, kw_only=True):
@@ -231,6 +291,10 @@ class SignalResult(Payload, frozen=True, kw_only=True):
 class CloseResult(Payload, frozen=True, kw_only=True):
     fenced: bool = False
     store_revision: int | None = None
+    # True for an archived session: only its history was deleted (its pane is not
+    # retired: it may run a newer terminal by now). Absent otherwise (the reply's shape
+    # for a live session is unchanged).
+    history_only: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class SessionRow(Payload, frozen=True, kw_only=True):
@@ -252,6 +316,12 @@ class SessionRow(Payload, frozen=True, kw_only=True):
     running: bool
     end_offset: int
     subscribers: int
+    # Known only from its history on disk: it ended before this ptyd started (issue 13).
+    archived: bool = False
+    # Archived without a recorded exit: ptyd and the keeper died while it ran (a reboot).
+    lost: bool = False
+    # When it ended (archived rows; for a lost one, its last output).
+    ended_at: float | None = None
 
 
 class SessionList(Payload, frozen=True, kw_only=True):
@@ -276,6 +346,7 @@ class AttachResult(ReadResult, frozen=True, kw_only=True):
     seq: int
     topics: list[str]
     lease_s: float = 0.0  # > 0 when the call named an attachment (it holds a lease)
+    stream: str | None = None  # the attach stream's endpoint (interactive path)
 
 
 class Snapshot(Payload, frozen=True, kw_only=True):
@@ -315,6 +386,81 @@ class SessionClosed(Payload, frozen=True, kw_only=True):
 class SessionRekeyed(Payload, frozen=True, kw_only=True):
     old: str
     new: str
+
+
+# -- the attach stream (messages, not ops: see the module docstring) --------------------
+
+# The endpoint kind of the attach stream: ``paths.ipc_endpoint("ptyd", ATTACH_STREAM_KIND)``.
+ATTACH_STREAM_KIND = "attach"
+# A stream client pings this often; silent for ATTACH_LEASE_S, it is detached.
+STREAM_PING_S = 2.0
+
+
+class _StreamMessage(Payload, frozen=True, kw_only=True, tag_field="t"):
+    """Base of the attach stream's messages (tagged by ``t``)."""
+
+
+class StreamHello(_StreamMessage, frozen=True, kw_only=True, tag="hello"):
+    session_id: str
+    attachment_id: AttachmentId | None = None
+    since: int | None = None
+    flat: bool = False
+
+
+class StreamInput(_StreamMessage, frozen=True, kw_only=True, tag="input"):
+    data: bytes
+    session_id: str | None = None  # written even by a ptyd that does not know us
+
+
+class StreamResize(_StreamMessage, frozen=True, kw_only=True, tag="resize"):
+    cols: Dimension
+    rows: Dimension
+
+
+class StreamRead(_StreamMessage, frozen=True, kw_only=True, tag="read"):
+    since: Annotated[int, msgspec.Meta(ge=0)]
+
+
+class StreamPing(_StreamMessage, frozen=True, kw_only=True, tag="ping"):
+    pass
+
+
+class StreamBye(_StreamMessage, frozen=True, kw_only=True, tag="bye"):
+    pass
+
+
+class StreamScreen(_StreamMessage, frozen=True, kw_only=True, tag="screen"):
+    session_id: str
+    offset: int
+    data: bytes
+    cols: int
+    rows: int
+    running: bool
+    exit_code: int | None
+    output_ended: bool
+
+
+class StreamOutput(_StreamMessage, frozen=True, kw_only=True, tag="output"):
+    offset: int
+    data: bytes
+    answer: bool = False
+
+
+class StreamExit(_StreamMessage, frozen=True, kw_only=True, tag="exit"):
+    exit_code: int | None
+    end_offset: int
+
+
+class StreamError(_StreamMessage, frozen=True, kw_only=True, tag="error"):
+    code: str
+    message: str
+
+
+# ``StreamError.code`` when ptyd does not know the sender (send ``hello`` again).
+NOT_ATTACHED = "not_attached"
+
+ToPtyd = StreamHello | StreamInput | StreamResize | StreamRead | StreamPing | StreamBye
+FromPtyd = StreamScreen | StreamOutput | StreamExit | StreamError
 
 
 # -- the contract -----------------------------------------------------------------------

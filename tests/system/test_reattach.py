@@ -5,7 +5,9 @@
     tmux pane (tmux's own view of its pane's modes), and the shell is on screen again;
 (b) after ``kill -9`` of ptyd under orcad, ``term.attach`` of the adopted session
     reproduces the exact screen: the model rebuilt from the attach snapshot equals one
-    that watched the stream from the start (cells, attributes, cursor, modes, title).
+    that watched the stream from the start (cells, attributes, cursor, modes, title);
+(c) attach draws in an outer alternate screen and leaves it on detach, so the tmux
+    pane shows again what the shell showed before the attach.
 """
 
 from __future__ import annotations
@@ -200,17 +202,17 @@ async def test_detach_restores_the_users_terminal_in_a_tmux_pane(
 
 
 @needs_tmux
-@pytest.mark.xfail(
-    strict=True,
-    reason="attach draws the session's primary screen over the user's (no outer alternate"
-    " screen like tmux's smcup), so what the shell showed before attaching is gone",
-)
 @pytest.mark.timeout(120)
 async def test_detach_brings_back_what_the_shell_showed_before_attach(
     user: User, tmp_path: Path
 ) -> None:
+    """Attach draws in an outer alternate screen (as tmux does with smcup): after the
+    detach the pane shows the shell's lines from before the attach, and none of the
+    session's."""
     screen = await _attach_and_detach_in_tmux(user, tmp_path)
-    assert "BEFORE-ATTACH" in screen
+    lines = screen.splitlines()
+    assert any("BEFORE-ATTACH" in line and "echo" not in line for line in lines)
+    assert "FULLSCREEN" not in screen and "SCREEN-READY" not in screen
 
 
 async def _wait_for_checkpoint(history_dir: Path) -> None:
