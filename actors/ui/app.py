@@ -1,0 +1,972 @@
+"""``orca ui``: the Textual application (a client only; ARCHITECTURE §1).
+
+The app owns no state that matters: everything it shows is a mirror
+(``actors/ui/backend.py``) and everything it changes is a request. Its layout — tabs,
+tab groups, pane trees, the active worktree, tab and pane — lives in the store's
+workspace session for this host (``actors/ui/layout.py``), so a UI that is killed
+(``kill -9``) loses nothing, and a second ``orca ui`` shows the same thing.
+
+Threads and loops: one thread. Textual's asyncio loop hosts the trio runtime as a
+guest (``actors/ui/runtime.py``); trio tasks (mirrors, pane feeds, requests) call back
+into the app directly. A mirror change only marks the view dirty (:meth:`OrcaApp.poke`
+schedules one :meth:`OrcaApp.refresh_view` per burst); nothing runs on a timer while
+nothing changes (the heartbeat watch is the only periodic wake-up, one a second per
+actor, and it renders nothing unless health changed).
+
+Keys: a focused pane gets every key (editors, shells and agents need Ctrl-C, Ctrl-Q,
+Tab...). The leader key Ctrl-G hands the next key to the UI (``LEADER_ACTIONS``); in
+the sidebar the same letters work without it. The zoom (leader ``z``) hands the real
+terminal to ``orca term attach`` for the pane (full speed, raw); its detach key
+Ctrl-] returns to the UI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from actors.ui import layout
+from actors.ui.backend import ACTORS, Backend
+from actors.ui.dialogs import AskScreen, ConfirmScreen, LaunchRequest, LaunchScreen
+from actors.ui.fastpath import KeySender
+from actors.ui.review import ChangedFile, changed_files, file_diff
+from actors.ui.runtime import TrioGuest
+from actors.ui.terminal_view import LEADER_KEY, TerminalView
+from actors.ui.view import (
+    LIGHT_COLOURS,
+    LIGHT_GLYPHS,
+    RepoGroup,
+    WorktreeItem,
+    build_sidebar,
+    next_needing_me,
+)
+from orca.model.ids import split_worktree_id_for_filesystem
+from orca.model.panes import make_pane_key, parse_pane_key
+from orca.model.session import WorkspaceSessionState
+from orca.paths import OrcaPaths
+from orca.wire.errors import Conflict, OrcaError
+
+# Leader (Ctrl-G) + key → action; the same keys work bare while the sidebar has focus.
+LEADER_ACTIONS: dict[str, str] = {
+    "n": "new_agent",
+    "t": "new_tab",
+    "v": "split('vertical')",
+    "h": "split('horizontal')",
+    "x": "close_pane",
+    "z": "zoom",
+    "j": "next_needs_me",
+    "a": "ack",
+    "r": "rename_worktree",
+    "w": "remove_worktree",
+    "o": "toggle_order",
+    "d": "toggle_review",
+    "slash": "filter",
+    "b": "focus_sidebar",
+    "tab": "focus_next_pane",
+    "right_square_bracket": "next_tab",
+    "left_square_bracket": "previous_tab",
+    "p": "command_palette",
+    "q": "quit",
+    LEADER_KEY: "send_leader",
+}
+HOOK_AGENTS = ("claude", "codex", "gemini")
+log = logging.getLogger(__name__)
+DETACH_HINT = "Ctrl-] returns to orca ui"
+
+
+class Sidebar(OptionList):
+    """Repos → worktrees with branch, dirty count and one light per pane."""
+
+    DEFAULT_CSS = "Sidebar { width: 38; height: 1fr; border: round $panel; } Sidebar:focus { border: round $accent; }"
+
+
+def sidebar_prompt(item: WorktreeItem, stale: bool) -> Text:
+    text = Text()
+    text.append("  ")
+    for light in item.lights or ():
+        glyph = LIGHT_GLYPHS.get(light.state, "?")
+        style = LIGHT_COLOURS.get(light.state, "white") + (" bold" if light.needs_me else "")
+        text.append(glyph, style=style)
+        if light.unread:
+            text.append("*", style="bold magenta")
+    if not item.lights:
+        text.append("·", style="grey50")
+    text.append(" ")
+    text.append(item.name, style="bold" if item.needs_me else "")
+    details = []
+    if item.branch and item.branch != item.name:
+        details.append(item.branch)
+    if item.dirty:
+        details.append(f"±{item.dirty}")
+    if details:
+        text.append("  " + " ".join(details), style="grey62")
+    if stale:
+        text.append(" (stale)", style="grey50 italic")
+    return text
+
+
+class OrcaApp(App[None], inherit_bindings=False):
+    """The terminal UI over one Orca home."""
+
+    TITLE = "orca"
+    COMMAND_PALETTE_BINDING = "f1"
+    CSS = """
+    Screen { layout: vertical; }
+    #banner { height: auto; background: $error; color: $text; padding: 0 1; display: none; }
+    #banner.shown { display: block; }
+    #body { height: 1fr; }
+    #side { width: 38; height: 1fr; }
+    #filter { display: none; height: 3; }
+    #filter.shown { display: block; }
+    #main { width: 1fr; height: 1fr; }
+    #tabs { height: 1; padding: 0 1; background: $panel; }
+    #panes { height: 1fr; }
+    #panes > Horizontal, #panes > Vertical { height: 1fr; width: 1fr; }
+    #status { height: 1; background: $panel; padding: 0 1; }
+    #review { width: 70; height: 1fr; display: none; border: round $panel; }
+    #review.shown { display: block; }
+    #review-title { height: 1; }
+    #review-files { height: 10; }
+    #review-scroll { height: 1fr; }
+    """
+
+    def __init__(self, paths: OrcaPaths, *, bell: bool = True) -> None:
+        super().__init__()
+        self.paths = paths
+        self.bell_enabled = bell
+        self.guest = TrioGuest(on_crash=self._runtime_crashed)
+        self.backend = Backend(paths, self._on_backend_change)
+        self.leader_pending = False
+        self.filter_text = ""
+        self.needs_me_first = False
+        self.selected_worktree: str | None = None
+        self._chosen = False  # the user picked a worktree (else: the session's active one)
+        self._focus_terminal = False
+        self.focused_pane: str | None = None
+        self.groups: list[RepoGroup] = []
+        self._layout_signature: Any = None
+        self._sidebar_signature: Any = None
+        self._lights: dict[str, str] | None = None
+        self._refresh_scheduled = False
+        self._refreshing = False
+        self._again = False
+        self._tick = asyncio.Event()
+        self.renders = 0
+        self._health: dict[str, str] = {}
+        self.health_log: list[tuple[str, str]] = []  # (actor, new state), in order seen
+        self.last_error = ""
+        self.zoom_command: Callable[[list[str]], int] | None = None  # tests swap the raw attach
+        self.review_shown = False
+        self._review_stale = False
+        self._review_for: str | None = None
+        self._review_point: str | None = None
+        self.review_files: list[ChangedFile] = []
+        self.review_diff = ""
+
+    # -- composition ---------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static("", id="banner")
+        with Horizontal(id="body"):
+            with Vertical(id="side"):
+                yield Input(placeholder="filter worktrees", id="filter")
+                yield Sidebar(id="sidebar")
+            with Vertical(id="main"):
+                yield Static("", id="tabs")
+                yield Vertical(id="panes")
+            with Vertical(id="review"):
+                yield Static("", id="review-title")
+                yield OptionList(id="review-files")
+                with VerticalScroll(id="review-scroll"):
+                    yield Static("", id="review-diff")
+        yield Static("", id="status")
+
+    async def on_mount(self) -> None:
+        async def start_backend(nursery: Any) -> None:
+            await nursery.start(self.backend.run)
+
+        await self.guest.start(start_backend)
+        self.keys = KeySender(self.paths.ipc_endpoint("ptyd", "rpc"), self.report)
+        self.query_one(Sidebar).focus()
+        self.poke()
+
+    async def on_unmount(self) -> None:
+        await self.guest.stop()
+        self.keys.close()
+
+    def _runtime_crashed(self, exc: BaseException) -> None:
+        # A bug of ours in a trio task ended the client runtime: nothing updates any
+        # more, so say it plainly instead of showing a frozen picture as live.
+        log.error("the UI's trio runtime ended", exc_info=exc)
+        banner = self.query_one("#banner", Static)
+        banner.update("orca ui: internal error, the view is frozen (see ui.log); restart orca ui")
+        banner.set_class(True, "shown")
+
+    # -- change propagation ------------------------------------------------------------
+    def _on_backend_change(self, what: str) -> None:
+        if what == "gitwatch" and self.review_shown:
+            self._review_stale = True
+        self.poke(view=True)
+
+    def poke(self, *, view: bool = False) -> None:
+        """Wake waiters (tests, bench); with ``view``, schedule one view refresh."""
+        self._tick.set()
+        if view and not self._refresh_scheduled:
+            self._refresh_scheduled = True
+            self.call_later(self.refresh_view)
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+        """Wait until ``predicate()`` holds, re-checked after every change (no polling)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate():
+            self._tick.clear()
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise TimeoutError("condition not met")
+            try:
+                await asyncio.wait_for(self._tick.wait(), remaining)
+            except TimeoutError:
+                if not predicate():
+                    raise TimeoutError("condition not met") from None
+
+    async def refresh_view(self) -> None:
+        self._refresh_scheduled = False
+        if self._refreshing:
+            self._again = True
+            return
+        self._refreshing = True
+        try:
+            while True:
+                self._again = False
+                await self._refresh_once()
+                if not self._again:
+                    break
+        finally:
+            self._refreshing = False
+        self.renders += 1
+        self.poke()
+
+    async def _refresh_once(self) -> None:
+        backend = self.backend
+        now_ms = time.time_ns() // 1_000_000
+        status = backend.status
+        self.groups = build_sidebar(
+            repos=backend.store.repos,
+            git=backend.git,
+            display_names=backend.store.display_names,
+            rows=status.rows,
+            fates=status.fates,
+            sessions=backend.sessions if backend.alive["ptyd"] else None,
+            now_ms=now_ms,
+            filter_text=self.filter_text,
+            needs_me_first=self.needs_me_first,
+        )
+        self._notify_transitions()
+        session = backend.session()
+        if not self._chosen and self._known(session.active_worktree_id):
+            # Until the user picks one, show the worktree the saved session had active.
+            self.selected_worktree = session.active_worktree_id
+        elif self.selected_worktree is None or not self._known(self.selected_worktree):
+            self.selected_worktree = self._first_worktree()
+        self._render_sidebar()
+        self._render_health()
+        await self._render_layout(session)
+        if self.review_shown and (self._review_stale or self._review_for != self.selected_worktree):
+            self._review_stale = False
+            self._load_review()
+
+    def _known(self, worktree_id: str | None) -> bool:
+        return worktree_id is not None and any(
+            w.worktree_id == worktree_id for g in self.groups for w in g.worktrees
+        )
+
+    def _first_worktree(self) -> str | None:
+        for group in self.groups:
+            for item in group.worktrees:
+                return item.worktree_id
+        return None
+
+    def items(self) -> Iterable[WorktreeItem]:
+        for group in self.groups:
+            yield from group.worktrees
+
+    def item(self, worktree_id: str | None) -> WorktreeItem | None:
+        return next((w for w in self.items() if w.worktree_id == worktree_id), None)
+
+    # -- sidebar -------------------------------------------------------------------------
+    def _render_sidebar(self) -> None:
+        stale = not (self.backend.alive["hooks"] and self.backend.alive["gitwatch"])
+        prompts: list[tuple[str | None, Text]] = []
+        for group in self.groups:
+            prompts.append((None, Text(group.name, style="bold underline")))
+            for item in group.worktrees:
+                prompts.append((item.worktree_id, sidebar_prompt(item, stale)))
+        signature = tuple((k, p.markup) for k, p in prompts)
+        if signature == self._sidebar_signature:
+            return
+        self._sidebar_signature = signature
+        sidebar = self.query_one(Sidebar)
+        highlighted = sidebar.highlighted_option.id if sidebar.highlighted_option else None
+        sidebar.clear_options()
+        sidebar.add_options(
+            [Option(prompt, id=key, disabled=key is None) for key, prompt in prompts]
+        )
+        target = self.selected_worktree or highlighted
+        if target is not None:
+            try:
+                sidebar.highlighted = sidebar.get_option_index(target)
+            except Exception:
+                pass
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "review-files":
+            if event.option.id is not None:
+                self.guest.start_soon(self._show_diff, event.option.id)
+            return
+        if event.option.id is not None:
+            self.select_worktree(event.option.id, focus_terminal=True)
+
+    def select_worktree(self, worktree_id: str, *, focus_terminal: bool) -> None:
+        self._chosen = True
+        self.selected_worktree = worktree_id
+        self._focus_terminal = focus_terminal
+        self.poke(view=True)
+        self.edit_session(lambda s: layout.select_worktree(s, worktree_id))
+
+    # -- health --------------------------------------------------------------------------
+    def actor_health(self) -> dict[str, str]:
+        """Per actor: ``up``, ``down`` (silent), or orcad's word for it (``backoff``,
+        ``starting``, ``failed``) while orcad answers and says it is not running."""
+        backend = self.backend
+        health = {}
+        for actor in ACTORS:
+            state = "up" if backend.alive[actor] else "down"
+            status = backend.actors.get(actor)
+            watched = actor != "supervisor" and status is not None and backend.alive["supervisor"]
+            if watched and status is not None and status.state != "running":
+                state = status.state
+            health[actor] = state
+        return health
+
+    def health_text(self) -> str:
+        return " ".join(
+            f"{'orcad' if a == 'supervisor' else a}:{state}"
+            for a, state in self.actor_health().items()
+        )
+
+    def _render_health(self) -> None:
+        health = self.actor_health()
+        for actor, state in health.items():
+            previous = self._health.get(actor)
+            if previous is not None and previous != state:
+                self.health_log.append((actor, state))
+            self._health[actor] = state
+        banner = self.query_one("#banner", Static)
+        down = [a for a, state in health.items() if state != "up"]
+        if len(down) == len(ACTORS):
+            message = (
+                "Orca service is not running (start it with `orca up`); reconnecting by itself…"
+            )
+        elif down:
+            names = ", ".join(f"{'orcad' if a == 'supervisor' else a} ({health[a]})" for a in down)
+            message = f"{names}: showing what the UI last saw (stale); reconnecting…"
+        else:
+            message = ""
+        if self.guest.error is not None and not self.guest.stopping:
+            message = "orca ui: internal error, the view is frozen (see ui.log); restart orca ui"
+        banner.update(message)
+        banner.set_class(bool(message), "shown")
+        needing = sum(1 for w in self.items() for light in w.lights if light.needs_me)
+        hint = "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, p palette)"
+        leader = "LEADER… " if self.leader_pending else ""
+        need = f"{needing} need you · " if needing else ""
+        error = f" · {self.last_error}" if self.last_error else ""
+        self.query_one("#status", Static).update(
+            f"{leader}{need}{self.health_text()}{error} · {hint}"
+        )
+
+    def banner_text(self) -> str:
+        return str(self.query_one("#banner", Static).render())
+
+    def _notify_transitions(self) -> None:
+        lights = {light.pane_key: light.state for w in self.items() for light in w.lights}
+        previous, self._lights = self._lights, lights
+        if previous is None:
+            return
+        for w in self.items():
+            for light in w.lights:
+                if (
+                    light.state in ("blocked", "done")
+                    and previous.get(light.pane_key) != light.state
+                ):
+                    self.notify(
+                        f"{light.agent} in {w.name} is {light.state}",
+                        severity="warning" if light.state == "blocked" else "information",
+                    )
+                    if self.bell_enabled:
+                        self.bell()
+
+    def pane_bell(self, pane_key: str) -> None:
+        if pane_key != self.focused_pane and self.bell_enabled:
+            self.bell()
+
+    # -- layout --------------------------------------------------------------------------
+    def current_tab(self, session: WorkspaceSessionState | None = None) -> str | None:
+        if self.selected_worktree is None:
+            return None
+        tab = layout.active_tab(session or self.backend.session(), self.selected_worktree)
+        return tab.id if tab else None
+
+    async def _render_layout(self, session: WorkspaceSessionState) -> None:
+        worktree_id = self.selected_worktree
+        tabs = layout.terminal_tabs(session, worktree_id) if worktree_id else []
+        tab = layout.active_tab(session, worktree_id) if worktree_id else None
+        strip = Text()
+        for index, t in enumerate(tabs, 1):
+            label = f" {index}:{t.custom_label or t.label or 'terminal'} "
+            strip.append(label, style="reverse bold" if tab and t.id == tab.id else "")
+        if not tabs:
+            item = self.item(worktree_id)
+            name = item.name if item else "no worktree"
+            strip.append(f" {name}: no terminals - ^G n launches an agent, ^G t opens a shell ")
+        self.query_one("#tabs", Static).update(strip)
+        snap = layout.pane_tree(session, tab.id) if tab else None
+        root = snap.root if snap else None
+        leaves = [] if tab is None else layout.pane_keys(session, tab.id)
+        bound = []
+        for key in leaves:
+            row = self.backend.session_for_pane(key)
+            note = ""
+            if row is not None and not row.running:
+                note = f"[exited {row.exit_code}] Enter starts a shell in this pane"
+            bound.append((key, row.session_id if row else None, note))
+        signature = (worktree_id, tab.id if tab else None, repr(root), tuple(bound))
+        active_leaf = snap.active_leaf_id if snap else None
+        if signature != self._layout_signature:
+            self._layout_signature = signature
+            panes = self.query_one("#panes", Vertical)
+            await panes.remove_children()
+            if tab is not None and root is not None:
+                views = {key: TerminalView(key, sid, note) for key, sid, note in bound}
+                await panes.mount(self._build(tab.id, root, views))
+        if self._focus_terminal and tab is not None:
+            self._focus_terminal = False
+            target = (
+                make_pane_key(tab.id, active_leaf)
+                if active_leaf
+                else (leaves[0] if leaves else None)
+            )
+            view = self.pane_view(target) if target else None
+            if view is not None:
+                view.focus()
+
+    def _build(self, tab_id: str, node: Any, views: dict[str, TerminalView]) -> Widget:
+        from orca.model.tabs import TerminalPaneLeaf
+
+        if isinstance(node, TerminalPaneLeaf):
+            return views[make_pane_key(tab_id, node.leaf_id)]
+        first = self._build(tab_id, node.first, views)
+        second = self._build(tab_id, node.second, views)
+        # "vertical": a vertical divider, panes side by side; "horizontal": stacked.
+        return (
+            Horizontal(first, second) if node.direction == "vertical" else Vertical(first, second)
+        )
+
+    def pane_views(self) -> list[TerminalView]:
+        return list(self.query(TerminalView))
+
+    def pane_view(self, pane_key: str | None) -> TerminalView | None:
+        return next((v for v in self.pane_views() if v.pane_key == pane_key), None)
+
+    def pane_focused(self, pane_key: str) -> None:
+        self.focused_pane = pane_key
+        parts = parse_pane_key(pane_key)
+        if parts is None:
+            return
+        session = self.backend.session()
+        snap = layout.pane_tree(session, parts.tab_id)
+        if snap is not None and snap.active_leaf_id != parts.leaf_id:
+            self.edit_session(lambda s: layout.focus_pane(s, parts.tab_id, parts.leaf_id))
+        row = self.backend.session_for_pane(pane_key)
+        status = self.backend.status.rows.get(pane_key)
+        if row is not None and status is not None and status.unread:
+            self.guest.start_soon(self._quiet, self.backend.ack(pane_key))
+
+    # -- requests (trio side) --------------------------------------------------------------
+    async def _quiet(self, coro: Any) -> None:
+        try:
+            await coro
+        except OrcaError as exc:
+            self.report(exc.message)
+
+    def report(self, message: str) -> None:
+        self.last_error = message
+        self.notify(message, severity="error")
+        self.poke(view=True)
+
+    def edit_session(self, edit: Callable[[WorkspaceSessionState], WorkspaceSessionState]) -> None:
+        self.guest.start_soon(self._quiet, self.backend_edit(edit))
+
+    async def backend_edit(
+        self, edit: Callable[[WorkspaceSessionState], WorkspaceSessionState]
+    ) -> WorkspaceSessionState:
+        """Apply ``edit`` to the store's current session and save it (``session.patch``)."""
+        from orca.contracts import store
+
+        for _attempt in range(3):
+            view: store.SessionView = await self.backend.invoke(
+                "store", store.SESSION_GET, store.SessionGetArgs()
+            )
+            edited = edit(view.session)
+            if edited is view.session:
+                return edited
+            args = store.SessionPatchArgs(patch=layout.layout_patch(edited), revision=view.revision)
+            written = await self.backend.invoke("store", store.SESSION_PATCH, args)
+            if written.applied == "full":
+                return edited
+        raise Conflict("the layout changed under us three times; try again")
+
+    def worktree_cwd(self, worktree_id: str) -> str:
+        facts = self.backend.git.get(worktree_id)
+        if facts is not None:
+            return facts.path
+        parts = split_worktree_id_for_filesystem(worktree_id)
+        return parts.path if parts is not None else os.getcwd()
+
+    def _pane_size(self) -> tuple[int, int]:
+        size = self.query_one("#panes").content_size
+        return max(20, size.width - 2), max(5, size.height - 2)
+
+    async def spawn_in_pane(
+        self, worktree_id: str, pane_key: str, argv: list[str], type_after: str = ""
+    ) -> None:
+        cols, rows = self._pane_size()
+        result = await self.backend.spawn(
+            worktree_id, self.worktree_cwd(worktree_id), argv, pane_key, cols, rows
+        )
+        if type_after:
+            from orca.contracts import ptyd
+
+            await self.backend.invoke(
+                "ptyd", ptyd.WRITE, ptyd.WriteArgs(session_id=result.session_id, text=type_after)
+            )
+
+    def shell(self) -> str:
+        return os.environ.get("SHELL") or "/bin/sh"
+
+    async def launch(self, request: LaunchRequest, worktree_id: str | None) -> None:
+        """A new worktree (when named) and a new tab running the preset in it."""
+        try:
+            if request.worktree_name:
+                repo_id = self._repo_for_new_worktree(worktree_id)
+                if repo_id is None:
+                    raise Conflict("add a repo first (`orca repo add PATH`)")
+                created = await self.backend.create_worktree(
+                    repo_id, request.worktree_name, request.base
+                )
+                worktree_id = created.worktree_id
+            if worktree_id is None:
+                raise Conflict("select a worktree first")
+            argv, type_after = request.argv(self.shell())
+            target = worktree_id
+            result: dict[str, str] = {}
+
+            def add(s: WorkspaceSessionState) -> WorkspaceSessionState:
+                s, tab, leaf = layout.add_terminal_tab(
+                    s, target, request.label, int(time.time() * 1000)
+                )
+                result["pane"] = make_pane_key(tab, leaf)
+                return s
+
+            await self.backend_edit(add)
+            self._chosen = True
+            self.selected_worktree = target
+            self._focus_terminal = True
+            await self.spawn_in_pane(target, result["pane"], argv, type_after)
+        except OrcaError as exc:
+            self.report(exc.message)
+
+    def _repo_for_new_worktree(self, worktree_id: str | None) -> str | None:
+        item = self.item(worktree_id)
+        if item is not None:
+            return item.repo_id
+        repos = list(self.backend.store.repos)
+        return repos[0] if repos else None
+
+    def start_shell_in(self, pane_key: str) -> None:
+        worktree_id = self.selected_worktree
+        if worktree_id is None:
+            return
+        self.guest.start_soon(
+            self._quiet, self.spawn_in_pane(worktree_id, pane_key, [self.shell()])
+        )
+
+    # -- actions -------------------------------------------------------------------------
+    def action_new_agent(self) -> None:
+        item = self.item(self.selected_worktree)
+        target = self.selected_worktree
+
+        def launched(request: LaunchRequest | None) -> None:
+            if request is not None:
+                self.guest.start_soon(self.launch, request, target)
+
+        self.push_screen(LaunchScreen(item.name if item else "no worktree"), launched)
+
+    def action_new_tab(self) -> None:
+        if self.selected_worktree is not None:
+            request = LaunchRequest("", "", "shell", (), "")
+            self.guest.start_soon(self.launch, request, self.selected_worktree)
+
+    def active_pane(self) -> str | None:
+        if self.focused_pane and self.pane_view(self.focused_pane) is not None:
+            return self.focused_pane
+        session = self.backend.session()
+        tab_id = self.current_tab(session)
+        if tab_id is None:
+            return None
+        snap = layout.pane_tree(session, tab_id)
+        if snap is not None and snap.active_leaf_id:
+            return make_pane_key(tab_id, snap.active_leaf_id)
+        keys = layout.pane_keys(session, tab_id)
+        return keys[0] if keys else None
+
+    def action_split(self, direction: str) -> None:
+        pane = self.active_pane()
+        worktree_id = self.selected_worktree
+        parts = parse_pane_key(pane) if pane else None
+        if parts is None or worktree_id is None:
+            return
+        self.guest.start_soon(self._split, worktree_id, parts.tab_id, parts.leaf_id, direction)
+
+    async def _split(self, worktree_id: str, tab_id: str, leaf_id: str, direction: str) -> None:
+        created: dict[str, str] = {}
+
+        def split(s: WorkspaceSessionState) -> WorkspaceSessionState:
+            s, new_leaf = layout.split_pane(s, tab_id, leaf_id, direction)  # type: ignore[arg-type]
+            created["pane"] = make_pane_key(tab_id, new_leaf)
+            return s
+
+        try:
+            await self.backend_edit(split)
+            self._focus_terminal = True
+            await self.spawn_in_pane(worktree_id, created["pane"], [self.shell()])
+        except (OrcaError, KeyError) as exc:
+            self.report(getattr(exc, "message", str(exc)))
+
+    def action_close_pane(self) -> None:
+        pane = self.active_pane()
+        if pane is None:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.focused_pane = None
+                self._focus_terminal = True
+                self.guest.start_soon(self._quiet, self.backend.retire_pane(pane))
+
+        self.push_screen(ConfirmScreen("Close this pane? Its terminal is ended."), confirmed)
+
+    def action_zoom(self) -> None:
+        pane = self.active_pane()
+        row = self.backend.session_for_pane(pane) if pane else None
+        if row is None or not row.running:
+            return
+        argv = [sys.executable, "-m", "orca.cli.main", "term", "attach", row.session_id]
+        run = self.zoom_command or (lambda a: subprocess.run(a, check=False).returncode)
+        with self.suspend():
+            sys.stdout.write(f"\x1b[H\x1b[2J[orca ui: zoomed; {DETACH_HINT}]\r\n")
+            sys.stdout.flush()
+            run(argv)
+        self.refresh(layout=True)
+
+    def action_next_needs_me(self) -> None:
+        light = next_needing_me(self.groups, self.focused_pane)
+        if light is None:
+            self.notify("nothing needs you")
+            return
+        worktree_id = next(
+            w.worktree_id
+            for w in self.items()
+            if any(li.pane_key == light.pane_key for li in w.lights)
+        )
+        parts = parse_pane_key(light.pane_key)
+        self._chosen = True
+        self.selected_worktree = worktree_id
+        self._focus_terminal = True
+        self.focused_pane = light.pane_key
+        if parts is not None:
+            tab_id, leaf_id = parts.tab_id, parts.leaf_id
+
+            def show(s: WorkspaceSessionState) -> WorkspaceSessionState:
+                s = layout.select_tab(layout.select_worktree(s, worktree_id), worktree_id, tab_id)
+                return layout.focus_pane(s, tab_id, leaf_id)
+
+            self.edit_session(show)
+        self.poke(view=True)
+
+    def action_ack(self) -> None:
+        pane = self.active_pane()
+        self.guest.start_soon(self._quiet, self.backend.ack(pane))
+
+    def action_rename_worktree(self) -> None:
+        item = self.item(self.selected_worktree)
+        if item is None:
+            return
+
+        def renamed(name: str | None) -> None:
+            if name:
+                self.guest.start_soon(
+                    self._quiet, self.backend.rename_worktree(item.worktree_id, name)
+                )
+
+        self.push_screen(AskScreen(f"Rename worktree {item.name} to:", item.name), renamed)
+
+    def action_remove_worktree(self) -> None:
+        item = self.item(self.selected_worktree)
+        if item is None:
+            return
+        live = [
+            s
+            for s in (self.backend.sessions or {}).values()
+            if s.worktree_id == item.worktree_id and s.running
+        ]
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.guest.start_soon(self._remove, item.worktree_id, bool(live))
+
+        if live:
+            question = (
+                f"{item.name} has {len(live)} live agent(s). End them and remove the worktree?"
+            )
+        else:
+            question = f"Remove worktree {item.name}?"
+        self.push_screen(ConfirmScreen(question), confirmed)
+
+    async def _remove(self, worktree_id: str, end_agents: bool) -> None:
+        try:
+            if end_agents:
+                session = self.backend.session()
+                for wt, pane_key in list(layout.all_pane_keys(session)):
+                    if wt == worktree_id:
+                        await self.backend.retire_pane(pane_key)
+            await self.backend.remove_worktree(worktree_id, force=end_agents)
+        except OrcaError as exc:
+            self.report(exc.message)
+
+    # -- review ----------------------------------------------------------------------------
+    def action_toggle_review(self) -> None:
+        self.review_shown = not self.review_shown
+        self.query_one("#review").set_class(self.review_shown, "shown")
+        if self.review_shown:
+            self._load_review()
+
+    def review_base(self, worktree_id: str) -> str:
+        item = self.item(worktree_id)
+        repo = self.backend.store.repos.get(item.repo_id) if item else None
+        if repo is not None and repo.worktree_base_ref:
+            return repo.worktree_base_ref
+        main = next(
+            (
+                f
+                for f in self.backend.git.values()
+                if item and f.repo_id == item.repo_id and f.is_main
+            ),
+            None,
+        )
+        return main.branch if main is not None and main.branch else "HEAD"
+
+    def _load_review(self) -> None:
+        worktree_id = self.selected_worktree
+        if worktree_id is None:
+            return
+        self._review_for = worktree_id
+        self.guest.start_soon(self._review, worktree_id)
+
+    async def _review(self, worktree_id: str) -> None:
+        cwd, base = self.worktree_cwd(worktree_id), self.review_base(worktree_id)
+        point, files, error = await changed_files(cwd, base)
+        if worktree_id != self.selected_worktree:
+            return
+        self._review_point, self.review_files = point, files
+        item = self.item(worktree_id)
+        title = f"{item.name if item else worktree_id} vs {base}: {len(files)} changed"
+        self.query_one("#review-title", Static).update(error or title)
+        listing = self.query_one("#review-files", OptionList)
+        listing.clear_options()
+        listing.add_options([Option(f"{f.status} {f.path}", id=f.path) for f in files])
+        if files:
+            await self._show_diff(files[0].path)
+        else:
+            self.review_diff = ""
+            self.query_one("#review-diff", Static).update("")
+        self.poke()
+
+    async def _show_diff(self, path: str) -> None:
+        from rich.syntax import Syntax
+
+        worktree_id = self.selected_worktree
+        if worktree_id is None or self._review_point is None:
+            return
+        self.review_diff = await file_diff(self.worktree_cwd(worktree_id), self._review_point, path)
+        self.query_one("#review-diff", Static).update(
+            Syntax(self.review_diff, "diff", theme="monokai", word_wrap=False)
+        )
+        self.poke()
+
+    def action_toggle_order(self) -> None:
+        self.needs_me_first = not self.needs_me_first
+        self.poke(view=True)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_text = event.value
+            self.poke(view=True)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            if not event.value:
+                event.input.remove_class("shown")
+            self.query_one(Sidebar).focus()
+
+    def action_focus_sidebar(self) -> None:
+        self.query_one(Sidebar).focus()
+
+    def action_focus_next_pane(self) -> None:
+        views = self.pane_views()
+        if not views:
+            return
+        keys = [v.pane_key for v in views]
+        index = keys.index(self.focused_pane) + 1 if self.focused_pane in keys else 0
+        views[index % len(views)].focus()
+
+    def _cycle_tab(self, step: int) -> None:
+        worktree_id = self.selected_worktree
+        if worktree_id is None:
+            return
+        session = self.backend.session()
+        tabs = layout.terminal_tabs(session, worktree_id)
+        current = self.current_tab(session)
+        if not tabs:
+            return
+        ids = [t.id for t in tabs]
+        index = (ids.index(current) + step) % len(ids) if current in ids else 0
+        self._focus_terminal = True
+        target = ids[index]
+        self.edit_session(lambda s: layout.select_tab(s, worktree_id, target))
+
+    def action_next_tab(self) -> None:
+        self._cycle_tab(1)
+
+    def action_previous_tab(self) -> None:
+        self._cycle_tab(-1)
+
+    def action_send_leader(self) -> None:
+        view = self.pane_view(self.focused_pane)
+        if view is not None:
+            view.send(b"\x07")
+
+    def action_restart_actor(self, name: str) -> None:
+        self.guest.start_soon(self._quiet, self.backend.restart_actor(name))
+
+    def action_install_hooks(self, agent: str) -> None:
+        self.guest.start_soon(self._install_hooks, agent)
+
+    async def _install_hooks(self, agent: str) -> None:
+        import trio
+
+        argv = [sys.executable, "-m", "orca.cli.main", "hooks", "install", agent]
+        result = await trio.run_process(argv, capture_stdout=True, capture_stderr=True, check=False)
+        text = (result.stdout or result.stderr).decode("utf-8", "replace").strip()
+        if result.returncode:
+            self.report(f"hooks install {agent}: {text}")
+        else:
+            self.notify(text or f"hooks installed for {agent}")
+
+    async def action_quit(self) -> None:
+        self.exit()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield SystemCommand(
+            "New agent", "new worktree (optional) + launch an agent", self.action_new_agent
+        )
+        yield SystemCommand("New shell tab", "a shell in a new tab", self.action_new_tab)
+        yield SystemCommand(
+            "Split side by side", "split the pane", lambda: self.action_split("vertical")
+        )
+        yield SystemCommand(
+            "Split stacked", "split the pane", lambda: self.action_split("horizontal")
+        )
+        yield SystemCommand(
+            "Close pane", "retire the pane (ends its terminal)", self.action_close_pane
+        )
+        yield SystemCommand("Zoom", f"raw attach to the pane; {DETACH_HINT}", self.action_zoom)
+        yield SystemCommand("Next agent that needs me", "jump", self.action_next_needs_me)
+        yield SystemCommand("Acknowledge", "mark the pane's agent as seen", self.action_ack)
+        yield SystemCommand(
+            "Rename worktree", "git branch + folder + name", self.action_rename_worktree
+        )
+        yield SystemCommand(
+            "Remove worktree",
+            "refuses with live agents unless confirmed",
+            self.action_remove_worktree,
+        )
+        yield SystemCommand("Toggle needs-me order", "sidebar order", self.action_toggle_order)
+        for actor in ("store", "hooks", "ptyd", "gitwatch"):
+            yield SystemCommand(
+                f"Restart {actor}",
+                "ask orcad to restart it",
+                lambda a=actor: self.action_restart_actor(a),
+            )
+        for agent in HOOK_AGENTS:
+            yield SystemCommand(
+                f"Install hooks: {agent}",
+                "agent status hooks",
+                lambda a=agent: self.action_install_hooks(a),
+            )
+        yield SystemCommand("Quit", "leave orca ui (agents keep running)", self.exit)
+
+    # -- keys ----------------------------------------------------------------------------
+    async def leader_key(self, key: str) -> bool:
+        """Feed one key to the leader machine; True when it was the UI's."""
+        if key == LEADER_KEY and not self.leader_pending:
+            self.leader_pending = True
+            self._render_health()
+            return True
+        if not self.leader_pending:
+            return False
+        self.leader_pending = False
+        self._render_health()
+        action = LEADER_ACTIONS.get(key)
+        if action is not None:
+            await self.run_action(action)
+        return True
+
+    async def on_key(self, event: events.Key) -> None:
+        if await self.leader_key(event.key):
+            event.stop()
+            event.prevent_default()
+            return
+        if isinstance(self.focused, Sidebar) and event.key in LEADER_ACTIONS:
+            event.stop()
+            await self.run_action(LEADER_ACTIONS[event.key])

@@ -1,0 +1,308 @@
+"""The UI's view of the service, on the trio side: mirrors, liveness, and requests.
+
+One :class:`Backend` per ``orca ui``. It follows five actors with
+``orca.actor.Mirror`` (store: repos, names, the local workspace session; hooks: agent
+rows; ptyd: sessions; gitwatch: git facts; orcad: actor states) and one heartbeat
+:class:`~orca.actor.subscriber.Subscriber` per actor, and it calls their ops for the
+user's actions. It never writes a file: every change is a request to the actor that
+owns it (ARCHITECTURE §1).
+
+Liveness without polling: every publisher sends ``sys.heartbeat`` once a second; an
+actor not heard from for ``SILENT_AFTER_S`` is shown down (its mirror's data marked
+stale), and the next heartbeat brings it back. The mirrors resnapshot by themselves
+when a publisher returns with a new epoch, so recovery needs no action here.
+
+Changes reach the app through ``on_change`` (called on the app's thread: trio runs as
+a guest of Textual's loop, ``actors/ui/runtime.py``); the app coalesces them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from actors.ui import layout, mirrors
+from orca.actor import Mirror, RpcClient, open_rpc_client
+from orca.actor.subscriber import Subscriber
+from orca.contracts import gitwatch, hooks, ptyd
+from orca.contracts import store as store_contract
+from orca.contracts import supervisor as sup
+from orca.contracts.base import Contract, EventSpec, Op
+from orca.model.session import WorkspaceSessionState
+from orca.paths import OrcaPaths
+from orca.wire.envelope import Event
+
+log = logging.getLogger(__name__)
+
+ACTORS = ("store", "hooks", "ptyd", "gitwatch", "supervisor")
+# Three missed heartbeats (one a second): the actor is down or wedged.
+SILENT_AFTER_S = 3.0
+# Calls the user waits for; a dead actor answers "unavailable" after this.
+CALL_TIMEOUT_S = 5.0
+# term.close replies within ~3 s even with hooks and store down (orca/contracts/ptyd.py).
+CLOSE_TIMEOUT_S = 8.0
+
+
+@dataclass(frozen=True)
+class MirrorSpec:
+    contract: Contract
+    snapshot: Op[Any, Any]
+    load: Callable[[Any], Any]
+    apply: Callable[[Any, Event, Any], Any]
+    # The events whose data the projection reads (default: all of the contract's). The
+    # mirror still sees every event (it needs every seq), but only these are decoded.
+    events: tuple[EventSpec[Any], ...] | None = None
+
+
+SPECS: dict[str, MirrorSpec] = {
+    "store": MirrorSpec(
+        store_contract.CONTRACT,
+        store_contract.STATE_SNAPSHOT,
+        mirrors.load_store,
+        mirrors.apply_store,
+    ),
+    "hooks": MirrorSpec(hooks.CONTRACT, hooks.SNAPSHOT, mirrors.load_status, mirrors.apply_status),
+    # Not term.output: the sessions' bytes reach the panes that show them, by topic.
+    "ptyd": MirrorSpec(
+        ptyd.CONTRACT,
+        ptyd.SNAPSHOT,
+        mirrors.load_sessions,
+        mirrors.apply_sessions,
+        (ptyd.SPAWNED, ptyd.CLOSED, ptyd.EXIT, ptyd.REKEYED),
+    ),
+    "gitwatch": MirrorSpec(
+        gitwatch.CONTRACT, gitwatch.SNAPSHOT, mirrors.load_git, mirrors.apply_git
+    ),
+    "supervisor": MirrorSpec(sup.CONTRACT, sup.SNAPSHOT, mirrors.load_actors, mirrors.apply_actors),
+}
+
+
+def _moved(mirror: Mirror[Any], since: tuple[int, int]) -> bool:
+    return (mirror.snapshots, mirror.applied) != since
+
+
+class Backend:
+    """Mirrors of every actor plus the requests the UI makes."""
+
+    def __init__(self, paths: OrcaPaths, on_change: Callable[[str], None]) -> None:
+        self.paths = paths
+        self._on_change = on_change
+        self.clients: dict[str, RpcClient] = {}
+        self.mirrors: dict[str, Mirror[Any]] = {}
+        self.alive: dict[str, bool] = dict.fromkeys(ACTORS, False)
+        self.last_heard: dict[str, float] = {}
+        self._beats: dict[str, trio.Event] = {a: trio.Event() for a in ACTORS}
+        self.changes = 0
+
+    # -- state the app reads -----------------------------------------------------------
+    def state(self, actor: str) -> Any:
+        mirror = self.mirrors.get(actor)
+        return None if mirror is None else mirror.state
+
+    @property
+    def store(self) -> mirrors.StoreView:
+        return self.state("store") or mirrors.StoreView()
+
+    @property
+    def status(self) -> mirrors.StatusView:
+        return self.state("hooks") or mirrors.StatusView()
+
+    @property
+    def sessions(self) -> dict[str, ptyd.SessionRow] | None:
+        state: dict[str, ptyd.SessionRow] | None = self.state("ptyd")
+        return state
+
+    @property
+    def git(self) -> dict[str, mirrors.WorktreeFacts]:
+        return self.state("gitwatch") or {}
+
+    @property
+    def actors(self) -> dict[str, sup.ActorStatus]:
+        return self.state("supervisor") or {}
+
+    @property
+    def service_up(self) -> bool:
+        return self.alive["supervisor"]
+
+    def session(self) -> WorkspaceSessionState:
+        return layout.decode_session(self.store.session)
+
+    def session_for_pane(self, pane_key: str) -> ptyd.SessionRow | None:
+        """ptyd's newest session of a pane (running ones first)."""
+        rows = [s for s in (self.sessions or {}).values() if s.pane_key == pane_key]
+        rows.sort(key=lambda s: (s.running, s.created_at))
+        return rows[-1] if rows else None
+
+    # -- running -------------------------------------------------------------------------
+    def _changed(self, what: str) -> None:
+        self.changes += 1
+        self._on_change(what)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with AsyncExitStack() as stack:
+            for actor in ACTORS:
+                endpoint = self.paths.ipc_endpoint(actor, "rpc")
+                self.clients[actor] = await stack.enter_async_context(
+                    open_rpc_client(endpoint, timeout=CALL_TIMEOUT_S)
+                )
+            nursery = await stack.enter_async_context(trio.open_nursery())
+            for actor in ACTORS:
+                spec = SPECS[actor]
+                mirror: Mirror[Any] = Mirror(
+                    client=self.clients[actor],
+                    pub_endpoint=self.paths.ipc_endpoint(actor, "pub"),
+                    snapshot=spec.snapshot,
+                    events=spec.events or spec.contract.events.values(),
+                    load=spec.load,
+                    apply=spec.apply,
+                    consumer=f"ui<-{actor}",
+                )
+                self.mirrors[actor] = mirror
+                stack.callback(mirror.close)
+                nursery.start_soon(self._follow, actor, mirror)
+                pulse = Subscriber(
+                    self.paths.ipc_endpoint(actor, "pub"),
+                    (),
+                    lambda _e, _d: None,
+                    consumer=f"ui-pulse<-{actor}",
+                    on_other=functools.partial(self._heard_event, actor),
+                )
+                nursery.start_soon(pulse.run)
+                nursery.start_soon(self._watch_pulse, actor)
+            task_status.started()
+            await trio.sleep_forever()
+
+    async def _follow(self, actor: str, mirror: Mirror[Any]) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(mirror.run)
+            seen = (-1, -1)
+            shown: Any = None
+            while True:
+                await mirror.wait_until(functools.partial(_moved, since=seen))
+                if mirror.snapshots != seen[0]:
+                    self._heard(actor)  # a snapshot is an answer: the actor is up
+                seen = (mirror.snapshots, mirror.applied)
+                # The projections return the same object for an event that changes
+                # nothing the UI shows (ptyd's output chunks, most of its traffic).
+                if mirror.state is not shown:
+                    shown = mirror.state
+                    self._changed(actor)
+
+    def _heard_event(self, actor: str, _event: Event) -> None:
+        self._heard(actor)
+
+    def _heard(self, actor: str) -> None:
+        self.last_heard[actor] = time.monotonic()
+        self._beats[actor].set()
+        if not self.alive[actor]:
+            self.alive[actor] = True
+            self._changed("health")
+
+    async def _watch_pulse(self, actor: str) -> None:
+        while True:
+            beat = self._beats[actor] = trio.Event()
+            with trio.move_on_after(SILENT_AFTER_S):
+                await beat.wait()
+                continue
+            if self.alive[actor]:
+                self.alive[actor] = False
+                self._changed("health")
+            await beat.wait()
+
+    # -- requests ------------------------------------------------------------------------
+    async def invoke(self, actor: str, op: Op[Any, Any], args: Any = None, **kw: Any) -> Any:
+        return await self.clients[actor].invoke(op, args, **kw)
+
+    async def save_session(self, session: WorkspaceSessionState) -> store_contract.SessionWritten:
+        """Write the layout fields (``session.patch``) at the revision we know."""
+        args = store_contract.SessionPatchArgs(
+            patch=layout.layout_patch(session), revision=self.store.revision
+        )
+        result: store_contract.SessionWritten = await self.invoke(
+            "store", store_contract.SESSION_PATCH, args
+        )
+        return result
+
+    async def spawn(
+        self,
+        worktree_id: str,
+        cwd: str,
+        argv: list[str],
+        pane_key: str,
+        cols: int,
+        rows: int,
+        env: dict[str, str] | None = None,
+    ) -> ptyd.SpawnResult:
+        args = ptyd.SpawnArgs(
+            argv=argv,
+            cwd=cwd,
+            worktree_id=worktree_id,
+            cols=max(1, cols),
+            rows=max(1, rows),
+            pane_key=pane_key,
+            env=env,
+        )
+        result: ptyd.SpawnResult = await self.invoke("ptyd", ptyd.SPAWN, args)
+        return result
+
+    async def write(self, session_id: str, data: bytes) -> None:
+        await self.invoke("ptyd", ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=data))
+
+    async def resize(self, session_id: str, cols: int, rows: int) -> None:
+        args = ptyd.ResizeArgs(session_id=session_id, cols=cols, rows=rows)
+        await self.invoke("ptyd", ptyd.RESIZE, args)
+
+    async def screen(self, session_id: str, attachment_id: str) -> tuple[bytes, int]:
+        """ptyd's screen of a session now (``term.attach``) and the offset it is at."""
+        args = ptyd.AttachArgs(session_id=session_id, attachment_id=attachment_id)
+        reply: ptyd.AttachResult = await self.invoke("ptyd", ptyd.ATTACH, args)
+        return reply.data, reply.end
+
+    async def retire_pane(self, pane_key: str) -> None:
+        """Close a pane by the retirement protocol (docs/protocols.md §2): ptyd's
+        ``term.close`` ends the PTY and retires the pane in store and hooks; a pane
+        without a terminal is retired in the store directly."""
+        tab_id, _, leaf_id = pane_key.partition(":")
+        row = self.session_for_pane(pane_key)
+        if row is not None:
+            await self.invoke(
+                "ptyd",
+                ptyd.CLOSE,
+                ptyd.SessionArgs(session_id=row.session_id),
+                timeout=CLOSE_TIMEOUT_S,
+            )
+        # Idempotent: a no-op when term.close already retired it (and the only way for
+        # a pane without a terminal).
+        await self.invoke(
+            "store",
+            store_contract.SESSION_RETIRE_PANE,
+            store_contract.RetirePaneArgs(tab_id=tab_id, leaf_id=leaf_id),
+        )
+
+    async def ack(self, pane_key: str | None) -> None:
+        await self.invoke("hooks", hooks.ACK, hooks.AckArgs(pane_key=pane_key))
+
+    async def restart_actor(self, name: str) -> None:
+        await self.invoke("supervisor", sup.RESTART, sup.RestartArgs(name=name))
+
+    async def create_worktree(self, repo_id: str, name: str, base: str | None) -> gitwatch.Created:
+        args = gitwatch.CreateArgs(repo_id=repo_id, name=name, base=base or None, source="ui")
+        result: gitwatch.Created = await self.invoke(
+            "gitwatch", gitwatch.WORKTREE_CREATE, args, timeout=60
+        )
+        return result
+
+    async def remove_worktree(self, worktree_id: str, force: bool) -> None:
+        args = gitwatch.RemoveArgs(worktree_id=worktree_id, force=force)
+        await self.invoke("gitwatch", gitwatch.WORKTREE_REMOVE, args, timeout=60)
+
+    async def rename_worktree(self, worktree_id: str, new_name: str) -> None:
+        args = gitwatch.RenameArgs(worktree_id=worktree_id, new_name=new_name)
+        await self.invoke("gitwatch", gitwatch.WORKTREE_RENAME, args, timeout=60)

@@ -1,0 +1,182 @@
+"""The sidebar's rows: repos → worktrees → panes, projected from the mirrors (pure).
+
+Agent lights come from ``orca.model.agent_status.project_worktrees`` with ptyd's facts,
+the same projection ``orca worktree ps`` prints, so the UI and the CLI never read a
+pane differently; "needs me" is the model's ``needs_user``. Nothing here re-decides a
+state: the only ordering added is the sidebar's (worktrees with an agent that needs
+the user first, when asked), and a text filter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from actors.ui.mirrors import WorktreeFacts
+from orca.contracts import ptyd
+from orca.model.agent_status import (
+    AgentStatusRow,
+    PaneFate,
+    TerminalFacts,
+    needs_user,
+    project_worktrees,
+)
+from orca.model.ids import split_worktree_id
+from orca.model.types_repo import Repo
+
+# One character per light (and a word for screen readers and tests).
+LIGHT_GLYPHS: Mapping[str, str] = {
+    "working": "●",
+    "blocked": "■",
+    "waiting": "◆",
+    "done": "✓",
+    "idle": "○",
+    "exited": "✗",
+    "gone": "✗",
+}
+LIGHT_COLOURS: Mapping[str, str] = {
+    "working": "green",
+    "blocked": "red",
+    "waiting": "yellow",
+    "done": "cyan",
+    "idle": "grey50",
+    "exited": "grey50",
+    "gone": "grey50",
+}
+
+
+@dataclass(frozen=True)
+class PaneLight:
+    pane_key: str
+    agent: str
+    state: str  # the projection's displayState
+    unread: bool
+    needs_me: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class WorktreeItem:
+    worktree_id: str
+    repo_id: str
+    name: str
+    branch: str
+    dirty: int | None
+    summary: str  # the shared summary's state ("idle" with no agents)
+    lights: tuple[PaneLight, ...]
+    sessions: int  # running terminals in this worktree
+
+    @property
+    def needs_me(self) -> bool:
+        return any(light.needs_me for light in self.lights)
+
+    def matches(self, text: str) -> bool:
+        needle = text.casefold()
+        return not needle or any(
+            needle in value.casefold() for value in (self.name, self.branch, self.worktree_id)
+        )
+
+
+@dataclass(frozen=True)
+class RepoGroup:
+    repo_id: str
+    name: str
+    worktrees: tuple[WorktreeItem, ...]
+
+
+def terminal_facts(sessions: Iterable[ptyd.SessionRow]) -> TerminalFacts:
+    """ptyd's facts for the admission rule, from the ptyd mirror (as ``orca worktree ps``)."""
+    rows = list(sessions)
+    running = [s for s in rows if s.running]
+    live = frozenset(s.pane_key for s in running)
+    return TerminalFacts(
+        live_panes=live,
+        live_handles=frozenset(s.terminal_handle for s in running),
+        exited={s.pane_key: s.exit_code for s in rows if not s.running and s.pane_key not in live},
+    )
+
+
+def build_sidebar(
+    *,
+    repos: Mapping[str, Repo],
+    git: Mapping[str, WorktreeFacts],
+    display_names: Mapping[str, str],
+    rows: Mapping[str, AgentStatusRow],
+    fates: Iterable[PaneFate],
+    sessions: Mapping[str, ptyd.SessionRow] | None,
+    now_ms: int,
+    filter_text: str = "",
+    needs_me_first: bool = False,
+) -> list[RepoGroup]:
+    """The sidebar, repo by repo; ``sessions`` None means ptyd's facts are unknown."""
+    facts = None if sessions is None else terminal_facts(sessions.values())
+    projected = {
+        str(w["worktreeId"]): w for w in project_worktrees(rows.values(), now_ms, facts, fates)
+    }
+    running: dict[str, int] = {}
+    for s in (sessions or {}).values():
+        if s.running:
+            running[s.worktree_id] = running.get(s.worktree_id, 0) + 1
+    known = set(git) | set(projected)
+    by_repo: dict[str, list[WorktreeItem]] = {}
+    for worktree_id in known:
+        facts_row = git.get(worktree_id)
+        parts = split_worktree_id(worktree_id)
+        repo_id = facts_row.repo_id if facts_row else (parts.repo_id if parts else "?")
+        path = facts_row.path if facts_row else (parts.path if parts else worktree_id)
+        entry = projected.get(worktree_id)
+        lights: tuple[PaneLight, ...] = ()
+        summary = "idle"
+        if entry is not None:
+            summary = str(entry["summary"]["state"])  # type: ignore[index]
+            lights = tuple(
+                PaneLight(
+                    pane_key=str(a["paneKey"]),
+                    agent=str(a["agent"]),
+                    state=str(a["displayState"]),
+                    unread=bool(a["unread"]),
+                    needs_me=needs_user(a),
+                    detail=str(a["detail"] or ""),
+                )
+                for a in entry["agents"]  # type: ignore[attr-defined]
+            )
+        item = WorktreeItem(
+            worktree_id=worktree_id,
+            repo_id=repo_id,
+            name=display_names.get(worktree_id) or os.path.basename(path.rstrip("/")) or path,
+            branch=facts_row.branch if facts_row else "",
+            dirty=facts_row.dirty if facts_row else None,
+            summary=summary,
+            lights=lights,
+            sessions=running.get(worktree_id, 0),
+        )
+        if item.matches(filter_text):
+            by_repo.setdefault(repo_id, []).append(item)
+    groups = []
+    for repo_id, items in by_repo.items():
+        if needs_me_first:
+            items.sort(key=lambda i: (not i.needs_me, i.name, i.worktree_id))
+        else:
+            items.sort(key=lambda i: (not _is_main(git.get(i.worktree_id)), i.name, i.worktree_id))
+        repo = repos.get(repo_id)
+        groups.append(RepoGroup(repo_id, repo.display_name if repo else repo_id, tuple(items)))
+    groups.sort(
+        key=lambda g: (not (needs_me_first and any(i.needs_me for i in g.worktrees)), g.name)
+    )
+    return groups
+
+
+def _is_main(facts: WorktreeFacts | None) -> bool:
+    return facts is not None and facts.is_main
+
+
+def next_needing_me(groups: Iterable[RepoGroup], after: str | None) -> PaneLight | None:
+    """The next pane (cycling past ``after``, a pane key) whose agent needs the user."""
+    lights = [light for g in groups for w in g.worktrees for light in w.lights if light.needs_me]
+    if not lights:
+        return None
+    keys = [light.pane_key for light in lights]
+    if after in keys:
+        return lights[(keys.index(after) + 1) % len(lights)]
+    return lights[0]

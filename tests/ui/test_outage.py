@@ -1,0 +1,100 @@
+"""``orca ui`` through actor crashes: the outage is shown, the UI recovers by itself,
+and no agent stops (issue 17, "kill -9 of each actor while the UI runs")."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from typing import Any
+
+import psutil
+
+from actors.ui.app import OrcaApp
+from orca.paths import resolve_paths
+
+CRASHED = ("store", "hooks", "ptyd", "gitwatch")
+
+
+def test_kill_9_of_each_actor_is_shown_and_recovered(tree: Any, drive: Any) -> None:
+    """Each actor in turn: kill -9, the banner names it, it comes back, the shell still echoes."""
+    alpha = tree.worktrees["alpha"]
+    agent_pid: dict[str, int] = {}
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await app.wait_for(lambda: all(app.backend.alive.values()))
+        await app.wait_for(lambda: app.item(alpha) is not None)
+        app.select_worktree(alpha, focus_terminal=True)
+        await pilot.press("ctrl+g", "t")
+        await app.wait_for(
+            lambda: len(app.pane_views()) == 1 and app.pane_views()[0].session_id is not None
+        )
+        pane = app.pane_views()[0].pane_key
+        row = app.backend.session_for_pane(pane)
+        assert row is not None
+        agent_pid["pid"] = row.pid
+
+        def screen() -> str:
+            view = app.pane_view(pane)
+            return "" if view is None else view.screen_text()
+
+        for round_, actor in enumerate(CRASHED):
+            pid = app.backend.actors[actor].pid
+            assert pid is not None
+            since = len(app.health_log)
+            os.kill(pid, signal.SIGKILL)
+            await app.wait_for(
+                lambda a=actor, n=since: any(x == a and s != "up" for x, s in app.health_log[n:]),
+                20,
+            )
+            await app.wait_for(
+                lambda a=actor: app.actor_health()[a] == "up" and not app.banner_text(), 30
+            )
+            await app.wait_for(lambda a=actor, old=pid: app.backend.actors[a].pid != old)
+            view = app.pane_view(pane)
+            assert view is not None
+            view.send(f"echo after-{actor}-$(({round_}*7+1))\r".encode())  # typed != printed
+            await app.wait_for(lambda a=actor, r=round_: f"after-{a}-{r * 7 + 1}" in screen(), 20)
+            assert psutil.pid_exists(agent_pid["pid"]), f"the agent died with {actor}"
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario, timeout=150)
+    assert psutil.Process(agent_pid["pid"]).status() != psutil.STATUS_ZOMBIE
+
+
+def test_service_down_banner_then_reconnects_by_itself(tree: Any, drive: Any) -> None:
+    """`orca down --keep-terminals` under the UI: the banner says so; `orca up`: it recovers."""
+    alpha = tree.worktrees["alpha"]
+
+    async def orca(*args: str) -> None:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "orca.cli.main",
+            *args,
+            env=tree.user.env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        assert await proc.wait() == 0, args
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await app.wait_for(lambda: all(app.backend.alive.values()))
+        await app.wait_for(lambda: app.item(alpha) is not None)
+        app.select_worktree(alpha, focus_terminal=True)
+        await pilot.press("ctrl+g", "t")
+        await app.wait_for(
+            lambda: len(app.pane_views()) == 1 and app.pane_views()[0].session_id is not None
+        )
+        pane = app.pane_views()[0].pane_key
+        await orca("down", "--keep-terminals")
+        await app.wait_for(lambda: "not running" in app.banner_text(), 20)
+        assert app.item(alpha) is not None, "the UI keeps showing what it had"
+        await orca("up")
+        await app.wait_for(lambda: not app.banner_text(), 30)
+        view = app.pane_view(pane)
+        assert view is not None and view.session_id is not None
+        view.send(b"echo back-$((40+2))\r")
+        await app.wait_for(lambda: "back-42" in (app.pane_view(pane) or view).screen_text(), 20)
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario, timeout=120)
