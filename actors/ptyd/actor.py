@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import trio
 
 from actors.ptyd import bindings, handlers, handoff, retire
@@ -368,7 +369,10 @@ class Ptyd:
         return True
 
     def row(self, session: Session) -> contract.SessionRow:
-        return session.info.to_row(contract.SessionRow, session.scrollback.end, session.subscribers)
+        row = session.info.to_row(contract.SessionRow, session.scrollback.end, session.subscribers)
+        if row.running and not os.path.isdir(row.cwd):  # one stat per live row and list
+            row = msgspec.structs.replace(row, folder_missing=True)
+        return row
 
     def stats(self) -> dict[str, Any]:
         """ptyd's own keys of ``sys.stats``."""

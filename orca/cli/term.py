@@ -185,6 +185,12 @@ def _ls(args: argparse.Namespace) -> int:
         for s in shown
     ]
     print_table(("TERMINAL", "STATE", "PID", "OUTPUT", "COMMAND"), rows)
+    removed = [handles[s.session_id] for s in shown if s.folder_missing]
+    if removed:
+        print(
+            f"warning: {', '.join(removed)}: the folder was removed while the terminal runs"
+            " (the program keeps running; `orca term close` ends it)"
+        )
     hidden = len(sessions) - len(shown)
     if hidden:
         print(f"({hidden} ended terminal{'s' if hidden != 1 else ''} hidden: `orca term ls --all`)")
@@ -197,7 +203,7 @@ def _ls(args: argparse.Namespace) -> int:
 def session_state(row: SessionRow) -> str:
     """``running``, ``exited N`` or ``lost (...)`` as ``term ls`` shows a session."""
     if row.running:
-        return "running"
+        return "running, its folder removed" if row.folder_missing else "running"
     if row.lost:
         return "lost (Orca and the terminal ended without seeing its exit)"
     return f"exited {row.exit_code}"
