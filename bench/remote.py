@@ -14,7 +14,11 @@ tests/system/test_remote_hosts.py; the set-up helpers come from tests/fixtures/s
    offset, 256 KiB chunks, as ``orca term attach HOST:HANDLE`` follows a stream) through
    the gateway over the veth vs over the buildbox's own ipc socket.
 3. keystroke echo: one byte written to a ``cat`` terminal until it is read back, the
-   median round trip, remote vs local.
+   median round trip, remote vs local (both by back-to-back ``term.read``), and remote
+   the way ``orca term attach HOST:HANDLE`` follows it now (``gateway.termWait``: the
+   read waits in the remote gateway until the output is there).
+4. an idle remote attach: CPU seconds of the following process over IDLE_S with
+   ``gateway.termWait`` vs polling ``term.read`` every 20 ms (what attach did before).
 
 Root and iproute2 needed. ``ORCA_BENCH_ROUNDS`` (default 15) sets the rounds.
 """
@@ -69,6 +73,42 @@ def _echo_once(invoke, session_id: str, n: int) -> float:  # type: ignore[no-unt
             return time.perf_counter() - t0
 
 
+IDLE_S = 3.0
+
+
+def _echo_waiting(link, session_id: str, n: int) -> float:  # type: ignore[no-untyped-def]
+    from orca.contracts import gateway as gw
+    from orca.contracts import ptyd
+
+    start = link.invoke(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=None)).end
+    key = bytes([97 + n % 26])
+    t0 = time.perf_counter()
+    link.invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=key))
+    while True:
+        got = link.invoke(gw.TERM_WAIT, gw.TermWaitArgs(session_id=session_id, since=start, wait_s=5.0), timeout=20.0)
+        if key in got.data:
+            return time.perf_counter() - t0
+        start = got.end
+
+
+def _idle_cpu(link, session_id: str, waiting: bool) -> float:  # type: ignore[no-untyped-def]
+    """CPU seconds this process spends following an idle session for IDLE_S."""
+    from orca.contracts import gateway as gw
+    from orca.contracts import ptyd
+
+    offset = link.invoke(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=None)).end
+    cpu0, t_end = time.process_time(), time.monotonic() + IDLE_S
+    while time.monotonic() < t_end:
+        if waiting:
+            wait = max(0.05, t_end - time.monotonic())
+            got = link.invoke(gw.TERM_WAIT, gw.TermWaitArgs(session_id=session_id, since=offset, wait_s=wait), timeout=20.0)
+        else:
+            got = link.invoke(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=offset))
+            time.sleep(0.02)
+        offset = got.end
+    return time.process_time() - cpu0
+
+
 def measure(mode: str, spec: dict[str, str]) -> dict[str, float]:
     """Throughput (MB/s) and echo (ms) for ``mode`` (remote: through the gateway)."""
     from orca.client.sync import invoke as local_invoke
@@ -86,10 +126,16 @@ def measure(mode: str, spec: dict[str, str]) -> dict[str, float]:
     end = int(spec["end"])
     reads = [_read_scrollback(call, spec["big"], end) for _ in range(max(3, ROUNDS // 3))]
     echoes = [_echo_once(call, spec["cat"], i) for i in range(ROUNDS * 2)]
-    return {
+    figures = {
         "mbps": SPAN / statistics.median(reads) / 1e6,
         "echo_ms": statistics.median(echoes) * 1000,
     }
+    if mode == "remote":
+        waited = [_echo_waiting(link, spec["cat"], i) for i in range(ROUNDS * 2)]
+        figures["echo_wait_ms"] = statistics.median(waited) * 1000
+        figures["idle_wait_cpu_ms"] = _idle_cpu(link, spec["cat"], waiting=True) * 1000
+        figures["idle_poll_cpu_ms"] = _idle_cpu(link, spec["cat"], waiting=False) * 1000
+    return figures
 
 
 def _ps_time(tree) -> float:  # type: ignore[no-untyped-def]
@@ -138,10 +184,11 @@ def main() -> int:
             time.sleep(3.0)  # let both trees settle before timing anything
             ps_local = _ps_time(laptop)
             key = laptop.ok("host", "key").strip()
-            box.ok("host", "authorize", key)
+            box.ok("host", "authorize", "--", key)  # a Z85 key may start with '-'
+
             server = box.ok("host", "key", "--server").strip()
             for name in ("box1", "box2", "box3"):
-                laptop.ok("host", "add", name, f"tcp://{b.address}:{PORT}", "--server-key", server)
+                laptop.ok("host", "add", name, f"tcp://{b.address}:{PORT}", f"--server-key={server}")
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 rows = laptop.json("worktree", "ps")["worktrees"]
@@ -177,6 +224,15 @@ def main() -> int:
     print(f"attach read, remote via gateway (veth): {rem['mbps']:7.1f} MB/s  ratio {rem['mbps'] / loc['mbps']:.2f}x")
     print(f"keystroke echo, local ipc             : {loc['echo_ms']:7.2f} ms (median)")
     print(f"keystroke echo, remote via gateway    : {rem['echo_ms']:7.2f} ms  ratio {rem['echo_ms'] / loc['echo_ms']:.2f}x")
+    print(
+        f"keystroke echo, remote termWait       : {rem['echo_wait_ms']:7.2f} ms"
+        f"  ratio {rem['echo_wait_ms'] / loc['echo_ms']:.2f}x vs local read loop"
+    )
+    print(
+        f"idle remote attach, {IDLE_S:g} s, CPU       : termWait {rem['idle_wait_cpu_ms']:.1f} ms,"
+        f" 20 ms term.read poll {rem['idle_poll_cpu_ms']:.1f} ms"
+        f"  ratio {rem['idle_poll_cpu_ms'] / max(rem['idle_wait_cpu_ms'], 0.1):.0f}x"
+    )
     return 0
 
 

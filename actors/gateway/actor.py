@@ -18,12 +18,14 @@ from actors.gateway.config import load_config
 from actors.gateway.follower import Follower
 from actors.gateway.listener import GatewayListener
 from actors.gateway.ring import EventRing
+from actors.gateway.termwait import OutputWaits
 from orca import keys
 from orca.actor import ActorContext
 from orca.actor.subscriber import Subscriber
 from orca.contracts import gateway as gw
-from orca.contracts import gitwatch, hooks, ptyd
+from orca.contracts import gitwatch, hooks, ptyd, store
 from orca.contracts.base import EventSpec, NoArgs
+from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.remote.access import AccessTable
 from orca.remote.hosts import HostConfigError
 from orca.wire.codec import encode
@@ -36,6 +38,15 @@ RELAYED_EVENTS: dict[str, list[EventSpec[Any]]] = {
     "hooks": [hooks.STATUS_SET, hooks.STATUS_CLEARED],
     "ptyd": [ptyd.SPAWNED, ptyd.EXIT, ptyd.CLOSED, ptyd.REKEYED],
     "gitwatch": list(gitwatch.CONTRACT.events.values()),
+    # The labels of its worktrees (remote `orca worktree ls`): repos and worktree notes.
+    "store": [
+        store.REPO_ADDED,
+        store.REPO_UPDATED,
+        store.REPO_REMOVED,
+        store.WORKTREE_META_CHANGED,
+        store.WORKTREE_META_REMOVED,
+        store.WORKTREE_RENAMED,
+    ],
 }
 _NOT_RELAYED_TYPES = {gitwatch.CREATE_PROGRESS.type}
 
@@ -48,10 +59,25 @@ class Gateway:
         self.ring = EventRing()
         self._changed = trio.Event()
         self.access = AccessTable(ctx.paths)
+        self.waits = OutputWaits(ctx.paths.ipc_endpoint(ptyd.CONTRACT.actor, "pub"))
         self.listener = GatewayListener(
-            self.config, self.pair, self.access, self.ring, self._connect, lambda: self._changed
+            self.config,
+            self.pair,
+            self.access,
+            self.ring,
+            self._connect,
+            lambda: self._changed,
+            self.waits,
         )
-        self.follower = Follower(ctx.paths, self.config.beats)
+        self.follower = Follower(ctx.paths, self.config.beats, self._mirror_changed, self._host_status)
+
+    def _host_status(self, mirror: Any, row: Any, cleared: Any) -> None:
+        self.ctx.events.emit(gw.HostStatus(host=mirror.name, host_id=mirror.host_id, row=row, cleared=cleared))
+
+    def _mirror_changed(self, mirror: Any) -> None:
+        self.ctx.events.emit(
+            gw.MirrorChanged(host=mirror.name, version=mirror.version, reachable=mirror.reachable)
+        )
 
     def _connect(self, actor: str) -> Any:
         return self.ctx.connect(actor, timeout=5.0)
@@ -64,6 +90,8 @@ class Gateway:
             gw.RelayedEvent(src=event.src, epoch=event.epoch, seq=event.seq, type=event.type, data=data),
             len(encode(data)) + 64,
         )
+        if event.type == HEARTBEAT_TYPE:
+            return  # read with the next batch or at the long-poll's end: no wake-up for it
         self._changed.set()
         self._changed = trio.Event()
 
@@ -94,6 +122,7 @@ class Gateway:
             handshake_failures=stats.handshake_failures,
             peers=peers,
             hosts=self.follower.links(),
+            op_counts=dict(self.listener.op_counts),
         )
 
     async def mirrors(self, _: NoArgs) -> gw.MirrorList:
@@ -101,6 +130,9 @@ class Gateway:
 
     async def events(self, args: gw.EventsArgs) -> gw.EventBatch:
         return await self.listener._events(args)
+
+    async def term_wait(self, args: gw.TermWaitArgs) -> ptyd.ReadResult:
+        return await self.listener.term_wait(args)
 
     async def inject_zap_fault(self, _: NoArgs) -> gw.Empty:
         if not self.config.faults_enabled:
@@ -125,17 +157,21 @@ async def setup(ctx: ActorContext) -> None:
             on_other=gateway._relay,
         )
         ctx.nursery.start_soon(sub.run)
+    await ctx.nursery.start(gateway.waits.run)
     if gateway.config.listen:
         await ctx.nursery.start(gateway.listener.run)
     ctx.nursery.start_soon(gateway.follower.run)
     ctx.rpc.register(gw.STATUS, gateway.status)
     ctx.rpc.register(gw.MIRRORS, gateway.mirrors)
     ctx.rpc.register(gw.EVENTS, gateway.events, concurrent=True)
+    ctx.rpc.register(gw.TERM_WAIT, gateway.term_wait, concurrent=True)
     ctx.rpc.register(gw.INJECT_ZAP_FAULT, gateway.inject_zap_fault)
     ctx.rpc.extra_stats = lambda: {
         "gateway": {
             "ringEvents": gateway.ring.head - gateway.ring.first,
             "ringBytes": gateway.ring.bytes,
             "ringDropped": gateway.ring.dropped,
+            "termWatches": len(gateway.waits.watches),
+            "termWakes": gateway.waits.wakes,
         }
     }

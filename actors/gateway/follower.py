@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -24,7 +25,7 @@ from actors.gateway.hostmirror import HostMirrorState
 from actors.gateway.listener import RELAY_TIMEOUT_S
 from orca.actor.client import RpcClient
 from orca.contracts import gateway as gw
-from orca.contracts import gitwatch, hooks, ptyd
+from orca.contracts import gitwatch, hooks, ptyd, store
 from orca.model.codec import to_builtins
 from orca.paths import OrcaPaths
 from orca.remote.hosts import Heartbeats, HostConfigError, RemoteHost, link_client, load_hosts
@@ -37,12 +38,24 @@ HOSTS_POLL_S = 1.0
 # timeout, so a silent link is declared lost within poll + heartbeat timeout.
 POLL_WAIT_S = 1.0
 RETRY_S = 0.5
+# The store first: its repos label the worktree rows gitwatch lists (a reader between
+# two loads sees a row's labels before the row, never a row without them).
+SNAPSHOT_ORDER = ("store", "hooks", "ptyd", "gitwatch")
 
 
 class Follower:
-    def __init__(self, paths: OrcaPaths, beats: Heartbeats) -> None:
+    def __init__(
+        self,
+        paths: OrcaPaths,
+        beats: Heartbeats,
+        on_change: Callable[[HostMirrorState], None] | None = None,
+        on_status: Callable[[HostMirrorState, Any, Any], None] | None = None,
+    ) -> None:
         self.paths = paths
         self.beats = beats
+        self._on_change = on_change
+        self._on_status = on_status
+        self._notified: dict[str, int] = {}
         self.mirrors: dict[str, HostMirrorState] = {}
         self._scopes: dict[str, tuple[RemoteHost, trio.CancelScope]] = {}
 
@@ -95,6 +108,7 @@ class Follower:
                     mirror.mark_unreachable(time.time(), f"error: {group.exceptions[0]!r}")
                 finally:
                     client.close()
+                self.notify(mirror)
                 await trio.sleep(RETRY_S)
 
     async def _snapshot(self, client: RpcClient, mirror: HostMirrorState, src: str) -> None:
@@ -120,16 +134,41 @@ class Follower:
             listed = await client.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs())
             rows: list[dict[str, Any]] = [to_builtins(r) for r in listed.worktrees]
             mirror.load_gitwatch(snap, rows)
+        elif src == "store":
+            repos = await client.invoke(store.REPO_LIST)
+            metas = await client.invoke(store.WORKTREE_META_LIST)
+            mirror.load_store(
+                [to_builtins(r) for r in repos.repos],
+                {k: to_builtins(m) for k, m in metas.worktree_meta.items()},
+            )
+
+    def notify(self, mirror: HostMirrorState) -> None:
+        """Tell ``on_status`` each status change applied (``gateway.hostStatus``), then
+        ``on_change`` (``gateway.mirrorChanged``) once per new ``version`` of a mirror."""
+        for row, cleared in mirror.take_changes():
+            if self._on_status is not None:
+                try:
+                    self._on_status(mirror, row, cleared)
+                except Exception:
+                    log.exception("remote host %s: status notification failed", mirror.name)
+        if self._on_change is None or self._notified.get(mirror.name) == mirror.version:
+            return
+        self._notified[mirror.name] = mirror.version
+        try:
+            self._on_change(mirror)
+        except Exception:  # a notification must never end the follower
+            log.exception("remote host %s: change notification failed", mirror.name)
 
     async def _sync(self, client: RpcClient, mirror: HostMirrorState) -> None:
         while True:  # one round per (re)snapshot of everything
             head = await client.invoke(gw.EVENTS, gw.EventsArgs(after=-1, wait_s=0))
-            for src in ("hooks", "ptyd", "gitwatch"):
+            for src in SNAPSHOT_ORDER:
                 await self._snapshot(client, mirror, src)
             if mirror.unverifiable_since is not None or not mirror.reachable:
                 log.info("remote host %s: in sync (epoch %s)", mirror.name, head.epoch)
             mirror.mark_contact(time.time())
             mirror.resyncs += 1
+            self.notify(mirror)
             cursor = head.next
             while True:
                 batch = await client.invoke(
@@ -139,8 +178,10 @@ class Follower:
                 mirror.mark_contact(time.time())
                 if batch.gap:
                     break
-                for src in sorted(mirror.apply(batch.events)):
+                stale = mirror.apply(batch.events)
+                for src in (s for s in SNAPSHOT_ORDER if s in stale):
                     await self._snapshot(client, mirror, src)
+                self.notify(mirror)
                 cursor = batch.next
 
     def links(self) -> list[gw.HostLink]:

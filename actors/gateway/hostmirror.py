@@ -5,7 +5,12 @@ loaded from its snapshot (``epoch``, ``seq``); a relayed event of that source is
 if its seq is the next one, dropped if already reflected, and anything else (a seq gap,
 a new epoch, a heartbeat announcing a seq we have not seen) asks for a new snapshot of
 that source (``apply`` returns the sources to re-snapshot). ``gitwatch`` events carry
-no rows here: any of them asks for a fresh ``worktree.list``.
+no rows here: any of them asks for a fresh ``worktree.list``. ``store``: only the repo
+and worktree-note events are relayed (its seq also counts events that are not), so
+any of them, or a new store epoch, asks for a fresh ``repo.list`` + ``worktreeMeta.list``.
+
+``version`` grows whenever what ``view`` shows may have changed (the gateway then
+publishes ``gateway.mirrorChanged``, which ``orca watch`` follows).
 
 Link state: ``reachable`` only while the last exchange succeeded; when it fails the
 rows stay as they were (never cleared, never merged into local state) and
@@ -24,11 +29,12 @@ from orca.contracts.gateway import HostLink, HostMirror, RelayedEvent
 from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.model.agent_status import AgentStatusRow, PaneFate
 
-SOURCES = ("hooks", "ptyd", "gitwatch")
+SOURCES = ("hooks", "ptyd", "gitwatch", "store")
 # Rows one remote host may put in our memory (a hostile host cannot grow us further).
 MAX_ROWS = 10_000
 MAX_SESSIONS = 10_000
 MAX_WORKTREES = 10_000
+MAX_REPOS = 2_000
 
 
 @dataclass
@@ -46,6 +52,11 @@ class HostMirrorState:
     fates: list[PaneFate] = field(default_factory=list)
     sessions: dict[str, ptyd.SessionRow] = field(default_factory=dict)
     worktrees: list[dict[str, Any]] = field(default_factory=list)
+    repos: list[dict[str, Any]] = field(default_factory=list)
+    worktree_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    version: int = 0
+    # Status changes applied since the follower last took them (``take_changes``).
+    changes: list[tuple[AgentStatusRow | None, hooks.StatusCleared | None]] = field(default_factory=list)
     cursors: dict[str, SourceCursor] = field(default_factory=dict)
     reachable: bool = False
     unverifiable_since: float | None = None
@@ -57,6 +68,8 @@ class HostMirrorState:
 
     # -- link ---------------------------------------------------------------------
     def mark_contact(self, now: float) -> None:
+        if not self.reachable:
+            self.version += 1
         self.reachable = True
         self.unverifiable_since = None
         self.last_contact = now
@@ -65,6 +78,7 @@ class HostMirrorState:
     def mark_unreachable(self, now: float, error: str) -> None:
         if self.reachable or self.unverifiable_since is None:
             self.unverifiable_since = now
+            self.version += 1
         self.reachable = False
         self.error = error[:300]
 
@@ -74,9 +88,11 @@ class HostMirrorState:
 
     # -- snapshots -------------------------------------------------------------------
     def load_hooks(self, snap: hooks.Snapshot) -> None:
+        self.changes = []  # the snapshot supersedes them (readers diff it)
         self.rows = {r.pane_key: self._label(r) for r in snap.rows[:MAX_ROWS]}
         self.fates = list(snap.fates[:MAX_ROWS])
         self.cursors["hooks"] = SourceCursor(snap.epoch, snap.seq)
+        self.version += 1
 
     def load_ptyd(self, snap: ptyd.Snapshot) -> None:
         self.sessions = {
@@ -84,10 +100,21 @@ class HostMirrorState:
             for s in snap.sessions[:MAX_SESSIONS]
         }
         self.cursors["ptyd"] = SourceCursor(snap.epoch, snap.seq)
+        self.version += 1
 
     def load_gitwatch(self, snap: gitwatch.GitwatchSnapshot, rows: list[dict[str, Any]]) -> None:
         self.worktrees = rows[:MAX_WORKTREES]
         self.cursors["gitwatch"] = SourceCursor(snap.epoch, snap.seq)
+        self.version += 1
+
+    def load_store(self, repos: list[dict[str, Any]], meta: dict[str, dict[str, Any]]) -> None:
+        """The remote store's repos and worktree notes (builtins), read-only labels.
+        ``repo.list`` carries no epoch: the store's next relayed event sets it."""
+        self.repos = repos[:MAX_REPOS]
+        self.worktree_meta = dict(list(meta.items())[:MAX_WORKTREES])
+        previous = self.cursors.get("store")
+        self.cursors["store"] = SourceCursor(previous.epoch if previous else "", 0)
+        self.version += 1
 
     # -- events --------------------------------------------------------------------
     def apply(self, events: list[RelayedEvent]) -> set[str]:
@@ -101,8 +128,14 @@ class HostMirrorState:
             if cursor is None:  # never loaded (its actor was down): its events say it is up
                 stale.add(src)
                 continue
+            if src == "store" and not cursor.epoch:
+                cursor.epoch = event.epoch  # repo.list has no epoch: the first one seen
             if event.epoch != cursor.epoch:
                 stale.add(src)
+                continue
+            if src == "store":  # only some of its events are relayed: any one re-lists
+                if event.type != HEARTBEAT_TYPE:
+                    stale.add(src)
                 continue
             if event.type == HEARTBEAT_TYPE:
                 if event.seq > cursor.seq:
@@ -116,6 +149,8 @@ class HostMirrorState:
             try:
                 if not self._apply_one(event):
                     stale.add(src)
+                else:
+                    self.version += 1
             except (msgspec.ValidationError, ValueError, TypeError, KeyError):
                 self.dropped += 1
                 stale.add(src)
@@ -131,8 +166,11 @@ class HostMirrorState:
                 if row.pane_key not in self.rows and len(self.rows) >= MAX_ROWS:
                     return False
                 self.rows[row.pane_key] = self._label(row)
+                self._changed(self.rows[row.pane_key], None)
             elif event.type == hooks.STATUS_CLEARED.type:
-                self.rows.pop(hooks.STATUS_CLEARED.decode(event.data).pane_key, None)
+                cleared = hooks.STATUS_CLEARED.decode(event.data)
+                self.rows.pop(cleared.pane_key, None)
+                self._changed(None, cleared)
             return True
         if event.src == "ptyd":
             if event.type == ptyd.SPAWNED.type:
@@ -157,6 +195,14 @@ class HostMirrorState:
             return True
         return False  # gitwatch: re-list
 
+    def _changed(self, row: AgentStatusRow | None, cleared: hooks.StatusCleared | None) -> None:
+        if len(self.changes) < MAX_ROWS:  # past it the readers re-read the mirror
+            self.changes.append((row, cleared))
+
+    def take_changes(self) -> list[tuple[AgentStatusRow | None, hooks.StatusCleared | None]]:
+        changes, self.changes = self.changes, []
+        return changes
+
     def view(self) -> HostMirror:
         return HostMirror(
             link=self.link(),
@@ -164,6 +210,9 @@ class HostMirrorState:
             fates=list(self.fates),
             sessions=list(self.sessions.values()),
             worktrees=list(self.worktrees),
+            repos=list(self.repos),
+            worktree_meta=dict(self.worktree_meta),
+            version=self.version,
         )
 
     def link(self) -> HostLink:

@@ -43,6 +43,7 @@ from actors.gateway import zap
 from actors.gateway.bounds import Budgets
 from actors.gateway.framesocket import FrameSocket
 from actors.gateway.ring import EventRing
+from actors.gateway.termwait import OutputWaits
 from orca import PROTOCOL_VERSION, __version__, keys
 from orca.actor.client import RpcClient
 from orca.actor.endpoints import ZAP_ENDPOINT
@@ -113,6 +114,7 @@ class GatewayListener:
         ring: EventRing,
         connect: Callable[[str], RpcClient],
         ring_changed: Callable[[], trio.Event],
+        waits: OutputWaits | None = None,
     ) -> None:
         self.config = config
         self.pair = pair
@@ -120,7 +122,9 @@ class GatewayListener:
         self.ring = ring
         self._connect = connect
         self._ring_changed = ring_changed
+        self.waits = waits
         self.stats = ListenerStats()
+        self.op_counts: dict[str, int] = {}
         self.budgets = Budgets()
         self.zap_alive = False
         self.listening: str | None = None
@@ -321,6 +325,7 @@ class GatewayListener:
                 self._reply(ident, encode_error(req.id, gw.Forbidden(why)))
                 return
             assert self._nursery is not None
+            self.op_counts[op.name] = self.op_counts.get(op.name, 0) + 1  # bounded: known ops
             self._nursery.start_soon(self._run_request, ident, key, req.id, req.idem, op, req.args)
             started = True
         finally:
@@ -366,9 +371,11 @@ class GatewayListener:
                     endpoints=[self.listening or ""],
                 )
             )
-        if op is ptyd.READ:
+        if op is ptyd.READ or op is gw.TERM_WAIT:
             limit = args.limit if args.limit is not None else REMOTE_READ_LIMIT
             args = msgspec.structs.replace(args, limit=max(1, min(limit, REMOTE_READ_LIMIT)))
+        if op is gw.TERM_WAIT:
+            return for_wire(await self.term_wait(args))
         client = self._connect(op.actor)
         slow = op.actor == gitwatch.CONTRACT.actor and gw.is_mutating(op)
         timeout = SLOW_RELAY_TIMEOUT_S if slow else RELAY_TIMEOUT_S
@@ -378,6 +385,21 @@ class GatewayListener:
             # Our actor's silence is not the link's: say so with a code the remote
             # side does not confuse with its own timeout (the link).
             raise Unavailable(f"{op.actor} on this host did not answer {op.name}") from None
+
+    async def term_wait(self, args: gw.TermWaitArgs) -> ptyd.ReadResult:
+        """``term.read`` that waits for output (``termwait.py``); without the waiter
+        (never in the actor) a plain read."""
+        client = self._connect(ptyd.CONTRACT.actor)
+
+        async def read(request: ptyd.ReadArgs) -> ptyd.ReadResult:
+            try:
+                return await client.invoke(ptyd.READ, request, timeout=RELAY_TIMEOUT_S)
+            except Timeout:
+                raise Unavailable(f"ptyd on this host did not answer {ptyd.READ.name}") from None
+
+        if self.waits is None:
+            return await read(ptyd.ReadArgs(session_id=args.session_id, since=args.since, limit=args.limit))
+        return await self.waits.wait(args, read)
 
     async def _events(self, args: gw.EventsArgs) -> gw.EventBatch:
         limit = max(1, min(args.limit, gw.MAX_EVENTS_LIMIT))

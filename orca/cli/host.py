@@ -9,7 +9,7 @@ On the machine that runs agents (the serving host)::
 On the machine you sit at (the client)::
 
     orca host key                          # this client's public key (made on first use)
-    orca host add NAME tcp://ADDR:PORT --server-key KEY
+    orca host add NAME tcp://ADDR:PORT --server-key=KEY
     orca host ls | rm NAME | status NAME
 
 See docs/remote.md. Import-light: every import is inside the command.
@@ -85,9 +85,12 @@ def _add(args: argparse.Namespace) -> int:
     from orca.remote.hosts import client_keys
 
     print(f"added {host.name} ({host.endpoint}, host id {host.host_id})")
+    # Z85 keys may start with '-': after `--` (and in `--server-key=KEY`) argparse
+    # never reads one as an option.
     print(
-        "authorize this client there with:  orca host authorize "
+        "authorize this client there with:  orca host authorize -- '"
         + client_keys(_paths()).public.decode()
+        + "'"
     )
     return EXIT_OK
 

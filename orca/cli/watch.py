@@ -12,6 +12,10 @@ sleeps in the socket until an event arrives.
 "worktreeId", "agent", "state", "displayState", "unread", "source", "detail", "rev"}``;
 for a removal ``{"event": "clear", "paneKey", "worktreeId", "reason", "exitCode"?}``.
 
+Remote hosts (``orca host add``): their rows too, each line labelled with its host,
+and ``unverifiable`` when a host's link is lost (``orca.remote.watch``; without a
+known host nothing of it is imported).
+
 ``--notify``: when an agent becomes ``blocked`` or ``done``, run ``--notify-command``
 (or ``$ORCA_NOTIFY_COMMAND``; the title and body are appended as two arguments), else
 ``notify-send`` where a session bus exists. Never waits for the command.
@@ -84,14 +88,21 @@ def clear_line(cleared: Any) -> dict[str, object]:
 
 def _human(line: dict[str, object]) -> str:
     stamp = time.strftime("%H:%M:%S")
+    if "host" in line:  # a remote host is known: every line is labelled (orca.remote.watch)
+        stamp = f"{stamp}  {line['host']}"
+    if line["event"] == "link":
+        return f"{stamp}  {line['text']} ({line['rows']} rows)"
     if line["event"] == "clear":
         code = f" (exit {line['exitCode']})" if "exitCode" in line else ""
         return f"{stamp}  {line['worktreeId']}  {line['paneKey']}  gone: {line['reason']}{code}"
     unread = " (unread)" if line["unread"] else ""
     detail = f"  {line['detail']}" if line["detail"] else ""
+    state = line["displayState"]
+    if "lastSeen" in line:
+        state = f"{line['unverifiableDetail']} (last seen {line['lastSeen']})"  # as worktree ps
     return (
         f"{stamp}  {line['worktreeId']}  {line['paneKey']}  {line['agent']}  "
-        f"{line['displayState']}{unread}{detail}"
+        f"{state}{unread}{detail}"
     )
 
 
@@ -110,11 +121,13 @@ class Notifier:
         self.states: dict[str, str] = {}
         self.children: list[subprocess.Popen[bytes]] = []
 
-    def prime(self, pane_key: str, state: str) -> None:
-        self.states[pane_key] = state
+    def prime(self, pane_key: str, state: str, host: object = "") -> None:
+        self.states[f"{host}/{pane_key}"] = state
 
     def observe(self, line: dict[str, object]) -> None:
-        pane = str(line["paneKey"])
+        if line["event"] == "link" or "lastSeen" in line:
+            return  # a remote link's state, or a row no one can confirm
+        pane = f"{line.get('host', '')}/{line['paneKey']}"
         if line["event"] == "clear":
             self.states.pop(pane, None)
             return
@@ -146,6 +159,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from orca.wire.errors import Unavailable
 
     notifier = Notifier(args.notify_command) if args.notify else None
+    from orca.remote import any_known_host
+
+    remote: Any = None
+    if any_known_host():  # remote hosts' rows too, labelled (orca.remote.watch)
+        from orca.remote.watch import RemoteWatch
+
+        remote = RemoteWatch(set_line)
 
     def emit(line: dict[str, object]) -> None:
         print(json.dumps(line) if args.json else _human(line), flush=True)
@@ -158,21 +178,37 @@ def cmd_watch(args: argparse.Namespace) -> int:
         snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
         now_ms = time.time_ns() // 1_000_000
         for row in snapshot.rows:
-            line = set_line(row, now_ms)
+            line = set_line(row, now_ms) if remote is None else remote.label_local(set_line(row, now_ms))
             print(json.dumps(line) if args.json else _human(line), flush=True)
             if notifier is not None:
-                notifier.prime(row.pane_key, row.state)
+                notifier.prime(row.pane_key, row.state, line.get("host", ""))
+        if remote is not None:
+
+            def show(line: dict[str, object]) -> None:  # the current rows: primed, not news
+                print(json.dumps(line) if args.json else _human(line), flush=True)
+                if notifier is not None and line["event"] == "set" and "lastSeen" not in line:
+                    notifier.prime(str(line["paneKey"]), str(line["state"]), line["host"])
+
+            remote.refresh(show)
         try:
             while True:
-                got = sub.receive(RECEIVE_TIMEOUT_S)
+                if remote is not None:
+                    got = remote.receive(sub, RECEIVE_TIMEOUT_S, emit)
+                else:
+                    got = sub.receive(RECEIVE_TIMEOUT_S)
                 if got is None:
                     continue
                 envelope, event = got
                 if envelope.epoch == snapshot.epoch and envelope.seq <= snapshot.seq:
                     continue  # already in the snapshot
-                if isinstance(event, hooks.StatusSet):
-                    emit(set_line(event.row, time.time_ns() // 1_000_000))
-                else:
-                    emit(clear_line(event))
+                line = (
+                    set_line(event.row, time.time_ns() // 1_000_000)
+                    if isinstance(event, hooks.StatusSet)
+                    else clear_line(event)
+                )
+                emit(line if remote is None else remote.label_local(line))
         except KeyboardInterrupt:
             return EXIT_OK
+        finally:
+            if remote is not None:
+                remote.close()

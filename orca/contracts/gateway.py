@@ -18,7 +18,15 @@ Ops served to remote clients (besides the relayed ones):
     the head at once (the cursor to take before taking snapshots). ``gap`` is true
     when the ring no longer holds the events from ``after`` on, or ``epoch`` is not the
     gateway's (it restarted): the caller re-snapshots every source. PTY output is not
-    in the ring: remote terminals read it by offset with ``term.read``.
+    in the ring: remote terminals read it by offset with ``term.read`` or, without
+    polling, ``gateway.termWait``.
+
+``gateway.termWait`` {sessionId, since?, limit?, waitS=5} → ReadResult (``term.read``'s):
+    ``term.read`` that waits, at most ``waitS`` (capped at 10 s), until the session has
+    output past ``since``, has exited, or ``since`` is past the scrollback (``gap``).
+    The gateway wakes on ptyd's ``term.output`` events of that session (its own
+    subscription, shared by every waiter of the session), so an idle remote attach
+    costs one request per ``waitS`` instead of a poll every few milliseconds.
 
 Ops served locally (ipc only; a remote key calling them gets ``forbidden``):
 
@@ -28,6 +36,13 @@ Ops served locally (ipc only; a remote key calling them gets ``forbidden``):
     terminal sessions and worktrees, labelled with the host's execution host id, and
     ``reachable`` / ``unverifiableSince`` (the link is down: rows kept, never cleared,
     never to be shown as live).
+``gateway.mirrorChanged`` (event) {host, version, reachable}: a followed host's mirror
+    changed (rows, sessions, worktrees, repos, its link); ``orca watch`` re-reads
+    ``gateway.mirrors`` then. ``version`` grows by one or more per change.
+``gateway.hostStatus`` (event) {host, hostId, row? | cleared?}: one agent-status
+    change of a followed host, in order, as its mirror applied it (published before
+    the ``mirrorChanged`` that follows it), so ``orca watch`` shows every transition
+    even when several come between two reads of the mirrors.
 ``gateway.injectZapFault`` {} → {}: fault injection for tests (ends the ZAP handler as
     a crash would); refused with ``forbidden`` unless ``ORCA_GATEWAY_FAULTS=1``.
 
@@ -113,6 +128,8 @@ class GatewayStatus(Payload, frozen=True, kw_only=True):
     handshake_failures: int
     peers: list[PeerStats]
     hosts: list[HostLink]
+    # Requests admitted per op name, since the gateway started (every peer).
+    op_counts: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class HostMirror(Payload, frozen=True, kw_only=True):
@@ -121,6 +138,11 @@ class HostMirror(Payload, frozen=True, kw_only=True):
     fates: list[PaneFate]
     sessions: list[ptyd.SessionRow]
     worktrees: list[dict[str, Any]]
+    # The remote store's repos and worktree notes (``repo.list``, ``worktreeMeta.list``
+    # as builtins): the labels of its worktrees; read-only, never written locally.
+    repos: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    worktree_meta: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    version: int = 0
 
 
 class MirrorList(Payload, frozen=True, kw_only=True):
@@ -131,10 +153,39 @@ class Empty(Payload, frozen=True, kw_only=True):
     pass
 
 
+class TermWaitArgs(Args, frozen=True, kw_only=True):
+    session_id: str
+    since: int | None = None
+    limit: int | None = None
+    wait_s: float = 5.0
+
+
+class MirrorChanged(Payload, frozen=True, kw_only=True):
+    host: str
+    version: int
+    reachable: bool
+
+
+class HostStatus(Payload, frozen=True, kw_only=True):
+    """One agent-status change of a followed host, as its mirror applied it."""
+
+    host: str
+    host_id: str
+    row: AgentStatusRow | None = None  # agentStatus.set
+    cleared: hooks.StatusCleared | None = None  # agentStatus.clear
+
+
 CONTRACT = Contract("gateway")
 EVENTS = CONTRACT.op("gateway.events", EventsArgs, EventBatch, BadRequest, doc="long-poll the event ring")
 STATUS = CONTRACT.op("gateway.status", NoArgs, GatewayStatus, doc="listener, ZAP, peers, links")
 MIRRORS = CONTRACT.op("gateway.mirrors", NoArgs, MirrorList, doc="every followed host's mirror")
+TERM_WAIT = CONTRACT.op(
+    "gateway.termWait", TermWaitArgs, ptyd.ReadResult, BadRequest, doc="term.read, waiting for output"
+)
+MIRROR_CHANGED = CONTRACT.event("gateway.mirrorChanged", MirrorChanged, doc="a host's mirror changed")
+HOST_STATUS = CONTRACT.event("gateway.hostStatus", HostStatus, doc="a followed host's status change")
+# A termWait waits at most this long (a client's timeout must exceed it).
+MAX_TERM_WAIT_S = 10.0
 INJECT_ZAP_FAULT = CONTRACT.op(
     "gateway.injectZapFault", NoArgs, Empty, Forbidden, doc="tests: crash the ZAP handler"
 )
@@ -150,6 +201,7 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         sys_contract.HELLO,
         sys_contract.PING,
         EVENTS,
+        TERM_WAIT,
         hooks.SNAPSHOT,
         ptyd.LIST,
         ptyd.READ,
@@ -199,7 +251,9 @@ RELAYED_CONTRACTS = (store.CONTRACT, hooks.CONTRACT, ptyd.CONTRACT, gitwatch.CON
 FULL_OPS = READ_ONLY_OPS | MUTATING_OPS
 OPS_BY_NAME: dict[str, Op[Any, Any]] = {op.name: op for op in FULL_OPS}
 # Ops the gateway answers itself rather than relaying.
-GATEWAY_SERVED = frozenset({sys_contract.HELLO.name, sys_contract.PING.name, EVENTS.name})
+GATEWAY_SERVED = frozenset(
+    {sys_contract.HELLO.name, sys_contract.PING.name, EVENTS.name, TERM_WAIT.name}
+)
 
 
 def allowed_ops(access: Access) -> frozenset[Op[Any, Any]]:
@@ -215,11 +269,14 @@ __all__ = [
     "CONTRACT",
     "EVENTS",
     "FULL_OPS",
+    "HOST_STATUS",
     "INJECT_ZAP_FAULT",
     "MIRRORS",
+    "MIRROR_CHANGED",
     "MUTATING_OPS",
     "READ_ONLY_OPS",
     "STATUS",
+    "TERM_WAIT",
     "Forbidden",
     "Unavailable",
 ]

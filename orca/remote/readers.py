@@ -121,6 +121,37 @@ def ps_with_remotes(
 
 
 # -- worktree ls ---------------------------------------------------------------------
+# The remote store's notes shown over the (possibly older) gitwatch row: gitwatch
+# re-lists on its own events, the mirror's store copy on every note change.
+META_LABELS = ("displayName", "comment", "isPinned", "isArchived", "linkedIssue", "linkedPR")
+
+
+def _local_repo_names() -> dict[str, str]:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+    from orca.wire.errors import OrcaError
+
+    try:
+        return {r.id: r.display_name for r in invoke(store.REPO_LIST, timeout=2.0).repos}
+    except OrcaError:
+        return {}
+
+
+def remote_repo_names(mirror: HostMirror) -> dict[str, str]:
+    """Repo id -> display name on that host (its store, mirrored)."""
+    names: dict[str, str] = {}
+    for repo in mirror.repos:
+        rid, name = repo.get("id"), repo.get("displayName")
+        if isinstance(rid, str) and isinstance(name, str):
+            names[rid] = name
+    return names
+
+
+def meta_labels(mirror: HostMirror, worktree_id: str) -> dict[str, Any]:
+    meta = mirror.worktree_meta.get(worktree_id) or {}
+    return {k: meta[k] for k in META_LABELS if k in meta}
+
+
 def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: dict[str, str]) -> bool:
     mirrors = _mirrors()
     if not mirrors:
@@ -131,8 +162,17 @@ def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: 
     from orca.contracts.gitwatch import WorktreeRow
     from orca.model.codec import from_builtins, to_builtins
 
-    local = [({**_local_label(), "handle": handles[r.id], **to_builtins(r)}, r) for r in shown]
+    local_repos = _local_repo_names()
+    local = [
+        (
+            {**_local_label(), "handle": handles[r.id], "repoName": local_repos.get(r.repo_id), **to_builtins(r)},
+            r,
+        )
+        for r in shown
+    ]
     entries: list[tuple[dict[str, Any], Any, str | None]] = [(d, r, None) for d, r in local]
+    if getattr(args, "repo", None):
+        mirrors = []  # --repo names a local repo: the listing is that repo's
     for mirror in mirrors:
         rows = []
         for raw in mirror.worktrees:
@@ -141,12 +181,20 @@ def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: 
             except Exception:  # a row this build cannot read: the peer's, skipped
                 continue
         remote_handles = worktree_handles((r.id, r.path) for r in rows)
+        repo_names = remote_repo_names(mirror)
         stale = _unverifiable(mirror.link)
         for r in rows:
             if not args.all and not r.visible:
                 continue
             handle = f"{mirror.link.name}:{remote_handles[r.id]}"
-            entries.append(({**_label(mirror.link), "handle": handle, **to_builtins(r)}, r, stale))
+            entry = {
+                **_label(mirror.link),
+                "handle": handle,
+                "repoName": repo_names.get(r.repo_id),
+                **to_builtins(r),
+                **meta_labels(mirror, r.id),
+            }
+            entries.append((entry, r, stale))
     if args.json:
         print_json("worktrees", [d for d, _, _ in entries])
         return True
@@ -154,6 +202,7 @@ def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: 
         [
             d["host"],
             d["handle"],
+            d["repoName"],
             _short(r.branch) or ("(detached)" if r.head else "-"),
             stale or _dirty_text(r.git_status),
             owner_text(r),
@@ -161,7 +210,7 @@ def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: 
         ]
         for d, r, stale in entries
     ]
-    _print_table(["HOST", "WORKTREE", "BRANCH", "DIRTY", "OWNER", "PATH"], table)
+    _print_table(["HOST", "WORKTREE", "REPO", "BRANCH", "DIRTY", "OWNER", "PATH"], table)
     return True
 
 

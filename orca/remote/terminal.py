@@ -2,7 +2,8 @@
 
 ``RemoteLink`` is one persistent, blocking CURVE connection to a host's gateway (one
 handshake per command, not per call; heartbeats from ``orca.remote.hosts``).
-``RemoteStream`` follows one session's output by byte offset with ``term.read``: after
+``RemoteStream`` follows one session's output by byte offset with ``gateway.termWait``
+(``term.read`` that waits in the remote gateway for output: no polling): after
 a link loss it resumes from the last offset it received, so nothing is lost or
 repeated; when the gap is past the remote scrollback, ptyd answers with the terminal
 model's snapshot and ``gap`` set, and the stream says so (``gaps``) instead of
@@ -16,11 +17,13 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import zmq
 
+from orca.contracts import gateway as gw
 from orca.contracts import gitwatch, ptyd
 from orca.contracts.base import Op, decode_result
 from orca.paths import OrcaPaths, resolve_paths
@@ -29,6 +32,8 @@ from orca.wire.envelope import decode_reply_raw, encode_request
 from orca.wire.errors import BadFrame, BadRequest, OrcaError, Timeout, error_from_wire
 
 R = TypeVar("R")
+
+
 def _call_timeout() -> float:
     """A reply later than the link's heartbeat timeout (+ slack) means the link is gone."""
     from orca.remote.hosts import Heartbeats
@@ -37,14 +42,28 @@ def _call_timeout() -> float:
 
 
 CALL_TIMEOUT_S = 10.0
-# Idle attach polls this often (term.read is not a long-poll); output read back-to-back.
+# An attach waits in the remote gateway (``gateway.termWait``) this long per request
+# when the session is idle: one request per WAIT_S, no polling.
+WAIT_S = 5.0
+# Only against a gateway without ``gateway.termWait``: poll term.read this often.
 IDLE_POLL_S = 0.02
 READ_LIMIT = 256 * 1024
 CLEAR_SCREEN = b"\x1b[H\x1b[2J"
+# Keystroke batches sent without waiting for their reply, at most (then the attach
+# waits for the oldest: a link that does not confirm them gets no more).
+MAX_UNCONFIRMED_WRITES = 64
+
+
+class Interrupted(Exception):
+    """``on_wake`` asked to stop waiting (the user detached)."""
 
 
 class RemoteLink:
-    """A blocking request/reply link to one host's gateway (CURVE, pinned key)."""
+    """A blocking request/reply link to one host's gateway (CURVE, pinned key).
+
+    ``invoke`` waits for its own reply; while it waits, a readable ``wake_fd`` calls
+    ``on_wake`` (the attach forwards keys then, with ``send_nowait``: their replies are
+    matched by id whenever they come and failures kept in ``write_errors``)."""
 
     def __init__(self, host: RemoteHost, paths: OrcaPaths | None = None) -> None:
         self.host = host
@@ -55,24 +74,74 @@ class RemoteLink:
         link_client(paths or resolve_paths(), host).apply(self.sock)
         self.sock.connect(host.endpoint)
         self._n = 0
+        self.unconfirmed: dict[str, float] = {}  # rid -> sent at (send_nowait)
+        self.write_errors: list[str] = []
 
-    def invoke(self, op: Op[Any, R], args: Any = None, *, timeout: float = CALL_TIMEOUT_S) -> R:
+    def _rid(self) -> str:
         self._n += 1
-        rid = f"{os.getpid():x}-{self._n}"
+        return f"{os.getpid():x}-{self._n}"
+
+    def send_nowait(self, op: Op[Any, Any], args: Any = None) -> None:
+        """Send without waiting for the reply (it is checked when it arrives)."""
+        while len(self.unconfirmed) >= MAX_UNCONFIRMED_WRITES:
+            oldest = min(self.unconfirmed, key=self.unconfirmed.__getitem__)
+            if time.monotonic() - self.unconfirmed[oldest] > _call_timeout():
+                self.unconfirmed.pop(oldest)
+                self.write_errors.append(f"{op.name}: no reply (link down?)")
+                continue
+            if self.sock.poll(100, zmq.POLLIN):
+                self._take(None)
+        rid = self._rid()
+        try:
+            self.sock.send(encode_request(rid, op.name, args), zmq.NOBLOCK)
+        except zmq.Again:  # no connection to queue on (the link is down): keys dropped
+            self.write_errors.append(f"{op.name}: link down, not sent")
+            return
+        self.unconfirmed[rid] = time.monotonic()
+
+    def _take(self, rid: str | None) -> Any:
+        """Receive one reply: ``rid``'s (returned), else a ``send_nowait`` one (checked)."""
+        try:
+            reply = decode_reply_raw(self.sock.recv())
+        except BadFrame:
+            return None
+        if rid is not None and reply.id == rid:
+            return reply
+        sent = self.unconfirmed.pop(reply.id, None) if reply.id is not None else None
+        if sent is not None and not reply.ok:
+            self.write_errors.append(str(error_from_wire(reply.error)))
+        return None  # a late reply to an attempt that timed out, or a write's
+
+    def invoke(
+        self,
+        op: Op[Any, R],
+        args: Any = None,
+        *,
+        timeout: float = CALL_TIMEOUT_S,
+        wake_fd: int | None = None,
+        on_wake: Callable[[], bool] | None = None,
+    ) -> R:
+        rid = self._rid()
         deadline = time.monotonic() + timeout
         if not self.sock.poll(int(timeout * 1000), zmq.POLLOUT):
             raise Timeout(f"{self.host.name}: no connection within {timeout:g}s")
         self.sock.send(encode_request(rid, op.name, args))
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        if wake_fd is not None:
+            poller.register(wake_fd, zmq.POLLIN)
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self.sock.poll(int(remaining * 1000) + 1, zmq.POLLIN):
+            if remaining <= 0:
                 raise Timeout(f"{self.host.name}: no reply to {op.name} within {timeout:g}s")
-            try:
-                reply = decode_reply_raw(self.sock.recv())
-            except BadFrame:
+            ready = dict(poller.poll(int(remaining * 1000) + 1))
+            if wake_fd is not None and wake_fd in ready and on_wake is not None and on_wake():
+                raise Interrupted()
+            if self.sock not in ready:
                 continue
-            if reply.id != rid:
-                continue  # a late reply to an attempt that timed out
+            reply = self._take(rid)
+            if reply is None:
+                continue
             if not reply.ok:
                 raise error_from_wire(reply.error)
             return decode_result(op, bytes(reply.result), self.host.endpoint)
@@ -83,7 +152,11 @@ class RemoteLink:
 
 @dataclass
 class RemoteStream:
-    """One remote session's output, in order, across link losses."""
+    """One remote session's output, in order, across link losses.
+
+    Follows by byte offset with ``gateway.termWait`` (a ``term.read`` that waits in the
+    remote gateway until there is output), so an idle stream costs one request per
+    ``WAIT_S``; against a gateway without it, ``term.read`` every ``IDLE_POLL_S``."""
 
     link: RemoteLink
     session_id: str
@@ -93,11 +166,36 @@ class RemoteStream:
     reconnects: int = 0
     exit_code: int | None = None
     ended: bool = False
+    waits: bool = True  # False: the remote gateway has no termWait (poll term.read)
+    requests: int = 0
+    shown: bool = False  # the first answer (the screen) was handed to on_data
 
-    def poll(self, timeout: float | None = None) -> tuple[bytes, bool]:
-        """(new bytes, repaint): ``repaint`` when the bytes are a snapshot after a gap."""
-        args = ptyd.ReadArgs(session_id=self.session_id, since=self.offset, limit=READ_LIMIT)
-        got = self.link.invoke(ptyd.READ, args, timeout=timeout or _call_timeout())
+    def poll(
+        self,
+        timeout: float | None = None,
+        *,
+        wait_s: float = 0.0,
+        wake_fd: int | None = None,
+        on_wake: Callable[[], bool] | None = None,
+    ) -> tuple[bytes, bool]:
+        """(new bytes, repaint): ``repaint`` when the bytes are a snapshot after a gap.
+        ``wait_s`` > 0: wait that long in the remote gateway for output."""
+        self.requests += 1
+        budget = timeout or _call_timeout()
+        if self.waits and wait_s > 0 and self.offset is not None:
+            args: Any = gw.TermWaitArgs(
+                session_id=self.session_id, since=self.offset, limit=READ_LIMIT, wait_s=wait_s
+            )
+            try:
+                got = self.link.invoke(
+                    gw.TERM_WAIT, args, timeout=budget + wait_s, wake_fd=wake_fd, on_wake=on_wake
+                )
+            except gw.Forbidden:  # an older gateway: no termWait to call
+                self.waits = False
+                return b"", False
+        else:
+            args = ptyd.ReadArgs(session_id=self.session_id, since=self.offset, limit=READ_LIMIT)
+            got = self.link.invoke(ptyd.READ, args, timeout=budget, wake_fd=wake_fd, on_wake=on_wake)
         repaint = False
         if self.offset is not None and got.gap:
             self.gaps.append((self.offset, got.offset))
@@ -109,13 +207,26 @@ class RemoteStream:
         self.ended = got.output_ended or (not got.running and got.end == got.offset + len(got.data))
         return got.data, repaint
 
-    def follow(self, on_data: Any, *, until: Any, retry_s: float = 0.2) -> None:
-        """Call ``on_data(bytes, repaint)`` until ``until()``; a lost link is retried from
-        the last offset (``reconnects`` counts the failures)."""
-        first = True
+    def follow(
+        self,
+        on_data: Callable[[bytes, bool], None],
+        *,
+        until: Callable[[], bool],
+        retry_s: float = 0.2,
+        wake_fd: int | None = None,
+        on_wake: Callable[[], bool] | None = None,
+        wait_s: float = WAIT_S,
+    ) -> None:
+        """Call ``on_data(bytes, repaint)`` until ``until()`` or ``on_wake()`` says stop;
+        a lost link is retried from the last offset (``reconnects`` counts failures)."""
         while not until():
+            first = not self.shown
             try:
-                data, repaint = self.poll()
+                data, repaint = self.poll(
+                    wait_s=0.0 if first else wait_s, wake_fd=wake_fd, on_wake=on_wake
+                )
+            except Interrupted:
+                return
             except (Timeout, OrcaError) as exc:
                 if not isinstance(exc, Timeout) and exc.code != "unavailable":
                     raise
@@ -124,10 +235,10 @@ class RemoteStream:
                 continue
             if data or first:  # the first answer is the screen, shown even when blank
                 on_data(data, repaint or first)
-                first = False
+                self.shown = True
             elif self.ended:
                 return
-            else:
+            elif not self.waits:
                 time.sleep(IDLE_POLL_S)
 
 
@@ -219,7 +330,8 @@ def run_remote_term(command: str, args: argparse.Namespace) -> int | None:
 
 def _attach(link: RemoteLink, session_id: str) -> int:
     """Stream the remote session (keys typed are sent); Ctrl-] detaches. Resumes from
-    the last offset after a link loss and says so when output was lost."""
+    the last offset after a link loss and says so when output was lost. Event-driven:
+    the process sleeps in one poll on the link and stdin (``gateway.termWait``)."""
     import termios
     import tty
 
@@ -229,6 +341,7 @@ def _attach(link: RemoteLink, session_id: str) -> int:
     stdin = sys.stdin.fileno()
     saved = termios.tcgetattr(stdin) if tty_in else None
     detached = [False]
+    stdin_open = [True]
 
     shown_screen = [False]
 
@@ -240,16 +353,24 @@ def _attach(link: RemoteLink, session_id: str) -> int:
             shown_screen[0] = True
         out.write(data)
         out.flush()
-        _forward_keys(link, session_id, stdin, detached)
 
-    def until() -> bool:
-        _forward_keys(link, session_id, stdin, detached)
+    def on_wake() -> bool:
+        _forward_keys(link, session_id, stdin, detached, stdin_open)
         return detached[0]
 
     try:
         if tty_in:
             tty.setraw(stdin)
-        stream.follow(on_data, until=until)
+        while not detached[0]:
+            stream.follow(
+                on_data,
+                until=lambda: detached[0],
+                wake_fd=stdin if stdin_open[0] else None,
+                on_wake=on_wake,
+            )
+            if stream.ended or detached[0] or stdin_open[0]:
+                break
+            # stdin reached its end without a detach (a pipe): keep following, keys off
     finally:
         if saved is not None:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
@@ -258,20 +379,26 @@ def _attach(link: RemoteLink, session_id: str) -> int:
         f"\r\n[{reason}; stream offsets {stream.start}..{stream.offset};"
         f" {len(stream.gaps)} gap(s); {stream.reconnects} link retries]"
     )
+    for error in link.write_errors[:3]:
+        print(f"orca: keys not delivered: {error}", file=sys.stderr)
     return 0
 
 
-def _forward_keys(link: RemoteLink, session_id: str, stdin: int, detached: list[bool]) -> None:
-    import select
-
-    if detached[0] or not select.select([stdin], [], [], 0)[0]:
-        return
+def _forward_keys(
+    link: RemoteLink, session_id: str, stdin: int, detached: list[bool], stdin_open: list[bool]
+) -> None:
+    """Send what stdin has (it is readable); Ctrl-] detaches. A closed stdin (a pipe at
+    its end) detaches a terminal, and only stops forwarding otherwise."""
     keys = os.read(stdin, 4096)
     if not keys:
-        detached[0] = True
+        if os.isatty(stdin):
+            detached[0] = True
+        else:
+            stdin_open[0] = False
+            raise Interrupted()  # re-enter the wait without stdin
         return
     if b"\x1d" in keys:
         keys = keys.split(b"\x1d", 1)[0]
         detached[0] = True
     if keys:
-        link.invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=keys))
+        link.send_nowait(ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=keys))

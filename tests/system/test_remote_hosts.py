@@ -73,9 +73,10 @@ def _pair_trees(tmp_path: Path, beats: dict[str, str]) -> Iterator[Hosts]:
             laptop = start_tree(tmp_path / "laptop", listen=None, prefix=tuple(a.prefix()), beats=beats)
             trees.append(laptop)
             client_key = laptop.ok("host", "key").strip()
-            buildbox.ok("host", "authorize", client_key, "--name", "laptop")
+            buildbox.ok("host", "authorize", "--name", "laptop", "--", client_key)  # may start with '-'
+
             server_key = buildbox.ok("host", "key", "--server").strip()
-            laptop.ok("host", "add", "buildbox", f"tcp://{b.address}:{PORT}", "--server-key", server_key)
+            laptop.ok("host", "add", "buildbox", f"tcp://{b.address}:{PORT}", f"--server-key={server_key}")
             yield Hosts(laptop, buildbox, a, b)
         finally:
             for tree in reversed(trees):

@@ -135,7 +135,7 @@ def test_host_mirror_applies_in_order_and_asks_for_snapshots_on_gaps() -> None:
     assert mirror.apply([_ev("ptyd", 3, HEARTBEAT_TYPE, epoch="p1")]) == {"ptyd"}
     assert mirror.apply([_ev("ptyd", 1, HEARTBEAT_TYPE, epoch="p2")]) == {"ptyd"}
     assert mirror.apply([_ev("gitwatch", 1, "worktree.added", {})]) == {"gitwatch"}  # never loaded
-    assert mirror.apply([_ev("store", 1, "repo.added", {})]) == set()  # not mirrored
+    assert mirror.apply([_ev("store", 1, "repo.added", {})]) == {"store"}  # never loaded
 
 
 def test_link_loss_keeps_rows_and_remembers_since_when() -> None:
