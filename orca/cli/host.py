@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orca.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 
@@ -53,7 +54,9 @@ def _authorize(args: argparse.Namespace) -> int:
 
     key = args.key.strip().encode("ascii", "replace")
     if not keys.is_z85_key(key):
-        return fail("not a client key: expected the 40 characters `orca host key` prints", EXIT_USAGE)
+        return fail(
+            "not a client key: expected the 40 characters `orca host key` prints", EXIT_USAGE
+        )
     name = args.name or "client-" + hashlib.sha256(key).hexdigest()[:10]
     try:
         access.check_name(name)
@@ -85,10 +88,8 @@ def _add(args: argparse.Namespace) -> int:
     from orca.remote.hosts import client_keys
 
     print(f"added {host.name} ({host.endpoint}, host id {host.host_id})")
-    # Z85 keys may start with '-': after `--` (and in `--server-key=KEY`) argparse
-    # never reads one as an option.
     print(
-        "authorize this client there with:  orca host authorize -- '"
+        "authorize this client there with:  orca host authorize '"
         + client_keys(_paths()).public.decode()
         + "'"
     )
@@ -119,9 +120,14 @@ def _ls(args: argparse.Namespace) -> int:
 
         clients = sorted(load_clients(paths).values(), key=lambda c: c.name)
         if args.json:
-            print_json("clients", [{"name": c.name, "key": c.public.decode(), "access": c.access} for c in clients])
+            print_json(
+                "clients",
+                [{"name": c.name, "key": c.public.decode(), "access": c.access} for c in clients],
+            )
         else:
-            print_table(("NAME", "ACCESS", "KEY"), [(c.name, c.access, c.public.decode()) for c in clients])
+            print_table(
+                ("NAME", "ACCESS", "KEY"), [(c.name, c.access, c.public.decode()) for c in clients]
+            )
         return EXIT_OK
     from orca.remote.client import link_text
 
@@ -158,13 +164,47 @@ def _status(args: argparse.Namespace) -> int:
     except OrcaError as exc:
         print(f"{host.name} ({host.endpoint}): unreachable: {exc.message}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"{host.name} ({host.endpoint}): reachable, orca {hello.version}, protocol {hello.protocol}")
+    print(
+        f"{host.name} ({host.endpoint}): reachable, orca {hello.version}, protocol {hello.protocol}"
+    )
     return EXIT_OK
+
+
+# A CURVE public key as Z85 text (rfc.zeromq.org/spec/32): 40 characters of this set.
+_Z85_KEY = re.compile(r"[0-9a-zA-Z.\-:+=^!/*?&<>()\[\]{}@%$#]{40}")
+
+
+def protect_keys(args: list[str]) -> list[str]:
+    """``args`` with every Z85 key that starts with ``-`` kept from argparse's option
+    matching: one given as ``--server-key``'s value joins it (``--server-key=KEY``), a
+    bare one moves after ``--``. One key in 85 starts with ``-``; without this the key
+    ``orca host key`` printed would fail ``authorize`` or ``add`` as an unknown option."""
+    end = args.index("--") if "--" in args else len(args)
+    kept: list[str] = []
+    keys: list[str] = []
+    for arg in args[:end]:
+        if arg.startswith("-") and _Z85_KEY.fullmatch(arg):
+            if kept and kept[-1] == "--server-key":
+                kept[-1] = f"--server-key={arg}"
+            else:
+                keys.append(arg)
+        else:
+            kept.append(arg)
+    if not keys:
+        return kept + args[end:]
+    return [*kept, "--", *keys, *args[end + 1 :]]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     host = sub.add_parser("host", help="remote execution hosts (keys, authorization, links)")
-    hsub = host.add_subparsers(dest="host_command", metavar="SUBCOMMAND")
+
+    class KeyArgsParser(type(host)):  # type: ignore[misc]  # the CLI's parser class
+        def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+            return super().parse_known_args(protect_keys(list(args or [])), namespace)
+
+    hsub = host.add_subparsers(
+        dest="host_command", metavar="SUBCOMMAND", parser_class=KeyArgsParser
+    )
 
     p = hsub.add_parser("key", help="print this client's public key (created on first use)")
     p.add_argument("--server", action="store_true", help="print this host's server key instead")
