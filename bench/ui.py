@@ -14,7 +14,8 @@ the same app object ``orca ui`` runs), in this process, so its CPU is this proce
 3. 20 agents printing continuously (4 of them in visible panes, a split tab): the UI's
    CPU, frames rendered, and input-to-echo latency in a 5th visible pane running
    ``cat`` (type a token, time until the pane's screen shows it), p50/p99. Baseline:
-   the same echo through ``orca term attach``'s client (``orca.client.terminal``).
+   the same echo through ``orca term attach``'s client (``TerminalStream``, ptyd's
+   attach stream); for reference also the RPC-per-key client (``Attachment``).
 
     python bench/ui.py
 """
@@ -38,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from actors.ui import layout  # noqa: E402
 from actors.ui.app import OrcaApp  # noqa: E402
 from orca.client.sync import invoke  # noqa: E402
-from orca.client.terminal import Attachment  # noqa: E402
+from orca.client.terminal import Attachment, TerminalStream  # noqa: E402
 from orca.contracts import hooks, ptyd, store  # noqa: E402
 from orca.model.panes import make_pane_key  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
@@ -47,7 +48,7 @@ WORKTREES, PANES = 100, 3
 PRINTERS = 20
 IDLE_S = 5.0
 LOAD_S = 5.0
-ECHOES = 30
+ECHOES = 100  # p99 of 100 samples (of 30 it would be the maximum)
 SIZE = (160, 48)
 # A printer that forks nothing (a shell loop calling date and sleep forks 200 times a
 # second each: the fork storm, not the UI, would be measured). Run with sys.executable.
@@ -238,12 +239,35 @@ async def under_load(paths: OrcaPaths, worktree_id: str, cwd: str) -> dict[str, 
 
 
 def attach_echo(paths: OrcaPaths, cat_session: str) -> list[float]:
-    """Baseline: the same echo through ``orca term attach``'s client (blocking)."""
-    attachment = Attachment.open(cat_session, paths)
+    """Baseline: the same echo through ``orca term attach``'s client (``TerminalStream``,
+    ptyd's attach stream, blocking)."""
+    stream, _screen = TerminalStream.open(cat_session, paths, flat=True)
     try:
         base = []
         for i in range(ECHOES):
             token = f"raw{i:03d}y".encode()
+            s = time.perf_counter()
+            stream.write(token + b"\r")
+            seen = b""
+            while token not in seen:
+                for data, _repaint in stream.poll_output(1000):
+                    seen += data
+            base.append(time.perf_counter() - s)
+            time.sleep(LOAD_S / ECHOES)
+            stream.keepalive()
+        return base
+    finally:
+        stream.close()
+
+
+def rpc_echo(paths: OrcaPaths, cat_session: str) -> list[float]:
+    """For reference: the same echo with a ``term.write`` RPC per key and output from
+    ptyd's PUB socket (``Attachment``, the path before the attach stream)."""
+    attachment = Attachment.open(cat_session, paths)
+    try:
+        base = []
+        for i in range(ECHOES):
+            token = f"rpc{i:03d}z".encode()
             s = time.perf_counter()
             attachment.write(token + b"\r")
             seen = b""
@@ -289,6 +313,7 @@ def main() -> None:
         cwd = next(r.cwd for r in invoke(ptyd.LIST, ptyd.ListArgs(), paths=paths).sessions)
         load = asyncio.run(under_load(paths, first, cwd))
         echo, base = load["echo"], attach_echo(paths, load["cat_session"])
+        rpc = rpc_echo(paths, load["cat_session"])
         print(
             f"{PRINTERS} agents printing (4 visible): UI CPU {load['cpu_pct']:.1f} %,"
             f" {load['screen_updates_per_s']:.0f} screen updates/s,"
@@ -299,6 +324,10 @@ def main() -> None:
             f" orca term attach client: p50 {pct(base, 0.5):.1f} ms p99 {pct(base, 0.99):.1f} ms;"
             f" p99 ratio {pct(echo, 0.99) / max(pct(base, 0.99), 0.001):.2f}x (goal <= 2x)"
             f" (median ratio {statistics.median(echo) / statistics.median(base):.2f}x)"
+        )
+        print(
+            f"(reference: term.write RPC + PUB client: p50 {pct(rpc, 0.5):.1f} ms"
+            f" p99 {pct(rpc, 0.99):.1f} ms)"
         )
         print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     finally:

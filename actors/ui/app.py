@@ -43,11 +43,11 @@ from textual.widgets.option_list import Option
 from actors.ui import layout
 from actors.ui.backend import ACTORS, Backend
 from actors.ui.dialogs import AskScreen, ConfirmScreen, LaunchRequest, LaunchScreen
-from actors.ui.fastpath import KeySender
 from actors.ui.review import ChangedFile, changed_files, file_diff
 from actors.ui.runtime import TrioGuest
 from actors.ui.terminal_view import LEADER_KEY, TerminalView
 from actors.ui.view import (
+    FOLDER_PREFIX,
     LIGHT_COLOURS,
     LIGHT_GLYPHS,
     RepoGroup,
@@ -87,6 +87,21 @@ LEADER_ACTIONS: dict[str, str] = {
 HOOK_AGENTS = ("claude", "codex", "gemini")
 log = logging.getLogger(__name__)
 DETACH_HINT = "Ctrl-] returns to orca ui"
+
+
+# OSC 9 (iTerm2's, also ConEmu, WezTerm, kitty, foot, Windows Terminal; tmux passes it
+# through with ``allow-passthrough`` or as its own notification): "ESC ] 9 ; text BEL"
+# posts a desktop notification. https://iterm2.com/documentation-escape-codes.html
+OSC9_MAX_CHARS = 200
+
+
+def osc9(text: str) -> str:
+    """The OSC 9 notification for ``text``: controls dropped (an ESC or BEL would end
+    the string early), bounded, never an empty or ``4;`` one (ConEmu's progress)."""
+    clean = "".join(ch for ch in text if ch.isprintable())[:OSC9_MAX_CHARS]
+    if not clean or clean.startswith("4;"):
+        clean = "orca: " + clean
+    return f"\x1b]9;{clean}\x07"
 
 
 class Sidebar(OptionList):
@@ -200,13 +215,11 @@ class OrcaApp(App[None], inherit_bindings=False):
             await nursery.start(self.backend.run)
 
         await self.guest.start(start_backend)
-        self.keys = KeySender(self.paths.ipc_endpoint("ptyd", "rpc"), self.report)
         self.query_one(Sidebar).focus()
         self.poke()
 
     async def on_unmount(self) -> None:
         await self.guest.stop()
-        self.keys.close()
 
     def _runtime_crashed(self, exc: BaseException) -> None:
         # A bug of ours in a trio task ended the client runtime: nothing updates any
@@ -275,6 +288,8 @@ class OrcaApp(App[None], inherit_bindings=False):
             now_ms=now_ms,
             filter_text=self.filter_text,
             needs_me_first=self.needs_me_first,
+            folders=backend.store.folders,
+            group_names=backend.store.group_names,
         )
         self._notify_transitions()
         session = backend.session()
@@ -282,7 +297,10 @@ class OrcaApp(App[None], inherit_bindings=False):
             # Until the user picks one, show the worktree the saved session had active.
             self.selected_worktree = session.active_worktree_id
         elif self.selected_worktree is None or not self._known(self.selected_worktree):
-            self.selected_worktree = self._first_worktree()
+            # Gone (removed, or renamed by another client): the session's active one
+            # (the store moves it with a rename), else the first.
+            active = session.active_worktree_id
+            self.selected_worktree = active if self._known(active) else self._first_worktree()
         self._render_sidebar()
         self._render_health()
         await self._render_layout(session)
@@ -414,12 +432,21 @@ class OrcaApp(App[None], inherit_bindings=False):
                     light.state in ("blocked", "done")
                     and previous.get(light.pane_key) != light.state
                 ):
+                    message = f"{light.agent} in {w.name} is {light.state}"
                     self.notify(
-                        f"{light.agent} in {w.name} is {light.state}",
+                        message,
                         severity="warning" if light.state == "blocked" else "information",
                     )
                     if self.bell_enabled:
                         self.bell()
+                        self.write_to_terminal(osc9(f"orca: {message}"))
+
+    def write_to_terminal(self, data: str) -> None:
+        """Raw output for the real terminal (a desktop notification), between frames."""
+        driver = self._driver
+        if driver is not None:
+            driver.write(data)
+            driver.flush()
 
     def pane_bell(self, pane_key: str) -> None:
         if pane_key != self.focused_pane and self.bell_enabled:
@@ -545,6 +572,10 @@ class OrcaApp(App[None], inherit_bindings=False):
         facts = self.backend.git.get(worktree_id)
         if facts is not None:
             return facts.path
+        if worktree_id.startswith(FOLDER_PREFIX):
+            folder = self.backend.store.folders.get(worktree_id.removeprefix(FOLDER_PREFIX))
+            if folder is not None:
+                return folder.folder_path
         parts = split_worktree_id_for_filesystem(worktree_id)
         return parts.path if parts is not None else os.getcwd()
 
@@ -552,9 +583,21 @@ class OrcaApp(App[None], inherit_bindings=False):
         size = self.query_one("#panes").content_size
         return max(20, size.width - 2), max(5, size.height - 2)
 
+    @staticmethod
+    def check_hosts_terminals(worktree_id: str) -> None:
+        """ptyd's session ids are ``<repoId>::<path>@@<hex>`` (orca.model.panes): a
+        folder workspace (``folder:<id>``) cannot hold a terminal yet; say so before
+        any tab is made for one."""
+        if worktree_id.startswith(FOLDER_PREFIX):
+            raise Conflict(
+                "terminals in folder workspaces are not supported yet (ptyd needs a git"
+                " worktree); its agents' lights are shown"
+            )
+
     async def spawn_in_pane(
         self, worktree_id: str, pane_key: str, argv: list[str], type_after: str = ""
     ) -> None:
+        self.check_hosts_terminals(worktree_id)
         cols, rows = self._pane_size()
         result = await self.backend.spawn(
             worktree_id, self.worktree_cwd(worktree_id), argv, pane_key, cols, rows
@@ -582,6 +625,7 @@ class OrcaApp(App[None], inherit_bindings=False):
                 worktree_id = created.worktree_id
             if worktree_id is None:
                 raise Conflict("select a worktree first")
+            self.check_hosts_terminals(worktree_id)
             argv, type_after = request.argv(self.shell())
             target = worktree_id
             result: dict[str, str] = {}
@@ -603,7 +647,7 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     def _repo_for_new_worktree(self, worktree_id: str | None) -> str | None:
         item = self.item(worktree_id)
-        if item is not None:
+        if item is not None and item.repo_id in self.backend.store.repos:
             return item.repo_id
         repos = list(self.backend.store.repos)
         return repos[0] if repos else None
@@ -730,11 +774,20 @@ class OrcaApp(App[None], inherit_bindings=False):
 
         def renamed(name: str | None) -> None:
             if name:
-                self.guest.start_soon(
-                    self._quiet, self.backend.rename_worktree(item.worktree_id, name)
-                )
+                self.guest.start_soon(self._rename, item.worktree_id, name)
 
         self.push_screen(AskScreen(f"Rename worktree {item.name} to:", item.name), renamed)
+
+    async def _rename(self, worktree_id: str, name: str) -> None:
+        try:
+            renamed = await self.backend.rename_worktree(worktree_id, name)
+        except OrcaError as exc:
+            self.report(exc.message)
+            return
+        if self.selected_worktree == worktree_id:
+            # The same worktree under its new id: keep showing it (and its terminals).
+            self.selected_worktree = renamed.new_worktree_id
+            self.poke(view=True)
 
     def action_remove_worktree(self) -> None:
         item = self.item(self.selected_worktree)
@@ -902,6 +955,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             self.report(f"hooks install {agent}: {text}")
         else:
             self.notify(text or f"hooks installed for {agent}")
+            self.poke()
 
     async def action_quit(self) -> None:
         self.exit()

@@ -252,17 +252,16 @@ class Backend:
         result: ptyd.SpawnResult = await self.invoke("ptyd", ptyd.SPAWN, args)
         return result
 
-    async def write(self, session_id: str, data: bytes) -> None:
-        await self.invoke("ptyd", ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=data))
-
     async def resize(self, session_id: str, cols: int, rows: int) -> None:
         args = ptyd.ResizeArgs(session_id=session_id, cols=cols, rows=rows)
         await self.invoke("ptyd", ptyd.RESIZE, args)
 
-    async def screen(self, session_id: str, attachment_id: str) -> tuple[bytes, int]:
-        """ptyd's screen of a session now (``term.attach``) and the offset it is at."""
-        args = ptyd.AttachArgs(session_id=session_id, attachment_id=attachment_id)
-        reply: ptyd.AttachResult = await self.invoke("ptyd", ptyd.ATTACH, args)
+    async def screen(self, session_id: str) -> tuple[bytes, int]:
+        """ptyd's screen of a session now (``term.attach`` without a lease: the pane's
+        stream is what counts it) and the offset it is at."""
+        reply: ptyd.AttachResult = await self.invoke(
+            "ptyd", ptyd.ATTACH, ptyd.AttachArgs(session_id=session_id)
+        )
         return reply.data, reply.end
 
     async def retire_pane(self, pane_key: str) -> None:
@@ -303,6 +302,9 @@ class Backend:
         args = gitwatch.RemoveArgs(worktree_id=worktree_id, force=force)
         await self.invoke("gitwatch", gitwatch.WORKTREE_REMOVE, args, timeout=60)
 
-    async def rename_worktree(self, worktree_id: str, new_name: str) -> None:
+    async def rename_worktree(self, worktree_id: str, new_name: str) -> gitwatch.Renamed:
         args = gitwatch.RenameArgs(worktree_id=worktree_id, new_name=new_name)
-        await self.invoke("gitwatch", gitwatch.WORKTREE_RENAME, args, timeout=60)
+        result: gitwatch.Renamed = await self.invoke(
+            "gitwatch", gitwatch.WORKTREE_RENAME, args, timeout=60
+        )
+        return result

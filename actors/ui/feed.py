@@ -1,156 +1,232 @@
-"""The one seam between an embedded pane and ptyd: :class:`PaneFeed` over ``Attachment``.
+"""The one seam between an embedded pane and ptyd: :class:`PaneFeed` over ptyd's attach stream.
 
-The UI does not speak ptyd's attach protocol itself: it drives the public blocking
-client ``orca.client.terminal.Attachment`` (the same one ``orca term attach`` uses:
-screen first, then ordered and complete output with gap catch-up, queries stripped,
-a lease that counts the pane in ``term.list``'s ``subscribers``) from trio, so a
-rework of that client (a per-attachment stream) reaches the UI without touching a
-widget. Opening, renewing the lease and closing (blocking RPCs) run in worker
-threads; reading runs on the loop's thread, non-blocking.
+The UI does not speak ptyd's attach protocol itself: it drives the public client
+``orca.client.terminal.TerminalStream`` (the one ``orca term attach`` uses: one
+DEALER per attachment on ptyd's attach stream, keys up and output down, screen first,
+ordered and complete output with gap catch-up, the peer counted in ``term.list``'s
+``subscribers`` while it pings; docs/protocols.md §4). Opening (a blocking hello)
+runs in a worker thread; everything after it runs on the loop's thread and never
+blocks (:class:`PaneStream`).
 
-Waiting for output is event-driven: the attachment's socket FD (ZeroMQ's edge-
-triggered one, so ``EVENTS`` is re-checked after every drain) wakes the reader; an
-attachment without a socket is polled with a short timeout in its worker thread.
+Keys: :meth:`PaneFeed.send_now` writes them to the stream at once, on Textual's own
+thread (no trio hop, no RPC per keystroke). Typing makes this pane the terminal that
+answers the program's queries (the stream's rule: the client that typed last): the
+chunks ptyd marks ``answer`` reach the pane's model unfiltered, and the model's
+answers (DSR, DA, DECRQM, OSC 10/11 with the pane's colours...) go back up the
+stream as input, exactly as ``orca term attach``'s real terminal answers them. Every
+other chunk has its queries stripped (``QueryFilter``), so nothing is answered twice.
+
+Waiting for output is event-driven: the stream socket's FD (ZeroMQ's edge-triggered
+one, so ``EVENTS`` is re-checked after every drain and every send) wakes the reader
+on the host (asyncio) loop (``actors/ui/fastpath.py``).
+
+Resizes stay RPCs (``term.resize`` then, for a snapshot drawn at another size,
+``term.attach`` without a lease): the repaint must follow the resize, in order.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+import msgspec
 import trio
+import zmq
 
+from orca.client.terminal import QueryFilter, TerminalStream
+from orca.contracts import ptyd
 from orca.paths import OrcaPaths
-from orca.wire.errors import OrcaError
+from orca.wire.errors import OrcaError, Unavailable
 
 log = logging.getLogger(__name__)
 
-# Fallback wait per poll when the attachment has no socket to wait on.
-POLL_FALLBACK_MS = 100
-# A feed that lost its session (ptyd down, not yet listed again) retries this often.
+# A feed that could not attach (ptyd down, the session not listed yet) retries this often.
 REOPEN_BACKOFF_S = 1.0
 
 OutputHandler = Callable[[bytes, bool], None]  # (bytes, repaint)
+_encoder = msgspec.msgpack.Encoder()
+
+
+class PaneStream(TerminalStream):
+    """``TerminalStream`` for a UI's loop: after :meth:`go_live` nothing it does blocks.
+
+    The base client is written for a blocking caller (``orca term attach``): a send
+    whose queue is full waits, a ``not_attached`` (ptyd restarted) waits for the new
+    screen, and an ``error`` message raises out of ``poll_output`` (dropping what was
+    read with it). On the UI's one thread each of those would freeze every pane, so
+    once live: a full queue raises :class:`Unavailable` at once, a resume only sends
+    its ``hello`` (the answer arrives as ordinary ``screen``/``output``), and errors
+    are collected in :attr:`errors` for the pane to show.
+    """
+
+    def __init__(self, session_id: str, paths: OrcaPaths, *, flat: bool = False) -> None:
+        super().__init__(session_id, paths, flat=flat)
+        self.live = False
+        self.errors: list[str] = []
+
+    @classmethod
+    def attach(cls, session_id: str, paths: OrcaPaths) -> tuple[PaneStream, bytes]:
+        """Attach (blocking: run it in a worker thread): the stream, live, and its screen."""
+        stream, screen = cls.open(session_id, paths)
+        assert isinstance(stream, PaneStream)
+        stream.live = True
+        return stream, screen
+
+    def _send(self, message: ptyd.ToPtyd) -> None:
+        if not self.live:
+            super()._send(message)
+            return
+        try:
+            self.socket.send(_encoder.encode(message), zmq.NOBLOCK)
+        except zmq.Again:
+            raise Unavailable("ptyd takes no input (its queue is full)") from None
+
+    def _hello(self, since: int | None) -> tuple[bytes, bool]:
+        if not self.live:
+            return super()._hello(since)
+        hello = ptyd.StreamHello(
+            session_id=self.session_id,
+            attachment_id=self.attachment_id,
+            since=since,
+            flat=self.flat,
+        )
+        self._send(hello)
+        self._pinged_at = time.monotonic()
+        return b"", False
+
+    def _decode(self, body: bytes) -> ptyd.FromPtyd | None:
+        message = super()._decode(body)
+        live_error = self.live and isinstance(message, ptyd.StreamError)
+        if live_error and message.code != ptyd.NOT_ATTACHED:  # type: ignore[union-attr]
+            self.errors.append(message.message)  # type: ignore[union-attr]
+            return None
+        return message
 
 
 class PaneFeed:
-    """One attached pane: ``run`` streams output to ``on_output`` until cancelled.
-
-    ``write`` and ``resize`` go through ``send_input``/``send_resize`` (the UI's trio
-    RPC client for ptyd's ``term.write``/``term.resize``, to the attachment's current
-    session id, which follows a rename): a blocking call per keystroke in a worker
-    thread costs a thread hop each way, which on a loaded machine is most of the
-    input-to-echo time (bench/ui.py).
-    """
+    """One attached pane: ``run`` streams output to ``on_output`` until cancelled."""
 
     def __init__(
         self,
         session_id: str,
         paths: OrcaPaths,
         on_output: OutputHandler,
-        send_input: Callable[[str, bytes], Awaitable[None]],
         send_resize: Callable[[str, int, int], Awaitable[None]],
-        read_screen: Callable[[str, str], Awaitable[tuple[bytes, int]]],
+        read_screen: Callable[[str], Awaitable[tuple[bytes, int]]],
     ) -> None:
         self.session_id = session_id
         self.paths = paths
         self._on_output = on_output
-        self._send_input = send_input
         self._send_resize = send_resize
         self._read_screen = read_screen
         self._resnap = False
-        self._attachment: Any = None
+        self.stream: PaneStream | None = None
         self.exit_code: int | None = None
         self.attached = trio.Event()
         self.error: str | None = None
-        self._pending: list[bytes] = []
-        self._typed = trio.Event()
+        self._pending: list[bytes] = []  # typed before the stream was open
         self._size: tuple[int, int] | None = None
         self._resized = trio.Event()
+        self._draining = False
+        self.sent = 0
 
     async def run(self) -> None:
-        from orca.client.terminal import Attachment
-
         try:
-            while self._attachment is None:
+            while self.stream is None:
                 try:
-                    self._attachment = await trio.to_thread.run_sync(
-                        Attachment.open, self.session_id, self.paths
+                    stream, screen = await trio.to_thread.run_sync(
+                        PaneStream.attach, self.session_id, self.paths
                     )
                 except OrcaError as exc:
                     self.error = exc.message
                     await trio.sleep(REOPEN_BACKOFF_S)
+                    continue
+                self.stream = stream
             self.error = None
-            self._on_output(self._attachment.initial, True)
+            self._on_output(screen, True)
             self.attached.set()
+            pending, self._pending = b"".join(self._pending), []
+            if pending:
+                self.send_now(pending)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._keepalive)
-                nursery.start_soon(self._writer)
                 nursery.start_soon(self._resizer)
-                await self._stream()
+                await self._watch()
                 nursery.cancel_scope.cancel()
         finally:
-            attachment, self._attachment = self._attachment, None
-            if attachment is not None:
-                with trio.CancelScope(shield=True), trio.move_on_after(2):
-                    await trio.to_thread.run_sync(attachment.close)
+            live, self.stream = self.stream, None
+            if live is not None:
+                live.close()  # a bye, best effort; never blocks
 
-    async def _stream(self) -> None:
-        import zmq
-
+    async def _watch(self) -> None:
         from actors.ui.fastpath import watch_readable
 
-        attachment = self._attachment
-        sock = getattr(attachment, "socket", None)
-        if sock is None:  # a client without a socket to wait on: poll it in a thread
-            while True:
-                pieces = await trio.to_thread.run_sync(attachment.poll_output, POLL_FALLBACK_MS)
-                self._deliver(pieces)
-        fd = sock.getsockopt(zmq.FD)
-
-        def drain() -> None:
-            # Edge-triggered: drain until EVENTS says nothing is pending.
-            while True:
-                try:
-                    pieces = attachment.poll_output(0)
-                except OrcaError as exc:
-                    self.error = exc.message  # ptyd restarting: the next event retries
-                    return
-                self._deliver(pieces)
-                if not pieces and not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                    return
-
+        assert self.stream is not None
+        fd = self.stream.socket.getsockopt(zmq.FD)
         # The reader runs on the host (asyncio) loop: a chunk costs no trio I/O-thread
         # hop (``actors/ui/fastpath.py``). It is removed before the socket is closed.
-        stop = watch_readable(fd, drain)
+        stop = watch_readable(fd, self.drain)  # type: ignore[arg-type]
         try:
-            drain()
+            self.drain()
             await trio.sleep_forever()
         finally:
             stop()
 
-    def _deliver(self, pieces: list[tuple[bytes, bool]]) -> None:
-        for data, repaint in pieces:
-            self._on_output(data, repaint)
-        attachment = self._attachment
-        if attachment is not None and attachment.exit_code is not None and self.exit_code is None:
-            self.exit_code = attachment.exit_code
+    def drain(self) -> None:
+        """Apply everything the stream holds (edge-triggered: until EVENTS says none)."""
+        stream = self.stream
+        if stream is None or self._draining:
+            return
+        self._draining = True
+        try:
+            while True:
+                try:
+                    pieces = stream.poll_output(0)
+                except OrcaError as exc:  # a catch-up read met a full queue: retried later
+                    self.error = exc.message
+                    pieces = []
+                for data, repaint in pieces:
+                    self._on_output(data, repaint)
+                if stream.errors:
+                    self.error, stream.errors[:] = stream.errors[-1], []
+                if stream.exit_code is not None and self.exit_code is None:
+                    self.exit_code = stream.exit_code
+                if not pieces and not int(stream.socket.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
+                    return
+        finally:
+            self._draining = False
 
     async def _keepalive(self) -> None:
         while True:
-            lease = float(getattr(self._attachment, "lease_s", 0.0) or 15.0)
-            await trio.sleep(max(1.0, lease / 3))
+            await trio.sleep(ptyd.STREAM_PING_S)
+            stream = self.stream
+            if stream is None:
+                return
             try:
-                await trio.to_thread.run_sync(self._attachment.keepalive)
-            except OrcaError:
-                pass  # ptyd down: the lease is taken again by the next keepalive
+                stream.keepalive()  # a ping, queued while ptyd is away
+            except OrcaError as exc:
+                self.error = exc.message
+            self.drain()  # a send may have taken the FD's edge
 
-    def send_nowait(self, data: bytes) -> None:
-        """Queue keys for the PTY, in order (call from trio's context; never blocks)."""
-        if data:
+    def send_now(self, data: bytes) -> bool:
+        """Write keys (or the model's answers) to the PTY now, in order; False when
+        they could not be queued (the caller reports it). Before the stream is open
+        they wait for it."""
+        if not data:
+            return True
+        stream = self.stream
+        if stream is None:
             self._pending.append(data)
-            self._typed.set()
+            return True
+        try:
+            stream.write(data)
+        except OrcaError as exc:
+            self.error = exc.message
+            return False
+        self.sent += 1
+        self.drain()  # a send may have taken the FD's edge
+        return True
 
     def resize_nowait(self, cols: int, rows: int, resnap: bool = False) -> None:
         """Resize the PTY; with ``resnap``, then repaint from ptyd's screen at that size."""
@@ -159,19 +235,8 @@ class PaneFeed:
         self._resized.set()
 
     def current_session(self) -> str:
-        return str(getattr(self._attachment, "session_id", self.session_id))
-
-    async def _writer(self) -> None:
-        # One writer, so keys reach the PTY in the order typed; what piles up while a
-        # write is in flight goes out as one write.
-        while True:
-            await self._typed.wait()
-            self._typed = trio.Event()
-            data, self._pending = b"".join(self._pending), []
-            try:
-                await self._send_input(self.current_session(), data)
-            except OrcaError as exc:
-                self.error = exc.message
+        stream = self.stream
+        return stream.session_id if stream is not None else self.session_id
 
     async def _resizer(self) -> None:
         while True:
@@ -190,12 +255,12 @@ class PaneFeed:
         """A fresh screen from ptyd's model (after a resize), spliced into the stream:
         the cursor restarts at the screen's offset, so older chunks are dropped and
         newer ones apply on top (the same rule as the client's own resync)."""
-        from orca.client.terminal import QueryFilter
-
-        attachment = self._attachment
-        if attachment is None:
+        if self.stream is None:
             return
-        data, end = await self._read_screen(self.current_session(), attachment.attachment_id)
-        attachment.cursor.restart_at(end)
-        attachment.queries = QueryFilter()
+        data, end = await self._read_screen(self.current_session())
+        stream = self.stream
+        if stream is None:
+            return
+        stream.cursor.restart_at(end)
+        stream.queries = QueryFilter()
         self._on_output(data, True)

@@ -18,7 +18,7 @@ from orca.contracts import supervisor as sup
 from orca.model.agent_status import AgentStatusRow, PaneFate
 from orca.model.codec import from_builtins, to_builtins
 from orca.model.ids import make_worktree_id
-from orca.model.types_repo import Repo
+from orca.model.types_repo import FolderWorkspace, ProjectGroup, Repo
 from orca.wire.envelope import Event
 
 LOCAL_HOST = "local"
@@ -33,6 +33,10 @@ class StoreView:
     display_names: dict[str, str] = field(default_factory=dict)
     session: dict[str, Any] = field(default_factory=dict)  # wire names → builtins
     revision: int = 0  # the local host's topology revision
+    # Folder workspaces (route A, seed 01 §5.1: non-git folders hung on a project
+    # group) and the groups' names, for the sidebar.
+    folders: dict[str, FolderWorkspace] = field(default_factory=dict)
+    group_names: dict[str, str] = field(default_factory=dict)
 
 
 def load_store(snap: store_contract.StateSnapshot) -> StoreView:
@@ -47,11 +51,21 @@ def load_store(snap: store_contract.StateSnapshot) -> StoreView:
         if isinstance(meta, dict)
     }
     revisions = state.get("topologyRevisionByHostId") or {}
+    folders = {}
+    for raw in state.get("folderWorkspaces") or ():
+        folder = from_builtins(FolderWorkspace, raw)
+        folders[folder.id] = folder
+    groups = {}
+    for raw in state.get("projectGroups") or ():
+        group = from_builtins(ProjectGroup, raw)
+        groups[group.id] = group.name
     return StoreView(
         repos=repos,
         display_names=names,
         session=dict(state.get("workspaceSession") or {}),
         revision=int(revisions.get(LOCAL_HOST, 0)),
+        folders=folders,
+        group_names=groups,
     )
 
 
@@ -68,6 +82,17 @@ def apply_store(view: StoreView, _event: Event, data: Any) -> StoreView:
         return replace(
             view, display_names={k: v for k, v in view.display_names.items() if k not in gone}
         )
+    if isinstance(data, store_contract.FolderWorkspaceUpserted):
+        folder = data.folder_workspace
+        return replace(view, folders={**view.folders, folder.id: folder})
+    if isinstance(data, store_contract.FolderWorkspaceRemoved):
+        return replace(view, folders={k: v for k, v in view.folders.items() if k != data.id})
+    if isinstance(data, store_contract.ProjectGroupUpserted):
+        group = data.project_group
+        return replace(view, group_names={**view.group_names, group.id: group.name})
+    if isinstance(data, store_contract.ProjectGroupRemoved):
+        names = {k: v for k, v in view.group_names.items() if k != data.id}
+        return replace(view, group_names=names)
     if isinstance(data, store_contract.SessionChanged) and data.host_id == LOCAL_HOST:
         kept = {k: v for k, v in view.session.items() if k not in data.removed}
         return replace(view, session={**kept, **data.fields}, revision=data.revision)

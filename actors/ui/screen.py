@@ -7,17 +7,22 @@ a VT stream (SGR only: colours and attributes) and lets Rich parse it into style
 lines, a native pass per frame (about a millisecond for 200x60), instead of reading
 cells one by one through cffi.
 
-Terminal replies the model produces (it answers DSR/DA like a terminal would) are
-dropped: ptyd answers queries from its own model, and a second answer would reach the
-program as typed keys (``orca.client.terminal``'s rule). Keys are encoded here too
-(:func:`encode_key`), honouring the modes the program set (application cursor keys).
+Terminal replies the model produces (it answers DSR, DA, DECRQM, OSC 10/11... like a
+terminal would) go to ``on_reply``: the pane sends them to the program. They only
+arise from the chunks ptyd's attach stream marks ``answer`` (this pane typed last, so
+it is the terminal that answers, docs/protocols.md §4); every other chunk reaches the
+model with its queries stripped (``QueryFilter``), so a query is answered once. OSC
+10/11 are answered with the colours the pane is drawn in (:meth:`PaneScreen.set_colors`).
+Keys are encoded here too (:func:`encode_key`), honouring the modes the program set
+(application cursor keys).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from pyghostty import Terminal, lib  # type: ignore[import-untyped]
+from pyghostty import Terminal, ffi, lib  # type: ignore[import-untyped]
 from pyghostty.core import init_sized, read_buf  # type: ignore[import-untyped]
 from rich.style import Style
 from rich.text import Text
@@ -31,18 +36,47 @@ MODE_CURSOR_VISIBLE = 25
 # OSC strings the formatter emits besides the cells (the palette): not text.
 _OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _CURSOR_STYLE = Style(reverse=True)
+# What OSC 10/11 report until the pane knows its colours (ptyd's model's defaults).
+DEFAULT_FG = (229, 229, 229)
+DEFAULT_BG = (0, 0, 0)
 
 
 class PaneScreen:
     """One pane's emulated screen; ``version`` changes whenever the screen may have."""
 
-    def __init__(self, cols: int = 80, rows: int = 24) -> None:
+    def __init__(
+        self,
+        cols: int = 80,
+        rows: int = 24,
+        on_reply: Callable[[bytes], None] | None = None,
+    ) -> None:
         self._term = Terminal(cols, rows, scrollback=CLIENT_SCROLLBACK_LINES)
-        self._term.on_reply(lambda _data: None)  # ptyd answers queries, never us
+        self._on_reply = on_reply
+        self._term.on_reply(self._reply)
+        self.replies = 0
+        self.scroll = 0  # lines scrolled back into the history (0: the live screen)
+        self.set_colors(DEFAULT_FG, DEFAULT_BG)
         self.version = 0
         self.bells = 0
         self.closed = False
         self._cache: tuple[int, list[Text]] | None = None
+
+    def _reply(self, data: bytes) -> None:
+        self.replies += 1
+        if self._on_reply is not None and not self.closed:
+            self._on_reply(bytes(data))
+
+    def set_colors(self, fg: tuple[int, int, int], bg: tuple[int, int, int]) -> None:
+        """The default colours the model reports to OSC 10/11 queries."""
+        self.colors = (fg, bg)
+        term = self._term._t[0]
+        for opt, (r, g, b) in (
+            (lib.GHOSTTY_TERMINAL_OPT_COLOR_FOREGROUND, fg),
+            (lib.GHOSTTY_TERMINAL_OPT_COLOR_BACKGROUND, bg),
+        ):
+            lib.ghostty_terminal_set(
+                term, opt, ffi.new("GhosttyColorRgb*", {"r": r, "g": g, "b": b})
+            )
 
     def close(self) -> None:
         self.closed = True
@@ -52,13 +86,20 @@ class PaneScreen:
         if not data or self.closed:
             return
         self.bells += data.count(b"\x07")
-        self._term.feed(data)
+        if self.scroll:
+            # Scrolled back: keep showing the same lines while new ones arrive below.
+            before = self.history_rows()
+            self._term.feed(data)
+            self.scroll = min(self.scroll + self.history_rows() - before, self.history_rows())
+        else:
+            self._term.feed(data)
         self.version += 1
 
     def repaint(self, data: bytes) -> None:
         """A fresh screen (attach snapshot): reset, then feed."""
         if self.closed:
             return
+        self.scroll = 0
         self._term.feed(b"\x1bc")
         self.feed(data)
 
@@ -78,7 +119,7 @@ class PaneScreen:
         return int(x), int(y)
 
     def mode(self, number: int) -> bool:
-        return bool(self._term.mode(number))
+        return not self.closed and bool(self._term.mode(number))
 
     def text(self) -> str:
         """The visible screen as plain text (rows, trailing blanks trimmed)."""
@@ -86,11 +127,46 @@ class PaneScreen:
             return ""
         return str(self._term.text())
 
-    def _vt(self) -> str:
+    # -- scrollback browsing (the primary screen's history in this model) ----------------
+    def history_rows(self) -> int:
+        """Lines above the screen that can be scrolled back to (none on the alternate
+        screen: a full-screen program's history is its own)."""
+        if self.closed or self.alternate_screen:
+            return 0
+        return int(self._term.get("scrollback_rows", "size_t"))
+
+    @property
+    def alternate_screen(self) -> bool:
+        return not self.closed and int(self._term.get("active_screen", "int")) != 0
+
+    def scroll_by(self, lines: int) -> None:
+        """Scroll the view ``lines`` back (negative: towards the live screen)."""
+        target = max(0, min(self.history_rows(), self.scroll + lines))
+        if target != self.scroll:
+            self.scroll = target
+            self.version += 1
+
+    def scroll_to_bottom(self) -> None:
+        self.scroll_by(-self.scroll)
+
+    def _selection(self) -> object:
         cols, rows = self.size
         sel = init_sized("GhosttySelection")
-        sel.start = self._term.ref(0, 0)[0]
-        sel.end = self._term.ref(cols - 1, rows - 1)[0]
+        top = self.history_rows() - self.scroll if self.scroll else 0
+        tag = "screen" if self.scroll else "active"
+        sel.start = self._term.ref(0, top, tag)[0]
+        sel.end = self._term.ref(cols - 1, top + rows - 1, tag)[0]
+        return sel
+
+    def shown_text(self) -> str:
+        """What the view shows as plain text: the live screen, or the history lines
+        scrolled back to."""
+        if self.closed:
+            return ""
+        return str(self._term._format_sel(self._selection()))
+
+    def _vt(self) -> str:
+        sel = self._selection()
         opts = init_sized("GhosttyTerminalSelectionFormatOptions")
         opts.emit = lib.GHOSTTY_FORMATTER_FORMAT_VT
         opts.unwrap, opts.trim, opts.selection = False, False, sel
@@ -110,7 +186,7 @@ class PaneScreen:
         lines += [Text() for _ in range(rows - len(lines))]
         for line in lines:
             line.truncate(cols, pad=True)
-        if show_cursor and self.mode(MODE_CURSOR_VISIBLE):
+        if show_cursor and not self.scroll and self.mode(MODE_CURSOR_VISIBLE):
             x, y = self.cursor
             if 0 <= y < rows and 0 <= x < cols:
                 lines[y] = lines[y].copy()
@@ -155,10 +231,76 @@ def encode_key(key: str, character: str | None, *, app_cursor: bool) -> bytes | 
     return None
 
 
+# Mouse reporting (xterm's ctlseqs, "Mouse Tracking"; the modes a program sets):
+#   9 X10 (presses), 1000 presses and releases, 1002 + motion while a button is held,
+#   1003 + any motion; encodings: 1006 SGR ``CSI < b;x;y M|m``, 1015 urxvt
+#   ``CSI b+32;x;y M``, else the default ``CSI M`` + three bytes (coordinates <= 223).
+#   https://invisible-island.net/xterm/ctlseqs/ctlseqs.html#h2-Mouse-Tracking
+MOUSE_X10, MOUSE_NORMAL, MOUSE_BUTTON_MOTION, MOUSE_ANY_MOTION = 9, 1000, 1002, 1003
+MOUSE_SGR, MOUSE_URXVT = 1006, 1015
+WHEEL_UP, WHEEL_DOWN = 64, 65
+_MOTION = 32
+RELEASE = -1  # ``encode_mouse``'s button for a release
+
+
+def mouse_modes(mode: Callable[[int], bool]) -> tuple[int | None, int | None]:
+    """(tracking mode, encoding) the program asked for; (None, None) when it did not."""
+    tracking = next(
+        (m for m in (MOUSE_ANY_MOTION, MOUSE_BUTTON_MOTION, MOUSE_NORMAL, MOUSE_X10) if mode(m)),
+        None,
+    )
+    encoding = next((m for m in (MOUSE_SGR, MOUSE_URXVT) if mode(m)), None)
+    return tracking, encoding
+
+
+def encode_mouse(
+    tracking: int | None,
+    encoding: int | None,
+    button: int,
+    x: int,
+    y: int,
+    *,
+    motion: bool = False,
+    held: int | None = None,
+    shift: bool = False,
+    meta: bool = False,
+    ctrl: bool = False,
+) -> bytes | None:
+    """One mouse report for cell (``x``, ``y``) (0-based), or None when the program's
+    mode does not want this event. ``button``: 0 left, 1 middle, 2 right, ``RELEASE``,
+    ``WHEEL_UP``/``WHEEL_DOWN``; ``motion`` with ``held`` (the button down, or None)."""
+    if tracking is None:
+        return None
+    if motion:
+        wanted = tracking == MOUSE_ANY_MOTION or (
+            tracking == MOUSE_BUTTON_MOTION and held is not None
+        )
+        if not wanted:
+            return None
+        code = (3 if held is None else held) + _MOTION
+    elif button == RELEASE:
+        if tracking == MOUSE_X10:
+            return None
+        code = 3 if encoding != MOUSE_SGR or held is None else held
+    else:
+        code = button
+    if tracking != MOUSE_X10:
+        code += (4 if shift else 0) + (8 if meta else 0) + (16 if ctrl else 0)
+    col, row = x + 1, y + 1
+    if encoding == MOUSE_SGR:
+        final = "m" if button == RELEASE and not motion else "M"
+        return f"\x1b[<{code};{col};{row}{final}".encode()
+    if encoding == MOUSE_URXVT:
+        return f"\x1b[{code + 32};{col};{row}M".encode()
+    if col > 223 or row > 223:
+        return None  # the default encoding cannot say it
+    return b"\x1b[M" + bytes([32 + code, 32 + col, 32 + row])
+
+
 def bracketed(text: str, enabled: bool) -> bytes:
     """A paste as the program asked for it (bracketed paste mode 2004)."""
     data = text.replace("\r\n", "\r").replace("\n", "\r").encode("utf-8", "replace")
     return b"\x1b[200~" + data + b"\x1b[201~" if enabled else data
 
 
-__all__ = ["PaneScreen", "bracketed", "encode_key"]
+__all__ = ["PaneScreen", "bracketed", "encode_key", "encode_mouse", "mouse_modes"]

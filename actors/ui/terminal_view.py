@@ -6,17 +6,22 @@ hands out one ``Strip`` per row. Output only marks the widget dirty (``refresh``
 Textual coalesces bursts into its frame rate, so an agent printing megabytes costs a
 model feed per chunk and at most one formatter pass per frame.
 
-Keys: everything typed goes to the PTY (``screen.encode_key``) except the UI's leader
-key (``LEADER_KEY``, Ctrl-G), which hands the next key to the app. Pastes are sent
-bracketed when the program asked for it. A resize of the widget resizes the model at
-once and the PTY shortly after (``RESIZE_SETTLE_S``: a dragged split sends one
-TIOCSWINSZ, not fifty).
+Keys: everything typed goes to the PTY (``screen.encode_key``), written to the pane's
+attach stream at once (``PaneFeed.send_now``), except the UI's leader key
+(``LEADER_KEY``, Ctrl-G), which hands the next key to the app, and ``SCROLL_KEYS``
+(Shift-PageUp/PageDown), which browse the model's history (as does the wheel); a key
+sent to the program returns the view to the live screen. Pastes are sent bracketed
+when the program asked for it. Mouse: when the program turned reporting on (modes
+9/1000/1002/1003), presses, releases, drags and the wheel go to it
+(``screen.encode_mouse``) instead of the UI. The model's answers to the queries in
+chunks this pane must answer go back up the stream (``_answer``). A resize of the
+widget resizes the model at once and the PTY shortly after (``RESIZE_SETTLE_S``: a
+dragged split sends one TIOCSWINSZ, not fifty).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -30,9 +35,14 @@ from actors.ui.feed import PaneFeed
 from actors.ui.screen import (
     MODE_BRACKETED_PASTE,
     MODE_CURSOR_KEYS,
+    RELEASE,
+    WHEEL_DOWN,
+    WHEEL_UP,
     PaneScreen,
     bracketed,
     encode_key,
+    encode_mouse,
+    mouse_modes,
 )
 
 if TYPE_CHECKING:
@@ -45,9 +55,19 @@ RESIZE_SETTLE_S = 0.15
 # The embedded screen's frame time under streaming output (30 fps): what a person can
 # read; the rest of the CPU stays for typing (bench/ui.py measures the echo).
 FRAME_S = 1 / 30
-# After keys took the slow path, later keys take it too for this long (ordering).
-SLOW_PATH_HOLD_S = 2.0
+# A pane without the focus (agents printing while the user types elsewhere) is drawn
+# at 10 fps: enough to watch, and a frame in progress is what delays an echo
+# (bench/ui.py: input-to-echo p99 while 4 visible panes print).
+BACKGROUND_FRAME_S = 1 / 10
 _PLACEHOLDER_STYLE = Style(color="grey50", italic=True)
+_SCROLLED_STYLE = Style(color="black", bgcolor="yellow")
+# Scrollback browsing: these keys page through the pane's history (a page = its height
+# less a line); the wheel scrolls WHEEL_LINES (unless the program reports the mouse).
+# Any key sent to the program returns to the live screen.
+SCROLL_KEYS = {"shift+pageup": 1, "shift+pagedown": -1}
+WHEEL_LINES = 3
+# Textual's mouse buttons (1 left, 2 middle, 3 right) → the report's button numbers.
+_BUTTONS = {1: 0, 2: 1, 3: 2}
 
 
 class TerminalView(Widget, can_focus=True):
@@ -63,15 +83,15 @@ class TerminalView(Widget, can_focus=True):
         self.pane_key = pane_key
         self.session_id = session_id
         self.note = note
-        self.model = PaneScreen(80, 24)
+        self.model = PaneScreen(80, 24, on_reply=self._answer)
         self.feed: PaneFeed | None = None
         self._scope: trio.CancelScope | None = None
         self._strips: tuple[int, bool, list[Strip]] | None = None
         self._resize_timer: Any = None
         self._repaint_pending = False
-        self._slow_until = 0.0
         self._resnap = False
         self._snap_size: tuple[int, int] | None = None
+        self._held: int | None = None  # the mouse button down, while reported
 
     @property
     def orca(self) -> OrcaApp:
@@ -82,17 +102,25 @@ class TerminalView(Widget, can_focus=True):
 
     # -- feed ------------------------------------------------------------------------
     def on_mount(self) -> None:
+        self._adopt_colors()
         if self.session_id is not None:
             backend = self.orca.backend
             self.feed = PaneFeed(
                 self.session_id,
                 backend.paths,
                 self._on_output,
-                backend.write,
                 backend.resize,
                 backend.screen,
             )
             self.orca.guest.start_soon(self._run_feed, self.feed)
+
+    def _adopt_colors(self) -> None:
+        """OSC 10/11 answers: the colours this pane draws a program's default cells in."""
+        try:
+            _base_bg, _base_fg, bg, fg = self.colors
+            self.model.set_colors(fg.rgb, bg.rgb)
+        except Exception:  # a theme without solid colours: keep the defaults
+            log.debug("pane %s: no solid colours to report", self.pane_key, exc_info=True)
 
     def on_unmount(self) -> None:
         if self._scope is not None:
@@ -139,7 +167,7 @@ class TerminalView(Widget, can_focus=True):
             # At most one repaint per frame however fast the program prints: the model
             # takes every byte at once, the screen is drawn FRAME_S later, once.
             self._repaint_pending = True
-            self.set_timer(FRAME_S, self._repaint)
+            self.set_timer(FRAME_S if self.has_focus else BACKGROUND_FRAME_S, self._repaint)
         self.orca.poke()
 
     def _repaint(self) -> None:
@@ -184,20 +212,18 @@ class TerminalView(Widget, can_focus=True):
 
     # -- input -----------------------------------------------------------------------
     def send(self, data: bytes) -> None:
+        """Keys for the PTY, written to the pane's attach stream now (this thread)."""
         feed = self.feed
         if not data or feed is None:
             return
-        fast = feed.attached.is_set() and time.monotonic() >= self._slow_until
-        if fast and self.orca.keys.send(feed.current_session(), data):
-            return  # the asyncio fast path
-        # Not attached yet, or ptyd not connected: the ordered trio path (waits for ptyd),
-        # and keep to it a moment so later keys cannot overtake these.
-        self._slow_until = time.monotonic() + SLOW_PATH_HOLD_S
-        self.orca.guest.run_sync_soon(self._queue_input, data)
+        if not feed.send_now(data):
+            self.orca.report(f"typing failed: {feed.error or 'ptyd takes no input'}")
 
-    def _queue_input(self, data: bytes) -> None:
+    def _answer(self, data: bytes) -> None:
+        # The model answered a query in a chunk ptyd gave this pane to answer (it typed
+        # last): the answer goes to the program, as a real terminal's would.
         if self.feed is not None:
-            self.feed.send_nowait(data)
+            self.feed.send_now(data)
 
     async def on_key(self, event: events.Key) -> None:
         event.stop()
@@ -207,17 +233,105 @@ class TerminalView(Widget, can_focus=True):
             # queued for this widget, reach the PTY before the app saw the leader.
             await self.orca.leader_key(event.key)
             return
+        if event.key in SCROLL_KEYS:
+            self.scroll_history(SCROLL_KEYS[event.key] * max(1, self.model.size[1] - 1))
+            return
         if self.session_id is None or (self.feed is not None and self.feed.exit_code is not None):
             if event.key == "enter":
                 self.orca.start_shell_in(self.pane_key)
             return
         data = encode_key(event.key, event.character, app_cursor=self.model.mode(MODE_CURSOR_KEYS))
         if data is not None:
+            self._back_to_live()
             self.send(data)
 
     def on_paste(self, event: events.Paste) -> None:
         event.stop()
+        self._back_to_live()
         self.send(bracketed(event.text, self.model.mode(MODE_BRACKETED_PASTE)))
+
+    # -- scrollback and mouse ------------------------------------------------------------
+    def scroll_history(self, lines: int) -> None:
+        """Browse the pane's history: ``lines`` back (negative: forward)."""
+        before = self.model.scroll
+        self.model.scroll_by(lines)
+        if self.model.scroll != before:
+            self.refresh()
+
+    def _back_to_live(self) -> None:
+        if self.model.scroll:
+            self.model.scroll_to_bottom()
+            self.refresh()
+
+    def _cell(self, event: events.MouseEvent) -> tuple[int, int] | None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        cols, rows = self.model.size
+        if 0 <= offset.x < cols and 0 <= offset.y < rows:
+            return offset.x, offset.y
+        return None
+
+    def _report_mouse(self, event: events.MouseEvent, button: int, *, motion: bool = False) -> bool:
+        """Send the program a mouse report if it asked for them; True when it did (the
+        event is the program's, not the UI's)."""
+        tracking, encoding = mouse_modes(self.model.mode)
+        if tracking is None or self.feed is None or self.model.scroll:
+            return False
+        cell = self._cell(event)
+        if cell is not None:
+            data = encode_mouse(
+                tracking,
+                encoding,
+                button,
+                *cell,
+                motion=motion,
+                held=self._held,
+                shift=event.shift,
+                meta=event.meta,
+                ctrl=event.ctrl,
+            )
+            if data is not None:
+                self.send(data)
+        return True
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        button = _BUTTONS.get(event.button)
+        if button is not None and self._report_mouse(event, button):
+            self._held = button
+            self.capture_mouse()
+            event.stop()
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._held is not None:
+            self._report_mouse(event, RELEASE)
+            self._held = None
+            self.release_mouse()
+            event.stop()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._report_mouse(event, 0, motion=True):
+            event.stop()
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        if not self._report_mouse(event, WHEEL_UP):
+            self._wheel(WHEEL_LINES)
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.stop()
+        if not self._report_mouse(event, WHEEL_DOWN):
+            self._wheel(-WHEEL_LINES)
+
+    def _wheel(self, lines: int) -> None:
+        if self.model.alternate_screen and self.feed is not None:
+            # A full-screen program without mouse reporting (less, man): the wheel
+            # moves it as arrow keys do (xterm's alternateScroll).
+            arrow = "up" if lines > 0 else "down"
+            key = encode_key(arrow, None, app_cursor=self.model.mode(MODE_CURSOR_KEYS)) or b""
+            self.send(key * abs(lines))
+        else:
+            self.scroll_history(lines)
 
     def on_focus(self, _event: events.Focus) -> None:
         self.orca.pane_focused(self.pane_key)
@@ -239,6 +353,11 @@ class TerminalView(Widget, can_focus=True):
         if self.session_id is None or self.note:
             note = self.note or "no terminal in this pane - Enter starts a shell"
             strips[-1:] = [Strip([Segment(note[:cols].ljust(cols), _PLACEHOLDER_STYLE)], cols)]
+        if self.model.scroll and strips:
+            mark = f" history -{self.model.scroll} (Shift-PgDn, or type to return) "[:cols]
+            strips[0] = Strip(
+                [*strips[0].crop(0, cols - len(mark)), Segment(mark, _SCROLLED_STYLE)], cols
+            )
         self._strips = (self.model.version, focused, strips)
         return strips
 
@@ -251,3 +370,7 @@ class TerminalView(Widget, can_focus=True):
 
     def screen_text(self) -> str:
         return self.model.text()
+
+    def shown_text(self) -> str:
+        """What the pane shows (the live screen, or the history scrolled back to)."""
+        return self.model.shown_text()

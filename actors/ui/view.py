@@ -23,7 +23,12 @@ from orca.model.agent_status import (
     project_worktrees,
 )
 from orca.model.ids import split_worktree_id
-from orca.model.types_repo import Repo
+from orca.model.types_repo import FolderWorkspace, Repo
+
+# A folder workspace's projected worktree id (seed 01 §4.5): ``folder:<id>``.
+FOLDER_PREFIX = "folder:"
+# The sidebar group of folder workspaces whose project group is not known.
+FOLDERS_GROUP = "folders"
 
 # One character per light (and a word for screen readers and tests).
 LIGHT_GLYPHS: Mapping[str, str] = {
@@ -108,8 +113,11 @@ def build_sidebar(
     now_ms: int,
     filter_text: str = "",
     needs_me_first: bool = False,
+    folders: Mapping[str, FolderWorkspace] | None = None,
+    group_names: Mapping[str, str] | None = None,
 ) -> list[RepoGroup]:
-    """The sidebar, repo by repo; ``sessions`` None means ptyd's facts are unknown."""
+    """The sidebar, repo by repo, then folder workspaces by project group (``folders``,
+    archived ones left out); ``sessions`` None means ptyd's facts are unknown."""
     facts = None if sessions is None else terminal_facts(sessions.values())
     projected = {
         str(w["worktreeId"]): w for w in project_worktrees(rows.values(), now_ms, facts, fates)
@@ -118,29 +126,50 @@ def build_sidebar(
     for s in (sessions or {}).values():
         if s.running:
             running[s.worktree_id] = running.get(s.worktree_id, 0) + 1
-    known = set(git) | set(projected)
+    folder_ids = {FOLDER_PREFIX + f.id: f for f in (folders or {}).values()}
+    known = (set(git) | set(projected)) - {k for k in projected if k.startswith(FOLDER_PREFIX)}
     by_repo: dict[str, list[WorktreeItem]] = {}
+
+    def lights_of(worktree_id: str) -> tuple[str, tuple[PaneLight, ...]]:
+        entry = projected.get(worktree_id)
+        if entry is None:
+            return "idle", ()
+        return str(entry["summary"]["state"]), tuple(  # type: ignore[index]
+            PaneLight(
+                pane_key=str(a["paneKey"]),
+                agent=str(a["agent"]),
+                state=str(a["displayState"]),
+                unread=bool(a["unread"]),
+                needs_me=needs_user(a),
+                detail=str(a["detail"] or ""),
+            )
+            for a in entry["agents"]  # type: ignore[attr-defined]
+        )
+
+    folder_groups: dict[str, list[WorktreeItem]] = {}
+    for worktree_id, folder in folder_ids.items():
+        if folder.is_archived:
+            continue
+        summary, lights = lights_of(worktree_id)
+        group = FOLDERS_GROUP + ":" + folder.project_group_id
+        item = WorktreeItem(
+            worktree_id=worktree_id,
+            repo_id=group,
+            name=folder.name or os.path.basename(folder.folder_path.rstrip("/")),
+            branch="",
+            dirty=None,
+            summary=summary,
+            lights=lights,
+            sessions=running.get(worktree_id, 0),
+        )
+        if item.matches(filter_text):
+            folder_groups.setdefault(group, []).append(item)
     for worktree_id in known:
         facts_row = git.get(worktree_id)
         parts = split_worktree_id(worktree_id)
         repo_id = facts_row.repo_id if facts_row else (parts.repo_id if parts else "?")
         path = facts_row.path if facts_row else (parts.path if parts else worktree_id)
-        entry = projected.get(worktree_id)
-        lights: tuple[PaneLight, ...] = ()
-        summary = "idle"
-        if entry is not None:
-            summary = str(entry["summary"]["state"])  # type: ignore[index]
-            lights = tuple(
-                PaneLight(
-                    pane_key=str(a["paneKey"]),
-                    agent=str(a["agent"]),
-                    state=str(a["displayState"]),
-                    unread=bool(a["unread"]),
-                    needs_me=needs_user(a),
-                    detail=str(a["detail"] or ""),
-                )
-                for a in entry["agents"]  # type: ignore[attr-defined]
-            )
+        summary, lights = lights_of(worktree_id)
         item = WorktreeItem(
             worktree_id=worktree_id,
             repo_id=repo_id,
@@ -164,7 +193,15 @@ def build_sidebar(
     groups.sort(
         key=lambda g: (not (needs_me_first and any(i.needs_me for i in g.worktrees)), g.name)
     )
-    return groups
+    names = group_names or {}
+    folder_list = []
+    for group_key, items in folder_groups.items():
+        items.sort(key=lambda i: (not (needs_me_first and i.needs_me), i.name, i.worktree_id))
+        group_id = group_key.split(":", 1)[1]
+        title = f"{names.get(group_id) or FOLDERS_GROUP} (folders)"
+        folder_list.append(RepoGroup(group_key, title, tuple(items)))
+    folder_list.sort(key=lambda g: g.name)
+    return groups + folder_list
 
 
 def _is_main(facts: WorktreeFacts | None) -> bool:

@@ -1,0 +1,146 @@
+"""The UI's actions against a real tree: rename and remove a worktree, restart an actor,
+install agent hooks (issue 17, "Actions"). HOME is the test user's, never the real one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.ui.app import OrcaApp
+from actors.ui.dialogs import AskScreen, ConfirmScreen
+from orca import integrations
+from orca.client.sync import invoke
+from orca.contracts import ptyd
+from orca.paths import resolve_paths
+
+
+async def ready(app: OrcaApp) -> None:
+    await app.wait_for(lambda: all(app.backend.alive.values()))
+    await app.wait_for(lambda: {w.name for w in app.items()} >= {"alpha", "beta"})
+
+
+async def open_shell(app: OrcaApp, pilot: Any, worktree_id: str) -> Any:
+    """A shell tab in the worktree; returns its pane's view once attached."""
+    app.select_worktree(worktree_id, focus_terminal=True)
+    await pilot.press("ctrl+g", "t")
+    await app.wait_for(
+        lambda: len(app.pane_views()) == 1 and app.pane_views()[0].session_id is not None
+    )
+    (view,) = app.pane_views()
+    await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
+    return view
+
+
+def is_dir(path: Path) -> bool:
+    return path.is_dir()
+
+
+def command(app: OrcaApp, title: str) -> Any:
+    """The palette's command of that title (what F1 lists), as a callable."""
+    found = [c.callback for c in app.get_system_commands(app.screen) if c.title == title]
+    assert len(found) == 1, title
+    return found[0]
+
+
+def test_rename_moves_the_worktree_and_its_live_terminal(tree: Any, drive: Any) -> None:
+    """Leader r renames alpha to gamma: the sidebar follows, the shell keeps echoing."""
+    alpha = tree.worktrees["alpha"]
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        view = await open_shell(app, pilot, alpha)
+        await pilot.press("ctrl+g", "r")
+        await app.wait_for(lambda: isinstance(app.screen, AskScreen))
+        app.screen.query_one("#ask-input").value = "gamma"
+        await pilot.press("enter")
+        await app.wait_for(lambda: "gamma" in {w.name for w in app.items()}, 30)
+        assert "alpha" not in {w.name for w in app.items()}
+        gamma = next(w.worktree_id for w in app.items() if w.name == "gamma")
+        assert gamma != alpha
+        await app.wait_for(lambda: app.selected_worktree == gamma, 10)
+        current = app.pane_view(view.pane_key) or view
+        current.send(b"echo renamed-$((6*7))\r")
+        await app.wait_for(
+            lambda: "renamed-42" in (app.pane_view(view.pane_key) or view).screen_text(), 20
+        )
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+    assert not Path(tree.paths["alpha"]).exists()
+
+
+def test_remove_refuses_with_live_agents_unless_confirmed(tree: Any, drive: Any) -> None:
+    """Leader w on a worktree with a live shell asks first; "n" keeps everything, "y"
+    ends the shell (the pane retired) and removes the worktree."""
+    beta = tree.worktrees["beta"]
+    path = Path(tree.paths["beta"])
+    seen: dict[str, Any] = {}
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        view = await open_shell(app, pilot, beta)
+        row = app.backend.session_for_pane(view.pane_key)
+        assert row is not None and row.running
+        seen["pane"], seen["session"] = view.pane_key, row.session_id
+        app.action_focus_sidebar()
+        await pilot.press("w")
+        await app.wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        assert "1 live agent" in app.screen.question
+        await pilot.press("n")
+        await app.wait_for(lambda: not isinstance(app.screen, ConfirmScreen))
+        view.send(b"echo still-$((40+2))\r")  # the shell lives, the worktree stays
+        await app.wait_for(lambda: "still-42" in view.screen_text(), 20)
+        assert is_dir(path) and app.item(beta) is not None
+        await pilot.press("ctrl+g", "w")
+        await app.wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await app.wait_for(lambda: app.item(beta) is None, 30)
+        await app.wait_for(lambda: app.backend.session_for_pane(seen["pane"]) is None, 20)
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+    assert not path.exists()
+    sessions = invoke(ptyd.LIST, ptyd.ListArgs()).sessions
+    assert not [s for s in sessions if s.session_id == seen["session"] and s.running]
+
+
+def test_restart_an_actor_from_the_palette(tree: Any, drive: Any) -> None:
+    """ "Restart gitwatch": orcad restarts it (a new pid); the UI shows it up again."""
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        await app.wait_for(lambda: "gitwatch" in app.backend.actors)
+        old = app.backend.actors["gitwatch"].pid
+        assert old is not None
+        command(app, "Restart gitwatch")()
+        await app.wait_for(lambda: app.backend.actors["gitwatch"].pid not in (None, old), 30)
+        await app.wait_for(lambda: app.actor_health()["gitwatch"] == "up", 30)
+        assert not app.last_error
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+
+
+def test_install_hooks_from_the_palette(
+    tree: Any, drive: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Install hooks: claude" wires Claude Code's config in HOME (the test user's); an
+    unreadable Gemini config is reported and left as it was."""
+    home = tree.user.user_home
+    monkeypatch.setenv("HOME", str(home))
+    claude = integrations.INTEGRATIONS["claude"].config_path(home)
+    gemini = integrations.INTEGRATIONS["gemini"].config_path(home)
+    gemini.parent.mkdir(parents=True, exist_ok=True)
+    gemini.write_text("{not json", encoding="utf-8")
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        command(app, "Install hooks: claude")()
+        await app.wait_for(
+            lambda: any("installed into" in n.message for n in app._notifications), 30
+        )
+        command(app, "Install hooks: gemini")()
+        await app.wait_for(lambda: "hooks install gemini" in app.last_error, 30)
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+    assert str(tree.user.hook_script) in claude.read_text(encoding="utf-8")
+    assert gemini.read_text(encoding="utf-8") == "{not json"
