@@ -8,6 +8,7 @@ actor restarted (same pids, zero restarts).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -256,7 +257,12 @@ def test_a_handshake_flood_of_unknown_keys_cannot_end_the_gateway(serving: Tree)
         control = _authorized(serving, "during-flood")
         reply = probe(endpoint, PING, server_key=server, client=control, timeout=10)
         assert reply is not None and reply["ok"]
-        assert invoke(gw.STATUS, paths=serving.paths).zap_denied >= denied + 100
+        # Every handshake gets its refusal, however loaded the machine (no event to
+        # await across processes: the gateway's counter, read until a deadline).
+        deadline = time.monotonic() + 60
+        while invoke(gw.STATUS, paths=serving.paths).zap_denied < denied + len(socks):
+            assert time.monotonic() < deadline, "not every unknown key was refused"
+            time.sleep(0.1)
     finally:
         for sock in socks:
             sock.close(linger=0)
