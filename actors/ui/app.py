@@ -52,6 +52,7 @@ from actors.ui.view import (
     LIGHT_GLYPHS,
     RepoGroup,
     WorktreeItem,
+    build_remote_groups,
     build_sidebar,
     next_needing_me,
 )
@@ -132,6 +133,10 @@ def sidebar_prompt(item: WorktreeItem, stale: bool) -> Text:
         text.append("  " + " ".join(details), style="grey62")
     if stale:
         text.append(" (stale)", style="grey50 italic")
+    if item.host:
+        text.append(f"  @{item.host}", style="grey62")
+    if item.unverifiable:
+        text.append(f" ({item.unverifiable})", style="grey50 italic")
     return text
 
 
@@ -174,6 +179,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._focus_terminal = False
         self.focused_pane: str | None = None
         self.groups: list[RepoGroup] = []
+        # Remote hosts' groups (read-only rows, never selectable; issue 18).
+        self.remote_groups: list[RepoGroup] = []
         self._layout_signature: Any = None
         self._sidebar_signature: Any = None
         self._lights: dict[str, str] | None = None
@@ -291,6 +298,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             folders=backend.store.folders,
             group_names=backend.store.group_names,
         )
+        self.remote_groups = build_remote_groups(backend.remote, now_ms, self.filter_text)
         self._notify_transitions()
         session = backend.session()
         if not self._chosen and self._known(session.active_worktree_id):
@@ -334,6 +342,12 @@ class OrcaApp(App[None], inherit_bindings=False):
             prompts.append((None, Text(group.name, style="bold underline")))
             for item in group.worktrees:
                 prompts.append((item.worktree_id, sidebar_prompt(item, stale)))
+        for group in self.remote_groups:
+            # Read-only: a remote worktree's terminals are reached with
+            # `orca term attach HOST:HANDLE`, not from this sidebar.
+            prompts.append((None, Text(group.name, style="bold underline")))
+            for item in group.worktrees:
+                prompts.append((None, sidebar_prompt(item, False)))
         signature = tuple((k, p.markup) for k, p in prompts)
         if signature == self._sidebar_signature:
             return

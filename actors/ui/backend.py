@@ -26,18 +26,22 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import trio
 
 from actors.ui import layout, mirrors
 from orca.actor import Mirror, RpcClient, open_rpc_client
 from orca.actor.subscriber import Subscriber
+from orca.contracts import gateway as gw
 from orca.contracts import gitwatch, hooks, ptyd
 from orca.contracts import store as store_contract
 from orca.contracts import supervisor as sup
 from orca.contracts.base import Contract, EventSpec, Op
 from orca.model.session import WorkspaceSessionState
 from orca.paths import OrcaPaths
+from orca.remote import any_known_host
 from orca.wire.envelope import Event
+from orca.wire.errors import OrcaError
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +52,10 @@ SILENT_AFTER_S = 3.0
 CALL_TIMEOUT_S = 5.0
 # term.close replies within ~3 s even with hooks and store down (orca/contracts/ptyd.py).
 CLOSE_TIMEOUT_S = 8.0
+# Remote hosts (issue 18): the mirrors are re-read on the gateway's events, and at
+# least this often (a missed event, the gateway restarted, a host added later).
+REMOTE_REFRESH_S = 5.0
+MIRRORS_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,10 @@ class Backend:
         self.last_heard: dict[str, float] = {}
         self._beats: dict[str, trio.Event] = {a: trio.Event() for a in ACTORS}
         self.changes = 0
+        # The local gateway's mirrors of remote hosts, as last read (read-only: shown
+        # beside the local rows, never written anywhere).
+        self.remote: list[gw.HostMirror] = []
+        self._remote_poke = trio.Event()
 
     # -- state the app reads -----------------------------------------------------------
     def state(self, actor: str) -> Any:
@@ -176,6 +188,12 @@ class Backend:
                 )
                 nursery.start_soon(pulse.run)
                 nursery.start_soon(self._watch_pulse, actor)
+            gateway = await stack.enter_async_context(
+                open_rpc_client(
+                    self.paths.ipc_endpoint(gw.CONTRACT.actor, "rpc"), timeout=MIRRORS_TIMEOUT_S
+                )
+            )
+            nursery.start_soon(self._follow_remotes, gateway)
             task_status.started()
             await trio.sleep_forever()
 
@@ -194,6 +212,52 @@ class Backend:
                 if mirror.state is not shown:
                     shown = mirror.state
                     self._changed(actor)
+
+    # -- remote hosts ------------------------------------------------------------------
+    async def _follow_remotes(self, gateway: RpcClient) -> None:
+        """Keep ``self.remote`` as the local gateway mirrors it: re-read ``gateway.mirrors``
+        on its ``mirrorChanged``/``hostStatus`` events (only while a host is known)."""
+        pulse = Subscriber(
+            self.paths.ipc_endpoint(gw.CONTRACT.actor, "pub"),
+            (gw.MIRROR_CHANGED, gw.HOST_STATUS),
+            self._remote_event,
+            consumer="ui<-gateway",
+        )
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pulse.run)
+            while True:
+                self._remote_poke = trio.Event()
+                if any_known_host(self.paths):
+                    await self._read_remotes(gateway)
+                elif self.remote:
+                    self.remote = []
+                    self._changed("remote")
+                with trio.move_on_after(REMOTE_REFRESH_S):
+                    await self._remote_poke.wait()
+
+    def _remote_event(self, _event: Event, _data: Any) -> None:
+        self._remote_poke.set()
+
+    async def _read_remotes(self, gateway: RpcClient) -> None:
+        try:
+            reply: gw.MirrorList = await gateway.invoke(gw.MIRRORS, None)
+            hosts = reply.hosts
+        except OrcaError as exc:
+            # The local gateway is down: what it last said is kept, and can no longer
+            # be verified (never shown as live, never cleared).
+            log.info("the local gateway did not give its mirrors: %s", exc)
+            now = time.time()
+            hosts = [
+                m
+                if not m.link.reachable
+                else msgspec.structs.replace(
+                    m, link=msgspec.structs.replace(m.link, reachable=False, unverifiable_since=now)
+                )
+                for m in self.remote
+            ]
+        if hosts != self.remote:
+            self.remote = hosts
+            self._changed("remote")
 
     def _heard_event(self, actor: str, _event: Event) -> None:
         self._heard(actor)

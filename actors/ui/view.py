@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from actors.ui.mirrors import WorktreeFacts
 from orca.contracts import ptyd
+from orca.contracts.gateway import HostMirror
 from orca.model.agent_status import (
     AgentStatusRow,
     PaneFate,
@@ -24,6 +25,7 @@ from orca.model.agent_status import (
 )
 from orca.model.ids import split_worktree_id
 from orca.model.types_repo import FolderWorkspace, Repo
+from orca.remote.client import link_text
 
 # A folder workspace's projected worktree id (seed 01 §4.5): ``folder:<id>``.
 FOLDER_PREFIX = "folder:"
@@ -39,6 +41,7 @@ LIGHT_GLYPHS: Mapping[str, str] = {
     "idle": "○",
     "exited": "✗",
     "gone": "✗",
+    "unverifiable": "?",
 }
 LIGHT_COLOURS: Mapping[str, str] = {
     "working": "green",
@@ -48,7 +51,10 @@ LIGHT_COLOURS: Mapping[str, str] = {
     "idle": "grey50",
     "exited": "grey50",
     "gone": "grey50",
+    "unverifiable": "grey50",
 }
+# A remote host's sidebar group (issue 18): ``remote:<host>``, titled ``<host> (remote)``.
+REMOTE_PREFIX = "remote:"
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,10 @@ class WorktreeItem:
     summary: str  # the shared summary's state ("idle" with no agents)
     lights: tuple[PaneLight, ...]
     sessions: int  # running terminals in this worktree
+    # A remote host's row (read-only): its host name, and why it is not live (the link
+    # is down: "unverifiable since HH:MM:SS"), None when it is.
+    host: str = ""
+    unverifiable: str | None = None
 
     @property
     def needs_me(self) -> bool:
@@ -217,3 +227,59 @@ def next_needing_me(groups: Iterable[RepoGroup], after: str | None) -> PaneLight
     if after in keys:
         return lights[(keys.index(after) + 1) % len(lights)]
     return lights[0]
+
+
+def build_remote_groups(
+    mirrors: Iterable[HostMirror], now_ms: int, filter_text: str = ""
+) -> list[RepoGroup]:
+    """One read-only group per remote host the local gateway mirrors (issue 18), its
+    rows projected by the same rules as ``orca worktree ps`` (``orca.remote.readers``).
+    A host whose link is down keeps its rows, each light shown ``unverifiable``."""
+    from orca.remote.readers import remote_ps
+
+    groups = []
+    for mirror in mirrors:
+        link = mirror.link
+        stale = link_text(link)
+        stale_text = None if link.reachable else stale
+        names = {str(w.get("id", "")): str(w.get("path", "")) for w in mirror.worktrees}
+        items = []
+        for entry in remote_ps(mirror, now_ms, needs_me=False):
+            worktree_id = str(entry["worktreeId"])
+            path = names.get(worktree_id) or worktree_id
+            meta = mirror.worktree_meta.get(worktree_id) or {}
+            lights = tuple(
+                PaneLight(
+                    pane_key=str(a["paneKey"]),
+                    agent=str(a["agent"]),
+                    state=str(a["displayState"]) if stale_text is None else "unverifiable",
+                    unread=bool(a["unread"]),
+                    needs_me=stale_text is None and needs_user(a),
+                    detail=str(a["detail"] or "")
+                    if stale_text is None
+                    else f"{stale_text} (last seen {a['displayState']})",
+                )
+                for a in entry["agents"]  # type: ignore[attr-defined]
+            )
+            item = WorktreeItem(
+                worktree_id=f"{REMOTE_PREFIX}{link.name}:{worktree_id}",
+                repo_id=REMOTE_PREFIX + link.name,
+                name=str(meta.get("displayName") or "")
+                or os.path.basename(path.rstrip("/"))
+                or path,
+                branch="",
+                dirty=None,
+                summary="unverifiable" if stale_text else str(entry["summary"]["state"]),  # type: ignore[index]
+                lights=lights,
+                sessions=sum(
+                    1 for s in mirror.sessions if s.running and s.worktree_id == worktree_id
+                ),
+                host=link.name,
+                unverifiable=stale_text,
+            )
+            if item.matches(filter_text):
+                items.append(item)
+        items.sort(key=lambda i: (i.name, i.worktree_id))
+        title = f"{link.name} (remote)" + ("" if stale_text is None else f" - {stale_text}")
+        groups.append(RepoGroup(REMOTE_PREFIX + link.name, title, tuple(items)))
+    return groups
