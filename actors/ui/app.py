@@ -35,6 +35,7 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
@@ -271,9 +272,14 @@ class OrcaApp(App[None], inherit_bindings=False):
             return
         self._refreshing = True
         try:
-            while True:
+            while self.is_running:
                 self._again = False
-                await self._refresh_once()
+                try:
+                    await self._refresh_once()
+                except NoMatches:
+                    if self.is_running:
+                        raise
+                    return  # the app shut down under this refresh: its widgets are gone
                 if not self._again:
                     break
         finally:
