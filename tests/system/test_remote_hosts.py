@@ -18,7 +18,7 @@ import hashlib
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,25 +26,13 @@ import pytest
 from support.journey import make_git_repo
 from support.netns import Namespace, available, netns_pair
 from support.procs import FIXTURES
-from support.remote import FAST_BEATS, Tree, start_tree, stop_tree
+from support.remote import FAST_BEATS, Tree, start_tree, stop_tree, wait_until
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs root and iproute2 (ip netns)")
 
 AGENT = FIXTURES / "support" / "remote_agent.sh"
 REAL_BEATS = {"ORCA_REMOTE_HEARTBEAT_IVL_S": "5", "ORCA_REMOTE_HEARTBEAT_TIMEOUT_S": "20"}
 PORT = 7710
-
-
-def wait_until(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    """``check()``'s first truthy value (another process's state can only be polled)."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 class Hosts:
@@ -70,13 +58,19 @@ def _pair_trees(tmp_path: Path, beats: dict[str, str]) -> Iterator[Hosts]:
                 beats=beats,
             )
             trees.append(buildbox)
-            laptop = start_tree(tmp_path / "laptop", listen=None, prefix=tuple(a.prefix()), beats=beats)
+            laptop = start_tree(
+                tmp_path / "laptop", listen=None, prefix=tuple(a.prefix()), beats=beats
+            )
             trees.append(laptop)
             client_key = laptop.ok("host", "key").strip()
-            buildbox.ok("host", "authorize", "--name", "laptop", "--", client_key)  # may start with '-'
+            buildbox.ok(
+                "host", "authorize", "--name", "laptop", "--", client_key
+            )  # may start with '-'
 
             server_key = buildbox.ok("host", "key", "--server").strip()
-            laptop.ok("host", "add", "buildbox", f"tcp://{b.address}:{PORT}", f"--server-key={server_key}")
+            laptop.ok(
+                "host", "add", "buildbox", f"tcp://{b.address}:{PORT}", f"--server-key={server_key}"
+            )
             yield Hosts(laptop, buildbox, a, b)
         finally:
             for tree in reversed(trees):
@@ -96,7 +90,9 @@ def soak_hosts(tmp_path: Path) -> Iterator[Hosts]:
 def test_remote_status_and_sessions_are_visible_locally(hosts: Hosts, tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "repo")
     hosts.buildbox.ok("repo", "add", str(repo))
-    session = hosts.buildbox.ok("term", "new", "repo", "--", str(AGENT), str(tmp_path / "stop")).strip()
+    session = hosts.buildbox.ok(
+        "term", "new", "repo", "--", str(AGENT), str(tmp_path / "stop")
+    ).strip()
     rows = wait_until(
         lambda: [a for w in hosts.remote_ps() for a in w["agents"] if a["state"] == "working"],
         "the buildbox agent's row on the laptop",
@@ -117,13 +113,19 @@ def test_remote_status_and_sessions_are_visible_locally(hosts: Hosts, tmp_path: 
     path = Path(created.split()[1].split(":", 1)[1])
     assert path.is_dir() and hosts.buildbox.json("worktree", "ls")["worktrees"]
     wait_until(
-        lambda: any(w["path"] == str(path) for w in hosts.laptop.json("worktree", "ls")["worktrees"]),
+        lambda: any(
+            w["path"] == str(path) for w in hosts.laptop.json("worktree", "ls")["worktrees"]
+        ),
         "the new remote worktree in the laptop's listing",
     )
     hosts.laptop.ok("worktree", "rm", f"buildbox:{path.name}")
     assert not path.exists()
     # Mirror, never merge: nothing of the buildbox reached the laptop's own state.
-    laptop_state = (hosts.laptop.paths.state_file).read_text() if hosts.laptop.paths.state_file.exists() else ""
+    laptop_state = (
+        (hosts.laptop.paths.state_file).read_text()
+        if hosts.laptop.paths.state_file.exists()
+        else ""
+    )
     assert str(repo) not in laptop_state
     assert "repo:" not in hosts.laptop.ok("term", "ls").replace("buildbox:repo:", "")
 
@@ -167,7 +169,9 @@ def _link_loss_keeps_agents_and_stream(hosts: Hosts, tmp_path: Path, down_s: flo
         assert stale[0]["unverifiableSince"] is not None
         text = hosts.laptop.ok("worktree", "ps")
         line = next(row for row in text.splitlines() if row.startswith("buildbox"))
-        assert re.search(r"\sunverifiable\s.*unverifiable since \d\d:\d\d:\d\d \(last seen working\)", line)
+        assert re.search(
+            r"\sunverifiable\s.*unverifiable since \d\d:\d\d:\d\d \(last seen working\)", line
+        )
         # The link stays down for down_s in all while the agent prints.
         time.sleep(max(0.0, down_since + down_s - time.monotonic()))
         alive = hosts.buildbox.json("term", "ls")["sessions"]
@@ -179,7 +183,9 @@ def _link_loss_keeps_agents_and_stream(hosts: Hosts, tmp_path: Path, down_s: flo
             "the buildbox rows to be live again",
             timeout=60,
         )
-        assert [a["paneKey"] for a in back[0]["agents"]] == [a["paneKey"] for a in stale[0]["agents"]]
+        assert [a["paneKey"] for a in back[0]["agents"]] == [
+            a["paneKey"] for a in stale[0]["agents"]
+        ]
         stop.touch()
         attach.wait(timeout=60)
     finally:
@@ -191,7 +197,9 @@ def _link_loss_keeps_agents_and_stream(hosts: Hosts, tmp_path: Path, down_s: flo
         assert attach.stderr is not None
         attach.stderr.close()
     raw = out.read_bytes()
-    trailer = re.search(rb"\r\n\[exited 0; stream offsets (\d+)\.\.(\d+); 0 gap\(s\); (\d+) link retries\]", raw)
+    trailer = re.search(
+        rb"\r\n\[exited 0; stream offsets (\d+)\.\.(\d+); 0 gap\(s\); (\d+) link retries\]", raw
+    )
     assert trailer is not None, raw[-400:]
     start, end, retries = (int(g) for g in trailer.groups())
     assert retries >= 1, "the link loss must have hit the attached stream"
@@ -209,7 +217,9 @@ def _link_loss_keeps_agents_and_stream(hosts: Hosts, tmp_path: Path, down_s: flo
     assert numbers[0] == 1 and re.search(rb"end \d+", shown)
 
 
-def test_link_down_marks_rows_unverifiable_and_the_stream_resumes(hosts: Hosts, tmp_path: Path) -> None:
+def test_link_down_marks_rows_unverifiable_and_the_stream_resumes(
+    hosts: Hosts, tmp_path: Path
+) -> None:
     _link_loss_keeps_agents_and_stream(hosts, tmp_path, down_s=4.0)
 
 

@@ -23,25 +23,13 @@ from typing import Any
 import pytest
 from support.journey import make_git_repo
 from support.procs import FIXTURES
-from support.remote import Tree, free_port, start_tree, stop_tree
+from support.remote import Tree, loopback_pair, wait_until
 
 from orca.client.sync import invoke
 from orca.contracts import gateway as gw
 from orca.contracts import ptyd, store
 
 AGENT = FIXTURES / "support" / "remote_agent.sh"
-
-
-def wait_until(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    """``check()``'s first truthy value (another process's state can only be polled)."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 class Pair:
@@ -65,27 +53,8 @@ class Pair:
 
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[Pair]:
-    trees: list[Tree] = []
-    port = free_port()
-    try:
-        buildbox = start_tree(tmp_path / "buildbox", listen=f"tcp://127.0.0.1:{port}")
-        trees.append(buildbox)
-        laptop = start_tree(tmp_path / "laptop", listen=None)
-        trees.append(laptop)
-        # Z85 keys may start with '-': `--server-key=KEY` and `-- KEY` keep them values.
-        buildbox.ok("host", "authorize", "--name", "laptop", "--", laptop.ok("host", "key").strip())
-        server_key = buildbox.ok("host", "key", "--server").strip()
-        laptop.ok("host", "add", "buildbox", f"tcp://127.0.0.1:{port}", f"--server-key={server_key}")
+    with loopback_pair(tmp_path) as (laptop, buildbox):
         yield Pair(laptop, buildbox, tmp_path)
-    finally:
-        for tree in reversed(trees):
-            try:  # a test that failed with the gateway stopped must not wedge `orca down`
-                pid = tree.restarts().get("gateway", (None, 0))[0]
-                if isinstance(pid, int):
-                    os.kill(pid, signal.SIGCONT)
-            except Exception:
-                pass
-            stop_tree(tree)
 
 
 class Lines:
@@ -106,7 +75,9 @@ class Lines:
                 self.lines.append(raw.decode(errors="replace"))
                 self._cond.notify_all()
 
-    def wait_for(self, match: Callable[[dict[str, Any]], bool], what: str, timeout: float = 30.0) -> dict[str, Any]:
+    def wait_for(
+        self, match: Callable[[dict[str, Any]], bool], what: str, timeout: float = 30.0
+    ) -> dict[str, Any]:
         """The first matching line after the previous match."""
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -141,21 +112,37 @@ def test_watch_shows_remote_rows_labelled_and_unverifiable_on_link_loss(pair: Pa
     try:
         lines = Lines(watch)
         remote = lines.wait_for(
-            lambda d: d.get("host") == "buildbox" and d["event"] == "set" and d["state"] == "working",
+            lambda d: (
+                d.get("host") == "buildbox" and d["event"] == "set" and d["state"] == "working"
+            ),
             "the buildbox agent's row",
         )
         assert remote["hostId"] == "runtime:buildbox" and remote["verifiable"] is True
         os.kill(gateway, signal.SIGSTOP)  # the link is lost; buildbox's agent runs on
-        lost = lines.wait_for(lambda d: d["event"] == "link" and d["verifiable"] is False, "the link loss")
-        assert lost["host"] == "buildbox" and lost["unverifiableSince"] is not None and lost["rows"] == 1
-        stale = lines.wait_for(lambda d: d.get("displayState") == "unverifiable", "the unverifiable row")
+        lost = lines.wait_for(
+            lambda d: d["event"] == "link" and d["verifiable"] is False, "the link loss"
+        )
+        assert (
+            lost["host"] == "buildbox"
+            and lost["unverifiableSince"] is not None
+            and lost["rows"] == 1
+        )
+        stale = lines.wait_for(
+            lambda d: d.get("displayState") == "unverifiable", "the unverifiable row"
+        )
         assert stale["paneKey"] == remote["paneKey"] and stale["lastSeen"] == "working"
         assert stale["verifiable"] is False
         os.kill(gateway, signal.SIGCONT)
-        back = lines.wait_for(lambda d: d["event"] == "link" and d["verifiable"] is True, "the link back")
+        back = lines.wait_for(
+            lambda d: d["event"] == "link" and d["verifiable"] is True, "the link back"
+        )
         assert back["host"] == "buildbox"
         again = lines.wait_for(
-            lambda d: d.get("host") == "buildbox" and d["event"] == "set" and d["paneKey"] == remote["paneKey"],
+            lambda d: (
+                d.get("host") == "buildbox"
+                and d["event"] == "set"
+                and d["paneKey"] == remote["paneKey"]
+            ),
             "the row live again",
         )
         assert again["verifiable"] is True and "lastSeen" not in again
@@ -167,7 +154,9 @@ def test_watch_shows_remote_rows_labelled_and_unverifiable_on_link_loss(pair: Pa
             lambda d: d.get("host") == "buildbox" and d["event"] == "set" and d["state"] == "done",
             "the buildbox agent's done row",
         )
-        assert any(json.loads(x).get("host") == "local" for x in lines.lines), "a local row, labelled"
+        assert any(json.loads(x).get("host") == "local" for x in lines.lines), (
+            "a local row, labelled"
+        )
         unlabelled = [line for line in lines.lines if "host" not in json.loads(line)]
         assert not unlabelled, unlabelled
     finally:
@@ -193,11 +182,14 @@ def test_worktree_ls_labels_come_from_the_remote_store_mirror(pair: Pair) -> Non
     # A note written on buildbox (its store) shows up on the laptop's listing.
     invoke(
         store.WORKTREE_META_PATCH,
-        store.MetaPatchArgs(worktree_id=rows[0]["id"], patch={"displayName": "Släpp ✓", "comment": "ci box"}),
+        store.MetaPatchArgs(
+            worktree_id=rows[0]["id"], patch={"displayName": "Släpp ✓", "comment": "ci box"}
+        ),
         paths=pair.buildbox.paths,
     )
     labelled = wait_until(
-        lambda: [w for w in remote_rows() if w.get("displayName") == "Släpp ✓"], "the note on the laptop"
+        lambda: [w for w in remote_rows() if w.get("displayName") == "Släpp ✓"],
+        "the note on the laptop",
     )
     assert labelled[0]["comment"] == "ci box"
     table = pair.laptop.ok("worktree", "ls")
@@ -235,7 +227,9 @@ def test_remote_attach_waits_for_output_instead_of_polling(pair: Pair) -> None:
         before, cpu_before = pair.terminal_requests(), _cpu_s(attach.pid)
         time.sleep(3.0)
         idle_requests, idle_cpu = pair.terminal_requests() - before, _cpu_s(attach.pid) - cpu_before
-        print(f"idle remote attach over 3 s: {idle_requests} requests, {idle_cpu * 1000:.0f} ms CPU")
+        print(
+            f"idle remote attach over 3 s: {idle_requests} requests, {idle_cpu * 1000:.0f} ms CPU"
+        )
         assert idle_requests <= 3, f"{idle_requests} requests in 3 s idle: the attach polls"
         # Keys typed into the attach reach the remote agent (sent without a reply wait).
         assert attach.stdin is not None
@@ -252,7 +246,9 @@ def test_remote_attach_waits_for_output_instead_of_polling(pair: Pair) -> None:
         attach.stdin.close()
         attach.stderr.close()
     raw = out.read_bytes()
-    trailer = re.search(rb"\r\n\[exited 0; stream offsets (\d+)\.\.(\d+); 0 gap\(s\); \d+ link retries\]", raw)
+    trailer = re.search(
+        rb"\r\n\[exited 0; stream offsets (\d+)\.\.(\d+); 0 gap\(s\); \d+ link retries\]", raw
+    )
     assert trailer is not None, raw[-400:]
     start, end = int(trailer.group(1)), int(trailer.group(2))
     recorded = subprocess.run(

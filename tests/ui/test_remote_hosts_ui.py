@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from support.journey import make_git_repo
 from support.procs import FIXTURES
-from support.remote import Tree, free_port, start_tree, stop_tree
+from support.remote import Tree, loopback_pair
 
 from actors.ui.app import OrcaApp, Sidebar
 
@@ -28,29 +28,9 @@ AGENT = FIXTURES / "support" / "remote_agent.sh"
 
 @pytest.fixture
 def pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Tree, Tree]]:
-    trees: list[Tree] = []
-    port = free_port()
-    try:
-        buildbox = start_tree(tmp_path / "buildbox", listen=f"tcp://127.0.0.1:{port}")
-        trees.append(buildbox)
-        laptop = start_tree(tmp_path / "laptop", listen=None)
-        trees.append(laptop)
-        buildbox.ok("host", "authorize", "--name", "laptop", "--", laptop.ok("host", "key").strip())
-        server_key = buildbox.ok("host", "key", "--server").strip()
-        laptop.ok(
-            "host", "add", "buildbox", f"tcp://127.0.0.1:{port}", f"--server-key={server_key}"
-        )
+    with loopback_pair(tmp_path) as (laptop, buildbox):
         monkeypatch.setenv("ORCA_HOME", str(laptop.home))  # the UI runs on the laptop
         yield laptop, buildbox
-    finally:
-        for tree in reversed(trees):
-            try:  # a failed test must not leave the gateway stopped (`orca down` waits)
-                pid = tree.restarts().get("gateway", (None, 0))[0]
-                if isinstance(pid, int):
-                    os.kill(pid, signal.SIGCONT)
-            except Exception:
-                pass
-            stop_tree(tree)
 
 
 def sidebar_lines(app: OrcaApp) -> list[str]:
