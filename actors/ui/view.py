@@ -19,9 +19,9 @@ from orca.contracts.gateway import HostMirror
 from orca.model.agent_status import (
     AgentStatusRow,
     PaneFate,
-    TerminalFacts,
     needs_user,
     project_worktrees,
+    terminal_facts,
 )
 from orca.model.ids import split_worktree_id
 from orca.model.types_repo import FolderWorkspace, Repo
@@ -98,18 +98,6 @@ class RepoGroup:
     repo_id: str
     name: str
     worktrees: tuple[WorktreeItem, ...]
-
-
-def terminal_facts(sessions: Iterable[ptyd.SessionRow]) -> TerminalFacts:
-    """ptyd's facts for the admission rule, from the ptyd mirror (as ``orca worktree ps``)."""
-    rows = list(sessions)
-    running = [s for s in rows if s.running]
-    live = frozenset(s.pane_key for s in running)
-    return TerminalFacts(
-        live_panes=live,
-        live_handles=frozenset(s.terminal_handle for s in running),
-        exited={s.pane_key: s.exit_code for s in rows if not s.running and s.pane_key not in live},
-    )
 
 
 def build_sidebar(

@@ -71,23 +71,11 @@ def binding_rows(running: set[str]) -> list[tuple[str, str, str]]:
     return stale_bindings(view.session, running)
 
 
-def stale_binding_summary(timeout: float = STORE_TIMEOUT_S) -> str | None:
-    """One line for readers that list agents (``orca worktree ps``): how many saved pane
-    bindings name a PTY that does not run; None when none do or a peer is down."""
-    from orca.client.sync import invoke
-    from orca.contracts import ptyd, store
-    from orca.wire.errors import OrcaError
-
-    try:
-        running = {
-            s.session_id
-            for s in invoke(ptyd.LIST, ptyd.ListArgs(), timeout=timeout).sessions
-            if s.running
-        }
-        view = invoke(store.SESSION_GET, store.SessionGetArgs(), timeout=timeout)
-    except OrcaError:
-        return None
-    rows = stale_bindings(view.session, running)
+def stale_binding_summary(running: set[str]) -> str | None:
+    """One line for readers that list agents (``orca worktree ps``, which passes the
+    running PTY ids it already listed): how many saved pane bindings name a PTY that
+    does not run; None when none do or the store is down."""
+    rows = binding_rows(running)
     panes = [state for _pane, pty, state in rows if pty != "-"]
     worktrees = len(rows) - len(panes)
     parts = []

@@ -60,41 +60,39 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ps.set_defaults(func=cmd_ps)
 
 
-def terminal_facts() -> Any:
-    """ptyd's facts for the admission rule (``TerminalFacts``), None if ptyd is down."""
+def list_sessions() -> list[Any] | None:
+    """ptyd's sessions (``SessionRow``), None if ptyd is down: one listing per command,
+    shared by the admission rule and the stale-binding footer."""
     import os
 
     from orca.client.sync import endpoint_for, invoke
     from orca.contracts import ptyd
-    from orca.model.agent_status import TerminalFacts
     from orca.wire.errors import OrcaError
 
     endpoint = endpoint_for(ptyd.CONTRACT.actor)
     if endpoint.startswith("ipc://") and not os.path.exists(endpoint[len("ipc://") :]):
         return None  # ptyd is not running: nothing to wait for
     try:
-        sessions = invoke(ptyd.LIST, ptyd.ListArgs(), timeout=PTYD_TIMEOUT_S).sessions
+        return invoke(ptyd.LIST, ptyd.ListArgs(), timeout=PTYD_TIMEOUT_S).sessions
     except OrcaError:
         return None
-    running = [s for s in sessions if s.running]
-    live_panes = frozenset(s.pane_key for s in running)
-    exited = {s.pane_key: s.exit_code for s in sessions if not s.running}
-    return TerminalFacts(
-        live_panes=live_panes,
-        live_handles=frozenset(s.terminal_handle for s in running),
-        exited={k: v for k, v in exited.items() if k not in live_panes},
-    )
 
 
-def fetch_worktrees(now_ms: int | None = None, needs_me: bool = False) -> list[dict[str, object]]:
-    """The projected worktree list from one snapshot (raises OrcaError when down)."""
+def fetch_worktrees(
+    now_ms: int | None = None, needs_me: bool = False, sessions: list[Any] | None = None
+) -> list[dict[str, object]]:
+    """The projected worktree list from one snapshot (raises OrcaError when down);
+    ``sessions``: ptyd's listing when the caller has it (else listed here)."""
     from orca.client.sync import invoke
     from orca.contracts import hooks
-    from orca.model.agent_status import needs_user, project_worktrees
+    from orca.model.agent_status import needs_user, project_worktrees, terminal_facts
 
     snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    worktrees = project_worktrees(snapshot.rows, now, terminal_facts(), snapshot.fates)
+    if sessions is None:
+        sessions = list_sessions()
+    facts = None if sessions is None else terminal_facts(sessions)
+    worktrees = project_worktrees(snapshot.rows, now, facts, snapshot.fates)
     if not needs_me:
         return worktrees
     kept = []
@@ -136,7 +134,8 @@ def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
-    worktrees = fetch_worktrees(needs_me=args.needs_me)
+    sessions = list_sessions()
+    worktrees = fetch_worktrees(needs_me=args.needs_me, sessions=sessions)
     from orca.remote import any_known_host
 
     if any_known_host():
@@ -152,10 +151,10 @@ def cmd_ps(args: argparse.Namespace) -> int:
     else:
         columns = ["WORKTREE", "SUMMARY", "AGENT", "PANE", "STATE", "AGE", "SOURCE", "DETAIL"]
         print(format_columns(columns, _table_rows(worktrees)))
-    if not args.needs_me:  # issue 13: a saved binding is never shown as a live terminal
-        from orca.cli.pty_bindings import stale_binding_summary
+    if not args.needs_me and sessions is not None:  # issue 13: a saved binding is never
+        from orca.cli.pty_bindings import stale_binding_summary  # shown as a live terminal
 
-        summary = stale_binding_summary(PTYD_TIMEOUT_S)
+        summary = stale_binding_summary({s.session_id for s in sessions if s.running})
         if summary:
             print(summary)
     return EXIT_OK

@@ -27,7 +27,7 @@ Pure: no I/O, no clock reads (``now_ms`` is always passed in).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal, get_args
+from typing import Literal, Protocol, get_args
 
 import msgspec
 
@@ -124,6 +124,32 @@ class TerminalFacts(msgspec.Struct, frozen=True, kw_only=True):
 
 
 NO_FACTS = TerminalFacts(live_panes=frozenset(), live_handles=frozenset())
+
+
+class ListedTerminal(Protocol):
+    """What ``terminal_facts`` reads of a ``term.list`` row (``ptyd.SessionRow``)."""
+
+    @property
+    def running(self) -> bool: ...
+    @property
+    def pane_key(self) -> str: ...
+    @property
+    def terminal_handle(self) -> str: ...
+    @property
+    def exit_code(self) -> int | None: ...
+
+
+def terminal_facts(sessions: Iterable[ListedTerminal]) -> TerminalFacts:
+    """The admission rule's facts from ptyd's listing (or a mirror of it): every reader
+    (``orca worktree ps``, ``orca ui``) derives them here."""
+    rows = list(sessions)
+    running = [s for s in rows if s.running]
+    live = frozenset(s.pane_key for s in running)
+    return TerminalFacts(
+        live_panes=live,
+        live_handles=frozenset(s.terminal_handle for s in running),
+        exited={s.pane_key: s.exit_code for s in rows if not s.running and s.pane_key not in live},
+    )
 
 
 class WorktreeSummary(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
