@@ -8,7 +8,6 @@ even heartbeats, while buildbox's agents keep running) and resuming it (SIGCONT)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 from support.journey import make_git_repo
 from support.procs import FIXTURES
-from support.remote import Tree, loopback_pair, wait_until
+from support.remote import Tree, attached_stream, loopback_pair, wait_until
 
 from orca.client.sync import invoke
 from orca.contracts import gateway as gw
@@ -246,19 +245,5 @@ def test_remote_attach_waits_for_output_instead_of_polling(pair: Pair) -> None:
         attach.stdin.close()
         attach.stderr.close()
     raw = out.read_bytes()
-    trailer = re.search(
-        rb"\r\n\[exited 0; stream offsets (\d+)\.\.(\d+); 0 gap\(s\); \d+ link retries\]", raw
-    )
-    assert trailer is not None, raw[-400:]
-    start, end = int(trailer.group(1)), int(trailer.group(2))
-    recorded = subprocess.run(
-        pair.buildbox.argv("term", "read", session, "--since", str(start)),
-        env=pair.buildbox.env,
-        capture_output=True,
-        timeout=30,
-    ).stdout
-    assert len(recorded) == end - start
-    shown = raw[: trailer.start()][-len(recorded) :]
-    assert hashlib.sha256(shown).hexdigest() == hashlib.sha256(recorded).hexdigest()
-    numbers = [int(n) for n in re.findall(rb"line (\d+)", shown)]
+    _retries, numbers, _shown = attached_stream(raw, pair.buildbox, session)
     assert numbers[0] == 1 and numbers == list(range(1, len(numbers) + 1)), "in order, none lost"
