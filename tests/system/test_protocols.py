@@ -314,6 +314,9 @@ async def test_retired_pane_rejects_late_status_and_stale_snapshot(
         user.ok("down", "--kill-terminals")
 
 
+OSC_WORKING_THEN_SLEEP = r"""printf '\033]9999;{"state":"working"}\007'; exec sleep 600"""
+
+
 async def test_store_pane_retirement_reaches_hooks_and_ptyd(
     orca_home: Path, tmp_path: Path
 ) -> None:
@@ -324,22 +327,21 @@ async def test_store_pane_retirement_reaches_hooks_and_ptyd(
         tab, leaf = "tab-chain", str(uuid.uuid4())
         key = f"{tab}:{leaf}"
         async with (
-            hooks_mirror(orca_home) as (ui, hooks),
+            hooks_mirror(orca_home) as (ui, _),
             recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (pm, prec, ptyd),
             open_rpc_client(user.paths.ipc_endpoint("store", "rpc")) as store,
         ):
+            # The agent prints its status (OSC 9999): ptyd's one ordered line to hooks
+            # carries it after the launch announcement, so the launch cannot replace it
+            # (a direct ingest call could land first and be replaced).
             spawned = await ptyd.call(
                 "term.spawn",
                 {
-                    "argv": ["sleep", "600"],
+                    "argv": ["sh", "-c", OSC_WORKING_THEN_SLEEP],
                     "cwd": worktree.split("::", 1)[1],
                     "worktreeId": worktree,
                     "paneKey": key,
                 },
-            )
-            await hooks.call(
-                "agentStatus.ingest_osc",
-                {"paneKey": key, "worktreeId": worktree, "payload": '{"state":"working"}'},
             )
             await ui.wait_until(lambda m: key in m.state)
             layout = {tab: {"root": {"type": "leaf", "leafId": leaf}}}
