@@ -372,6 +372,10 @@ class StoreActor:
                 ),
             ),
             read(
+                store.SESSION_STALE_BINDINGS,
+                lambda a: pty_bindings.stale_bindings_view(st(), a.host_id, a.running),
+            ),
+            read(
                 store.SESSION_RETIRED_SINCE,
                 lambda a: retired_log.retired_since(
                     st(), sessions.resolve_host_id(a.host_id), a.revision

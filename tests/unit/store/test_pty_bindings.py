@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import msgspec
 
-from actors.store.pty_bindings import bound_pty_ids, reconcile, reconcile_ptys
+from actors.store.pty_bindings import (
+    bound_pty_ids,
+    reconcile,
+    reconcile_ptys,
+    stale_bindings_view,
+)
 from orca.contracts import store
 from orca.model.codec import from_builtins, to_builtins
 from orca.model.session import PtyBindingState, WorkspaceSessionState
@@ -54,6 +59,23 @@ def test_the_store_records_verdicts_leaves_bindings_and_skips_an_unchanged_write
     assert len(change.events) == 1  # session.changed
     again = reconcile_ptys(change.state, None, [LIVE], {EXITED: 0}, now_ms=2)
     assert again.events == () and again.state is change.state  # same verdicts: no write
+
+
+def test_a_reader_is_told_each_binding_that_lies_judged_by_what_it_saw_running() -> None:
+    state = with_session_for_host(PersistedState(), "local", session())
+    checked = reconcile_ptys(state, None, [LIVE], {EXITED: 3, OLD: -1}, now_ms=1).state
+    # The reader saw LIVE running; GHOST was rebound after ptyd's check, unjudged.
+    shown = stale_bindings_view(checked, "", [LIVE])
+    assert [(b.pane, b.pty_id, b.state) for b in shown.bindings] == [
+        ("t1:b", EXITED, "exited 3"),
+        ("t1:c", GHOST, "gone"),
+        ("tab t0", OLD, "exited (code unknown)"),
+        ("worktree r::/other", "-", "had a terminal at shutdown; none runs"),
+    ]
+    # LIVE has ended since, and nothing has judged it: "not running", never "running".
+    ended = stale_bindings_view(checked, None, [])
+    assert ("t1:a", LIVE, "not running") in [(b.pane, b.pty_id, b.state) for b in ended.bindings]
+    assert stale_bindings_view(PersistedState(), None, []).bindings == []
 
 
 def test_the_verdict_round_trips_through_the_persisted_json() -> None:
