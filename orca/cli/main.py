@@ -64,13 +64,32 @@ def terminal_columns() -> int:
         return 80
 
 
+def _untranslated(message: str) -> str:
+    return message
+
+
+def _untranslated_plural(singular: str, plural: str, n: int) -> str:
+    return singular if n == 1 else plural
+
+
 def parser_class() -> type[argparse.ArgumentParser]:
     """``ArgumentParser`` whose help formatter is given its width: argparse's own
     formatter imports ``shutil`` (and with it ``bz2``, ``lzma``, ``zlib``: ~2 ms, a tenth
     of a bare interpreter start) only to ask the terminal's width, and every parser
     builds one (``add_subparsers`` does). Sub-parsers inherit the class, so the whole
-    tree formats exactly as before."""
+    tree formats exactly as before.
+
+    argparse's messages are looked up in gettext's catalogues one by one (``_()``: 27
+    look-ups, each searching the locale directories for a catalogue, for one topic's
+    parser: ~3 ms, a tenth of a bare interpreter start, bench/cli.py). Orca's own help
+    is English only, and CPython installs no catalogue for argparse's domain, so every
+    look-up falls back to the English message; argparse is given that fallback
+    directly: the same text, without the search.
+    """
     import argparse
+
+    argparse._ = _untranslated  # type: ignore[attr-defined]
+    argparse.ngettext = _untranslated_plural  # type: ignore[attr-defined]
 
     class Formatter(argparse.HelpFormatter):
         def __init__(
@@ -116,6 +135,13 @@ def import_msgspec_lean() -> None:
     msgspec loads and put back after, so a later ``import typing_extensions`` (rich,
     textual) gets the real one. A no-op when msgspec is already loaded (tests calling
     ``main`` in-process) or on an older Python.
+
+    The same holds for ``platform``, which msgspec loads through ``uuid``: ``uuid``
+    imports it only to ask ``platform.system()`` once, at import, and ``platform``
+    compiles a dozen regular expressions to load (~1.5 ms). While ``uuid`` loads it is
+    given a module whose ``system()`` answers what ``platform.system()`` answers on
+    POSIX (``os.uname().sysname``); it is removed after, so a later ``import platform``
+    gets the real one.
     """
     if sys.version_info < (3, 11) or "msgspec" in sys.modules:
         return
@@ -123,11 +149,26 @@ def import_msgspec_lean() -> None:
         import msgspec  # already paid for: nothing to save
 
         return
-    sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # import -> ImportError
+    stand_ins: dict[str, object] = {"typing_extensions": None}  # import -> ImportError
+    if "uuid" not in sys.modules and "platform" not in sys.modules and hasattr(os, "uname"):
+        stand_ins["platform"] = _platform_stand_in()
+    for name, module in stand_ins.items():
+        sys.modules[name] = module  # type: ignore[assignment]
     try:
         import msgspec  # noqa: F401
     finally:
-        del sys.modules["typing_extensions"]
+        for name in stand_ins:
+            del sys.modules[name]
+
+
+def _platform_stand_in() -> object:
+    """A ``platform`` module with only ``system()``, for ``uuid``'s import."""
+    import types
+
+    stand_in = types.ModuleType("platform", "orca.cli.main's stand-in while uuid loads")
+    sysname = os.uname().sysname
+    stand_in.system = lambda: sysname  # type: ignore[attr-defined]
+    return stand_in
 
 
 def exit_without_teardown(code: int) -> None:

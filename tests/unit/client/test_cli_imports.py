@@ -32,6 +32,7 @@ HEAVY = (
     "textual",
     "pygit2",
     "typing_extensions",  # orca.cli.main.import_msgspec_lean
+    "platform",  # the same: uuid asks it one question at import
     "dataclasses",
     "inspect",
     "logging",
@@ -123,20 +124,32 @@ def test_help_reads_as_plain_argparse_formats_it(
 
 
 def test_the_lean_msgspec_import_leaves_typing_extensions_importable() -> None:
-    """In a fresh process: msgspec loads without typing_extensions, which stays
-    importable for whoever wants it later (rich, textual)."""
+    """In a fresh process: msgspec loads without typing_extensions and platform, which
+    stay importable for whoever wants them later (rich, textual); uuid saw the same
+    operating system the real platform module reports."""
     code = (
         "import sys\n"
         "from orca.cli.main import import_msgspec_lean\n"
         "import_msgspec_lean()\n"
-        "print('msgspec' in sys.modules, 'typing_extensions' in sys.modules)\n"
-        "import typing_extensions\n"
-        "print(typing_extensions.__name__)\n"
+        "print('msgspec' in sys.modules, 'typing_extensions' in sys.modules,"
+        " 'platform' in sys.modules)\n"
+        "import typing_extensions, platform, uuid\n"
+        "print(typing_extensions.__name__, platform.__name__, hasattr(platform, 'machine'))\n"
+        "print(uuid._LINUX == (platform.system() == 'Linux'), uuid._AIX is False)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     ).stdout.split()
-    assert out == ["True", "False", "typing_extensions"]
+    assert out == [
+        "True",
+        "False",
+        "False",
+        "typing_extensions",
+        "platform",
+        "True",
+        "True",
+        "True",
+    ]
 
 
 def test_a_command_run_as_a_program_ends_with_its_output_and_exit_code(
