@@ -12,6 +12,10 @@ answer, the rows are shown as hooks holds them.
 ``--needs-me``: only agents that need the user (blocked, or a finished turn not yet
 seen - unread until ``orca term attach`` or ``orca ack``).
 
+The table leads with the handle of each agent's terminal (``orca term ls``'s:
+``orca term attach`` takes it) and fits the terminal's width (``output.print_table``);
+``--json`` keeps the full worktree ids and pane keys.
+
 Kept import-light - the whole command must start, call and print within 300 ms
 (issue 7; upstream users saw 7-10 s): no trio, no actor runtime, and a plain
 fixed-width table (rich needs ~0.5 s to lay out 300 rows on a loaded 2-core box).
@@ -21,9 +25,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from orca.cli.output import EXIT_OK, human_duration, print_json
+from orca.cli.output import EXIT_OK, human_duration, print_json, print_table
 
 # The snapshot is served from memory; a second is ample and keeps a wedged actor from
 # hanging the shell.
@@ -103,10 +108,56 @@ def fetch_worktrees(
     return kept
 
 
-def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
+# The table's columns: the terminal's handle first (what ``orca term attach`` takes).
+TABLE_COLUMNS = ["TERMINAL", "AGENT", "STATE", "AGE", "SOURCE", "DETAIL"]
+STATE_COLUMN = TABLE_COLUMNS.index("STATE")
+
+
+def terminal_labels(
+    worktrees: list[dict[str, Any]],
+    sessions: list[Any] | None,
+    known: Sequence[tuple[str, str]] = (),
+) -> dict[tuple[str, str], str]:
+    """The handle shown for each ``(worktree id, pane key)`` of ``worktrees``: its
+    terminal's, the running one before an ended one; the worktree's handle for a pane
+    ptyd lists no terminal for. Handles are made unique over these worktrees, the
+    sessions' and ``known`` (``(id, path)``; ``orca term ls`` uses every worktree
+    gitwatch lists, which this listing does not ask for: where a worktree without
+    agents or terminals shares a folder name, ``term ls`` may show a longer handle,
+    and both resolve)."""
+    from orca.cli.handles import session_handles, worktree_handles
+
+    listed = sessions or []
+    paths = dict(known)
+    every = [
+        *paths.items(),
+        *((w["worktreeId"], "") for w in worktrees if w["worktreeId"] not in paths),
+    ]
+    handles = session_handles([(s.session_id, s.worktree_id) for s in listed], every)
+    by_pane: dict[str, str] = {}
+    by_terminal: dict[str, str] = {}
+    for s in sorted(listed, key=lambda s: (s.running, s.created_at)):  # the running one last
+        by_pane[s.pane_key] = by_terminal[s.terminal_handle] = handles[s.session_id]
+    worktree_names = worktree_handles(every + [(s.worktree_id, "") for s in listed])
+    labels: dict[tuple[str, str], str] = {}
+    for worktree in worktrees:
+        wid = worktree["worktreeId"]
+        for agent in worktree["agents"]:
+            pane = agent["paneKey"]
+            labels[(wid, pane)] = (
+                by_pane.get(pane)
+                or by_terminal.get(agent["terminalHandle"] or "")
+                or worktree_names[wid]
+            )
+    return labels
+
+
+def table_rows(
+    worktrees: list[dict[str, Any]], labels: dict[tuple[str, str], str]
+) -> list[list[object]]:
+    """One row per agent, in :data:`TABLE_COLUMNS` order (``labels``: ``terminal_labels``)."""
     table: list[list[object]] = []
     for worktree in worktrees:
-        summary = worktree["summary"]["state"]
         for agent in worktree["agents"]:
             state = agent["displayState"]
             terminal = agent["terminal"]
@@ -120,10 +171,8 @@ def _table_rows(worktrees: list[dict[str, Any]]) -> list[list[object]]:
                 state = f"{state} (unread)"
             table.append(
                 [
-                    worktree["worktreeId"],
-                    summary,
+                    labels[(worktree["worktreeId"], agent["paneKey"])],
                     agent["agent"],
-                    agent["paneKey"],
                     state,
                     human_duration(agent["ageMs"] / 1000),
                     agent["source"],
@@ -141,7 +190,7 @@ def cmd_ps(args: argparse.Namespace) -> int:
     if any_known_host():
         from orca.remote.readers import ps_with_remotes  # remote hosts' rows, labelled
 
-        if ps_with_remotes(worktrees, args, _table_rows):
+        if ps_with_remotes(worktrees, args, sessions):
             return EXIT_OK
     if args.json:
         print_json("worktrees", worktrees)
@@ -149,8 +198,7 @@ def cmd_ps(args: argparse.Namespace) -> int:
     if not worktrees:
         print("nothing needs you" if args.needs_me else "no agents reporting")
     else:
-        columns = ["WORKTREE", "SUMMARY", "AGENT", "PANE", "STATE", "AGE", "SOURCE", "DETAIL"]
-        print(format_columns(columns, _table_rows(worktrees)))
+        print_table(TABLE_COLUMNS, table_rows(worktrees, terminal_labels(worktrees, sessions)))
     if not args.needs_me and sessions is not None:  # issue 13: a saved binding is never
         from orca.cli.pty_bindings import stale_binding_summary  # shown as a live terminal
 
@@ -158,13 +206,3 @@ def cmd_ps(args: argparse.Namespace) -> int:
         if summary:
             print(summary)
     return EXIT_OK
-
-
-def format_columns(columns: list[str], rows: list[list[object]]) -> str:
-    """A left-aligned table, two spaces between columns, ``-`` for empty cells."""
-    cells = [columns] + [["-" if v is None else str(v) for v in row] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in cells
-    )

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # annotations only; the gateway contract imports every other contract
@@ -36,7 +35,9 @@ def _unverifiable(link: HostLink) -> str | None:
         return None
     if link.unverifiable_since is None:
         return "unverifiable (never reached)"
-    return "unverifiable since " + time.strftime("%H:%M:%S", time.localtime(link.unverifiable_since))
+    return "unverifiable since " + time.strftime(
+        "%H:%M:%S", time.localtime(link.unverifiable_since)
+    )
 
 
 def _label(link: HostLink) -> dict[str, Any]:
@@ -51,13 +52,18 @@ def _label(link: HostLink) -> dict[str, Any]:
 def _local_label() -> dict[str, Any]:
     from orca.host import current_host_id
 
-    return {"host": LOCAL_LABEL, "hostId": current_host_id(), "verifiable": True, "unverifiableSince": None}
+    return {
+        "host": LOCAL_LABEL,
+        "hostId": current_host_id(),
+        "verifiable": True,
+        "unverifiableSince": None,
+    }
 
 
 def _print_table(columns: list[str], rows: list[list[object]]) -> None:
-    from orca.cli.worktree_ps import format_columns
+    from orca.cli.output import print_table
 
-    print(format_columns(columns, rows))
+    print_table(columns, rows)
 
 
 # -- worktree ps ---------------------------------------------------------------------
@@ -70,7 +76,11 @@ def remote_ps(mirror: HostMirror, now_ms: int, needs_me: bool) -> list[dict[str,
     facts = TerminalFacts(
         live_panes=live,
         live_handles=frozenset(s.terminal_handle for s in running),
-        exited={s.pane_key: s.exit_code for s in mirror.sessions if not s.running and s.pane_key not in live},
+        exited={
+            s.pane_key: s.exit_code
+            for s in mirror.sessions
+            if not s.running and s.pane_key not in live
+        },
     )
     worktrees = project_worktrees(mirror.rows, now_ms, facts, mirror.fates)
     if needs_me:
@@ -84,39 +94,46 @@ def remote_ps(mirror: HostMirror, now_ms: int, needs_me: bool) -> list[dict[str,
 
 
 def ps_with_remotes(
-    local: list[dict[str, Any]],
-    args: argparse.Namespace,
-    table_rows: Callable[[list[dict[str, Any]]], list[list[object]]],
+    local: list[dict[str, Any]], args: argparse.Namespace, sessions: list[Any] | None
 ) -> bool:
+    """``worktree ps`` with every followed host's rows; ``sessions``: local ptyd's."""
     mirrors = _mirrors()
     if not mirrors:
         return False
     from orca.cli.output import print_json
+    from orca.cli.worktree_ps import STATE_COLUMN, TABLE_COLUMNS, table_rows, terminal_labels
 
     now_ms = time.time_ns() // 1_000_000
-    sections: list[tuple[dict[str, Any], str | None, list[dict[str, Any]]]] = [
-        (_local_label(), None, local)
-    ]
+    sections: list[
+        tuple[dict[str, Any], str | None, list[dict[str, Any]], dict[tuple[str, str], str]]
+    ] = [(_local_label(), None, local, terminal_labels(local, sessions))]
     for mirror in mirrors:
-        sections.append((_label(mirror.link), _unverifiable(mirror.link), remote_ps(mirror, now_ms, args.needs_me)))
+        rows = remote_ps(mirror, now_ms, args.needs_me)
+        host = mirror.link.name  # its terminals as `term read HOST:HANDLE` takes them
+        paths = [(str(w.get("id", "")), str(w.get("path", ""))) for w in mirror.worktrees]
+        labels = {
+            k: f"{host}:{v}" for k, v in terminal_labels(rows, mirror.sessions, paths).items()
+        }
+        sections.append((_label(mirror.link), _unverifiable(mirror.link), rows, labels))
     if args.json:
-        print_json("worktrees", [{**label, **w} for label, _, rows in sections for w in rows])
+        print_json("worktrees", [{**label, **w} for label, _, rows, _ in sections for w in rows])
         return True
-    columns = ["HOST", "WORKTREE", "SUMMARY", "AGENT", "PANE", "STATE", "AGE", "SOURCE", "DETAIL"]
     table: list[list[object]] = []
-    for label, stale, rows in sections:
-        for row in table_rows(rows):
+    for label, stale, rows, labels in sections:
+        for row in table_rows(rows, labels):
             if stale is not None:  # never shown as live: the last known state, labelled
-                row[1] = "unverifiable"
-                row[4] = f"{stale} (last seen {row[4]})"
+                row[STATE_COLUMN] = f"{stale} (last seen {row[STATE_COLUMN]})"
             table.append([label["host"], *row])
     if not table:
         print("nothing needs you" if args.needs_me else "no agents reporting")
     else:
-        _print_table(columns, table)
-    for label, stale, _ in sections[1:]:
+        _print_table(["HOST", *TABLE_COLUMNS], table)
+    for label, stale, _, _ in sections[1:]:
         if stale is not None:
-            print(f"orca: host {label['host']}: {stale}; its rows are its last known state", file=sys.stderr)
+            print(
+                f"orca: host {label['host']}: {stale}; its rows are its last known state",
+                file=sys.stderr,
+            )
     return True
 
 
@@ -152,7 +169,9 @@ def meta_labels(mirror: HostMirror, worktree_id: str) -> dict[str, Any]:
     return {k: meta[k] for k in META_LABELS if k in meta}
 
 
-def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: dict[str, str]) -> bool:
+def worktrees_with_remotes(
+    args: argparse.Namespace, shown: list[Any], handles: dict[str, str]
+) -> bool:
     mirrors = _mirrors()
     if not mirrors:
         return False
@@ -165,7 +184,12 @@ def worktrees_with_remotes(args: argparse.Namespace, shown: list[Any], handles: 
     local_repos = _local_repo_names()
     local = [
         (
-            {**_local_label(), "handle": handles[r.id], "repoName": local_repos.get(r.repo_id), **to_builtins(r)},
+            {
+                **_local_label(),
+                "handle": handles[r.id],
+                "repoName": local_repos.get(r.repo_id),
+                **to_builtins(r),
+            },
             r,
         )
         for r in shown
@@ -224,7 +248,9 @@ def remote_session_handles(mirror: HostMirror) -> dict[str, str]:
     return {sid: f"{mirror.link.name}:{h}" for sid, h in handles.items()}
 
 
-def sessions_with_remotes(args: argparse.Namespace, sessions: list[Any], handles: dict[str, str]) -> bool:
+def sessions_with_remotes(
+    args: argparse.Namespace, sessions: list[Any], handles: dict[str, str]
+) -> bool:
     mirrors = _mirrors()
     if not mirrors:
         return False
@@ -243,16 +269,22 @@ def sessions_with_remotes(args: argparse.Namespace, sessions: list[Any], handles
         remote = remote_session_handles(mirror)
         stale = _unverifiable(mirror.link)
         entries.extend(
-            (_label(mirror.link), s, remote[s.session_id], stale) for s in mirror.sessions if shown(s)
+            (_label(mirror.link), s, remote[s.session_id], stale)
+            for s in mirror.sessions
+            if shown(s)
         )
     if args.json:
-        print_json("sessions", [{**label, "handle": h, **to_builtins(s)} for label, s, h, _ in entries])
+        print_json(
+            "sessions", [{**label, "handle": h, **to_builtins(s)} for label, s, h, _ in entries]
+        )
         return True
     table: list[list[object]] = []
     for label, s, handle, stale in entries:
         state = "running" if s.running else f"exited {s.exit_code}"
         if stale is not None:
             state = f"{stale} (last seen {state})"
-        table.append([label["host"], handle, state, s.pid, human_bytes(s.end_offset), " ".join(s.argv)])
+        table.append(
+            [label["host"], handle, state, s.pid, human_bytes(s.end_offset), " ".join(s.argv)]
+        )
     _print_table(["HOST", "TERMINAL", "STATE", "PID", "OUTPUT", "COMMAND"], table)
     return True

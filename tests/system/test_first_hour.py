@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import trio
-from support.journey import User, make_git_repo, recorded, wait_for_output
+from support.journey import User, hooks_mirror, make_git_repo, recorded, wait_for_output
 from support.lifecycle import lifecycle
 from support.procs import REPO, write_config
 
@@ -30,6 +30,8 @@ from orca.contracts import supervisor as sup
 # one on sys.path; `python -P -m` is the same start (item 1 is about exactly that).
 ORCA = [sys.executable, "-P", "-m", "orca.cli.main"]
 HANDLE = re.compile(r"^fix-login:[0-9a-f]{4,8}$")
+# What an agent prints to report its state (OSC 9999), typed into the terminal's shell.
+OSC_WORKING = """printf '\\033]9999;{"state":"working","agent":"claude"}\\007'"""
 
 
 def orca(
@@ -152,6 +154,19 @@ async def test_first_hour_items_1_2_3_8(orca_home: Path, tmp_path: Path) -> None
             await wait_for_output(tclient, tmirror, trec, first, b"hi-3\r\n")
             assert "hi-3" in ok(user, "term", "read", handle)
             assert "hi-3" in ok(user, "term", "read", handle.split(":")[1])  # the bare hex
+
+            # `worktree ps` on an 80-column terminal: the agent's terminal handle first
+            # (what attach takes), every line fits; --json keeps the full ids.
+            async with hooks_mirror(orca_home) as (agents, _):
+                ok(user, "term", "send", handle, OSC_WORKING, "--enter")
+                await agents.wait_until(lambda m: len(m.state) == 1)
+            pid, master = spawn_on_pty([*ORCA, "worktree", "ps"], str(REPO), user.env, 80, 24)
+            screen = (await read_pty_until_exit(pid, master)).decode()
+            lines = [line for line in screen.replace("\r", "").splitlines() if line]
+            assert lines[0].startswith("TERMINAL ") and all(len(line) <= 80 for line in lines)
+            assert lines[1].split()[:3] == [handle, "claude", "working"], lines
+            (ps_row,) = json.loads(ok(user, "worktree", "ps", "--json"))["worktrees"]
+            assert ps_row["worktreeId"] == made["id"]
 
             second = ok(user, "term", "new", "fix-login", "--", "/bin/sh").strip()
             handles = {
