@@ -372,8 +372,8 @@ class StoreActor:
                 ),
             ),
             read(
-                store.SESSION_STALE_BINDINGS,
-                lambda a: pty_bindings.stale_bindings_view(st(), a.host_id, a.running),
+                store.SESSION_BINDINGS,
+                lambda a: pty_bindings.session_bindings(st(), a.host_id),
             ),
             read(
                 store.SESSION_RETIRED_SINCE,

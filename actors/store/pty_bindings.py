@@ -33,9 +33,8 @@ the one place where both are needed, inside one call:
 
 Readers (``orca term ls --all``, ``orca worktree ps``) see a binding joined with its
 verdict - ``exited N`` / ``gone`` - instead of trusting it; a UI must spawn a new PTY for
-such a pane, never attach the old id. The join is done here
-(``session.stale_bindings``, given the ids the reader saw running), so a reader needs
-no copy of the session to judge them.
+such a pane, never attach the old id. ``session.bindings`` serves the bindings with
+their verdicts, so a reader needs no copy of the session to judge them.
 
 Why ptyd pushes instead of store pulling: ptyd already calls the store at start (the
 retirement catch-up) and the store depends on no other actor; a store that asked ptyd
@@ -112,50 +111,30 @@ def reconcile_ptys(
     return Change(new_state, result, (session_changed_event(new_state, host, current),))
 
 
-def binding_state(session: WorkspaceSessionState, pty_id: str, running: set[str]) -> str | None:
-    """How a reader is shown a binding to ``pty_id``; None when its PTY runs."""
-    if pty_id in running:
-        return None
-    verdicts = session.pty_reconciliation.ended if session.pty_reconciliation else {}
-    verdict = verdicts.get(pty_id)
+def _verdict_text(verdict: PtyBindingState | None) -> str | None:
     if verdict is None:
-        return "not running"
+        return None
     if verdict.state == "exited":
         return f"exited {verdict.exit_code}" if verdict.exit_code != -1 else "exited (code unknown)"
     return "gone"
 
 
-def stale_bindings(
-    session: WorkspaceSessionState, running: set[str]
-) -> list[contract.StaleBinding]:
-    """Every saved binding of ``session`` whose PTY does not run, with how it is shown."""
-    rows: list[contract.StaleBinding] = []
-
-    def add(pane: str, pty: str, state: str | None) -> None:
-        if state is not None:
-            rows.append(contract.StaleBinding(pane=pane, pty_id=pty, state=state))
-
+def session_bindings(state: PersistedState, host_id: str | None) -> contract.SessionBindings:
+    """``session.bindings``: the host's saved bindings, each with ptyd's verdict."""
+    session = session_for_host(state, resolve_host_id(host_id))
+    reconciliation = session.pty_reconciliation
+    verdicts = reconciliation.ended if reconciliation is not None else {}
+    bindings: list[contract.SavedBinding] = []
     for tab_id, layout in sorted(session.terminal_layouts_by_tab_id.items()):
         for leaf, pty in sorted(layout.pty_ids_by_leaf_id.items()):
-            add(f"{tab_id}:{leaf}", pty, binding_state(session, pty, running))
+            verdict = _verdict_text(verdicts.get(pty))
+            bindings.append(contract.SavedBinding(pane=f"{tab_id}:{leaf}", pty_id=pty, verdict=verdict))
     for _workspace, tabs in sorted(session.tabs_by_worktree.items()):
         for tab in tabs:
             if tab.pty_id:
-                add(f"tab {tab.id}", tab.pty_id, binding_state(session, tab.pty_id, running))
-    # activeWorktreeIdsOnShutdown: worktrees restored as "had a live terminal" where
-    # none runs (as ptyd found after its start, and still now).
-    verdict = session.pty_reconciliation
-    if verdict is not None:
-        live = {p.worktree_id for p in map(parse_pty_session_id, running) if p is not None}
-        for worktree_id in verdict.shutdown_worktrees_without_pty:
-            if worktree_id not in live:
-                add(f"worktree {worktree_id}", "-", "had a terminal at shutdown; none runs")
-    return rows
-
-
-def stale_bindings_view(
-    state: PersistedState, host_id: str | None, running: list[str]
-) -> contract.StaleBindings:
-    """``session.stale_bindings``: the host's bindings a reader must not trust."""
-    session = session_for_host(state, resolve_host_id(host_id))
-    return contract.StaleBindings(bindings=stale_bindings(session, set(running)))
+                verdict = _verdict_text(verdicts.get(tab.pty_id))
+                bindings.append(
+                    contract.SavedBinding(pane=f"tab {tab.id}", pty_id=tab.pty_id, verdict=verdict)
+                )
+    shutdown = reconciliation.shutdown_worktrees_without_pty if reconciliation is not None else ()
+    return contract.SessionBindings(bindings=bindings, shutdown_worktrees_without_pty=list(shutdown))

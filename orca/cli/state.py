@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orca.cli.output import EXIT_OK, fail, print_json, print_table
+
+if TYPE_CHECKING:
+    from orca.client.sync import Pending
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -115,14 +118,19 @@ _SOURCE_WORDS = {"missing": "nothing yet (first start)", "no_valid_copy": "defau
 
 def store_stats(timeout: float = 5.0) -> dict[str, Any]:
     """The store's ``sys.stats`` (an open map: the runtime's keys plus ``store``)."""
-    from orca.client.sync import endpoint_for, invoke
+    return begin_store_stats(timeout).result()
+
+
+def begin_store_stats(timeout: float = 5.0) -> Pending[dict[str, Any]]:
+    """:func:`store_stats`, asked now and read with ``.result()``."""
+    from orca.client.sync import begin, endpoint_for
     from orca.contracts import sys as builtin_ops
 
     # The actor's name, not ``store.CONTRACT.actor``: importing the store contract
     # (~4 ms) for its name alone would cost every `orca status` (bench/cli.py);
     # tests/unit/client/test_cli_imports.py checks the two agree.
     endpoint = endpoint_for(STORE_ACTOR)
-    return invoke(builtin_ops.STATS, endpoint=endpoint, timeout=timeout)
+    return begin(builtin_ops.STATS, endpoint=endpoint, timeout=timeout)
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -86,21 +86,23 @@ def session_listing(history: bool = False) -> tuple[list[SessionRow], dict[str, 
     against the sessions' own worktrees. ``history``: also the sessions that ended
     before ptyd's start, known from their history on disk (``archived``)."""
     from orca.cli.handles import session_handles
-    from orca.client.sync import invoke
-    from orca.contracts import ptyd
+    from orca.client.sync import begin
+    from orca.contracts import gitwatch, ptyd
 
-    sessions = invoke(ptyd.LIST, ptyd.ListArgs(history=history)).sessions
+    # ptyd and gitwatch are asked at once: their replies overlap (bench/cli.py).
+    with (
+        begin(ptyd.LIST, ptyd.ListArgs(history=history)) as asked_sessions,
+        begin(
+            gitwatch.WORKTREE_LIST, gitwatch.ListArgs(), timeout=WORKTREES_TIMEOUT_S
+        ) as asked_worktrees,
+    ):
+        sessions = asked_sessions.result().sessions
+        try:
+            paths = [(r.id, r.path) for r in asked_worktrees.result().worktrees]
+        except OrcaError:
+            paths = []  # gitwatch down: handles from the sessions' own worktree ids
     pairs = [(s.session_id, s.worktree_id) for s in sessions]
-    return sessions, session_handles(pairs, _worktree_paths())
-
-
-def _worktree_paths() -> list[tuple[str, str]]:
-    from orca.cli.worktree import list_worktrees
-
-    try:
-        return [(r.id, r.path) for r in list_worktrees(timeout=WORKTREES_TIMEOUT_S).worktrees]
-    except OrcaError:
-        return []  # gitwatch down: handles from the sessions' own worktree ids
+    return sessions, session_handles(pairs, paths)
 
 
 def resolve_session(ref: str) -> str:

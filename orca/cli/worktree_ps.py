@@ -26,9 +26,15 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orca.cli.output import EXIT_OK, human_duration, print_json, print_table
+
+if TYPE_CHECKING:
+    from orca.client.sync import Pending
+    from orca.contracts.hooks import Snapshot
+    from orca.contracts.ptyd import SessionList
+    from orca.contracts.store import SessionBindings
 
 # The snapshot is served from memory; a second is ample and keeps a wedged actor from
 # hanging the shell.
@@ -65,34 +71,44 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ps.set_defaults(func=cmd_ps)
 
 
-def list_sessions() -> list[Any] | None:
+def list_sessions(asked: Pending[SessionList] | None = None) -> list[Any] | None:
     """ptyd's sessions (``SessionRow``), None if ptyd is down: one listing per command,
-    shared by the admission rule and the stale-binding footer."""
-    import os
-
-    from orca.client.sync import endpoint_for, invoke
-    from orca.contracts import ptyd
+    shared by the admission rule and the stale-binding footer. ``asked``: a
+    :func:`begin_sessions` already sent."""
     from orca.wire.errors import OrcaError
 
-    endpoint = endpoint_for(ptyd.CONTRACT.actor)
-    if endpoint.startswith("ipc://") and not os.path.exists(endpoint[len("ipc://") :]):
-        return None  # ptyd is not running: nothing to wait for
     try:
-        return invoke(ptyd.LIST, ptyd.ListArgs(), timeout=PTYD_TIMEOUT_S).sessions
+        return (asked or begin_sessions()).result().sessions
     except OrcaError:
         return None
 
 
+def begin_sessions() -> Pending[SessionList]:
+    from orca.client.sync import begin
+    from orca.contracts import ptyd
+
+    return begin(ptyd.LIST, ptyd.ListArgs(), timeout=PTYD_TIMEOUT_S)
+
+
+def begin_snapshot() -> Pending[Snapshot]:
+    from orca.client.sync import begin
+    from orca.contracts import hooks
+
+    return begin(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
+
+
 def fetch_worktrees(
-    now_ms: int | None = None, needs_me: bool = False, sessions: list[Any] | None = None
+    now_ms: int | None = None,
+    needs_me: bool = False,
+    sessions: list[Any] | None = None,
+    asked: Pending[Snapshot] | None = None,
 ) -> list[dict[str, object]]:
     """The projected worktree list from one snapshot (raises OrcaError when down);
-    ``sessions``: ptyd's listing when the caller has it (else listed here)."""
-    from orca.client.sync import invoke
-    from orca.contracts import hooks
+    ``sessions``: ptyd's listing when the caller has it (else listed here); ``asked``:
+    a :func:`begin_snapshot` already sent."""
     from orca.model.agent_status import needs_user, project_worktrees, terminal_facts
 
-    snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
+    snapshot = (asked or begin_snapshot()).result()
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     if sessions is None:
         sessions = list_sessions()
@@ -183,8 +199,28 @@ def table_rows(
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
-    sessions = list_sessions()
-    worktrees = fetch_worktrees(needs_me=args.needs_me, sessions=sessions)
+    import contextlib
+
+    # ptyd, hooks and store are asked at once: their replies overlap (bench/cli.py).
+    with contextlib.ExitStack() as calls:
+        asked_sessions = calls.enter_context(begin_sessions())
+        asked_snapshot = calls.enter_context(begin_snapshot())
+        asked_bindings = None
+        if not args.needs_me and not args.json:  # the stale-binding footer's
+            from orca.cli.pty_bindings import begin_bindings
+
+            asked_bindings = calls.enter_context(begin_bindings())
+        return _ps(args, asked_sessions, asked_snapshot, asked_bindings)
+
+
+def _ps(
+    args: argparse.Namespace,
+    asked_sessions: Pending[SessionList],
+    asked_snapshot: Pending[Snapshot],
+    asked_bindings: Pending[SessionBindings] | None,
+) -> int:
+    sessions = list_sessions(asked_sessions)
+    worktrees = fetch_worktrees(needs_me=args.needs_me, sessions=sessions, asked=asked_snapshot)
     from orca.remote import any_known_host
 
     if any_known_host():
@@ -199,10 +235,11 @@ def cmd_ps(args: argparse.Namespace) -> int:
         print("nothing needs you" if args.needs_me else "no agents reporting")
     else:
         print_table(TABLE_COLUMNS, table_rows(worktrees, terminal_labels(worktrees, sessions)))
-    if not args.needs_me and sessions is not None:  # issue 13: a saved binding is never
-        from orca.cli.pty_bindings import stale_binding_summary  # shown as a live terminal
+    if asked_bindings is not None and sessions is not None:  # issue 13: a saved binding
+        from orca.cli.pty_bindings import stale_binding_summary  # is never shown live
 
-        summary = stale_binding_summary({s.session_id for s in sessions if s.running})
+        running = {s.session_id for s in sessions if s.running}
+        summary = stale_binding_summary(running, asked_bindings)
         if summary:
             print(summary)
     return EXIT_OK

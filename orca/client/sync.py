@@ -22,7 +22,9 @@ request's id or an undecodable one is skipped; an error reply is raised as its c
 One connection per call: the CLI makes a handful of calls per run, and a fresh socket
 can never receive a stale reply.
 
-- :func:`invoke` calls an ``Op`` of ``orca.contracts`` and returns its typed result.
+- :func:`invoke` calls an ``Op`` of ``orca.contracts`` and returns its typed result;
+  :func:`begin` sends the request and returns a :class:`Pending` whose ``result()``
+  waits for it, so a command asking several actors has them work at once.
   Records in the result (``orca.model`` Structs) keep the fields this build does not
   know (decoded through ``orca.model.codec.from_builtins``), so a command that prints
   a record with ``orca.model.codec.to_builtins`` shows exactly what the actor sent.
@@ -36,10 +38,11 @@ can never receive a stale reply.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import time
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from orca.contracts.base import (
     DecodeStats,
@@ -53,7 +56,7 @@ from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES, decode_any
 from orca.wire.envelope import Event, decode_event, decode_reply_raw, encode_request
-from orca.wire.errors import BadFrame, Timeout, Unavailable, error_from_wire
+from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire
 
 if TYPE_CHECKING:
     import zmq
@@ -139,37 +142,128 @@ def _raw_result(frame: bytes, rid: str) -> bytes | None:
 
 def _roundtrip_zmtp(endpoint: str, path: str, op: str, args: Any, timeout: float) -> bytes:
     """``_roundtrip`` over ``orca.client.zmtp`` (see the module docstring)."""
-    from orca.client import zmtp
+    return _ZmtpCall(endpoint, path, op, args, timeout).reply()
 
-    rid = _request_id()
-    request = encode_request(rid, op, args)
-    deadline = time.monotonic() + timeout
-    try:
-        with zmtp.Connection.connect(path, deadline, ZMQ_MAX_MESSAGE_BYTES) as conn:
-            conn.send([request], deadline)
+
+class _ZmtpCall:
+    """One request over its own ``orca.client.zmtp`` connection, in two steps: made
+    (connected, handshaken and the request sent) and :meth:`reply` (waits for it), so
+    several calls to different actors are served at once (:func:`begin`)."""
+
+    def __init__(self, endpoint: str, path: str, op: str, args: Any, timeout: float) -> None:
+        from orca.client import zmtp
+
+        self._endpoint, self._op, self._timeout = endpoint, op, timeout
+        self._rid = _request_id()
+        self._deadline = time.monotonic() + timeout
+        request = encode_request(self._rid, op, args)
+        with self._errors():
+            self._conn = zmtp.Connection.connect(path, self._deadline, ZMQ_MAX_MESSAGE_BYTES)
+            try:
+                self._conn.send([request], self._deadline)
+            except BaseException:
+                self._conn.close()
+                raise
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def reply(self) -> bytes:
+        with self._conn, self._errors():
             while True:
-                parts = conn.receive(deadline)
+                parts = self._conn.receive(self._deadline)
                 if len(parts) != 1:
                     continue  # not a reply of ours (a reply is one frame)
-                result = _raw_result(parts[0], rid)
+                result = _raw_result(parts[0], self._rid)
                 if result is not None:
                     return result
-    except zmtp.NotListening as exc:
-        raise Unavailable(
-            f"orca is not running (nothing listens at {endpoint}: {exc}; start it with `orca up`)"
-        ) from exc
-    except zmtp.ConnectFailed as exc:
-        raise Unavailable(f"cannot connect to {endpoint}: {exc}") from exc
-    except zmtp.HandshakeTimeout as exc:
-        raise Unavailable(
-            f"cannot connect to {endpoint} within {timeout:g}s (is orca running?)"
-        ) from exc
-    except zmtp.ReceiveTimeout as exc:
-        raise Timeout(f"no reply to {op} from {endpoint} within {timeout:g}s") from exc
-    except zmtp.PeerClosed as exc:
-        raise Unavailable(f"{endpoint} closed the connection before replying to {op}") from exc
-    except zmtp.ProtocolViolation as exc:
-        raise Unavailable(f"{endpoint} is not an Orca actor socket: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """zmtp's failures as the errors every transport raises (module docstring)."""
+        from orca.client import zmtp
+
+        endpoint, op, timeout = self._endpoint, self._op, self._timeout
+        try:
+            yield
+        except zmtp.NotListening as exc:
+            raise Unavailable(
+                f"orca is not running (nothing listens at {endpoint}: {exc};"
+                " start it with `orca up`)"
+            ) from exc
+        except zmtp.ConnectFailed as exc:
+            raise Unavailable(f"cannot connect to {endpoint}: {exc}") from exc
+        except zmtp.HandshakeTimeout as exc:
+            raise Unavailable(
+                f"cannot connect to {endpoint} within {timeout:g}s (is orca running?)"
+            ) from exc
+        except zmtp.ReceiveTimeout as exc:
+            raise Timeout(f"no reply to {op} from {endpoint} within {timeout:g}s") from exc
+        except zmtp.PeerClosed as exc:
+            raise Unavailable(f"{endpoint} closed the connection before replying to {op}") from exc
+        except zmtp.ProtocolViolation as exc:
+            raise Unavailable(f"{endpoint} is not an Orca actor socket: {exc}") from exc
+
+
+class Pending(Generic[R]):
+    """A call made by :func:`begin`: :meth:`result` waits for its typed result (or
+    raises its error, as :func:`invoke` would), once; :meth:`close` (or leaving its
+    ``with`` block) drops a call whose result is not wanted after all."""
+
+    def __init__(self, op: Op[Any, R], endpoint: str, made: _ZmtpCall | None, later: Any) -> None:
+        self._op, self._endpoint, self._made, self._later = op, endpoint, made, later
+
+    def result(self) -> R:
+        if isinstance(self._later, OrcaError):
+            raise self._later
+        made, later = self._made, self._later
+        if made is None and later is None:
+            raise RuntimeError(f"the result of {self._op.name} was taken already")
+        self._made = self._later = None
+        if made is None:  # not over zmtp: the whole call happens now
+            return invoke(self._op, later[0], timeout=later[1], endpoint=self._endpoint)
+        return decode_result(self._op, made.reply(), self._endpoint)
+
+    def close(self) -> None:
+        if self._made is not None:
+            self._made.close()
+            self._made = None
+
+    def __enter__(self) -> Pending[R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def begin(
+    op: Op[Any, R],
+    args: Any = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    paths: OrcaPaths | None = None,
+    endpoint: str | None = None,
+) -> Pending[R]:
+    """Send ``op``'s request now and return at once; ``.result()`` is :func:`invoke`'s.
+
+    A command that asks several actors begins every call before it waits for any, so
+    the actors work at the same time (``orca worktree ps`` asks ptyd, hooks and store:
+    their replies overlap instead of adding up, bench/cli.py). A local ``ipc://`` call
+    is sent here; any other is made whole by ``result()``. An error (nothing listens)
+    is raised by ``result()``, so each call fails on its own."""
+    target = endpoint or endpoint_for(op.actor, paths)
+    path = target[len("ipc://") :] if target.startswith("ipc://") else None
+    if path is None:
+        return Pending(op, target, None, (args, timeout))
+    if not os.path.exists(path):
+        missing = Unavailable(
+            f"orca is not running (nothing listens at {target}; start it with `orca up`)"
+        )
+        return Pending(op, target, None, missing)
+    try:
+        return Pending(op, target, _ZmtpCall(target, path, op.name, args, timeout), None)
+    except OrcaError as exc:
+        return Pending(op, target, None, exc)
 
 
 def _roundtrip_zmq(

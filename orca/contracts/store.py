@@ -257,26 +257,25 @@ class PtysReconciled(Payload, frozen=True, kw_only=True):
     shutdown_worktrees_without_pty: list[str]
 
 
-class StaleBindingsArgs(Args, frozen=True, kw_only=True):
-    """The PTY ids a reader saw running (ptyd's ``term.list``), to judge bindings by."""
-
-    host_id: str | None = None
-    running: list[str]
+class SessionBindingsArgs(Args, frozen=True, kw_only=True):
+    host_id: str | None = None  # None or "" → "local"
 
 
-class StaleBinding(Payload, frozen=True, kw_only=True):
-    """A saved binding whose PTY does not run: ``pane`` is ``<tabId>:<leafId>``, ``tab
-    <id>`` (legacy binding) or ``worktree <id>`` (``pty_id`` ``-``: it had a terminal
-    at shutdown and none runs); ``state`` is ``exited N``, ``exited (code unknown)``,
-    ``gone`` or ``not running`` (not checked by ptyd: written after its last start)."""
+class SavedBinding(Payload, frozen=True, kw_only=True):
+    """A pane's saved binding to a PTY id: ``pane`` is ``<tabId>:<leafId>`` (or ``tab
+    <id>`` for a legacy tab binding); ``verdict`` is ptyd's, recorded at its last start
+    for an id that did not run then (``exited N``, ``exited (code unknown)``, ``gone``),
+    None for an id that ran then or was bound after."""
 
     pane: str
     pty_id: str
-    state: str
+    verdict: str | None = None
 
 
-class StaleBindings(Payload, frozen=True, kw_only=True):
-    bindings: list[StaleBinding]
+class SessionBindings(Payload, frozen=True, kw_only=True):
+    bindings: list[SavedBinding]
+    # activeWorktreeIdsOnShutdown entries ptyd found no PTY for at its last start.
+    shutdown_worktrees_without_pty: list[str]
 
 
 class RetiredSinceArgs(Args, frozen=True, kw_only=True):
@@ -519,11 +518,9 @@ SESSION_RETIRE_PANE = CONTRACT.op("session.retire_pane", RetirePaneArgs, PaneRet
 SESSION_RECONCILE_PTYS = CONTRACT.op(
     "session.reconcile_ptys", ReconcilePtysArgs, PtysReconciled, *_W
 )
-# A reader's view of the bindings that lie (issue 13), judged in the store: a reader
-# that fetched the whole session to judge them paid ~7 ms decoding it (bench/cli.py).
-SESSION_STALE_BINDINGS = CONTRACT.op(
-    "session.stale_bindings", StaleBindingsArgs, StaleBindings, BadRequest
-)
+# The saved bindings with ptyd's verdicts, for readers that judge them (issue 13): a
+# reader that fetched the whole session for them paid ~7 ms decoding it (bench/cli.py).
+SESSION_BINDINGS = CONTRACT.op("session.bindings", SessionBindingsArgs, SessionBindings, BadRequest)
 SESSION_RETIRED_SINCE = CONTRACT.op(
     "session.retired_since", RetiredSinceArgs, RetiredSince, BadRequest
 )

@@ -488,3 +488,62 @@ def test_a_message_before_ready_is_a_violation(peer: Callable[[Script], Scripted
     p = peer(script)
     with pytest.raises(Unavailable, match="a message before the peer's READY"):
         ping(p.endpoint)
+
+
+# -- begin: several calls at once ------------------------------------------------------
+
+
+def test_begun_calls_are_all_on_the_wire_before_any_result_is_read(sock_dir: Path) -> None:
+    """Each peer replies only once the other has its request: a client that waited for
+    the first reply before sending the second request would never get either."""
+    received = {name: threading.Event() for name in ("ptyd", "hooks")}
+
+    def serving(name: str, other: str) -> Script:
+        def script(conn: socket.socket) -> None:
+            reader = accept_handshake(conn)
+            rid = read_request(conn, reader)
+            received[name].set()
+            assert received[other].wait(WAIT_S), f"{other}'s request never came"
+            conn.sendall(zmtp.encode_message([encode_ok(rid, {"pong": True, "t": 1.0})]))
+            wait_closed(conn)
+
+        return script
+
+    peers = [
+        ScriptedPeer(sock_dir / "ptyd.rpc", serving("ptyd", "hooks")),
+        ScriptedPeer(sock_dir / "hooks.rpc", serving("hooks", "ptyd")),
+    ]
+    try:
+        first, second = (
+            sync.begin(sys_contract.PING, endpoint=p.endpoint, timeout=LONG_S) for p in peers
+        )
+        with first, second:
+            assert second.result().pong and first.result().pong
+            with pytest.raises(RuntimeError, match="taken already"):
+                first.result()
+    finally:
+        for p in peers:
+            p.close()
+
+
+def test_a_begun_call_fails_on_its_own_when_it_is_read(sock_dir: Path) -> None:
+    """Nothing listening is raised by ``result()``, as ``invoke`` raises it; a call
+    dropped unread closes its connection (the peer sees the client hang up)."""
+    missing = sync.begin(sys_contract.PING, endpoint=f"ipc://{sock_dir}/gone.rpc")
+    hung_up = threading.Event()
+
+    def script(conn: socket.socket) -> None:
+        reader = accept_handshake(conn)
+        read_request(conn, reader)
+        wait_closed(conn)
+        hung_up.set()
+
+    p = ScriptedPeer(sock_dir / "store.rpc", script)
+    try:
+        with sync.begin(sys_contract.PING, endpoint=p.endpoint, timeout=LONG_S):
+            pass
+        assert hung_up.wait(WAIT_S)
+    finally:
+        p.close()
+    with pytest.raises(Unavailable, match="orca is not running"):
+        missing.result()

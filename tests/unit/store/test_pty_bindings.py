@@ -8,8 +8,9 @@ from actors.store.pty_bindings import (
     bound_pty_ids,
     reconcile,
     reconcile_ptys,
-    stale_bindings_view,
+    session_bindings,
 )
+from orca.cli import pty_bindings as cli_bindings
 from orca.contracts import store
 from orca.model.codec import from_builtins, to_builtins
 from orca.model.session import PtyBindingState, WorkspaceSessionState
@@ -61,21 +62,31 @@ def test_the_store_records_verdicts_leaves_bindings_and_skips_an_unchanged_write
     assert again.events == () and again.state is change.state  # same verdicts: no write
 
 
-def test_a_reader_is_told_each_binding_that_lies_judged_by_what_it_saw_running() -> None:
+def test_the_store_serves_each_binding_with_ptyds_verdict_and_a_reader_joins_them() -> None:
     state = with_session_for_host(PersistedState(), "local", session())
     checked = reconcile_ptys(state, None, [LIVE], {EXITED: 3, OLD: -1}, now_ms=1).state
-    # The reader saw LIVE running; GHOST was rebound after ptyd's check, unjudged.
-    shown = stale_bindings_view(checked, "", [LIVE])
-    assert [(b.pane, b.pty_id, b.state) for b in shown.bindings] == [
+    served = session_bindings(checked, "")
+    assert [(b.pane, b.pty_id, b.verdict) for b in served.bindings] == [
+        ("t1:a", LIVE, None),  # ran at ptyd's check
+        ("t1:b", EXITED, "exited 3"),
+        ("t1:c", GHOST, "gone"),
+        ("tab t0", OLD, "exited (code unknown)"),
+    ]
+    assert served.shutdown_worktrees_without_pty == ["r::/other"]
+    assert session_bindings(PersistedState(), None).bindings == []
+
+    # The reader's join (orca term ls --all, the worktree ps footer), against what
+    # ptyd lists running now: LIVE has ended since ptyd's check, so "not running".
+    assert cli_bindings.stale_rows(served, set()) == [
+        ("t1:a", LIVE, "not running"),
         ("t1:b", EXITED, "exited 3"),
         ("t1:c", GHOST, "gone"),
         ("tab t0", OLD, "exited (code unknown)"),
         ("worktree r::/other", "-", "had a terminal at shutdown; none runs"),
     ]
-    # LIVE has ended since, and nothing has judged it: "not running", never "running".
-    ended = stale_bindings_view(checked, None, [])
-    assert ("t1:a", LIVE, "not running") in [(b.pane, b.pty_id, b.state) for b in ended.bindings]
-    assert stale_bindings_view(PersistedState(), None, []).bindings == []
+    assert [row[0] for row in cli_bindings.stale_rows(served, {LIVE})] == [
+        "t1:b", "t1:c", "tab t0", "worktree r::/other"
+    ]  # fmt: skip
 
 
 def test_the_verdict_round_trips_through_the_persisted_json() -> None:
