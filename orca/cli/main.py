@@ -122,6 +122,54 @@ def build_parser(topic: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# The listings a shell loop or a status bar runs, written exactly as typed: the
+# module and function argparse would dispatch to and the namespace it would build
+# (tests/unit/cli/test_fast_args.py checks each against the real parser). Each is
+# dispatched without argparse: importing it (with gettext and locale) and building a
+# topic's parser cost ~3 ms, a tenth of a bare interpreter start (bench/cli.py).
+# Anything else typed - another order, an abbreviation, a typo - goes to argparse.
+FAST_COMMANDS: dict[tuple[str, ...], tuple[str, str, dict[str, object]]] = {
+    (*words, *flag): (module, function, {**names, "json": bool(flag)})
+    for words, module, function, names in (
+        (
+            ("worktree", "ps"),
+            "orca.cli.worktree_ps",
+            "cmd_ps",
+            {"command": "worktree", "worktree_command": "ps", "needs_me": False},
+        ),
+        (
+            ("worktree", "ls"),
+            "orca.cli.worktree",
+            "cmd_ls",
+            {"command": "worktree", "worktree_command": "ls", "all": False, "repo": None},
+        ),
+        (
+            ("term", "ls"),
+            "orca.cli.term",
+            "_ls",
+            {"command": "term", "term_command": "ls", "all": False},
+        ),
+        (("status",), "orca.cli.service", "cmd_status", {"command": "status"}),
+    )
+    for flag in ((), ("--json",))
+}
+
+
+def fast_args(argv: list[str]) -> argparse.Namespace | None:
+    """The namespace argparse would build for ``argv`` if it is a :data:`FAST_COMMANDS`
+    entry (its command module imported, argparse not); None for anything else."""
+    entry = FAST_COMMANDS.get(tuple(argv))
+    if entry is None:
+        return None
+    import importlib
+    import types
+
+    module, function, names = entry
+    func = getattr(importlib.import_module(module), function)
+    # A SimpleNamespace reads as argparse's Namespace does (attributes, vars()).
+    return types.SimpleNamespace(**names, func=func)  # type: ignore[return-value]
+
+
 def import_msgspec_lean() -> None:
     """Import msgspec without ``typing_extensions`` (the largest single start-up cost).
 
@@ -216,12 +264,14 @@ def run(argv: list[str]) -> int:
         from orca.cli.completion import run_complete
 
         return run_complete(argv[1:])
-    parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help()
-        return 2
+    args = fast_args(argv)
+    if args is None:
+        parser = build_parser(argv[0] if argv else None)
+        args = parser.parse_args(argv)
+        if getattr(args, "func", None) is None:
+            parser.print_help()
+            return 2
+    func = args.func
     try:
         code: int = func(args)
         sys.stdout.flush()

@@ -17,7 +17,6 @@ waits in each PTY (the agent blocks when it is full): nothing is lost, it arrive
 
 from __future__ import annotations
 
-import argparse
 import os
 import select
 import signal
@@ -42,6 +41,8 @@ from orca.cli.output import (
 from orca.wire.errors import OrcaError, Unavailable
 
 if TYPE_CHECKING:
+    import argparse
+
     from orca.client.sync import Pending
     from orca.contracts import supervisor as sup
     from orca.contracts.ptyd import SessionRow

@@ -12,7 +12,6 @@ scrollback repaints from the model.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -22,6 +21,8 @@ from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 from orca.wire.errors import BadRequest, OrcaError
 
 if TYPE_CHECKING:
+    import argparse
+
     from orca.client.terminal import TerminalStream
     from orca.contracts.ptyd import SessionRow
 
@@ -398,6 +399,8 @@ def _attach_loop(
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    import argparse
+
     term = sub.add_parser("term", help="terminals owned by ptyd (outlive every UI)")
     tsub = term.add_subparsers(dest="term_command", metavar="SUBCOMMAND")
 

@@ -23,7 +23,6 @@ fixed-width table (rich needs ~0.5 s to lay out 300 rows on a loaded 2-core box)
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 from orca.cli.output import EXIT_OK, human_duration, print_json, print_table
 
 if TYPE_CHECKING:
+    import argparse
+
     from orca.client.sync import Pending
     from orca.contracts.hooks import Snapshot
     from orca.contracts.ptyd import SessionList
@@ -52,6 +53,8 @@ def topic_subparsers(
     Several modules may add commands to one topic (``orca worktree ...``); whichever
     runs first creates it, later ones attach to it.
     """
+    import argparse
+
     parser = sub.choices.get(name)
     if parser is None:
         parser = sub.add_parser(name, help=help_text)
