@@ -4,6 +4,8 @@ Prints:
 * full listing: ``scan_worktrees`` (in process) against ``git worktree list --porcelain
   -z`` + parse, both run in this process, median of many runs, and their ratio
   (goal: ratio <= 1, a full refresh no slower than the git CLI listing);
+* what the ahead/behind counts add to each rescan, memoized and with every graph walk
+  run again, as a ratio to the scan itself;
 * serving ``worktree.list`` rows from the cached facts (what an op costs);
 * change → event latency: a file edit (dirty count), a commit (HEAD) and an external
   ``git worktree add`` (new row), each timed from the change on disk to the event;
@@ -31,6 +33,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from actors.gitwatch.aheadbehind import AheadBehindCache, Bases, with_ahead_behind
 from actors.gitwatch.gitfacts import scan_worktrees
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.porcelain import parse_worktree_list_z
@@ -116,6 +119,15 @@ async def bench(worktrees: int, samples: int) -> None:
         )
         print(f"full listing: in-process scan {ours:.2f} ms, git CLI + parse {theirs:.2f} ms, "
               f"ratio {ours / theirs:.2f} (goal <= 1)")  # fmt: skip
+        listing = scan_worktrees(str(repo))
+        cold_ms = median_ms(
+            lambda: with_ahead_behind(str(repo), listing, Bases(), AheadBehindCache()), 20
+        )
+        warm = AheadBehindCache()
+        warm_ms = median_ms(lambda: with_ahead_behind(str(repo), listing, Bases(), warm), 40)
+        print(f"ahead/behind of {len(listing)} rows added to a rescan: {warm_ms:.2f} ms memoized, "
+              f"{cold_ms:.2f} ms with every walk (= {warm_ms / ours:.2f}x / {cold_ms / ours:.2f}x "
+              f"the scan)")  # fmt: skip
 
         send, receive = trio.open_memory_channel[Event](100_000)
         with Inotify() as inotify:

@@ -29,7 +29,7 @@ from actors.gitwatch.lifecycle import (
     remove_worktree,
     rename_worktree,
 )
-from actors.gitwatch.storeview import RpcStorePort, StoreView, store_mirror
+from actors.gitwatch.storeview import RpcStorePort, StoreView, bases_of, store_mirror
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
 from actors.gitwatch.wirerows import (
@@ -274,8 +274,10 @@ def _signature(view: StoreView) -> dict[str, tuple[str, str]]:
 async def setup(ctx: ActorContext) -> None:
     inotify = Inotify()
     watcher = GitWatcher(inotify)
-    tracker = RepoTracker(watcher, ctx.events.emit)
     mirror = store_mirror(ctx.connect("store"), ctx.paths.ipc_endpoint("store", "pub"))
+    tracker = RepoTracker(
+        watcher, ctx.events.emit, bases=lambda repo_id: bases_of(mirror.state, repo_id)
+    )
     actor = GitwatchActor(ctx, tracker, mirror)
     actor.register()
 

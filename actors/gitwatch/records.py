@@ -20,6 +20,15 @@ class DirtyCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class AheadBehind:
+    """Commits HEAD has that ``against`` lacks (``ahead``), and the reverse (``behind``)."""
+
+    ahead: int
+    behind: int
+    against: str  # the comparison ref's short name: "origin/feature", "main"
+
+
+@dataclass(frozen=True, slots=True)
 class WorktreeFacts:
     """The hard git facts of one worktree (no dirty counts: those cost a status)."""
 
@@ -34,3 +43,5 @@ class WorktreeFacts:
     lock_reason: str | None = None
     is_prunable: bool = False
     prune_reason: str | None = None
+    # Filled in by ``aheadbehind`` after a scan (None: no comparison ref, unborn, unknown).
+    ahead_behind: AheadBehind | None = None

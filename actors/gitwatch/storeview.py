@@ -23,11 +23,13 @@ from typing import Any, Protocol
 import msgspec
 import trio
 
+from actors.gitwatch.aheadbehind import Bases
 from actors.gitwatch.errors import PeerUnavailable
 from orca.actor.client import RpcClient
 from orca.actor.mirror import Mirror
 from orca.contracts import store
 from orca.model.codec import from_builtins, to_builtins
+from orca.model.ids import split_worktree_id
 from orca.model.state import GlobalSettings, PersistedState
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
@@ -208,3 +210,22 @@ class RpcStorePort:
     async def _settle(self, done: Callable[[StoreView], bool]) -> None:
         with trio.move_on_after(MIRROR_SETTLE_S):
             await self._mirror.wait_until(lambda m: m.state is not None and done(m.state))
+
+
+def bases_of(view: StoreView | None, repo_id: str) -> Bases:
+    """A repo's bases as store knows them: each of its worktrees' recorded ``baseRef``
+    (set by ``worktree.create`` when it made the branch) by path, and the repo's
+    ``worktreeBaseRef`` setting. Empty before the first store snapshot."""
+    if view is None:
+        return Bases()
+    by_path: dict[str, str] = {}
+    for worktree_id, meta in view.meta.items():
+        base = meta.base_ref
+        if not base or not isinstance(base, str):
+            continue
+        parts = split_worktree_id(worktree_id)
+        if parts is not None and parts.repo_id == repo_id:
+            by_path[parts.path] = base
+    repo = view.repos.get(repo_id)
+    repo_base = repo.worktree_base_ref if repo is not None else None
+    return Bases(by_path=by_path, repo_base=repo_base if isinstance(repo_base, str) else None)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 import msgspec
 import trio
 
+from actors.gitwatch.aheadbehind import AheadBehindCache, Bases, with_ahead_behind
 from actors.gitwatch.errors import RepoUnavailable
 from actors.gitwatch.factstate import (
     FactEvent,
@@ -35,6 +36,7 @@ from actors.gitwatch.gitfacts import (
     read_dirty_counts,
     scan_worktrees,
 )
+from actors.gitwatch.records import WorktreeFacts
 from actors.gitwatch.watcher import GitWatcher
 from actors.gitwatch.watchplan import Invalidation, RefreshStatus, RescanEverything, RescanRepo
 from actors.gitwatch.wirerows import fact_event_to_wire
@@ -44,15 +46,30 @@ log = logging.getLogger(__name__)
 
 # Publishes one contract event Struct (``EventPublisher.emit`` in the actor).
 Emit = Callable[[msgspec.Struct], object]
+# A repo's bases as the store knows them (worktree meta's baseRef, the repo's setting).
+BasesOf = Callable[[str], Bases]
+
+
+def _no_bases(repo_id: str) -> Bases:
+    return Bases()
+
+
+def scan_with_ahead_behind(
+    repo_path: str, bases: Bases, cache: AheadBehindCache
+) -> list[WorktreeFacts]:
+    """One worker-thread job: the listing, then each row's ahead/behind counts."""
+    return with_ahead_behind(repo_path, scan_worktrees(repo_path), bases, cache)
 
 
 class RepoTracker:
     """Tracked repos, their facts, their watches and their locks."""
 
-    def __init__(self, watcher: GitWatcher, emit: Emit) -> None:
+    def __init__(self, watcher: GitWatcher, emit: Emit, bases: BasesOf = _no_bases) -> None:
         self.watcher = watcher
         self.emit = emit
+        self.bases = bases
         self.repos: dict[str, RepoFacts] = {}
+        self.ahead_behind: dict[str, AheadBehindCache] = {}
         self._common_dirs: dict[str, str] = {}
         self._locks: dict[str, trio.Lock] = {}
 
@@ -78,6 +95,7 @@ class RepoTracker:
         if repo is not None:
             self._emit([WorktreeRemoved(repo_id, path) for path in repo.rows])
         self._common_dirs.pop(repo_id, None)
+        self.ahead_behind.pop(repo_id, None)
         self.watcher.unwatch_repo(repo_id)
 
     async def rescan_repo(self, repo_id: str) -> None:
@@ -96,7 +114,10 @@ class RepoTracker:
             if repo.kind == "folder":
                 listing = [await trio.to_thread.run_sync(folder_facts, repo.path)]
             else:
-                listing = await trio.to_thread.run_sync(scan_worktrees, repo.path)
+                cache = self.ahead_behind.setdefault(repo_id, AheadBehindCache())
+                listing = await trio.to_thread.run_sync(
+                    scan_with_ahead_behind, repo.path, self.bases(repo_id), cache
+                )
                 await self._watch_repo_dirs(repo_id, repo.path)
         except RepoUnavailable as exc:
             # Every foreign error of a scan is mapped to RepoUnavailable in gitfacts: a

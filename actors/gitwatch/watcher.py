@@ -1,7 +1,7 @@
 """The trio shell around inotify: keeps the watches, debounces events into batches.
 
 Lifecycle of a watch: ``watch_repo`` adds the repo-wide directories (common dir, its
-``worktrees/`` and ``refs/heads/**``); ``watch_worktree`` adds one worktree's admin dir
+``worktrees/``, ``refs/``, ``refs/heads/**`` and ``refs/remotes/**``); ``watch_worktree`` adds one worktree's admin dir
 and every directory of its files that git does not ignore; ``unwatch_*`` remove them.
 The kernel ends a watch by itself when its directory is deleted (``IN_IGNORED``).
 
@@ -25,6 +25,7 @@ from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.inotifyabi import IN_DONT_FOLLOW, IN_EXCL_UNLINK, IN_IGNORED, IN_ONLYDIR
 from actors.gitwatch.watchplan import (
     MASK_BY_KIND,
+    REMOTES_DIR,
     Invalidation,
     RescanEverything,
     WatchNewDirectory,
@@ -110,13 +111,17 @@ class GitWatcher:
         return len(self._roles)
 
     def watch_repo(self, repo_id: str, common_dir: str, main_path: str) -> None:
-        """Watch the repo-wide git dirs (common dir, worktrees/, refs/heads/**)."""
+        """Watch the repo-wide git dirs (common dir, worktrees/, refs/, refs/heads/**,
+        refs/remotes/**: the refs ahead/behind counts compare)."""
         self._add(WatchRole("common", repo_id, common_dir, main_path), owner=(repo_id, ""))
         worktrees = os.path.join(common_dir, "worktrees")
         if os.path.isdir(worktrees):
             self._add(WatchRole("worktrees", repo_id, worktrees), owner=(repo_id, ""))
-        for dirpath, _dirs, _files in os.walk(os.path.join(common_dir, "refs", "heads")):
-            self._add(WatchRole("refs", repo_id, dirpath), owner=(repo_id, ""))
+        refs = os.path.join(common_dir, "refs")
+        self._add(WatchRole("refsroot", repo_id, refs), owner=(repo_id, ""))
+        for namespace in ("heads", REMOTES_DIR):
+            for dirpath, _dirs, _files in os.walk(os.path.join(refs, namespace)):
+                self._add(WatchRole("refs", repo_id, dirpath), owner=(repo_id, ""))
 
     async def watch_worktree(
         self, repo_id: str, worktree_path: str, admin_dir: str | None, *, files: bool = True

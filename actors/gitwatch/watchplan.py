@@ -7,18 +7,21 @@ up to date:
 =====================  =========================================  =====================
 watched directory      event on                                   invalidates
 =====================  =========================================  =====================
-common dir (.git)      HEAD, packed-refs, ``worktrees`` created   the repo's listing
+common dir (.git)      HEAD, packed-refs, config (upstreams),     the repo's listing
+                       ``worktrees`` created
                        index                                      main worktree status
 common/worktrees       any entry added/removed/renamed            the repo's listing
 common/worktrees/<n>   HEAD, locked, gitdir; the dir deleted      the repo's listing
                        index                                      that worktree status
 common/refs/heads/**   any ref (not ``*.lock``); new subdir       the repo's listing
+common/refs/remotes/** (same: a fetch or push moved an upstream)
+common/refs            ``remotes`` created (first fetch)          listing + its watch
 a worktree's files     any change except inside ``.git``          that worktree status
 a folder repo's root   the directory itself deleted or moved      the repo's listing
 =====================  =========================================  =====================
 
-A listing rescan is cheap (a few file reads per worktree); a status is the expensive
-part and is computed only for the worktree whose index or files changed, or whose HEAD
+A listing rescan is cheap (a few file reads per worktree, plus the ahead/behind counts,
+memoized per HEAD/target pair: ``aheadbehind``); a status is the expensive part and is computed only for the worktree whose index or files changed, or whose HEAD
 moved (the watcher's caller compares heads after a rescan).
 
 git writes ``X.lock`` then renames it to ``X``: only the final name matters, so every
@@ -44,7 +47,7 @@ from actors.gitwatch.inotifyabi import (
     InotifyEvent,
 )
 
-RoleKind = Literal["common", "worktrees", "admin", "refs", "tree", "folder"]
+RoleKind = Literal["common", "worktrees", "admin", "refs", "refsroot", "tree", "folder"]
 
 # Entry changes: enough to see git's lockfile renames and any file written or removed.
 _ENTRY_CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE
@@ -53,12 +56,16 @@ MASK_BY_KIND: dict[RoleKind, int] = {
     "worktrees": _ENTRY_CHANGES,
     "admin": _ENTRY_CHANGES | IN_DELETE_SELF,
     "refs": _ENTRY_CHANGES,
+    # <common>/refs itself: only to see refs/remotes appear (heads exists from init).
+    "refsroot": IN_CREATE | IN_MOVED_TO,
     # IN_ATTRIB: a chmod +x is a change git status reports.
     "tree": _ENTRY_CHANGES | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF,
     # A folder repo has no git facts to refresh: only its disappearance matters.
     "folder": IN_DELETE_SELF | IN_MOVE_SELF,
 }
-_COMMON_LISTING_FILES = frozenset({"HEAD", "packed-refs"})
+# config: branch.<name>.remote/merge name the upstream ahead/behind counts compare with.
+_COMMON_LISTING_FILES = frozenset({"HEAD", "packed-refs", "config"})
+REMOTES_DIR = "remotes"
 _ADMIN_LISTING_FILES = frozenset({"HEAD", "locked", "gitdir"})
 
 
@@ -121,6 +128,10 @@ def classify_event(role: WatchRole | None, event: InotifyEvent) -> list[Effect]:
         if event.name == "index":
             return [RefreshStatus(role.repo_id, role.worktree_path)]
         return []
+    if role.kind == "refsroot":
+        if is_new_dir and event.name == REMOTES_DIR:
+            return [RescanRepo(role.repo_id), WatchNewDirectory(_child(role, event.name, "refs"))]
+        return []
     if role.kind == "refs":
         effects: list[Effect] = [RescanRepo(role.repo_id)]
         if is_new_dir:
@@ -135,5 +146,7 @@ def classify_event(role: WatchRole | None, event: InotifyEvent) -> list[Effect]:
     return tree_effects
 
 
-def _child(role: WatchRole, name: str) -> WatchRole:
-    return WatchRole(role.kind, role.repo_id, f"{role.directory}/{name}", role.worktree_path)
+def _child(role: WatchRole, name: str, kind: RoleKind | None = None) -> WatchRole:
+    return WatchRole(
+        kind or role.kind, role.repo_id, f"{role.directory}/{name}", role.worktree_path
+    )

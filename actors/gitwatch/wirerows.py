@@ -5,8 +5,8 @@ The merge itself (display-name fallback, ownership, visibility) belongs to
 :class:`GitWorktreeInfo` and to the wire shapes of ``orca.contracts.gitwatch``:
 
 * a git repo: one row per worktree = ``to_detected_worktree(merge_worktree(...))``
-  plus ``isDetached`` and ``gitStatus`` (dirty counts, ``None`` until the first status
-  is computed);
+  plus ``isDetached``, ``gitStatus`` (dirty counts, ``None`` until the first status
+  is computed) and ``aheadBehind`` (``aheadbehind``; ``None`` without a comparison ref);
 * a folder repo: its folder row, plus one row per folder-workspace instance id found
   in ``worktreeMeta`` for that repo (route B, seed 01 §5.1);
 * a folder workspace of a project group (route A, seed 01 §5.1): one row with id
@@ -32,7 +32,7 @@ from actors.gitwatch.factstate import (
     WorktreeChanged,
     WorktreeRemoved,
 )
-from actors.gitwatch.records import DirtyCounts, WorktreeFacts
+from actors.gitwatch.records import AheadBehind, DirtyCounts, WorktreeFacts
 from actors.gitwatch.wiretext import display_text
 from orca.contracts import gitwatch as contract
 from orca.model.ids import (
@@ -86,11 +86,20 @@ def facts_to_git(facts: WorktreeFacts) -> contract.WorktreeGit:
         prunable_reason=_text(facts.prune_reason),
         is_main_worktree=facts.is_main,
         is_detached=facts.is_detached,
+        ahead_behind=ahead_behind(facts.ahead_behind),
     )
 
 
 def _text(text: str | None) -> str | None:
     return None if text is None else display_text(text)
+
+
+def ahead_behind(counts: AheadBehind | None) -> contract.AheadBehind | None:
+    if counts is None:
+        return None
+    return contract.AheadBehind(
+        ahead=counts.ahead, behind=counts.behind, against=display_text(counts.against)
+    )
 
 
 def git_status(dirty: DirtyCounts | None) -> contract.GitStatus | None:
@@ -169,10 +178,16 @@ def workspace_roots(repos: Mapping[str, Repo], settings: GlobalSettings) -> list
 
 
 def _row(
-    detected: DetectedWorktree, *, is_detached: bool, status: contract.GitStatus | None
+    detected: DetectedWorktree,
+    *,
+    is_detached: bool,
+    status: contract.GitStatus | None,
+    counts: contract.AheadBehind | None = None,
 ) -> contract.WorktreeRow:
     fields = {f: getattr(detected, f) for f in detected.__struct_fields__}
-    return contract.WorktreeRow(**fields, is_detached=is_detached, git_status=status)
+    return contract.WorktreeRow(
+        **fields, is_detached=is_detached, git_status=status, ahead_behind=counts
+    )
 
 
 def build_rows(
@@ -190,7 +205,8 @@ def build_rows(
         merged = merge_worktree(repo.id, facts_to_git_info(row), worktree_meta, repo.display_name)
         detected = to_detected_worktree(merged, worktree_meta, repo, roots)
         status = git_status(facts.dirty.get(path))
-        rows.append(_row(detected, is_detached=row.is_detached, status=status))
+        counts = ahead_behind(row.ahead_behind)
+        rows.append(_row(detected, is_detached=row.is_detached, status=status, counts=counts))
     if facts.kind == "folder" and facts.rows:
         for worktree_id, instance_meta in meta.items():
             if repo_id_of_worktree_id(worktree_id) != repo.id:

@@ -34,7 +34,14 @@ __all__ = ["AmbiguousReference", "list_worktrees", "resolve_repo", "resolve_work
 
 if TYPE_CHECKING:
     from orca.cli.handles import Target
-    from orca.contracts.gitwatch import CreateArgs, Created, GitStatus, WorktreeList, WorktreeRow
+    from orca.contracts.gitwatch import (
+        AheadBehind,
+        CreateArgs,
+        Created,
+        GitStatus,
+        WorktreeList,
+        WorktreeRow,
+    )
     from orca.model.types_repo import Repo
 
 # Listing is served from memory: five seconds keeps a wedged actor from hanging the shell.
@@ -167,13 +174,14 @@ def cmd_ls(args: argparse.Namespace) -> int:
         [
             handles[r.id],
             _short(r.branch) or ("(detached)" if r.head else "-"),
+            ahead_behind_text(r.ahead_behind),
             _dirty_text(r.git_status),
             owner_text(r),
             r.path,
         ]
         for r in shown
     ]
-    print_table(["WORKTREE", "BRANCH", "DIRTY", "OWNER", "PATH"], table)
+    print_table(["WORKTREE", "BRANCH", "AHEAD/BEHIND", "DIRTY", "OWNER", "PATH"], table)
     if len(shown) < len(rows):
         print(f"({len(rows) - len(shown)} hidden; --all shows them)", file=sys.stderr)
     return EXIT_OK
@@ -187,6 +195,14 @@ def owner_text(row: WorktreeRow) -> str:
     if row.locked:
         flags.append("locked")
     return " ".join(flags)
+
+
+def ahead_behind_text(counts: AheadBehind | None) -> str | None:
+    """``+ahead/-behind`` against the comparison ref (``--json`` names it); None (shown
+    ``-``) when there is none."""
+    if counts is None:
+        return None
+    return f"+{counts.ahead}/-{counts.behind}"
 
 
 def _dirty_text(status: GitStatus | None) -> str | None:

@@ -22,7 +22,8 @@ worktree.list     {repoId?} → {worktrees: [WorktreeRow], unavailableRepos: [{r
                   branch, isBare, isMainWorktree, locked, lockReason, prunable,
                   prunableReason, ownership, selectedCheckout, visible, meta fields...)
                   + isDetached + gitStatus {staged, unstaged, untracked, conflicted,
-                  total} | null (not computed yet). Every field is written out, defaults
+                  total} | null (not computed yet) + aheadBehind {ahead, behind,
+                  against} | null (no comparison ref; see AheadBehind). Every field is written out, defaults
                   too (rows are read by people and scripts); unknown meta fields ride
                   along as extra keys. not_found: unknown repoId. Retries unavailable
                   repos first. Rows: main worktree first, then by path. Served from memory.
@@ -80,7 +81,10 @@ sys.stats         built in, plus {gitwatch: {repos, watches, degraded, unreprese
 Events (type → data); every envelope carries epoch + seq
 -------------------------------------------------------
 worktree.added    {repoId, worktreeId, git}             git = GitWorktreeInfo + isDetached
-worktree.changed  {repoId, worktreeId, git, gitStatus}  HEAD/branch/lock or dirty counts
+                                                        + aheadBehind
+worktree.changed  {repoId, worktreeId, git, gitStatus}  HEAD/branch/lock, dirty counts or
+                  git.aheadBehind (recomputed on every listing rescan: HEAD, refs/heads,
+                  refs/remotes, packed-refs or config changed; no polling)
 worktree.removed  {repoId, worktreeId, path}            also when store drops the repo
 worktree.renamed  {repoId, oldWorktreeId, newWorktreeId, oldPath, newPath, identityMigrated}
 repo.unavailable  {repoId, path, reason}                once per outage
@@ -116,11 +120,26 @@ class GitStatus(Payload, frozen=True, kw_only=True):
     total: int
 
 
+class AheadBehind(Payload, frozen=True, kw_only=True):
+    """How many commits a worktree's HEAD has that ``against`` lacks (``ahead``) and the
+    other way round (``behind``). ``against`` is the comparison ref's short name
+    (``origin/feature``, ``main``): the branch's configured upstream when it has one, else
+    the worktree's base (the ``baseRef`` recorded at ``worktree.create``, then the repo's
+    ``worktreeBaseRef``), else the repo's default branch (``origin/HEAD``'s target, a local
+    ``main``, ``master``). Never the worktree's own branch."""
+
+    ahead: int
+    behind: int
+    against: str
+
+
 class WorktreeGit(GitWorktreeInfo, frozen=True, kw_only=True, omit_defaults=False):
     """A worktree's git facts: the model's ``GitWorktreeInfo``, every field written out,
-    plus ``isDetached`` (HEAD is not on a branch)."""
+    plus ``isDetached`` (HEAD is not on a branch) and ``aheadBehind`` (None when there is
+    no comparison ref, HEAD is unborn, or the counts are not known; absent in old rows)."""
 
     is_detached: bool = False
+    ahead_behind: AheadBehind | None = None
 
 
 class WorktreeRow(DetectedWorktree, frozen=True, kw_only=True, omit_defaults=False):
@@ -130,6 +149,7 @@ class WorktreeRow(DetectedWorktree, frozen=True, kw_only=True, omit_defaults=Fal
 
     is_detached: bool = False
     git_status: GitStatus | None = None
+    ahead_behind: AheadBehind | None = None  # see AheadBehind; absent in old rows
 
 
 # -- op args and results ---------------------------------------------------------------

@@ -177,7 +177,7 @@ def worktrees_with_remotes(
         return False
     from orca.cli.handles import worktree_handles
     from orca.cli.output import print_json
-    from orca.cli.worktree import _dirty_text, _short, owner_text
+    from orca.cli.worktree import _dirty_text, _short, ahead_behind_text, owner_text
     from orca.contracts.gitwatch import WorktreeRow
     from orca.model.codec import from_builtins, to_builtins
 
@@ -228,13 +228,16 @@ def worktrees_with_remotes(
             d["handle"],
             d["repoName"],
             _short(r.branch) or ("(detached)" if r.head else "-"),
+            ahead_behind_text(r.ahead_behind),
             stale or _dirty_text(r.git_status),
             owner_text(r),
             r.path,
         ]
         for d, r, stale in entries
     ]
-    _print_table(["HOST", "WORKTREE", "REPO", "BRANCH", "DIRTY", "OWNER", "PATH"], table)
+    _print_table(
+        ["HOST", "WORKTREE", "REPO", "BRANCH", "AHEAD/BEHIND", "DIRTY", "OWNER", "PATH"], table
+    )
     return True
 
 

@@ -27,6 +27,7 @@ COMMON = WatchRole("common", "r", "/repo/.git", "/repo")
 ADMIN = WatchRole("admin", "r", "/repo/.git/worktrees/w", "/w")
 TREE = WatchRole("tree", "r", "/w/src", "/w")
 REFS = WatchRole("refs", "r", "/repo/.git/refs/heads")
+REFS_ROOT = WatchRole("refsroot", "r", "/repo/.git/refs")
 
 
 def _ev(mask: int, name: str = "") -> InotifyEvent:
@@ -41,6 +42,19 @@ def _ev(mask: int, name: str = "") -> InotifyEvent:
         (COMMON, _ev(IN_MOVED_TO, "packed-refs"), [RescanRepo("r")]),
         (COMMON, _ev(IN_CREATE | IN_ISDIR, "worktrees"), [RescanRepo("r")]),
         (COMMON, _ev(IN_CLOSE_WRITE, "FETCH_HEAD"), []),
+        (COMMON, _ev(IN_MOVED_TO, "config"), [RescanRepo("r")]),
+        (REFS_ROOT, _ev(IN_CREATE | IN_ISDIR, "tags"), []),
+        (REFS_ROOT, _ev(IN_MOVED_TO, "stash"), []),
+        (
+            REFS_ROOT,
+            _ev(IN_CREATE | IN_ISDIR, "remotes"),
+            [RescanRepo("r"), WatchNewDirectory(WatchRole("refs", "r", "/repo/.git/refs/remotes"))],
+        ),
+        (
+            WatchRole("refs", "r", "/repo/.git/refs/remotes/origin"),
+            _ev(IN_MOVED_TO, "main"),
+            [RescanRepo("r")],
+        ),
         (ADMIN, _ev(IN_MOVED_TO, "HEAD"), [RescanRepo("r")]),
         (ADMIN, _ev(IN_CREATE, "locked"), [RescanRepo("r")]),
         (ADMIN, _ev(IN_MOVED_TO, "index"), [RefreshStatus("r", "/w")]),
@@ -61,7 +75,7 @@ def test_event_invalidates_the_smallest_fact(
     assert classify_event(role, event) == expected
 
 
-@pytest.mark.parametrize("role", [COMMON, ADMIN, TREE, REFS])
+@pytest.mark.parametrize("role", [COMMON, ADMIN, TREE, REFS, REFS_ROOT])
 def test_lockfiles_are_noise(role: WatchRole) -> None:
     """git's X.lock files never invalidate anything; only the renamed X does."""
     assert classify_event(role, _ev(IN_CREATE, "index.lock")) == []
