@@ -97,6 +97,7 @@ class GitwatchActor:
         """Every op of the contract with its handler (a test checks they are all served)."""
         return [
             (contract.WORKTREE_LIST, self.list_worktrees),
+            (contract.WORKTREE_PATHS, self.list_paths),
             (contract.WORKTREE_CREATE, self.create),
             (contract.WORKTREE_REMOVE, self.remove),
             (contract.WORKTREE_RENAME, self.rename),
@@ -142,15 +143,26 @@ class GitwatchActor:
         return folder_workspace_rows(folders), []
 
     async def list_worktrees(self, args: contract.ListArgs) -> dict[str, Any]:
+        listing = await self._listing(args)
+        # Rows are model records: the codec writes their ``extra`` (fields this build does
+        # not know) back as keys of their own; a plain msgspec encode would nest it.
+        wire_listing: dict[str, Any] = to_builtins(listing)
+        return wire_listing
+
+    async def list_paths(self, args: NoArgs) -> contract.WorktreePaths:
+        listing = await self._listing(contract.ListArgs())
+        return contract.WorktreePaths(
+            worktrees=[contract.WorktreePath(id=r.id, path=r.path) for r in listing.worktrees]
+        )
+
+    async def _listing(self, args: contract.ListArgs) -> contract.WorktreeList:
         view = self.view()
         repos = dict(view.repos)
         folder_rows, folder_unavailable = await self._folder_workspace_rows(args.repo_id)
         if args.repo_id is not None and args.repo_id.startswith(FOLDER_WORKSPACE_REPO_ID_PREFIX):
-            folder_listing = contract.WorktreeList(
+            return contract.WorktreeList(
                 worktrees=folder_rows, unavailable_repos=folder_unavailable
             )
-            folder_wire: dict[str, Any] = to_builtins(folder_listing)
-            return folder_wire
         if args.repo_id is not None:
             asked = await self.store.lookup_repo(args.repo_id)
             if asked is None:
@@ -176,15 +188,11 @@ class GitwatchActor:
                 )
             rows.extend(build_rows(facts, repo, view.meta, roots))
             withheld.extend(unrepresentable_rows(facts))
-        listing = contract.WorktreeList(
+        return contract.WorktreeList(
             worktrees=rows + folder_rows,
             unavailable_repos=unavailable + folder_unavailable,
             unrepresentable=withheld,
         )
-        # Rows are model records: the codec writes their ``extra`` (fields this build does
-        # not know) back as keys of their own; a plain msgspec encode would nest it.
-        wire_listing: dict[str, Any] = to_builtins(listing)
-        return wire_listing
 
     async def create(self, args: contract.CreateArgs) -> contract.Created:
         def progress(stage: contract.Stage, text: str) -> None:

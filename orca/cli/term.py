@@ -93,9 +93,7 @@ def session_listing(history: bool = False) -> tuple[list[SessionRow], dict[str, 
     # ptyd and gitwatch are asked at once: their replies overlap (bench/cli.py).
     with (
         begin(ptyd.LIST, ptyd.ListArgs(history=history)) as asked_sessions,
-        begin(
-            gitwatch.WORKTREE_LIST, gitwatch.ListArgs(), timeout=WORKTREES_TIMEOUT_S
-        ) as asked_worktrees,
+        begin(gitwatch.WORKTREE_PATHS, timeout=WORKTREES_TIMEOUT_S) as asked_worktrees,
     ):
         sessions = asked_sessions.result().sessions
         try:

@@ -176,14 +176,24 @@ class HostStatus(Payload, frozen=True, kw_only=True):
 
 
 CONTRACT = Contract("gateway")
-EVENTS = CONTRACT.op("gateway.events", EventsArgs, EventBatch, BadRequest, doc="long-poll the event ring")
+EVENTS = CONTRACT.op(
+    "gateway.events", EventsArgs, EventBatch, BadRequest, doc="long-poll the event ring"
+)
 STATUS = CONTRACT.op("gateway.status", NoArgs, GatewayStatus, doc="listener, ZAP, peers, links")
 MIRRORS = CONTRACT.op("gateway.mirrors", NoArgs, MirrorList, doc="every followed host's mirror")
 TERM_WAIT = CONTRACT.op(
-    "gateway.termWait", TermWaitArgs, ptyd.ReadResult, BadRequest, doc="term.read, waiting for output"
+    "gateway.termWait",
+    TermWaitArgs,
+    ptyd.ReadResult,
+    BadRequest,
+    doc="term.read, waiting for output",
 )
-MIRROR_CHANGED = CONTRACT.event("gateway.mirrorChanged", MirrorChanged, doc="a host's mirror changed")
-HOST_STATUS = CONTRACT.event("gateway.hostStatus", HostStatus, doc="a followed host's status change")
+MIRROR_CHANGED = CONTRACT.event(
+    "gateway.mirrorChanged", MirrorChanged, doc="a host's mirror changed"
+)
+HOST_STATUS = CONTRACT.event(
+    "gateway.hostStatus", HostStatus, doc="a followed host's status change"
+)
 # A termWait waits at most this long (a client's timeout must exceed it).
 MAX_TERM_WAIT_S = 10.0
 INJECT_ZAP_FAULT = CONTRACT.op(
@@ -208,6 +218,7 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         ptyd.SNAPSHOT,
         ptyd.GC_STATUS,
         gitwatch.WORKTREE_LIST,
+        gitwatch.WORKTREE_PATHS,
         gitwatch.SNAPSHOT,
         store.REPO_LIST,
         store.FOLDER_WORKSPACE_LIST,
@@ -217,6 +228,7 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         store.SETTINGS_GET,
         store.UI_GET,
         store.SESSION_GET,
+        store.SESSION_BINDINGS,
         store.SESSION_RETIRED_SINCE,
         store.IDENTITY_RESOLVE,
         store.STATE_SNAPSHOT,

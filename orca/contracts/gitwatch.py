@@ -180,6 +180,17 @@ class WorktreeList(Payload, frozen=True, kw_only=True):
     unrepresentable: list[UnrepresentableWorktree] = msgspec.field(default_factory=list)
 
 
+class WorktreePath(Payload, frozen=True, kw_only=True):
+    id: str
+    path: str
+
+
+class WorktreePaths(Payload, frozen=True, kw_only=True):
+    """The ids and paths of ``worktree.list``'s rows (every repo), and nothing else."""
+
+    worktrees: list[WorktreePath]
+
+
 class CreateArgs(Args, frozen=True, kw_only=True):
     repo_id: str
     name: str
@@ -334,6 +345,11 @@ CONTRACT = Contract("gitwatch")
 WORKTREE_LIST = CONTRACT.op(
     "worktree.list", ListArgs, WorktreeList, NotFound, Unavailable, Internal,
     doc="Every tracked repo's rows (or one repo's), merged with store's meta.",
+)  # fmt: skip
+WORKTREE_PATHS = CONTRACT.op(
+    "worktree.paths", NoArgs, WorktreePaths, Unavailable, Internal,
+    doc="worktree.list's ids and paths alone: what a reader computing handles needs"
+    " (`orca term ls`), without decoding every row (bench/cli.py).",
 )  # fmt: skip
 WORKTREE_CREATE = CONTRACT.op(
     "worktree.create", CreateArgs, Created, *_MUTATION_ERRORS,

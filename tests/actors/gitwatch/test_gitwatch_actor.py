@@ -102,6 +102,22 @@ async def test_repo_imported_into_store_is_listed(actors: tuple[Actors, str], re
     assert listing.unavailable_repos == []
 
 
+async def test_worktree_paths_are_the_listings_ids_and_paths(
+    actors: tuple[Actors, str], repo: Path, tmp_path: Path
+) -> None:
+    """worktree.paths (what `orca term ls` computes handles from) names exactly the rows
+    worktree.list has, hand-made worktrees included."""
+    running, _ = actors
+    wt = tmp_path / "by-hand"
+    with trio.fail_after(TEST_TIMEOUT_S):
+        await trio.to_thread.run_sync(_git, repo, "worktree", "add", "-q", str(wt), "-b", "hand")
+        await running.events.next_of(gw.WORKTREE_ADDED, _at(wt))
+        paths = await running.gitwatch.invoke(gw.WORKTREE_PATHS)
+        listing = await _list(running)
+    assert [(p.id, p.path) for p in paths.worktrees] == [(r.id, r.path) for r in listing.worktrees]
+    assert {p.path for p in paths.worktrees} == {str(repo), str(wt)}
+
+
 async def test_external_worktree_appears_and_disappears(
     actors: tuple[Actors, str], repo: Path, tmp_path: Path
 ) -> None:
