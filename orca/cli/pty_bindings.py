@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from orca.client.sync import Pending
-    from orca.contracts.store import SessionBindings
+    from orca.contracts.store_core import SessionBindings
 
 # The store answers from memory; a store that does not answer costs only this view.
 STORE_TIMEOUT_S = 2.0
@@ -24,9 +24,11 @@ STORE_TIMEOUT_S = 2.0
 def begin_bindings() -> Pending[SessionBindings]:
     """Ask the store for the local host's bindings (read with :func:`binding_rows`)."""
     from orca.client.sync import begin
-    from orca.contracts import store
+    from orca.contracts import store_core  # not the full store contract (its docstring)
 
-    return begin(store.SESSION_BINDINGS, store.SessionBindingsArgs(), timeout=STORE_TIMEOUT_S)
+    return begin(
+        store_core.SESSION_BINDINGS, store_core.SessionBindingsArgs(), timeout=STORE_TIMEOUT_S
+    )
 
 
 def binding_rows(

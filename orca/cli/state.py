@@ -9,13 +9,14 @@ person must see; ``orca status`` can print them under its table.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
 from orca.cli.output import EXIT_OK, fail, print_json, print_table
 
 if TYPE_CHECKING:
+    import argparse
+
     from orca.client.sync import Pending
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from orca.client.sync import Pending
     from orca.contracts.hooks import Snapshot
     from orca.contracts.ptyd import SessionList
-    from orca.contracts.store import SessionBindings
+    from orca.contracts.store_core import SessionBindings
 
 # The snapshot is served from memory; a second is ample and keeps a wedged actor from
 # hanging the shell.

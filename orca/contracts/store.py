@@ -125,7 +125,12 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 
 import msgspec
 
-from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.contracts.base import Args, NoArgs, Payload
+from orca.contracts.store_core import CONTRACT as CONTRACT  # every op below is declared on it
+from orca.contracts.store_core import SESSION_BINDINGS as SESSION_BINDINGS
+from orca.contracts.store_core import SavedBinding as SavedBinding
+from orca.contracts.store_core import SessionBindings as SessionBindings
+from orca.contracts.store_core import SessionBindingsArgs as SessionBindingsArgs
 from orca.model.session import WorkspaceSessionState
 from orca.model.state import GlobalSettings, PersistedUIState
 from orca.model.types_repo import FolderWorkspace, Project, ProjectGroup, Repo
@@ -254,27 +259,6 @@ class PtysReconciled(Payload, frozen=True, kw_only=True):
 
     exited: int
     gone: int
-    shutdown_worktrees_without_pty: list[str]
-
-
-class SessionBindingsArgs(Args, frozen=True, kw_only=True):
-    host_id: str | None = None  # None or "" → "local"
-
-
-class SavedBinding(Payload, frozen=True, kw_only=True):
-    """A pane's saved binding to a PTY id: ``pane`` is ``<tabId>:<leafId>`` (or ``tab
-    <id>`` for a legacy tab binding); ``verdict`` is ptyd's, recorded at its last start
-    for an id that did not run then (``exited N``, ``exited (code unknown)``, ``gone``),
-    None for an id that ran then or was bound after."""
-
-    pane: str
-    pty_id: str
-    verdict: str | None = None
-
-
-class SessionBindings(Payload, frozen=True, kw_only=True):
-    bindings: list[SavedBinding]
-    # activeWorktreeIdsOnShutdown entries ptyd found no PTY for at its last start.
     shutdown_worktrees_without_pty: list[str]
 
 
@@ -475,7 +459,8 @@ class SaveRecovered(Payload, frozen=True, kw_only=True):
 
 
 # -- the contract -------------------------------------------------------------------
-CONTRACT = Contract("store")
+# CONTRACT is made in store_core with the ops a start-up-bound reader needs; every other
+# op and event is added to it here.
 _W = (BadRequest, Unavailable)  # every mutation: malformed args, or the store is stopping
 
 REPO_ADD = CONTRACT.op("repo.add", RepoAddArgs, Repo, *_W, Conflict)
@@ -518,9 +503,6 @@ SESSION_RETIRE_PANE = CONTRACT.op("session.retire_pane", RetirePaneArgs, PaneRet
 SESSION_RECONCILE_PTYS = CONTRACT.op(
     "session.reconcile_ptys", ReconcilePtysArgs, PtysReconciled, *_W
 )
-# The saved bindings with ptyd's verdicts, for readers that judge them (issue 13): a
-# reader that fetched the whole session for them paid ~7 ms decoding it (bench/cli.py).
-SESSION_BINDINGS = CONTRACT.op("session.bindings", SessionBindingsArgs, SessionBindings, BadRequest)
 SESSION_RETIRED_SINCE = CONTRACT.op(
     "session.retired_since", RetiredSinceArgs, RetiredSince, BadRequest
 )

@@ -45,6 +45,9 @@ HEAVY = (
     "orca.keys",
     "orca.remote.hosts",
     "orca.contracts.gateway",  # the gateway runs, but no remote host is known
+    "orca.contracts.store",  # every model record: store_core has what ps asks the store
+    "orca.model.state",
+    "argparse",  # orca.cli.main.FAST_COMMANDS
 )
 COMMANDS = (("worktree", "ps"), ("worktree", "ps", "--json"), ("term", "ls"), ("status",))
 # Runs a command as the `orca` program does, then reports what it imported
