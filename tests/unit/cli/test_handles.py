@@ -61,6 +61,26 @@ def test_worktree_handles_are_unique_and_each_resolves_to_its_worktree(folders: 
         assert resolve(targets, target.handle, "worktree") is target
 
 
+@given(paths)
+def test_worktree_handles_are_the_shortest_unique_trailing_part(folders: list[str]) -> None:
+    """The definition, counted the slow way: each handle is the shortest trailing part
+    of its path that no other path ends with at that depth, else the full id."""
+    ids = [f"r::{p}" for p in folders]
+    parts = {i: [p for p in i.split("::", 1)[1].split("/") if p] for i in ids}
+
+    def unique_at(i: str, k: int) -> bool:
+        label = parts[i][-k:]
+        return sum(1 for o in ids if len(parts[o]) >= k and parts[o][-k:] == label) == 1
+
+    expected = {
+        i: next(
+            ("/".join(parts[i][-k:]) for k in range(1, len(parts[i]) + 1) if unique_at(i, k)), i
+        )
+        for i in ids
+    }
+    assert worktree_handles((i, "") for i in ids) == expected
+
+
 def sid(worktree_id: str, hexes: str) -> str:
     return f"{worktree_id}@@{hexes}"
 
@@ -87,7 +107,9 @@ def test_terminal_handle_follows_a_worktree_rename() -> None:
     before = session_handles([(sid(WT_A, "0badcafe"), WT_A)])
     moved = "r1::/ws/proj/login-fix"
     after = session_handles([(sid(moved, "0badcafe"), moved)])
-    assert list(before.values()) == ["fix-login:0bad"] and list(after.values()) == ["login-fix:0bad"]
+    assert list(before.values()) == ["fix-login:0bad"] and list(after.values()) == [
+        "login-fix:0bad"
+    ]
 
 
 def terminals(*pairs: tuple[str, str]) -> list:  # type: ignore[type-arg]
@@ -111,7 +133,9 @@ def terminals(*pairs: tuple[str, str]) -> list:  # type: ignore[type-arg]
 )
 def test_a_terminal_is_named_by_handle_hex_worktree_or_prefix(ref: str) -> None:
     """Every documented way of naming a terminal resolves to it."""
-    targets = terminals((sid(WT_A, "0badcafe"), WT_A), (sid(WT_C, "11112222"), WT_C), (sid(WT_C, "99998888"), WT_C))
+    targets = terminals(
+        (sid(WT_A, "0badcafe"), WT_A), (sid(WT_C, "11112222"), WT_C), (sid(WT_C, "99998888"), WT_C)
+    )
     assert resolve(targets, ref, "terminal").id == sid(WT_A, "0badcafe")
 
 
