@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.CRITICAL)
     from actors.ui.app import OrcaApp
 
-    OrcaApp(paths, bell=not args.no_bell).run()
+    OrcaApp(paths, bell=not args.no_bell, settle_heap=True).run()
     return 0
 
 

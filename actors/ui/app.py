@@ -44,6 +44,7 @@ from textual.widgets.option_list import Option
 from actors.ui import layout
 from actors.ui.backend import ACTORS, Backend
 from actors.ui.dialogs import AskScreen, ConfirmScreen, LaunchRequest, LaunchScreen
+from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
 from actors.ui.review import ChangedFile, changed_files, file_diff
 from actors.ui.runtime import TrioGuest
 from actors.ui.terminal_view import LEADER_KEY, TerminalView
@@ -166,11 +167,13 @@ class OrcaApp(App[None], inherit_bindings=False):
     #review-scroll { height: 1fr; }
     """
 
-    def __init__(self, paths: OrcaPaths, *, bell: bool = True) -> None:
+    def __init__(self, paths: OrcaPaths, *, bell: bool = True, settle_heap: bool = False) -> None:
         super().__init__()
         self.paths = paths
         self.bell_enabled = bell
+        self._settle_heap = settle_heap  # the process is this app's own (``orca ui``)
         self.guest = TrioGuest(on_crash=self._runtime_crashed)
+        self.frames = FrameClock()  # when each pane's output is drawn (actors/ui/frames.py)
         self.backend = Backend(paths, self._on_backend_change)
         self.leader_pending = False
         self.filter_text = ""
@@ -225,8 +228,11 @@ class OrcaApp(App[None], inherit_bindings=False):
         await self.guest.start(start_backend)
         self.query_one(Sidebar).focus()
         self.poke()
+        if self._settle_heap:
+            self.set_timer(HEAP_SETTLE_S, settle_heap)
 
     async def on_unmount(self) -> None:
+        self.frames.close()
         await self.guest.stop()
 
     def _runtime_crashed(self, exc: BaseException) -> None:
@@ -260,7 +266,10 @@ class OrcaApp(App[None], inherit_bindings=False):
             if remaining <= 0:
                 raise TimeoutError("condition not met")
             try:
-                await asyncio.wait_for(self._tick.wait(), remaining)
+                # asyncio.timeout, not wait_for: no task per wait (a wake-up is one loop
+                # turn, not three; bench/ui.py times echoes through this)
+                async with asyncio.timeout(remaining):
+                    await self._tick.wait()
             except TimeoutError:
                 if not predicate():
                     raise TimeoutError("condition not met") from None

@@ -67,6 +67,10 @@ class MirrorSpec:
     # The events whose data the projection reads (default: all of the contract's). The
     # mirror still sees every event (it needs every seq), but only these are decoded.
     events: tuple[EventSpec[Any], ...] | None = None
+    # Subscribe to ``events`` only (their topics start with their type), not to every
+    # event: for a publisher whose other events are a flood the projection ignores
+    # (``Mirror``'s ``topics``; gaps in seq are then expected).
+    narrow: bool = False
 
 
 SPECS: dict[str, MirrorSpec] = {
@@ -77,13 +81,16 @@ SPECS: dict[str, MirrorSpec] = {
         mirrors.apply_store,
     ),
     "hooks": MirrorSpec(hooks.CONTRACT, hooks.SNAPSHOT, mirrors.load_status, mirrors.apply_status),
-    # Not term.output: the sessions' bytes reach the panes that show them, by topic.
+    # Not term.output: the sessions' bytes reach the panes that show them, by topic
+    # (their attach streams). Not even received: 20 agents printing are thousands of
+    # chunks a second, each a trio wake-up on the UI's one thread (bench/ui.py).
     "ptyd": MirrorSpec(
         ptyd.CONTRACT,
         ptyd.SNAPSHOT,
         mirrors.load_sessions,
         mirrors.apply_sessions,
         (ptyd.SPAWNED, ptyd.CLOSED, ptyd.EXIT, ptyd.REKEYED),
+        narrow=True,
     ),
     "gitwatch": MirrorSpec(
         gitwatch.CONTRACT, gitwatch.SNAPSHOT, mirrors.load_git, mirrors.apply_git
@@ -175,6 +182,7 @@ class Backend:
                     load=spec.load,
                     apply=spec.apply,
                     consumer=f"ui<-{actor}",
+                    topics=[e.type for e in spec.events or ()] if spec.narrow else None,
                 )
                 self.mirrors[actor] = mirror
                 stack.callback(mirror.close)
@@ -204,12 +212,14 @@ class Backend:
             shown: Any = None
             while True:
                 await mirror.wait_until(functools.partial(_moved, since=seen))
-                if mirror.snapshots != seen[0]:
+                snapshot = mirror.snapshots != seen[0]
+                if snapshot:
                     self._heard(actor)  # a snapshot is an answer: the actor is up
                 seen = (mirror.snapshots, mirror.applied)
                 # The projections return the same object for an event that changes
-                # nothing the UI shows (ptyd's output chunks, most of its traffic).
-                if mirror.state is not shown:
+                # nothing the UI shows; a snapshot equal to what is shown (a narrowed
+                # mirror's check at its first heartbeat) changes nothing either.
+                if mirror.state is not shown and not (snapshot and mirror.state == shown):
                     shown = mirror.state
                     self._changed(actor)
 

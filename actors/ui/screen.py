@@ -5,7 +5,10 @@ The UI feeds a pane's model exactly what ``orca term attach`` writes to a real t
 show the same screen. Rendering asks libghostty-vt's formatter for the active area as
 a VT stream (SGR only: colours and attributes) and lets Rich parse it into styled
 lines, a native pass per frame (about a millisecond for 200x60), instead of reading
-cells one by one through cffi.
+cells one by one through cffi. The formatter resets the pen at the end of every
+styled run and starts each row afresh, so a row's VT text stands alone: the view
+caches a row's strip by its text (:meth:`PaneScreen.rows`) and parses only new rows
+(a scrolling pane's rows move up unchanged).
 
 Terminal replies the model produces (it answers DSR, DA, DECRQM, OSC 10/11... like a
 terminal would) go to ``on_reply``: the pane sends them to the program. They only
@@ -23,7 +26,7 @@ import re
 from collections.abc import Callable
 
 from pyghostty import Terminal, ffi, lib  # type: ignore[import-untyped]
-from pyghostty.core import init_sized, read_buf  # type: ignore[import-untyped]
+from pyghostty.core import check, init_sized, read_buf  # type: ignore[import-untyped]
 from rich.style import Style
 from rich.text import Text
 
@@ -60,6 +63,11 @@ class PaneScreen:
         self.bells = 0
         self.closed = False
         self._cache: tuple[int, list[Text]] | None = None
+        self._rows: tuple[int, list[str]] | None = None
+        # The formatter's output buffer, kept (one native pass per format, not two:
+        # a size query then a fill), grown when a screen needs more.
+        self._buf = ffi.new("uint8_t[]", 1 << 16)
+        self._written = ffi.new("size_t*")
 
     def _reply(self, data: bytes) -> None:
         self.replies += 1
@@ -171,29 +179,61 @@ class PaneScreen:
         opts.emit = lib.GHOSTTY_FORMATTER_FORMAT_VT
         opts.unwrap, opts.trim, opts.selection = False, False, sel
         term = self._term._t[0]
-        out: str = read_buf(
-            lambda b, n, o: lib.ghostty_terminal_selection_format_buf(term, opts[0], b, n, o)
+        written = self._written
+        result = lib.ghostty_terminal_selection_format_buf(
+            term, opts[0], self._buf, len(self._buf), written
         )
-        return out
+        if result == lib.GHOSTTY_OUT_OF_SPACE:
+            self._buf = ffi.new("uint8_t[]", max(int(written[0]), 2 * len(self._buf)))
+            out: str = read_buf(
+                lambda b, n, o: lib.ghostty_terminal_selection_format_buf(term, opts[0], b, n, o)
+            )
+            return out
+        check(result, "format")
+        return bytes(ffi.buffer(self._buf, int(written[0]))).decode("utf-8", "replace")
+
+    def rows(self) -> list[str]:
+        """What the view shows, one VT string (SGR only) per row, ``rows`` of them; each
+        row's string stands alone (the pen is reset at its start and end)."""
+        if self._rows is not None and self._rows[0] == self.version:
+            return self._rows[1]
+        _cols, rows = self.size
+        found = _OSC.sub("", self._vt()).split("\r\n")[:rows]
+        found += [""] * (rows - len(found))
+        self._rows = (self.version, found)
+        return found
+
+    def shown_cursor(self) -> tuple[int, int] | None:
+        """The cell the cursor is drawn on (live screen, cursor visible), or None."""
+        if self.scroll or not self.mode(MODE_CURSOR_VISIBLE):
+            return None
+        cols, rows = self.size
+        x, y = self.cursor
+        return (x, y) if 0 <= y < rows and 0 <= x < cols else None
 
     def lines(self, *, show_cursor: bool = True) -> list[Text]:
         """The screen as ``rows`` Rich lines of ``cols`` cells, the cursor drawn reversed."""
         if self._cache is not None and self._cache[0] == self.version and not show_cursor:
             return self._cache[1]
-        cols, rows = self.size
-        parsed = Text.from_ansi(_OSC.sub("", self._vt()).replace("\r\n", "\n"), no_wrap=True)
-        lines = parsed.split("\n", allow_blank=True)[:rows]
-        lines += [Text() for _ in range(rows - len(lines))]
-        for line in lines:
-            line.truncate(cols, pad=True)
-        if show_cursor and not self.scroll and self.mode(MODE_CURSOR_VISIBLE):
-            x, y = self.cursor
-            if 0 <= y < rows and 0 <= x < cols:
-                lines[y] = lines[y].copy()
-                lines[y].stylize(_CURSOR_STYLE, x, x + 1)
+        cols, _rows = self.size
+        lines = [row_text(row, cols) for row in self.rows()]
+        cursor = self.shown_cursor() if show_cursor else None
+        if cursor is not None:
+            x, y = cursor
+            lines[y] = row_text(self.rows()[y], cols, cursor=x)
         else:
             self._cache = (self.version, lines)
         return lines
+
+
+def row_text(vt: str, cols: int, cursor: int | None = None) -> Text:
+    """One row's VT text (:meth:`PaneScreen.rows`) as ``cols`` cells of Rich text, with
+    the cursor drawn reversed at column ``cursor``."""
+    line = Text.from_ansi(vt, no_wrap=True, end="")
+    line.truncate(cols, pad=True)
+    if cursor is not None:
+        line.stylize(_CURSOR_STYLE, cursor, cursor + 1)
+    return line
 
 
 # Textual key names → the bytes a terminal sends (xterm). Printable keys travel as
@@ -303,4 +343,4 @@ def bracketed(text: str, enabled: bool) -> bytes:
     return b"\x1b[200~" + data + b"\x1b[201~" if enabled else data
 
 
-__all__ = ["PaneScreen", "bracketed", "encode_key", "encode_mouse", "mouse_modes"]
+__all__ = ["PaneScreen", "bracketed", "encode_key", "encode_mouse", "mouse_modes", "row_text"]

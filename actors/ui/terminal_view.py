@@ -1,10 +1,13 @@
 """The embedded terminal: a Textual widget over a :class:`PaneScreen` and a :class:`PaneFeed`.
 
-Rendering uses Textual's line API: each frame asks the pane's model for its styled
-lines once (cached by the model's version and the focus, which draws the cursor) and
-hands out one ``Strip`` per row. Output only marks the widget dirty (``refresh``);
-Textual coalesces bursts into its frame rate, so an agent printing megabytes costs a
-model feed per chunk and at most one formatter pass per frame.
+Rendering uses Textual's line API: a draw asks the pane's model for its styled lines
+once (cached by the model's version and the focus, which draws the cursor) and hands
+out one ``Strip`` per row. Output feeds the model at once and tells the app's
+``FrameClock`` (``actors/ui/frames.py``) the pane changed: the focused pane is drawn on
+the next loop turn, unfocused ones on a shared budget, so an agent printing megabytes
+costs a model feed per chunk and at most one formatter pass per frame. A draw repaints
+only the rows that differ from what is shown (``draw``): an echo redraws a line, not
+the pane.
 
 Keys: everything typed goes to the PTY (``screen.encode_key``), written to the pane's
 attach stream at once (``PaneFeed.send_now``), except the UI's leader key
@@ -28,6 +31,7 @@ import trio
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -43,6 +47,7 @@ from actors.ui.screen import (
     encode_key,
     encode_mouse,
     mouse_modes,
+    row_text,
 )
 
 if TYPE_CHECKING:
@@ -52,13 +57,6 @@ log = logging.getLogger(__name__)
 
 LEADER_KEY = "ctrl+g"
 RESIZE_SETTLE_S = 0.15
-# The embedded screen's frame time under streaming output (30 fps): what a person can
-# read; the rest of the CPU stays for typing (bench/ui.py measures the echo).
-FRAME_S = 1 / 30
-# A pane without the focus (agents printing while the user types elsewhere) is drawn
-# at 10 fps: enough to watch, and a frame in progress is what delays an echo
-# (bench/ui.py: input-to-echo p99 while 4 visible panes print).
-BACKGROUND_FRAME_S = 1 / 10
 _PLACEHOLDER_STYLE = Style(color="grey50", italic=True)
 _SCROLLED_STYLE = Style(color="black", bgcolor="yellow")
 # Scrollback browsing: these keys page through the pane's history (a page = its height
@@ -87,8 +85,12 @@ class TerminalView(Widget, can_focus=True):
         self.feed: PaneFeed | None = None
         self._scope: trio.CancelScope | None = None
         self._strips: tuple[int, bool, list[Strip]] | None = None
+        # The rows Textual shows (None: a full redraw is due, from the model as it is).
+        self._frame: list[Strip] | None = None
+        self._row_strips: dict[tuple[str, int, int], Strip] = {}
+        self.draws = 0
+        self.repainted_rows: int | None = None  # the last draw's (None: the whole pane)
         self._resize_timer: Any = None
-        self._repaint_pending = False
         self._resnap = False
         self._snap_size: tuple[int, int] | None = None
         self._held: int | None = None  # the mouse button down, while reported
@@ -123,6 +125,7 @@ class TerminalView(Widget, can_focus=True):
             log.debug("pane %s: no solid colours to report", self.pane_key, exc_info=True)
 
     def on_unmount(self) -> None:
+        self.orca.frames.forget(self)
         if self._scope is not None:
             self.orca.guest.run_sync_soon(self._scope.cancel)
         self.model.close()
@@ -138,7 +141,7 @@ class TerminalView(Widget, can_focus=True):
                 log.exception("pane %s: the terminal feed failed", self.pane_key)
                 self.note = f"terminal feed failed: {exc!r} (see ui.log)"
                 self._strips = None
-                self.refresh()
+                self._redraw()
 
     def _on_output(self, data: bytes, repaint: bool) -> None:
         if not self.is_attached:
@@ -163,16 +166,42 @@ class TerminalView(Widget, can_focus=True):
             self.model.feed(data)
             if self.model.bells != bells:
                 self.orca.pane_bell(self.pane_key)
-        if not self._repaint_pending:
-            # At most one repaint per frame however fast the program prints: the model
-            # takes every byte at once, the screen is drawn FRAME_S later, once.
-            self._repaint_pending = True
-            self.set_timer(FRAME_S if self.has_focus else BACKGROUND_FRAME_S, self._repaint)
+        # The model took every byte (waiters are told first); the screen is drawn when
+        # the frame clock says (the focused pane at once, the others on a budget; a
+        # fresh screen, a pane just shown or re-attached, at once too).
         self.orca.poke()
+        self.orca.frames.changed(self, focused=repaint or self.has_focus)
 
-    def _repaint(self) -> None:
-        self._repaint_pending = False
+    def _redraw(self) -> None:
+        """Draw the whole pane from its model as it is now (on the next frame)."""
+        self._frame = None
         self.refresh()
+
+    def draw(self) -> None:
+        """Show the model's current screen, repainting only the rows that changed."""
+        if not self.is_attached:
+            return
+        shown = self._frame
+        lines = self._lines()
+        self._frame = lines
+        self.draws += 1
+        self.repainted_rows = None
+        if shown is None or len(shown) != len(lines):
+            self.refresh()
+        else:
+            width = self.content_size.width
+            changed = [
+                Region(0, y, width, 1)
+                for y, row in enumerate(lines)
+                if row is not shown[y] and row != shown[y]
+            ]
+            if len(changed) * 2 > len(lines):
+                self.refresh()
+            else:
+                self.repainted_rows = len(changed)
+                if changed:
+                    self.refresh(*changed)
+        self.orca.poke()
 
     # -- size ------------------------------------------------------------------------
     def _grid_size(self) -> tuple[int, int]:
@@ -188,7 +217,7 @@ class TerminalView(Widget, can_focus=True):
             return
         if self.model.size != self._grid_size():
             self._schedule_pty_resize()
-        self.refresh()
+        self._redraw()
 
     def _schedule_pty_resize(self, *, resnap: bool = False) -> None:
         self._resnap = self._resnap or resnap
@@ -208,6 +237,7 @@ class TerminalView(Widget, can_focus=True):
             self.orca.guest.run_sync_soon(feed.resize_nowait, *size, True)
         else:
             self.model.resize(*size)
+            self._redraw()
             self.orca.guest.run_sync_soon(feed.resize_nowait, *size)
 
     # -- input -----------------------------------------------------------------------
@@ -216,6 +246,8 @@ class TerminalView(Widget, can_focus=True):
         feed = self.feed
         if not data or feed is None:
             return
+        if self.has_focus:
+            self.orca.frames.typed()  # its echo first, then the other panes' frames
         if not feed.send_now(data):
             self.orca.report(f"typing failed: {feed.error or 'ptyd takes no input'}")
 
@@ -256,12 +288,12 @@ class TerminalView(Widget, can_focus=True):
         before = self.model.scroll
         self.model.scroll_by(lines)
         if self.model.scroll != before:
-            self.refresh()
+            self._redraw()
 
     def _back_to_live(self) -> None:
         if self.model.scroll:
             self.model.scroll_to_bottom()
-            self.refresh()
+            self._redraw()
 
     def _cell(self, event: events.MouseEvent) -> tuple[int, int] | None:
         offset = event.get_content_offset(self)
@@ -335,10 +367,10 @@ class TerminalView(Widget, can_focus=True):
 
     def on_focus(self, _event: events.Focus) -> None:
         self.orca.pane_focused(self.pane_key)
-        self.refresh()
+        self._redraw()
 
     def on_blur(self, _event: events.Blur) -> None:
-        self.refresh()
+        self._redraw()
 
     # -- render ----------------------------------------------------------------------
     def _lines(self) -> list[Strip]:
@@ -347,9 +379,20 @@ class TerminalView(Widget, can_focus=True):
             return self._strips[2]
         cols, _rows = self.model.size
         console = self.app.console
+        cursor = self.model.shown_cursor() if focused else None
+        known, kept = self._row_strips, {}
         strips = []
-        for line in self.model.lines(show_cursor=focused):
-            strips.append(Strip(list(line.render(console)), cols))
+        for y, row in enumerate(self.model.rows()):
+            # A row's strip is cached by its text: output that scrolls moves rows up
+            # unchanged, so a draw parses the new rows only.
+            key = (row, cols, cursor[0] if cursor is not None and cursor[1] == y else -1)
+            strip = known.get(key)
+            if strip is None:
+                line = row_text(row, cols, None if key[2] < 0 else key[2])
+                strip = Strip(list(line.render(console)), cols)
+            kept[key] = strip
+            strips.append(strip)
+        self._row_strips = kept
         if self.session_id is None or self.note:
             note = self.note or "no terminal in this pane - Enter starts a shell"
             strips[-1:] = [Strip([Segment(note[:cols].ljust(cols), _PLACEHOLDER_STYLE)], cols)]
@@ -362,10 +405,18 @@ class TerminalView(Widget, can_focus=True):
         return strips
 
     def render_line(self, y: int) -> Strip:
-        lines = self._lines()
+        # The rows of the last draw: Textual repaints some rows of a frame (the changed
+        # ones, ``draw``), so every row must come from the same screen.
+        lines = self._frame
+        if lines is None:
+            lines = self._frame = self._lines()
         width = self.content_size.width
         if 0 <= y < len(lines):
-            return lines[y].crop_extend(0, width, None)
+            line = lines[y]
+            # Not crop_extend on a strip of the right width: it caches the strip in its
+            # own cache (a reference cycle per row per draw, left to the cyclic GC,
+            # whose full passes are the longest pauses under load).
+            return line if line.cell_length == width else line.crop_extend(0, width, None)
         return Strip.blank(width)
 
     def screen_text(self) -> str:

@@ -12,6 +12,14 @@ carries; ``load`` turns that result into the mirror's state and ``apply`` folds 
 typed event (decoded with the contract's specs; a malformed one is logged and skipped,
 its seq still counted) into it. Both are pure, which is what lets every reader share
 one projection.
+
+``topics`` narrows the subscription to the events the projection reads (prefixes), for
+a publisher whose other events are a flood that cannot change the state (ptyd's output
+chunks, thousands a second, next to a sessions table). Its seq then also counts events
+this mirror never sees, so a gap is no loss. What still resyncs: a new epoch (the
+publisher restarted), an overflowing inbox, and the first heartbeat of each epoch (it
+proves the subscription live, so an event published between the snapshot and the
+subscription taking effect cannot stay missed).
 """
 
 from __future__ import annotations
@@ -74,6 +82,7 @@ class Mirror(Generic[S]):
         snapshot_args: Any = None,
         consumer: str = "mirror",
         rcvhwm: int = 100_000,
+        topics: Iterable[str] | None = None,
     ) -> None:
         self._client = client
         self._snapshot_op: Op[Any, Any] = snapshot
@@ -85,7 +94,11 @@ class Mirror(Generic[S]):
         self._apply = apply
         sock = new_socket(zmq.SUB)
         sock.setsockopt(zmq.RCVHWM, rcvhwm)
-        sock.setsockopt(zmq.SUBSCRIBE, b"")
+        self._narrowed = topics is not None
+        wanted = [""] if topics is None else [*topics, HEARTBEAT_TYPE]
+        for topic in wanted:
+            sock.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        self._confirmed_epoch: str | None = None  # narrowed: a heartbeat seen since its snapshot
         sock.connect(pub_endpoint)
         self._zs = ZSocket(sock, self._on_message)
         self._inbox: deque[Event] = deque()
@@ -149,10 +162,13 @@ class Mirror(Generic[S]):
         if event.epoch != self.epoch:
             return None if event.epoch in self._retired_epochs else True
         if event.type == HEARTBEAT_TYPE:
+            if self._narrowed:
+                confirmed, self._confirmed_epoch = self._confirmed_epoch, event.epoch
+                return True if confirmed != event.epoch else None
             return True if event.seq > self.seq else None
         if event.seq <= self.seq:
             return None
-        return event.seq != self.seq + 1
+        return not self._narrowed and event.seq != self.seq + 1
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:

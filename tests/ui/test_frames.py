@@ -1,0 +1,185 @@
+"""When panes are drawn (``actors/ui/frames.py``): the focused pane at once, the others
+one per tick, oldest first; a key holds the background until its echo; a forgotten
+pane is never drawn. And in the app: a draw repaints only the rows that changed, and
+the UI's ptyd mirror does not receive the sessions' output chunks."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from typing import Any
+
+import pytest
+
+from actors.ui import frames
+from actors.ui.app import OrcaApp
+from actors.ui.frames import FrameClock
+from orca.paths import resolve_paths
+
+
+class FakePane:
+    def __init__(self, name: str, log: list[str], done: asyncio.Event | None = None) -> None:
+        self.name = name
+        self.log = log
+        self.done = done
+
+    def draw(self) -> None:
+        self.log.append(self.name)
+        if self.done is not None:
+            self.done.set()
+
+
+def run(coro: Any) -> Any:
+    async def bounded() -> Any:
+        return await asyncio.wait_for(coro, 10)
+
+    return asyncio.run(bounded())
+
+
+def test_the_focused_pane_is_drawn_on_the_next_loop_turn_once_per_burst() -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        done = asyncio.Event()
+        clock = FrameClock()
+        pane = FakePane("focused", log, done)
+        for _ in range(5):  # a burst of chunks: one draw
+            clock.changed(pane, focused=True)
+        await done.wait()
+        return log
+
+    assert run(main()) == ["focused"]
+
+
+def test_background_panes_are_drawn_one_per_tick_oldest_first() -> None:
+    async def main() -> list[tuple[str, int]]:
+        clock = FrameClock()
+        seen: list[tuple[str, int]] = []
+        done = asyncio.Event()
+
+        class Pane(FakePane):
+            def draw(self) -> None:
+                # what the clock has drawn when this pane's turn comes
+                seen.append((self.name, clock.background_draws))
+                if len(seen) == 3:
+                    done.set()
+
+        panes = [Pane(n, []) for n in ("a", "b", "c")]
+        for pane in panes:
+            clock.changed(pane, focused=False)
+        clock.changed(panes[0], focused=False)  # already waiting: keeps its place
+        await done.wait()
+        assert clock.pending == 0
+        return seen
+
+    # one pane per tick: each draw is the tick's only one, in the order they changed
+    assert run(main()) == [("a", 1), ("b", 2), ("c", 3)]
+
+
+def test_a_key_holds_the_background_until_the_focused_pane_has_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(frames, "ECHO_WAIT_S", 3600.0)  # only the echo can release it
+
+    async def main() -> list[str]:
+        log: list[str] = []
+        done = asyncio.Event()
+        clock = FrameClock()
+        background = FakePane("background", log, done)
+        focused = FakePane("focused", log)
+        clock.typed()
+        clock.changed(background, focused=False)
+        tick = clock._tick
+        assert tick is not None and tick.when() >= clock._hold_until > 0
+        clock.changed(focused, focused=True)  # the echo: the hold ends
+        await done.wait()
+        return log
+
+    assert run(main()) == ["focused", "background"]
+
+
+def test_a_forgotten_pane_is_never_drawn() -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        done = asyncio.Event()
+        clock = FrameClock()
+        gone, waiting, sentinel = (
+            FakePane("gone", log),
+            FakePane("gone-too", log),
+            FakePane("sentinel", log, done),
+        )
+        clock.changed(gone, focused=True)
+        clock.changed(waiting, focused=False)
+        clock.forget(gone)
+        clock.forget(waiting)
+        clock.changed(sentinel, focused=True)  # scheduled after the forgotten one
+        await done.wait()
+        assert clock.pending == 0
+        return log
+
+    assert run(main()) == ["sentinel"]
+
+
+def rendered(view: Any) -> str:
+    """What Textual was handed for the pane (the last draw's rows), as text."""
+    rows = view._frame or []
+    return "\n".join(strip.text for strip in rows)
+
+
+def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: Any) -> None:
+    """A pane printing without the focus is drawn (on the background budget); in the
+    focused pane an echo repaints the rows that changed, not the pane; ptyd's output
+    chunks never reach the UI's sessions mirror (they come on the attach streams)."""
+    alpha = tree.worktrees["alpha"]
+    seen: dict[str, Any] = {}
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await app.wait_for(lambda: all(app.backend.alive.values()))
+        await app.wait_for(lambda: any(w.worktree_id == alpha for w in app.items()))
+        app.select_worktree(alpha, focus_terminal=True)
+        await pilot.press("ctrl+g", "t")
+        await app.wait_for(lambda: len(app.pane_views()) == 1)
+        await pilot.press("ctrl+g", "v")  # a split: a second shell beside it
+        await app.wait_for(lambda: len(app.pane_views()) == 2)
+        views = app.pane_views()
+        await app.wait_for(
+            lambda: all(v.feed is not None and v.feed.attached.is_set() for v in views), 20
+        )
+        typing, printing = views
+        typing.focus()
+        await app.wait_for(lambda: typing.has_focus)
+        ptyd_mirror = app.backend.mirrors["ptyd"]
+        applied = ptyd_mirror.applied
+        printing.send(b"for i in $(seq 1 300); do echo bg-line-$i; done; echo bg-$((6*7))\r")
+        await app.wait_for(lambda: "bg-42" in rendered(printing), 20)
+        seen["output_events"] = ptyd_mirror.applied - applied
+        # A draw against the frame Textual shows: the rows that differ, and only they.
+        # (The model fed here directly, and drawn twice in one callback: no focus
+        # change or resize can come between the two draws.)
+        typing.draw()
+        shown = rendered(typing).split("\n")
+        typing.model.feed(b"\r\n\x1b[2Kzq9")
+        typing.draw()
+        now = rendered(typing).split("\n")
+        seen["repainted"] = typing.repainted_rows
+        seen["changed"] = sum(1 for a, b in zip(shown, now, strict=True) if a != b)
+        seen["token"] = any("zq9" in row for row in now)
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+    assert seen["output_events"] == 0, "ptyd's output chunks reached the sessions mirror"
+    # the draw repainted the rows that changed (the token's, the cursor's), not the
+    # whole pane (None)
+    assert seen["token"]
+    assert seen["repainted"] is not None and 1 <= seen["repainted"] <= 3, seen
+    assert seen["repainted"] >= seen["changed"] >= 1, seen
+
+
+def test_settling_the_heap_freezes_it_and_widens_the_young_generation() -> None:
+    saved = gc.get_threshold()
+    try:
+        frames.settle_heap()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[:2] == (frames.GC_YOUNG, frames.GC_MIDDLE)
+        assert gc.get_threshold()[2] == saved[2]
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*saved)
