@@ -169,6 +169,9 @@ async def _attach_and_detach_in_tmux(user: User, tmp_path: Path) -> str:
             assert tmux.modes() == "0 0 0 0 0 1"
             tmux.type(f"{sys.executable} -m orca.cli.main term attach {sid}")
             await tmux.wait_for(b"SCREEN-READY")
+            # The snapshot draws the cells, then states the modes; its mode trailer ends
+            # with the keypad's (application keypad: ESC =). Only then are they all set.
+            await tmux.wait_for(b"\x1b=")
             # The snapshot reproduced the program's modes in the user's terminal.
             assert tmux.modes() == "1 1 1 1 1 1"
             [row] = user.json("term", "ls")["sessions"]
