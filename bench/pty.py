@@ -10,12 +10,33 @@ Figures, each with its baseline measured in the same run:
    tmux server, ``-S`` socket in a temp dir, killed after); the session runs ``cat``
    in both. Also shown: the direct PTY echo, and in this process the old RPC + PUB
    path (``term.write`` per key, echo by event) against the attach stream on the same
-   footing (``stream``). Goal: ``attach`` p50 and p99 <= tmux's.
+   footing: ``stream`` over the ROUTER (the TUI's ``TerminalStream``), ``local`` over
+   the Unix socket (``LocalTerminalStream``, what ``orca term attach`` uses). Goal:
+   ``attach`` p50 and p99 <= tmux's.
 3. RSS with ``--sessions`` sessions that each printed 2 MB and idle: ptyd (terminal
    models, scrollback, journals) vs the tmux server with as many windows (its default
    history). Goal: <= 2x tmux.
 
 Run: ``.venv/bin/python bench/pty.py [--mib 64] [--sessions 100] [--echo 200]``.
+
+Figures (2 shared cores, load ~2 from other work: the ratios move by +-0.1 between
+runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
+
+* before the Unix-socket transport (session 4, all over the ROUTER): throughput 0.81x
+  direct (23.2 / 28.7 MB/s); echo p50 / p99 ms: direct 0.024 / 0.28, rpc+pub 0.558 /
+  1.28, stream 0.476 / 0.84, attach 0.567 / 1.32, tmux 0.119 / 4.05 (one outlier run;
+  0.12 / 0.6 usual); RSS 63.8 MiB vs tmux 24.4 (2.61x with 20 sessions: ptyd's 37 MiB
+  idle base dominates; 1.53x at the default 100).
+* after (``orca term attach`` and the throughput client on the Unix socket, stream
+  delivery before the PUB event): throughput 0.93x (20.8 / 22.4 MB/s; 0.75 in a noisier
+  run); echo p50 / p99 ms: direct 0.013 / 0.17, rpc+pub 0.539 / 1.19, stream 0.332 /
+  0.64, local 0.186 / 4.2 (its in-process trace: 0.22 / 0.40), attach 0.362 / 1.19,
+  tmux 0.095 / 0.32; RSS 63.9 vs 25.0 MiB (2.56x at 20 sessions).
+  Per-hop trace of one key in ptyd's stream (p50 us, ROUTER -> Unix socket): client
+  send to ptyd's handler 100 -> 50, handler 24 -> 20, PTY echo to ptyd's read 57 -> 60,
+  read to send 32 -> 33, send 28 -> 17, send to client 86 -> 45.
+  The echo goal is not met: ptyd's own turn (trio wake-ups, the PTY read, model and
+  scrollback) is ~130 us and the attach CLI adds ~170 us, against tmux's 0.1 ms whole.
 """
 
 from __future__ import annotations
@@ -41,7 +62,7 @@ sys.path.insert(0, str(ROOT))
 from actors.ptyd.session import IDLE_COMPACT_S  # noqa: E402
 from actors.ptyd.spawn import spawn_on_pty  # noqa: E402
 from orca.client.sync import invoke  # noqa: E402
-from orca.client.terminal import Attachment, TerminalStream  # noqa: E402
+from orca.client.terminal import Attachment, LocalTerminalStream, TerminalStream  # noqa: E402
 from orca.contracts import ptyd  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
 from orca.wire.errors import Unavailable  # noqa: E402
@@ -195,7 +216,7 @@ def spawn(paths: OrcaPaths, argv: list[str]) -> str:
 
 def attached_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float, int]:
     sid = spawn(paths, ["/bin/sh", "-c", f"read go; {flood_command(mib)}"])
-    stream, _screen = TerminalStream.open(sid, paths, flat=True)
+    stream, _screen = LocalTerminalStream.open(sid, paths, flat=True)
     received, repaints = 0, 0
     try:
         start = time.perf_counter()
@@ -234,11 +255,14 @@ def rpc_pub_echo(paths: OrcaPaths, samples: int) -> list[float]:
     return times
 
 
-def stream_echo(paths: OrcaPaths, samples: int) -> list[float]:
-    """The attach stream in this process (``TerminalStream``; no CLI, no PTY around it):
-    the same footing as ``rpc_pub_echo``."""
+def stream_echo(
+    paths: OrcaPaths, samples: int, kind: type[TerminalStream] = TerminalStream
+) -> list[float]:
+    """The attach stream in this process (no CLI, no PTY around it): the same footing
+    as ``rpc_pub_echo``. ``TerminalStream``: over the ROUTER (the TUI's);
+    ``LocalTerminalStream``: over the Unix socket (``orca term attach``'s)."""
     sid = spawn(paths, ["/bin/cat"])
-    stream, _screen = TerminalStream.open(sid, paths)
+    stream, _screen = kind.open(sid, paths)
     times = []
     try:
         for i in range(samples):
@@ -385,6 +409,7 @@ def main() -> int:
             echo = [("direct", direct_echo(opts.echo))]
             echo.append(("rpc+pub", rpc_pub_echo(paths, opts.echo)))
             echo.append(("stream", stream_echo(paths, opts.echo)))
+            echo.append(("local", stream_echo(paths, opts.echo, LocalTerminalStream)))
             echo.append(("attach", orca_attach_echo(home, paths, opts.echo)))
             if has_tmux:
                 echo.append(("tmux", tmux_echo(Path(tmp), opts.echo)))

@@ -300,15 +300,15 @@ class Session:
         self.model.feed(output)
         replies = self.model.take_replies()
         chunk = self.scrollback.append(output)
-        self._listener.on_output(self, chunk)
-        for sub in self._subscriptions:
-            sub.offer(chunk)
         answered = False
-        if streams:
+        if streams:  # first: an attached terminal's echo waits for nothing else
             switched = flat and (
                 was_alt != self.model.alt_screen or SCREEN_SWITCH.search(output) is not None
             )
             answered = self._deliver_to_streams(chunk, switched)
+        self._listener.on_output(self, chunk)
+        for sub in self._subscriptions:
+            sub.offer(chunk)
         if not answered:
             self._answer_queries(replies)
 

@@ -12,7 +12,9 @@ peer that can connect could call every op anyway); a client connects one DEALER 
 attachment and its routing id is its identity. Input is written to the PTY from the
 socket's callback without a dispatcher turn; output is pushed to each peer from the
 session's reader as it is read (``Session._publish``), with the offsets and the gap
-rule of ``term.output``, so nothing about resync changes.
+rule of ``term.output``, so nothing about resync changes. The same messages also come
+over a Unix socket (``local_stream.py``, ``orca term attach``'s: fewer hops per key);
+a local connection is a peer like a DEALER, named by a routing id no DEALER can have.
 
 Rules it keeps:
 
@@ -42,11 +44,13 @@ import trio
 import zmq
 
 from actors.ptyd.archive import EndedSession
+from actors.ptyd.local_stream import LOCAL_RID_PREFIX, LocalConn, LocalListener
 from actors.ptyd.replies import map_session_errors
 from actors.ptyd.scrollback import Chunk, Gap, OffsetInFuture
 from actors.ptyd.session import MAX_ATTACHMENTS, InputBacklogFull, Session, SessionEnded
 from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
 from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
+from orca.client.terminal import LOCAL_STREAM_FILE
 from orca.contracts import ptyd as contract
 from orca.wire.errors import NotFound, OrcaError
 
@@ -149,6 +153,10 @@ class AttachStream:
         self._ipc: list[tuple[str, int]] = []
         self._in_callback = False
         self.zsock: ZSocket | None = None  # made by bind (none without setup: no leak)
+        # The same stream on a Unix socket (local_stream.py: fewer hops per key).
+        self.local = LocalListener(
+            ptyd.ctx.paths.runtime_dir / LOCAL_STREAM_FILE, self._on_local_frame, self._on_local_end
+        )
 
     def bind(self) -> str:
         """Make and bind the socket: ipc, 0600, in the checked runtime dir."""
@@ -163,8 +171,10 @@ class AttachStream:
         endpoints: list[str] = []
         try:
             self.endpoint = bind_endpoint(sock, endpoint, endpoints, self._ipc)
+            self.local.bind()
         except BaseException:
             self.zsock.close()
+            unlink_ipc(self._ipc)
             raise
         return self.endpoint
 
@@ -174,6 +184,7 @@ class AttachStream:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._sweep)
+                nursery.start_soon(self.local.run)
                 await self.zsock.run()
         finally:
             self.zsock.close()
@@ -198,10 +209,19 @@ class AttachStream:
         return self._send_to(peer.rid, message, peer)
 
     def _send_to(self, rid: bytes, message: contract.FromPtyd, peer: Peer | None = None) -> bool:
+        body = _encoder.encode(message)
+        if rid.startswith(LOCAL_RID_PREFIX):  # a local connection (ZeroMQ's are 5 bytes)
+            conn = self.local.conns.get(rid)
+            if conn is None:
+                return False
+            if conn.send_frame(body):
+                return True
+            if conn.closed and peer is not None:
+                self.detach(peer)  # the client went away (crash, Ctrl-], closed window)
+            return False
         zsock = self.zsock
         if zsock is None or zsock.closed:
             return False
-        body = _encoder.encode(message)
         try:
             if not self._in_callback:
                 # From a session's reader or a task: the send may swallow the fd's edge,
@@ -337,21 +357,32 @@ class AttachStream:
         rid, body = frames
         self._in_callback = True
         try:
-            try:
-                message = _decoder.decode(body)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                self.refused += 1
-                self._error(rid, "bad_request", f"malformed attach-stream message: {exc}")
-                return
-            try:
-                self._handle(rid, message)
-            except OrcaError as exc:
-                self._error(rid, exc.code, exc.message)
-            except Exception:  # a peer's message never ends ptyd
-                log.exception("attach stream: handling %s failed", type(message).__name__)
-                self._error(rid, "internal", "internal error (see ptyd's log)")
+            self._receive(rid, body)
         finally:
             self._in_callback = False
+
+    def _on_local_frame(self, conn: LocalConn, body: bytes) -> None:
+        self._receive(conn.rid, body)
+
+    def _on_local_end(self, conn: LocalConn) -> None:
+        peer = self.peers.get(conn.rid)
+        if peer is not None:
+            self.detach(peer)
+
+    def _receive(self, rid: bytes, body: bytes) -> None:
+        try:
+            message = _decoder.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            self.refused += 1
+            self._error(rid, "bad_request", f"malformed attach-stream message: {exc}")
+            return
+        try:
+            self._handle(rid, message)
+        except OrcaError as exc:
+            self._error(rid, exc.code, exc.message)
+        except Exception:  # a peer's message never ends ptyd
+            log.exception("attach stream: handling %s failed", type(message).__name__)
+            self._error(rid, "internal", "internal error (see ptyd's log)")
 
     def _write_unattached(self, session_id: str, data: bytes) -> None:
         """Keys from a client this ptyd does not know yet (it restarted under the client):

@@ -284,14 +284,18 @@ def _attach(args: argparse.Namespace) -> int:
     import termios
     import tty
 
-    from orca.client.terminal import ENTER_ALTERNATE_SCREEN, RESTORE_USER_TERMINAL, TerminalStream
+    from orca.client.terminal import (
+        ENTER_ALTERNATE_SCREEN,
+        RESTORE_USER_TERMINAL,
+        LocalTerminalStream,
+    )
 
     if show_ended_session(args.id) is not None:  # issue 13: its final screen, then return
         return EXIT_OK
     if not sys.stdin.isatty():
         return fail("attach needs a terminal on stdin", EXIT_USAGE)
     out = sys.stdout.buffer
-    attachment, screen = TerminalStream.open(args.id, flat=True)
+    attachment, screen = LocalTerminalStream.open(args.id, flat=True)  # its Unix socket
     stdin = sys.stdin.fileno()
     saved = termios.tcgetattr(stdin)
     resized = [True]

@@ -20,9 +20,15 @@ Like ``orca.client.sync`` it imports neither trio nor anything under ``actors/``
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import select
+import socket
+import struct
 import time
 import uuid
+from collections import deque
 
 import msgspec
 import zmq
@@ -34,7 +40,7 @@ from orca.contracts.base import DecodeStats, decode_event_data, specs_by_type
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES
 from orca.wire.envelope import decode_event
-from orca.wire.errors import BadFrame, OrcaError, Timeout, error_from_wire
+from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire
 
 # Events a subscriber may queue before PUB drops for it (then it catches up by offset).
 RCVHWM = 10_000
@@ -304,6 +310,9 @@ class TerminalStream:
         self.malformed = 0
         self._reading = False  # a catch-up read is on its way
         self._pinged_at = 0.0
+        self._connect()
+
+    def _connect(self) -> None:
         sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, ZMQ_MAX_MESSAGE_BYTES)
@@ -312,7 +321,7 @@ class TerminalStream:
         sock.setsockopt(zmq.ROUTING_ID, self.attachment_id.encode())
         sock.setsockopt(zmq.RECONNECT_IVL, 20)
         sock.setsockopt(zmq.RECONNECT_IVL_MAX, 500)
-        sock.connect(paths.ipc_endpoint(ptyd.CONTRACT.actor, ptyd.ATTACH_STREAM_KIND))
+        sock.connect(self.paths.ipc_endpoint(ptyd.CONTRACT.actor, ptyd.ATTACH_STREAM_KIND))
         self.socket = sock
 
     @classmethod
@@ -324,9 +333,12 @@ class TerminalStream:
         try:
             screen, _repaint = stream._hello(None)
         except BaseException:
-            stream.socket.close(linger=0)
+            stream._discard()
             raise
         return stream, screen
+
+    def _discard(self) -> None:
+        self.socket.close(linger=0)
 
     def _send(self, message: ptyd.ToPtyd) -> None:
         body = _stream_encoder.encode(message)
@@ -416,28 +428,30 @@ class TerminalStream:
         if timeout_ms and not sock.poll(timeout_ms, zmq.POLLIN):
             return out
         while int(sock.getsockopt(_EVENTS)) & _POLLIN:
-            message = self._decode(sock.recv(_NOBLOCK))
-            if isinstance(message, ptyd.StreamOutput):
-                fresh = self._output(message)
-                if fresh:
-                    out.append((fresh, False))
-            elif isinstance(message, ptyd.StreamScreen):
-                self._screen(message)
-                out.append((message.data, True))
-            elif isinstance(message, ptyd.StreamExit):
-                self.exit_code, self.end_offset = message.exit_code, message.end_offset
-                if self.cursor.offset < message.end_offset and not self._reading:
-                    self._reading = True
-                    self._send(ptyd.StreamRead(since=self.cursor.offset))
-                self._check_ended()
-            elif isinstance(message, ptyd.StreamError):
-                if message.code != ptyd.NOT_ATTACHED:
-                    raise _stream_error(message)
-                # ptyd restarted (or dropped us): resume from our offset.
-                data, repaint = self._hello(self.cursor.offset)
-                if data or repaint:
-                    out.append((data, repaint))
+            self._apply_message(self._decode(sock.recv(_NOBLOCK)), out)
         return out
+
+    def _apply_message(self, message: ptyd.FromPtyd | None, out: list[tuple[bytes, bool]]) -> None:
+        if isinstance(message, ptyd.StreamOutput):
+            fresh = self._output(message)
+            if fresh:
+                out.append((fresh, False))
+        elif isinstance(message, ptyd.StreamScreen):
+            self._screen(message)
+            out.append((message.data, True))
+        elif isinstance(message, ptyd.StreamExit):
+            self.exit_code, self.end_offset = message.exit_code, message.end_offset
+            if self.cursor.offset < message.end_offset and not self._reading:
+                self._reading = True
+                self._send(ptyd.StreamRead(since=self.cursor.offset))
+            self._check_ended()
+        elif isinstance(message, ptyd.StreamError):
+            if message.code != ptyd.NOT_ATTACHED:
+                raise _stream_error(message)
+            # ptyd restarted (or dropped us): resume from our offset.
+            data, repaint = self._hello(self.cursor.offset)
+            if data or repaint:
+                out.append((data, repaint))
 
     @property
     def ended(self) -> bool:
@@ -464,3 +478,236 @@ class TerminalStream:
 def _stream_error(error: ptyd.StreamError) -> OrcaError:
     """The exception an ``error`` message names (as an RPC error reply would)."""
     return error_from_wire({"code": error.code, "message": error.message})
+
+
+# -- the attach stream on a Unix socket (the fast path of ``orca term attach``) ----------
+
+# ptyd's local attach-stream socket, in the runtime dir (actors/ptyd/local_stream.py).
+LOCAL_STREAM_FILE = "ptyd.attach.sock"
+# A frame: this header (the body's length, big-endian) then a msgpack message.
+LOCAL_FRAME_HEADER = ">I"
+LOCAL_MAX_FRAME = ZMQ_MAX_MESSAGE_BYTES
+_LOCAL_HEADER = struct.Struct(LOCAL_FRAME_HEADER)
+# While ptyd is away, at most this many messages wait here for it (keys, pings).
+LOCAL_PENDING_MAX = STREAM_SNDHWM
+# A client whose ptyd went away tries to connect again at most this often.
+LOCAL_RECONNECT_S = 0.05
+_LOCAL_GONE = (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN, errno.ECONNREFUSED, errno.ENOENT)
+
+
+class LocalTerminalStream(TerminalStream):
+    """:class:`TerminalStream` over ptyd's local socket: the same messages, offsets and
+    rules, a kernel hop each way instead of ZeroMQ's I/O threads (measured: see
+    actors/ptyd/local_stream.py). ``socket`` is a plain socket (``fileno()`` for a
+    poller); its descriptor number stays the same across a reconnect, so a poller that
+    registered it keeps working. While ptyd is away the descriptor never reads ready,
+    input waits here (bounded), and ``poll_output``/``keepalive``/``write`` connect
+    again, resuming from our offset (``hello {since}``).
+    """
+
+    socket: socket.socket  # type: ignore[assignment]
+
+    def _connect(self) -> None:
+        self._path = str(self.paths.runtime_dir / LOCAL_STREAM_FILE)
+        self._rbuf = bytearray()
+        self._pending: deque[memoryview] = deque()  # frames not written yet
+        self._head_started = False  # part of the first pending frame was written
+        self._retry_at = 0.0
+        # A descriptor that never reads ready, put under our number while ptyd is away.
+        self._idle_r, self._idle_w = os.pipe()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(self._path)
+        except OSError as exc:
+            sock.close()
+            os.close(self._idle_r)
+            os.close(self._idle_w)
+            raise Unavailable(f"ptyd's attach stream is not there ({exc.strerror})") from None
+        sock.setblocking(False)
+        self.socket = sock
+        self._connected = True
+
+    def _discard(self) -> None:
+        self.socket.close()
+        for fd in (self._idle_r, self._idle_w):
+            os.close(fd)
+
+    # -- the connection ---------------------------------------------------------------
+    def _lost(self) -> None:
+        """ptyd went away: our descriptor number now holds one that never reads ready."""
+        self._connected = False
+        self._rbuf.clear()
+        if self._head_started:  # the rest of a frame must not reach the next ptyd
+            self._pending.popleft()
+            self._head_started = False
+        os.dup2(self._idle_r, self.socket.fileno(), inheritable=False)
+        self._retry_at = 0.0
+
+    def _reconnect(self) -> bool:
+        if self._connected:
+            return True
+        now = time.monotonic()
+        if now < self._retry_at:
+            return False
+        self._retry_at = now + LOCAL_RECONNECT_S
+        fresh = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            fresh.connect(self._path)
+        except OSError:
+            fresh.close()
+            return False
+        fresh.setblocking(False)  # (O_NONBLOCK is the description's: the dup shares it)
+        os.dup2(fresh.fileno(), self.socket.fileno(), inheritable=False)
+        fresh.close()
+        self._connected = True
+        hello = ptyd.StreamHello(
+            session_id=self.session_id,
+            attachment_id=self.attachment_id,
+            since=self.cursor.offset,
+            flat=self.flat,
+        )
+        self._reading = False
+        self._queue(hello, first=True)  # a resume: what followed our offset, or a screen
+        self._flush(block=False)
+        return self._connected
+
+    def _queue(self, message: ptyd.ToPtyd, *, first: bool = False) -> None:
+        body = _stream_encoder.encode(message)
+        frame = memoryview(_LOCAL_HEADER.pack(len(body)) + body)
+        if len(self._pending) >= LOCAL_PENDING_MAX and not first:
+            raise Timeout("ptyd's attach stream takes no input")
+        if first:
+            assert not self._head_started, "only while disconnected"
+            self._pending.appendleft(frame)
+        else:
+            self._pending.append(frame)
+
+    def _flush(self, *, block: bool) -> None:
+        """Write the pending frames; ``block``: wait for room (a paste), up to a bound."""
+        deadline = time.monotonic() + HELLO_TIMEOUT_S
+        while self._pending and self._connected:
+            head = self._pending[0]
+            try:
+                sent = self.socket.send(head)
+            except BlockingIOError:
+                if not block:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0 or not _wait_fd(self.socket.fileno(), select.POLLOUT, left):
+                    raise Timeout("ptyd's attach stream takes no input") from None
+                continue
+            except OSError as exc:
+                if exc.errno not in _LOCAL_GONE:
+                    raise
+                self._lost()
+                return
+            if sent == len(head):
+                self._pending.popleft()
+                self._head_started = False
+            else:
+                self._pending[0] = head[sent:]
+                self._head_started = True
+
+    def _send(self, message: ptyd.ToPtyd) -> None:
+        self._queue(message)
+        if self._connected or self._reconnect():
+            self._flush(block=True)
+
+    def _receive(self) -> None:
+        """Read what the socket has (never waits); a closed connection is lost."""
+        while self._connected:
+            try:
+                data = self.socket.recv(262144)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                if exc.errno not in _LOCAL_GONE:
+                    raise
+                data = b""
+            if not data:
+                self._lost()
+                return
+            self._rbuf += data
+
+    def _next_message(self) -> tuple[bool, ptyd.FromPtyd | None]:
+        """(whether the buffer held a whole message, the message or None if malformed)."""
+        buf = self._rbuf
+        if len(buf) < _LOCAL_HEADER.size:
+            return False, None
+        (size,) = _LOCAL_HEADER.unpack_from(buf)
+        end = _LOCAL_HEADER.size + size
+        if len(buf) < end:
+            return False, None
+        body = bytes(buf[_LOCAL_HEADER.size : end])
+        del buf[:end]
+        return True, self._decode(body)
+
+    def _hello(self, since: int | None) -> tuple[bytes, bool]:
+        hello = ptyd.StreamHello(
+            session_id=self.session_id,
+            attachment_id=self.attachment_id,
+            since=since,
+            flat=self.flat,
+        )
+        self._send(hello)
+        self._pinged_at = time.monotonic()
+        deadline = time.monotonic() + HELLO_TIMEOUT_S
+        while True:
+            whole, message = self._next_message()
+            if not whole:
+                left = deadline - time.monotonic()
+                if not self._connected or left <= 0:
+                    raise Timeout(f"ptyd did not answer the attach of {self.session_id}")
+                if _wait_fd(self.socket.fileno(), select.POLLIN, left):
+                    self._receive()
+                continue
+            if isinstance(message, ptyd.StreamScreen):
+                self._screen(message)
+                return message.data, True
+            if isinstance(message, ptyd.StreamError) and message.code != ptyd.NOT_ATTACHED:
+                raise _stream_error(message)
+            if isinstance(message, ptyd.StreamOutput) and since is not None:
+                return self._output(message), False
+
+    # -- the caller's side ---------------------------------------------------------------
+    def poll_output(self, timeout_ms: int = 0) -> list[tuple[bytes, bool]]:
+        out: list[tuple[bytes, bool]] = []
+        if not self._reconnect():
+            if timeout_ms:
+                time.sleep(min(timeout_ms / 1000, LOCAL_RECONNECT_S))
+            return out
+        if self._pending:
+            self._flush(block=False)
+        idle = len(self._rbuf) < _LOCAL_HEADER.size
+        if (
+            idle
+            and timeout_ms
+            and not _wait_fd(self.socket.fileno(), select.POLLIN, timeout_ms / 1e3)
+        ):
+            return out
+        self._receive()
+        while True:
+            whole, message = self._next_message()
+            if not whole:
+                return out
+            self._apply_message(message, out)
+
+    def keepalive(self) -> None:
+        if self._reconnect():
+            super().keepalive()
+
+    def close(self) -> None:
+        """Detach (best effort): a ``bye``, then the socket is closed."""
+        if self._connected:
+            try:
+                body = _stream_encoder.encode(ptyd.StreamBye())
+                self.socket.send(_LOCAL_HEADER.pack(len(body)) + body)
+            except OSError:
+                pass
+        self._discard()
+
+
+def _wait_fd(fd: int, event: int, timeout_s: float) -> bool:
+    poller = select.poll()
+    poller.register(fd, event)
+    return bool(poller.poll(max(0, int(timeout_s * 1000)) + 1))

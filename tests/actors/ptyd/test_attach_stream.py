@@ -1,5 +1,7 @@
 """The attach stream (issue 14): input up, output down on one socket per attachment, and
-exactly one terminal answering a program's queries.
+exactly one terminal answering a program's queries. Both transports: the ROUTER
+(``TerminalStream``, the TUI's) and the Unix socket (``LocalTerminalStream``,
+``orca term attach``'s); tests marked ``both`` run once with each.
 
 Each client here has a *terminal*: a real emulator (``TerminalModel``) fed with what
 the client shows, whose answers to queries are typed back through the stream, as a
@@ -8,10 +10,15 @@ user's terminal would. So a query shown to two clients would be answered twice.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+import random
 import re
 import signal
+import socket
 import stat
+import struct
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -28,7 +35,13 @@ from support.ptyd_harness import call_retrying, read_pid, running_ptyd, start_ke
 from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
 from orca.actor import open_rpc_client
 from orca.client import terminal as terminal_client
-from orca.client.terminal import ENTER_ALTERNATE_SCREEN, QueryFilter, TerminalStream
+from orca.client.terminal import (
+    ENTER_ALTERNATE_SCREEN,
+    LOCAL_STREAM_FILE,
+    LocalTerminalStream,
+    QueryFilter,
+    TerminalStream,
+)
 from orca.contracts import ptyd as contract
 from orca.contracts import sys as sys_contract
 from orca.paths import OrcaPaths, resolve_paths
@@ -76,6 +89,11 @@ os.write(1, b"INPUT:%r\r\n" % got)
 """
 
 
+KINDS = pytest.mark.parametrize(
+    "kind", [TerminalStream, LocalTerminalStream], ids=["router", "local"]
+)
+
+
 @pytest.fixture
 async def ptyd(tmp_path: Path) -> AsyncIterator[Ptyd]:
     async with running_ptyd(tmp_path / "home") as p:
@@ -96,8 +114,9 @@ class Client:
         *,
         flat: bool = False,
         bg: tuple[int, int, int] = (0, 0, 0),
+        kind: type[TerminalStream] = TerminalStream,
     ) -> None:
-        self.stream, screen = TerminalStream.open(session_id, paths_of(ptyd), flat=flat)
+        self.stream, screen = kind.open(session_id, paths_of(ptyd), flat=flat)
         self.terminal = TerminalModel(80, 24, colors=((200, 200, 200), bg))
         self.shown = b""
         self.answers: list[bytes] = []
@@ -157,15 +176,17 @@ async def read_all(ptyd: Ptyd, tap: EventTap, sid: str, until: bytes) -> bytes:
         await tap.receive()
 
 
+@KINDS
 async def test_two_clients_one_answer_from_the_one_that_typed_last(
-    ptyd: Ptyd, tmp_path: Path
+    ptyd: Ptyd, tmp_path: Path, kind: type[TerminalStream]
 ) -> None:
     """Two attached terminals that both answer what they are shown: each query gets
-    exactly one answer, from the client that typed last; the other sees no query."""
+    exactly one answer, from the client that typed last; the other sees no query.
+    (``local``: one client on each transport, the rule spans both.)"""
     with trio.fail_after(60):
         tap = await ptyd.tap([contract.OUTPUT.type])
         sid = await spawn(ptyd, tmp_path, ASKER)
-        a, b = Client(ptyd, sid), Client(ptyd, sid)
+        a, b = Client(ptyd, sid), Client(ptyd, sid, kind=kind)
         try:
             b.stream.write(b"ask\r")  # b typed last: b's terminal answers
             await b.until(b"ANS:")
@@ -204,13 +225,16 @@ def _pump_count(client: Client, needle: bytes, count: int) -> None:
             client._show(data)
 
 
-async def test_a_query_split_across_chunks_is_answered_once(ptyd: Ptyd, tmp_path: Path) -> None:
+@KINDS
+async def test_a_query_split_across_chunks_is_answered_once(
+    ptyd: Ptyd, tmp_path: Path, kind: type[TerminalStream]
+) -> None:
     """The other client types while a query is half written: the terminal that was
     shown its first half answers it; the one that typed strips it; one answer."""
     with trio.fail_after(60):
         tap = await ptyd.tap([contract.OUTPUT.type])
         sid = await spawn(ptyd, tmp_path, ASKER)
-        a, b = Client(ptyd, sid), Client(ptyd, sid)
+        a, b = Client(ptyd, sid, kind=kind), Client(ptyd, sid, kind=kind)
         try:
             b.stream.write(b"split\r")
             await b.until(b"CMD:b'split\\r'\r\n\x1b[6")  # the first half, shown to b
@@ -258,18 +282,22 @@ async def test_osc_colour_queries_are_answered_by_the_client_that_typed_last(
         assert re.findall(rb"CMD:b'([^']*)'", output) == [b"colour\\r", b"colour\\r", b"quit\\r"]
 
 
+@KINDS
 async def test_a_client_that_went_away_leaves_the_answer_to_the_model(
-    ptyd: Ptyd, tmp_path: Path
+    ptyd: Ptyd, tmp_path: Path, kind: type[TerminalStream]
 ) -> None:
     """The answering client dies without a word (its socket closed): the program's next
     query is answered by ptyd's model, once."""
     with trio.fail_after(60):
         tap = await ptyd.tap([contract.OUTPUT.type])
         sid = await spawn(ptyd, tmp_path, ASKER)
-        gone = Client(ptyd, sid)
+        gone = Client(ptyd, sid, kind=kind)
         gone.stream.write(b"hello\r")
         await gone.until(b"CMD:b'hello\\r'")
-        gone.stream.socket.close(linger=0)  # a crash: no bye
+        if isinstance(gone.stream, LocalTerminalStream):
+            gone.stream.socket.close()  # a crash: no bye
+        else:
+            gone.stream.socket.close(linger=0)
         gone.terminal.close()
         await ptyd.call("term.write", {"sessionId": sid, "text": "ask\r"})
         output = await read_all(ptyd, tap, sid, b"ANS:")
@@ -289,7 +317,7 @@ async def test_reattach_to_history_with_queries_types_nothing(ptyd: Ptyd, tmp_pa
         tap = await ptyd.tap([contract.OUTPUT.type])
         sid = await spawn(ptyd, tmp_path, QUERIES_FIRST)
         await read_all(ptyd, tap, sid, b"QUERIED")
-        clients = [Client(ptyd, sid), Client(ptyd, sid, flat=True)]
+        clients = [Client(ptyd, sid), Client(ptyd, sid, flat=True, kind=LocalTerminalStream)]
         try:
             for client in clients:
                 assert b"QUERIED" in client.shown
@@ -322,8 +350,9 @@ os.read(0, 1)
 """
 
 
+@KINDS
 async def test_a_flat_client_sees_each_screen_without_a_screen_switch(
-    ptyd: Ptyd, tmp_path: Path
+    ptyd: Ptyd, tmp_path: Path, kind: type[TerminalStream]
 ) -> None:
     """``flat`` (what ``orca term attach`` uses inside its outer alternate screen): the
     program's screen switches never reach the client; it is repainted instead, and its
@@ -332,7 +361,7 @@ async def test_a_flat_client_sees_each_screen_without_a_screen_switch(
         tap = await ptyd.tap([contract.OUTPUT.type])
         sid = await spawn(ptyd, tmp_path, FULLSCREEN_THEN_BACK)
         await read_all(ptyd, tap, sid, b"$ ")
-        client = Client(ptyd, sid, flat=True)
+        client = Client(ptyd, sid, flat=True, kind=kind)
         try:
             client.stream.write(b"x")
             await client.until(b"in the alternate screen")
@@ -400,7 +429,10 @@ async def test_stream_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path
             client.close()
 
 
-async def test_an_attached_client_resumes_after_kill_9_of_ptyd(tmp_path: Path) -> None:
+@KINDS
+async def test_an_attached_client_resumes_after_kill_9_of_ptyd(
+    tmp_path: Path, kind: type[TerminalStream]
+) -> None:
     """ptyd is killed under an attached stream client (the keeper holds the PTY and
     starts ptyd again): the first keys typed to the new ptyd reach the program, the
     client attaches again by offset and shows the output that followed, nothing twice.
@@ -417,9 +449,7 @@ async def test_an_attached_client_resumes_after_kill_9_of_ptyd(tmp_path: Path) -
                 args = {"argv": [sys.executable, "-c", ASKER], "cwd": "/", "worktreeId": WT}
                 spawned = await call_retrying(rpc, "term.spawn", args)
                 sid, child = spawned["sessionId"], spawned["pid"]
-                stream, _screen = await trio.to_thread.run_sync(
-                    lambda: TerminalStream.open(sid, paths)
-                )
+                stream, _screen = await trio.to_thread.run_sync(lambda: kind.open(sid, paths))
                 shown = bytearray()
 
                 def pump(needle: bytes) -> None:
@@ -509,3 +539,108 @@ async def wait_printed(ptyd: Ptyd, tap: EventTap, sid: str, needle: bytes) -> No
             reply = await ptyd.call("term.read", {"sessionId": sid})
             if needle in reply["data"][-4096:]:
                 return
+
+
+async def test_local_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path: Path) -> None:
+    """The Unix-socket transport: a 0600 socket in the runtime dir; a malformed frame
+    gets an error reply, a frame longer than allowed ends that connection only, and
+    ptyd goes on serving both transports."""
+    with trio.fail_after(30):
+        sid = await spawn(ptyd, tmp_path, ASKER)
+        path = paths_of(ptyd).runtime_dir / LOCAL_STREAM_FILE
+        assert stat.S_ISSOCK(os.lstat(path).st_mode)
+        assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+
+        def probe() -> tuple[list[object], bytes]:
+            decoder = msgspec.msgpack.Decoder(contract.FromPtyd)
+            answers: list[object] = []
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(5)
+                sock.connect(str(path))
+                for body in (
+                    b"\xc1garbage",
+                    msgspec.msgpack.encode({"t": "input", "data": b"x"}),  # not attached
+                    msgspec.msgpack.encode({"t": "hello", "sessionId": "repo1::/x@@00000000"}),
+                ):
+                    sock.sendall(struct.pack(">I", len(body)) + body)
+                    (size,) = struct.unpack(">I", _recv_exactly(sock, 4))
+                    answers.append(decoder.decode(_recv_exactly(sock, size)))
+                sock.sendall(struct.pack(">I", 2**31) + b"x")  # over the frame limit
+                end = sock.recv(1)  # ptyd closes this connection: EOF
+            return answers, end
+
+        answers, end = await trio.to_thread.run_sync(probe)
+        assert [a.code for a in answers if isinstance(a, contract.StreamError)] == [
+            "bad_request",
+            contract.NOT_ATTACHED,
+            "not_found",
+        ]
+        assert end == b""
+        clients = [Client(ptyd, sid, kind=LocalTerminalStream), Client(ptyd, sid)]
+        try:
+            clients[0].stream.write(b"still\r")
+            for client in clients:
+                await client.until(b"CMD:b'still\\r'")
+            rows = (await ptyd.call("term.list", {}))["sessions"]
+            assert rows[0]["subscribers"] == 2
+        finally:
+            for client in clients:
+                client.close()
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    got = b""
+    while len(got) < size:
+        data = sock.recv(size - len(got))
+        assert data, "connection closed"
+        got += data
+    return got
+
+
+BIG_FLOOD = r"""
+import base64, os, random, sys, tty
+tty.setraw(0)  # no output processing: the bytes arrive as written
+os.write(1, b"READY\r\n")
+os.read(0, 1)
+sys.stdout.buffer.write(base64.b64encode(random.Random(14).randbytes(3 * 1024 * 1024)))
+sys.stdout.buffer.write(b"END-OF-FLOOD")
+sys.stdout.flush()
+os.read(0, 1)
+"""
+
+
+async def test_the_local_stream_delivers_every_byte_in_order(ptyd: Ptyd, tmp_path: Path) -> None:
+    """4 MB through the Unix-socket transport, read as fast as it comes: what the client
+    accepts (before its query filter) has the sha256 of what the program wrote."""
+    expected = base64.b64encode(random.Random(14).randbytes(3 * 1024 * 1024)) + b"END-OF-FLOOD"
+    with trio.fail_after(60):
+        sid = await spawn(ptyd, tmp_path, BIG_FLOOD)
+        stream, screen = await trio.to_thread.run_sync(
+            lambda: LocalTerminalStream.open(sid, paths_of(ptyd))
+        )
+        accepted = bytearray(b"READY\r\n" if b"READY" in screen else b"")
+        accept = stream.cursor.accept
+
+        def recording(offset: int, data: bytes) -> bytes | None:
+            fresh = accept(offset, data)
+            accepted.extend(fresh or b"")
+            return fresh
+
+        stream.cursor.accept = recording  # type: ignore[method-assign]
+
+        def pump(needle: bytes) -> None:
+            deadline = time.monotonic() + PUMP_DEADLINE_S
+            while needle not in accepted[-64:]:
+                assert time.monotonic() < deadline, bytes(accepted[-64:])
+                stream.poll_output(200)
+
+        try:
+            await trio.to_thread.run_sync(pump, b"READY\r\n")
+            del accepted[:]
+            stream.write(b"g")
+            await trio.to_thread.run_sync(pump, b"END-OF-FLOOD")
+            stream.write(b"q")
+        finally:
+            stream.close()
+        assert len(accepted) == len(expected)
+        assert hashlib.sha256(accepted).hexdigest() == hashlib.sha256(expected).hexdigest()
