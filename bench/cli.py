@@ -17,8 +17,9 @@ installed orca does (pip compiles them at install); a shell that sets the variab
 would otherwise compile a dozen orca modules from source on every run (~15 ms).
 
 Two more lines put the figures in context: the floor of a process that imports pyzmq
-and msgspec (what the CLI paid before ``orca.client.zmtp``), and the lean msgspec
-import ``orca.cli.main.import_msgspec_lean`` does. CPU time (user+sys) is printed next
+and msgspec (what the CLI paid before ``orca.client.zmtp``), and what every command
+pays before its own work: ``orca.cli.main`` and the lean msgspec import it does
+(``import_msgspec_lean``). CPU time (user+sys) is printed next
 to wall time: on the shared, often loaded box it is the steadier figure.
 
 Where start-up went, and what was done (CPU ms on the 2-core box, `-X importtime`
@@ -30,10 +31,17 @@ under msgspec ~10 (import_msgspec_lean); interpreter teardown 6-9
 3-5, tempfile+shutil 2-3, platformdirs ~3, socket.py's enums ~2, argparse's shutil ~2
 (not imported: hand-written classes, deferred imports, cli.main.parser_class);
 op decoders ~0.7 per op (built on first use); the gateway's contract and call ~10
-(skipped when no remote host is known). What is left: msgspec itself (~1.3-1.6x the
-bare start alone), contract Structs and decoders, argparse, the actors' replies;
-`orca status` hashes the source for its version check (``build_id``, ~8 ms) and
-the `worktree ps` table asks the store and ptyd again for stale pane bindings.
+(skipped when no remote host is known). Session 4: argparse's gettext look-ups ~3
+(cli.main.parser_class), then argparse itself for the listings typed exactly
+(cli.main.FAST_COMMANDS); ``platform`` under msgspec's uuid ~1.5
+(import_msgspec_lean); the `worktree ps` footer's whole-session decode ~7
+(``session.bindings``) and the full store contract it imported ~4
+(``orca.contracts.store_core``); `term ls` decoding every worktree row ~4
+(``worktree.paths``); worktree handles counted depth by depth ~1.5; the calls of one
+command sent at once (``orca.client.sync.begin``), so ptyd, hooks, store and
+gitwatch work in parallel. What is left: msgspec itself (~1.5x the bare start
+alone, typing included), ~25 orca modules (contract Structs, ~5 ms), one Unix-socket
+handshake per call, the actors' replies.
 """
 
 from __future__ import annotations
@@ -64,10 +72,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("term", "ls"),
     ("status",),
 )
-LEAN_MSGSPEC = (
-    "import sys; sys.modules['typing_extensions'] = None; import msgspec;"
-    " del sys.modules['typing_extensions']"
-)
+LEAN_MSGSPEC = "from orca.cli.main import import_msgspec_lean; import_msgspec_lean()"
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -153,7 +158,7 @@ def main() -> None:
         )
         for label, times in (
             ("floor `import zmq, msgspec` (pyzmq clients)", wire),
-            ("floor lean `import msgspec` (orca.cli.main)", lean),
+            ("floor `orca.cli.main` and its lean msgspec import", lean),
         ):
             median = median_ms(times, 0)
             print(f"{label}: median {median:.1f} ms  ratio {median / base:.2f}x")
