@@ -88,12 +88,12 @@ def session_listing(history: bool = False) -> tuple[list[SessionRow], dict[str, 
     before ptyd's start, known from their history on disk (``archived``)."""
     from orca.cli.handles import session_handles
     from orca.client.sync import begin
-    from orca.contracts import gitwatch, ptyd
+    from orca.contracts import gitwatch_core, ptyd  # not the full gitwatch contract
 
     # ptyd and gitwatch are asked at once: their replies overlap (bench/cli.py).
     with (
         begin(ptyd.LIST, ptyd.ListArgs(history=history)) as asked_sessions,
-        begin(gitwatch.WORKTREE_PATHS, timeout=WORKTREES_TIMEOUT_S) as asked_worktrees,
+        begin(gitwatch_core.WORKTREE_PATHS, timeout=WORKTREES_TIMEOUT_S) as asked_worktrees,
     ):
         sessions = asked_sessions.result().sessions
         try:

@@ -100,7 +100,11 @@ from typing import Literal
 
 import msgspec
 
-from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.contracts.base import Args, NoArgs, Payload
+from orca.contracts.gitwatch_core import CONTRACT as CONTRACT  # every op below is on it
+from orca.contracts.gitwatch_core import WORKTREE_PATHS as WORKTREE_PATHS
+from orca.contracts.gitwatch_core import WorktreePath as WorktreePath
+from orca.contracts.gitwatch_core import WorktreePaths as WorktreePaths
 from orca.model.worktree import DetectedWorktree, GitWorktreeInfo
 from orca.wire.errors import BadRequest, Conflict, Internal, NotFound, Unavailable
 
@@ -178,17 +182,6 @@ class WorktreeList(Payload, frozen=True, kw_only=True):
     worktrees: list[WorktreeRow]
     unavailable_repos: list[UnavailableRepo]
     unrepresentable: list[UnrepresentableWorktree] = msgspec.field(default_factory=list)
-
-
-class WorktreePath(Payload, frozen=True, kw_only=True):
-    id: str
-    path: str
-
-
-class WorktreePaths(Payload, frozen=True, kw_only=True):
-    """The ids and paths of ``worktree.list``'s rows (every repo), and nothing else."""
-
-    worktrees: list[WorktreePath]
 
 
 class CreateArgs(Args, frozen=True, kw_only=True):
@@ -341,15 +334,10 @@ def progress_topic(request_id: str | None) -> str:
 
 _MUTATION_ERRORS = (BadRequest, NotFound, Conflict, Unavailable, Internal)
 
-CONTRACT = Contract("gitwatch")
+# CONTRACT is made in gitwatch_core with the op `orca term ls` asks on every run.
 WORKTREE_LIST = CONTRACT.op(
     "worktree.list", ListArgs, WorktreeList, NotFound, Unavailable, Internal,
     doc="Every tracked repo's rows (or one repo's), merged with store's meta.",
-)  # fmt: skip
-WORKTREE_PATHS = CONTRACT.op(
-    "worktree.paths", NoArgs, WorktreePaths, Unavailable, Internal,
-    doc="worktree.list's ids and paths alone: what a reader computing handles needs"
-    " (`orca term ls`), without decoding every row (bench/cli.py).",
 )  # fmt: skip
 WORKTREE_CREATE = CONTRACT.op(
     "worktree.create", CreateArgs, Created, *_MUTATION_ERRORS,

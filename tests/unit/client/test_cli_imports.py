@@ -47,6 +47,7 @@ HEAVY = (
     "orca.contracts.gateway",  # the gateway runs, but no remote host is known
     "orca.contracts.store",  # every model record: store_core has what ps asks the store
     "orca.model.state",
+    "orca.contracts.gitwatch",  # every worktree record: gitwatch_core has worktree.paths
     "argparse",  # orca.cli.main.FAST_COMMANDS
 )
 COMMANDS = (("worktree", "ps"), ("worktree", "ps", "--json"), ("term", "ls"), ("status",))
