@@ -27,7 +27,6 @@ Resizes stay RPCs (``term.resize`` then, for a snapshot drawn at another size,
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -85,14 +84,7 @@ class PaneStream(TerminalStream):
     def _hello(self, since: int | None) -> tuple[bytes, bool]:
         if not self.live:
             return super()._hello(since)
-        hello = ptyd.StreamHello(
-            session_id=self.session_id,
-            attachment_id=self.attachment_id,
-            since=since,
-            flat=self.flat,
-        )
-        self._send(hello)
-        self._pinged_at = time.monotonic()
+        self._send_hello(since)
         return b"", False
 
     def _decode(self, body: bytes) -> ptyd.FromPtyd | None:

@@ -351,8 +351,8 @@ class TerminalStream:
             raise Timeout("ptyd's attach stream takes no input")
         self.socket.send(body)
 
-    def _hello(self, since: int | None) -> tuple[bytes, bool]:
-        """Attach (or resume at ``since``): (what to show, whether it is a repaint)."""
+    def _send_hello(self, since: int | None) -> None:
+        """Ask ptyd to attach this client (or resume it at ``since``)."""
         hello = ptyd.StreamHello(
             session_id=self.session_id,
             attachment_id=self.attachment_id,
@@ -361,6 +361,10 @@ class TerminalStream:
         )
         self._send(hello)
         self._pinged_at = time.monotonic()
+
+    def _hello(self, since: int | None) -> tuple[bytes, bool]:
+        """Attach (or resume at ``since``): (what to show, whether it is a repaint)."""
+        self._send_hello(since)
         deadline = time.monotonic() + HELLO_TIMEOUT_S
         while True:
             left = deadline - time.monotonic()
@@ -643,14 +647,7 @@ class LocalTerminalStream(TerminalStream):
         return True, self._decode(body)
 
     def _hello(self, since: int | None) -> tuple[bytes, bool]:
-        hello = ptyd.StreamHello(
-            session_id=self.session_id,
-            attachment_id=self.attachment_id,
-            since=since,
-            flat=self.flat,
-        )
-        self._send(hello)
-        self._pinged_at = time.monotonic()
+        self._send_hello(since)
         deadline = time.monotonic() + HELLO_TIMEOUT_S
         while True:
             whole, message = self._next_message()
