@@ -41,7 +41,7 @@ import collections
 import contextlib
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from orca.contracts.base import (
@@ -210,24 +210,23 @@ class Pending(Generic[R]):
     raises its error, as :func:`invoke` would), once; :meth:`close` (or leaving its
     ``with`` block) drops a call whose result is not wanted after all."""
 
-    def __init__(self, op: Op[Any, R], endpoint: str, made: _ZmtpCall | None, later: Any) -> None:
-        self._op, self._endpoint, self._made, self._later = op, endpoint, made, later
+    def __init__(
+        self, op: Op[Any, R], finish: Callable[[], R], made: _ZmtpCall | None = None
+    ) -> None:
+        self._op = op
+        self._finish: Callable[[], R] | None = finish  # the rest of the call
+        self._made = made  # its connection, while the reply is awaited
 
     def result(self) -> R:
-        if isinstance(self._later, OrcaError):
-            raise self._later
-        made, later = self._made, self._later
-        if made is None and later is None:
+        finish, self._finish, self._made = self._finish, None, None
+        if finish is None:
             raise RuntimeError(f"the result of {self._op.name} was taken already")
-        self._made = self._later = None
-        if made is None:  # not over zmtp: the whole call happens now
-            return invoke(self._op, later[0], timeout=later[1], endpoint=self._endpoint)
-        return decode_result(self._op, made.reply(), self._endpoint)
+        return finish()
 
     def close(self) -> None:
         if self._made is not None:
             self._made.close()
-            self._made = None
+        self._finish = self._made = None
 
     def __enter__(self) -> Pending[R]:
         return self
@@ -253,17 +252,22 @@ def begin(
     is raised by ``result()``, so each call fails on its own."""
     target = endpoint or endpoint_for(op.actor, paths)
     path = target[len("ipc://") :] if target.startswith("ipc://") else None
-    if path is None:
-        return Pending(op, target, None, (args, timeout))
-    if not os.path.exists(path):
-        missing = Unavailable(
-            f"orca is not running (nothing listens at {target}; start it with `orca up`)"
-        )
-        return Pending(op, target, None, missing)
+    if path is None:  # not over zmtp: the whole call is made by result()
+        return Pending(op, lambda: invoke(op, args, timeout=timeout, endpoint=target))
     try:
-        return Pending(op, target, _ZmtpCall(target, path, op.name, args, timeout), None)
+        if not os.path.exists(path):
+            raise Unavailable(
+                f"orca is not running (nothing listens at {target}; start it with `orca up`)"
+            )
+        made = _ZmtpCall(target, path, op.name, args, timeout)
     except OrcaError as exc:
-        return Pending(op, target, None, exc)
+        failed = exc
+
+        def fail() -> R:
+            raise failed
+
+        return Pending(op, fail)
+    return Pending(op, lambda: decode_result(op, made.reply(), target), made)
 
 
 def _roundtrip_zmq(
