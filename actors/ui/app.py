@@ -180,6 +180,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.needs_me_first = False
         self.selected_worktree: str | None = None
         self._chosen = False  # the user picked a worktree (else: the session's active one)
+        self._picks = 0  # how many times the user picked one
+        self._renamed_to: str | None = None  # the new id of the worktree renamed here
         self._focus_terminal = False
         self.focused_pane: str | None = None
         self.groups: list[RepoGroup] = []
@@ -319,9 +321,13 @@ class OrcaApp(App[None], inherit_bindings=False):
         if not self._chosen and self._known(session.active_worktree_id):
             # Until the user picks one, show the worktree the saved session had active.
             self.selected_worktree = session.active_worktree_id
-        elif self.selected_worktree is None or not self._known(self.selected_worktree):
+        elif self._known(self.selected_worktree):
+            if self.selected_worktree == self._renamed_to:
+                self._renamed_to = None  # listed now under the new id
+        elif self.selected_worktree is None or self.selected_worktree != self._renamed_to:
             # Gone (removed, or renamed by another client): the session's active one
-            # (the store moves it with a rename), else the first.
+            # (the store moves it with a rename), else the first. Not a worktree this
+            # UI just renamed: gitwatch lists its new id in a moment.
             active = session.active_worktree_id
             self.selected_worktree = active if self._known(active) else self._first_worktree()
         self._render_sidebar()
@@ -390,6 +396,7 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     def select_worktree(self, worktree_id: str, *, focus_terminal: bool) -> None:
         self._chosen = True
+        self._picks += 1
         self.selected_worktree = worktree_id
         self._focus_terminal = focus_terminal
         self.poke(view=True)
@@ -668,6 +675,7 @@ class OrcaApp(App[None], inherit_bindings=False):
 
             await self.backend_edit(add)
             self._chosen = True
+            self._picks += 1
             self.selected_worktree = target
             self._focus_terminal = True
             await self.spawn_in_pane(target, result["pane"], argv, type_after)
@@ -779,6 +787,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         )
         parts = parse_pane_key(light.pane_key)
         self._chosen = True
+        self._picks += 1
         self.selected_worktree = worktree_id
         self._focus_terminal = True
         self.focused_pane = light.pane_key
@@ -808,14 +817,17 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.push_screen(AskScreen(f"Rename worktree {item.name} to:", item.name), renamed)
 
     async def _rename(self, worktree_id: str, name: str) -> None:
+        # Whether it was shown, asked now: gitwatch's events may reach a refresh before
+        # the reply does, and the refresh moves the selection off an id that is gone.
+        shown, picks = self.selected_worktree == worktree_id, self._picks
         try:
             renamed = await self.backend.rename_worktree(worktree_id, name)
         except OrcaError as exc:
             self.report(exc.message)
             return
-        if self.selected_worktree == worktree_id:
+        if shown and self._picks == picks:  # the user picked no other one meanwhile
             # The same worktree under its new id: keep showing it (and its terminals).
-            self.selected_worktree = renamed.new_worktree_id
+            self.selected_worktree = self._renamed_to = renamed.new_worktree_id
             self.poke(view=True)
 
     def action_remove_worktree(self) -> None:
