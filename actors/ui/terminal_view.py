@@ -410,6 +410,8 @@ class TerminalView(Widget, can_focus=True):
         lines = self._frame
         if lines is None:
             lines = self._frame = self._lines()
+            # a new frame (after a resize's redraw): waiters re-check what is shown
+            self.orca.poke()
         width = self.content_size.width
         if 0 <= y < len(lines):
             line = lines[y]
