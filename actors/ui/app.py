@@ -108,7 +108,8 @@ def osc9(text: str) -> str:
 
 
 class Sidebar(OptionList):
-    """Repos → worktrees with branch, dirty count and one light per pane."""
+    """Repos → worktrees with branch, dirty count, commits ahead/behind (↑/↓) and one
+    light per pane."""
 
     DEFAULT_CSS = "Sidebar { width: 38; height: 1fr; border: round $panel; } Sidebar:focus { border: round $accent; }"
 
@@ -131,6 +132,11 @@ def sidebar_prompt(item: WorktreeItem, stale: bool) -> Text:
         details.append(item.branch)
     if item.dirty:
         details.append(f"±{item.dirty}")
+    ahead, behind = item.ahead_behind or (0, 0)
+    if ahead:
+        details.append(f"↑{ahead}")
+    if behind:
+        details.append(f"↓{behind}")
     if details:
         text.append("  " + " ".join(details), style="grey62")
     if stale:

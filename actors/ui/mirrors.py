@@ -165,6 +165,9 @@ class WorktreeFacts:
     head: str
     is_main: bool
     dirty: int | None  # changed files (None: not computed yet)
+    # commits ahead of / behind the comparison ref (gitwatch's AheadBehind); None when
+    # there is no comparison ref or the counts are not known
+    ahead_behind: tuple[int, int] | None = None
 
 
 def _short_branch(ref: str) -> str:
@@ -180,6 +183,9 @@ def _facts(repo_id: str, worktree_id: str, git: gitwatch.WorktreeGit, status: An
         head=git.head,
         is_main=git.is_main_worktree,
         dirty=None if status is None else int(status.total),
+        ahead_behind=None
+        if git.ahead_behind is None
+        else (git.ahead_behind.ahead, git.ahead_behind.behind),
     )
 
 

@@ -81,6 +81,7 @@ class WorktreeItem:
     # is down: "unverifiable since HH:MM:SS"), None when it is.
     host: str = ""
     unverifiable: str | None = None
+    ahead_behind: tuple[int, int] | None = None  # commits (ahead, behind); see gitwatch
 
     @property
     def needs_me(self) -> bool:
@@ -174,6 +175,7 @@ def build_sidebar(
             name=display_names.get(worktree_id) or os.path.basename(path.rstrip("/")) or path,
             branch=facts_row.branch if facts_row else "",
             dirty=facts_row.dirty if facts_row else None,
+            ahead_behind=facts_row.ahead_behind if facts_row else None,
             summary=summary,
             lights=lights,
             sessions=running.get(worktree_id, 0),

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from support.journey import FAKE_AGENT
 
 from actors.ui import layout
-from actors.ui.app import OrcaApp, Sidebar
+from actors.ui.app import OrcaApp, Sidebar, sidebar_prompt
 from orca.client.sync import invoke
 from orca.contracts import hooks, ptyd, store
 from orca.model.tabs import TerminalPaneSplit
@@ -173,10 +174,21 @@ def test_light_follows_a_hook_and_a_closed_pane_is_retired(tree: Any, drive: Any
     assert not [s for s in invoke(ptyd.LIST, ptyd.ListArgs()).sessions if s.pane_key == pane]
 
 
+def commit_all(path: Path, message: str) -> None:
+    git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", message], check=True)
+
+
 def test_review_lists_changed_files_and_follows_gitwatch(tree: Any, drive: Any) -> None:
-    """The review pane shows alpha's changes against main; a new change appears by itself."""
+    """The review pane shows alpha's changes against main; a new change appears by itself;
+    a commit on alpha shows in the sidebar as one commit ahead of its base."""
     alpha = tree.worktrees["alpha"]
     path = Path(tree.paths["alpha"])
+
+    def sidebar_text() -> str:
+        item = app.item(alpha)
+        return "" if item is None else sidebar_prompt(item, stale=False).plain
 
     async def scenario(app: OrcaApp, pilot: Any) -> None:
         await ready(app)
@@ -187,5 +199,10 @@ def test_review_lists_changed_files_and_follows_gitwatch(tree: Any, drive: Any) 
         assert "+changed" in app.review_diff
         (path / "new.py").write_text("print('x')\n")
         await app.wait_for(lambda: {f.path for f in app.review_files} == {"README", "new.py"}, 20)
+        assert "↑" not in sidebar_text()
+        commit_all(path, "ahead by one")
+        await app.wait_for(lambda: "↑1" in sidebar_text(), 20)
+        assert "↓" not in sidebar_text()
 
-    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+    app = OrcaApp(resolve_paths(), bell=False)
+    drive(app, scenario)
