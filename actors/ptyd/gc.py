@@ -18,6 +18,12 @@
    of ``old``; a late "unknown" answer for ``old`` (asked before the rename) is
    ignored, since no session is keyed by ``old`` any more.
 
+The "worktree id" is a session's owner, either shape ``orca.model.panes`` accepts: a
+git worktree's ``<repoId>::<path>`` or a folder workspace's ``folder:<id>`` (seed 01
+§5.1 route A). The store answers for both (a folder is current while its record is
+listed, unknown once removed), so nothing here tells them apart; in particular a
+folder workspace is never judged by gitwatch's listing or by its directory.
+
 The class holds only suspicion timestamps; time is passed in, so tests drive it.
 """
 

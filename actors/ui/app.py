@@ -627,14 +627,13 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     @staticmethod
     def check_hosts_terminals(worktree_id: str) -> None:
-        """ptyd's session ids are ``<repoId>::<path>@@<hex>`` (orca.model.panes): a
-        folder workspace (``folder:<id>``) cannot hold a terminal yet; say so before
-        any tab is made for one."""
-        if worktree_id.startswith(FOLDER_PREFIX):
-            raise Conflict(
-                "terminals in folder workspaces are not supported yet (ptyd needs a git"
-                " worktree); its agents' lights are shown"
-            )
+        """ptyd files a session under a worktree id or a folder workspace's
+        ``folder:<id>`` (orca.model.panes); anything else cannot hold a terminal: say
+        so before any tab is made for it."""
+        from orca.model.ids import is_terminal_owner_id
+
+        if not is_terminal_owner_id(worktree_id):
+            raise Conflict(f"{worktree_id!r} cannot hold a terminal (not a worktree or folder)")
 
     async def spawn_in_pane(
         self, worktree_id: str, pane_key: str, argv: list[str], type_after: str = ""

@@ -145,9 +145,17 @@ def terminal_labels(
     agents or terminals shares a folder name, ``term ls`` may show a longer handle,
     and both resolve)."""
     from orca.cli.handles import session_handles, worktree_handles
+    from orca.model.ids import folder_workspace_id_of_worktree_id
 
     listed = sessions or []
-    paths = dict(known)
+    # A folder workspace's id (``folder:<id>``) names no directory: its handle comes
+    # from the folder its terminals run in, as gitwatch's row would give it (term ls).
+    paths = {
+        s.worktree_id: s.cwd
+        for s in listed
+        if folder_workspace_id_of_worktree_id(s.worktree_id) is not None
+    }
+    paths.update(known)
     every = [
         *paths.items(),
         *((w["worktreeId"], "") for w in worktrees if w["worktreeId"] not in paths),

@@ -4,7 +4,9 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
 
 ``term.spawn`` {argv, cwd, worktreeId, cols=80, rows=24, env?, paneKey?}
     → {sessionId, paneKey, tabId, terminalHandle, pid, launchTokenSha256}
-    Starts ``argv`` on a new PTY. Errors: ``bad_request`` (empty argv, bad worktree id
+    Starts ``argv`` on a new PTY; ``worktreeId`` is a worktree id or a folder
+    workspace's ``folder:<id>`` (``sessionId`` = ``<worktreeId>@@<8 hex>``,
+    orca.model.panes). Errors: ``bad_request`` (empty argv, bad worktree id
     or pane key, cwd not a directory, executable not found, cols/rows outside
     1..``MAX_DIMENSION``), ``internal`` (system).
 ``term.write`` {sessionId, data? (bytes), text? (str)} → {queued}

@@ -13,6 +13,8 @@ Shapes
 * folder workspace (route A): the record id is an opaque ``<uuid>``; its key and
   its projected worktree id are both ``folder:<uuid>``
 * WorkspaceKey:               ``worktree:<worktreeId>`` or ``folder:<folderWorkspaceId>``
+* terminal owner id:          a worktree id or a projected folder worktree id
+  ``folder:<id>``: what a PTY session id embeds (:func:`is_terminal_owner_id`)
 
 Invariants that make every shape parse back unambiguously: a repo id contains
 no ``:`` or ``|`` (repo ids are UUIDs; ``|`` separates host-qualified
@@ -23,6 +25,14 @@ Two splitters, by purpose: :func:`split_worktree_id` returns the identity (the
 ``::workspace:<id>`` suffix stays on the path); :func:`split_worktree_id_for_filesystem`
 returns the real directory to use as cwd. Using the wrong one points a terminal
 at a directory named ``.../foo::workspace:abc`` that does not exist.
+
+Terminals live in both workspace forms (seed 01 §5.1: a folder is dressed up as a
+worktree so tabs and terminals share one code path). The two owner shapes cannot be
+confused: a worktree id contains ``::`` and a folder-workspace id contains no ``:``,
+so ``folder:<id>`` is never a ``<repoId>::<path>``. A folder-workspace id that owns
+terminals also contains no ``@@`` (the PTY session separator, ``orca.model.panes``):
+the store mints UUIDs, and this keeps an owner ``folder:<id>`` from also reading as
+a session id (a folder record with such an id is listed, but holds no terminal).
 """
 
 from __future__ import annotations
@@ -40,8 +50,10 @@ __all__ = [
     "BadWorktreeId",
     "WorkspaceScope",
     "WorktreeIdParts",
+    "folder_workspace_id_of_worktree_id",
     "folder_workspace_key",
     "is_folder_workspace_instance_id",
+    "is_terminal_owner_id",
     "make_folder_workspace_instance_id",
     "make_worktree_id",
     "parse_workspace_key",
@@ -57,6 +69,8 @@ WORKTREE_ID_SEPARATOR: Final = "::"
 FOLDER_WORKSPACE_INSTANCE_SEPARATOR: Final = "::workspace:"
 WORKTREE_KEY_PREFIX: Final = "worktree:"
 FOLDER_WORKSPACE_KEY_PREFIX: Final = "folder:"
+# orca.model.panes.PTY_SESSION_ID_SEPARATOR (panes imports this module, not back).
+_PTY_SESSION_SEPARATOR: Final = "@@"
 
 
 class BadWorktreeId(ValueError):
@@ -171,6 +185,27 @@ def folder_workspace_key(folder_workspace_id: str) -> str:
             f"folder workspace id must be non-empty without ':' or '/': {folder_workspace_id!r}"
         )
     return FOLDER_WORKSPACE_KEY_PREFIX + folder_workspace_id
+
+
+def folder_workspace_id_of_worktree_id(worktree_id: str) -> str | None:
+    """The folder-workspace id of a projected route-A worktree id ``folder:<id>`` that
+    may own terminals (``<id>`` non-empty without ``:``, ``/`` or ``@@``); else None."""
+    if not worktree_id.startswith(FOLDER_WORKSPACE_KEY_PREFIX):
+        return None
+    folder_id = worktree_id[len(FOLDER_WORKSPACE_KEY_PREFIX) :]
+    if not _valid_token(folder_id) or _PTY_SESSION_SEPARATOR in folder_id:
+        return None
+    return folder_id
+
+
+def is_terminal_owner_id(worktree_id: str) -> bool:
+    """True for the ids a PTY session may be filed under: a worktree id
+    ``<repoId>::<path>`` (route B instances included) or a folder workspace's
+    projected id ``folder:<id>`` (route A)."""
+    return (
+        split_worktree_id(worktree_id) is not None
+        or folder_workspace_id_of_worktree_id(worktree_id) is not None
+    )
 
 
 def parse_workspace_key(key: str) -> WorkspaceScope | None:

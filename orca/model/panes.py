@@ -12,6 +12,12 @@ so the session GC can ask the store whether the owner still exists (or is a
 ``priorWorktreeIds`` entry); the random suffix separates several sessions of
 one worktree. The worktree id may itself contain ``@@`` (it embeds a path), so
 parsing splits at the *last* separator.
+
+The owner is either shape a Worktree row carries (``orca.model.ids.is_terminal_owner_id``):
+a git worktree ``<repoId>::<path>`` or a folder workspace's projected id
+``folder:<uuid>`` (seed 01 §5.1 route A: the folder poses as a worktree, so its
+terminals use the same id scheme: ``folder:<uuid>@@<8 hex>``). The store's
+``identity.resolve`` answers for both, so the GC treats them alike.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Final
 
 import msgspec
 
-from orca.model.ids import split_worktree_id
+from orca.model.ids import is_terminal_owner_id
 
 __all__ = [
     "PTY_SESSION_ID_SEPARATOR",
@@ -108,9 +114,14 @@ def parse_legacy_numeric_pane_key(key: str) -> LegacyPaneKey | None:
 
 
 def make_pty_session_id(worktree_id: str, suffix: str | None = None) -> str:
-    """``<worktreeId>@@<8 hex>``; a random suffix unless one is given (for replay/tests)."""
-    if split_worktree_id(worktree_id) is None:
-        raise BadPtySessionId(f"not a worktree id: {worktree_id!r}")
+    """``<worktreeId>@@<8 hex>``; a random suffix unless one is given (for replay/tests).
+
+    ``worktree_id`` is a worktree id or a folder workspace's ``folder:<id>``."""
+    if not is_terminal_owner_id(worktree_id):
+        raise BadPtySessionId(
+            f"not a worktree id ('<repoId>::<path>') or folder workspace id"
+            f" ('folder:<id>'): {worktree_id!r}"
+        )
     if suffix is None:
         import secrets  # here: `orca term ls` parses ids and must not pay for it
 
@@ -123,8 +134,9 @@ def make_pty_session_id(worktree_id: str, suffix: str | None = None) -> str:
 
 
 def parse_pty_session_id(session_id: str) -> PtySessionIdParts | None:
-    """Split at the last ``@@``; None unless the head is a worktree id and the tail 8 hex."""
+    """Split at the last ``@@``; None unless the head is a worktree id (or a folder
+    workspace's ``folder:<id>``) and the tail 8 lower-case hex."""
     worktree_id, sep, suffix = session_id.rpartition(PTY_SESSION_ID_SEPARATOR)
-    if not sep or _SUFFIX_RE.fullmatch(suffix) is None or split_worktree_id(worktree_id) is None:
+    if not sep or _SUFFIX_RE.fullmatch(suffix) is None or not is_terminal_owner_id(worktree_id):
         return None
     return PtySessionIdParts(worktree_id, suffix)

@@ -11,13 +11,14 @@ from actors.ui import layout
 from actors.ui.app import OrcaApp, osc9
 from actors.ui.view import WorktreeItem, build_sidebar
 from orca.client.sync import invoke
-from orca.contracts import hooks, store
+from orca.contracts import hooks, ptyd, store
 from orca.model.agent_status import AgentStatusRow
 from orca.model.panes import make_pane_key
 from orca.model.types_repo import FolderWorkspace
 from orca.paths import resolve_paths
 
 NOW = 1_000_000
+OSC_WORKING = """printf '\\033]9999;{"state":"working","agent":"claude"}\\007'"""
 GROUP = "g1"
 
 
@@ -92,9 +93,9 @@ class RecordingApp(OrcaApp):
 def test_a_folder_workspace_is_listed_and_its_blocked_agent_notifies(
     tree: Any, drive: Any, tmp_path: Path
 ) -> None:
-    """A folder workspace added to the store appears by itself under its group; opening
-    a terminal in it is refused plainly (ptyd needs a git worktree); its agent turning
-    blocked posts one OSC 9 notification."""
+    """A folder workspace added to the store appears by itself under its group; a shell
+    tab opens in it (session ``folder:<id>@@<hex>``, cwd the folder) and answers typed
+    input; its agent turning blocked posts one OSC 9 notification."""
     empty = WorktreeItem("", "", "", "", None, "idle", (), 0)
     data = tmp_path / "notes folder"
     data.mkdir()
@@ -125,10 +126,31 @@ def test_a_folder_workspace_is_listed_and_its_blocked_agent_notifies(
         )
         seen["group"] = group.name
         app.select_worktree(worktree_id, focus_terminal=True)
-        await pilot.press("ctrl+g", "t")  # ptyd cannot host it: said, and no tab made
-        await app.wait_for(lambda: "folder workspaces" in app.last_error, 20)
-        assert not app.pane_views()
-        assert not layout.terminal_tabs(app.backend.session(), worktree_id)
+        await pilot.press("ctrl+g", "t")  # a shell tab in the folder, like in a worktree
+        await app.wait_for(
+            lambda: len(app.pane_views()) == 1 and app.pane_views()[0].session_id is not None, 20
+        )
+        (view,) = app.pane_views()
+        assert str(view.session_id).startswith(worktree_id + "@@")
+        row = app.backend.session_for_pane(view.pane_key)
+        assert row is not None and (row.worktree_id, row.cwd) == (worktree_id, str(data))
+        assert layout.terminal_tabs(app.backend.session(), worktree_id), "saved in the session"
+        await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set(), 20)
+        view.focus()
+        await pilot.press(*"echo in-$((6*7)) $PWD", "enter")
+        await app.wait_for(lambda: f"in-42 {data}" in view.screen_text(), 20)
+        seen["bound"] = (view.pane_key, view.session_id)
+        await app.wait_for(lambda: (app.item(worktree_id) or empty).sessions == 1, 20)
+        # Its agent's OSC status (typed into the shell) lights the folder's pane.
+        invoke(
+            ptyd.WRITE,
+            ptyd.WriteArgs(session_id=str(view.session_id), text=OSC_WORKING + "\r"),
+        )
+        await app.wait_for(
+            lambda: ("working", view.pane_key)
+            in {(li.state, li.pane_key) for li in (app.item(worktree_id) or empty).lights},
+            20,
+        )
         pane = make_pane_key("t-folder", str(uuid.uuid4()))
         for state in ("working", "attention"):
             invoke(
@@ -154,3 +176,14 @@ def test_a_folder_workspace_is_listed_and_its_blocked_agent_notifies(
     drive(RecordingApp(resolve_paths(), bell=True), scenario)
     assert seen["group"] == "research (folders)"
     assert seen["written"] == ["\x1b]9;orca: claude in notes is blocked\x07"]
+
+    async def restored(app: OrcaApp, pilot: Any) -> None:
+        """A new UI comes back to the folder's tab, on the same live terminal."""
+        worktree_id = f"folder:{folder_id}"
+        await app.wait_for(lambda: app.selected_worktree == worktree_id, 20)
+        await app.wait_for(lambda: [v.pane_key for v in app.pane_views()] == [seen["bound"][0]], 20)
+        (view,) = app.pane_views()
+        assert view.session_id == seen["bound"][1], "the same live terminal"
+        await app.wait_for(lambda: f"in-42 {data}" in view.screen_text(), 20)
+
+    drive(OrcaApp(resolve_paths(), bell=False), restored)
