@@ -119,6 +119,14 @@ def _repos() -> list[str]:
     return sorted(repo_handles((r.id, r.display_name) for r in repos).values())
 
 
+def _folders() -> list[str]:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
+    folders = invoke(store.FOLDER_WORKSPACE_LIST, timeout=COMPLETE_TIMEOUT_S).folder_workspaces
+    return sorted(f.name for f in folders if f.name)
+
+
 def _actors() -> list[str]:
     from orca.cli.service import known_actors
     from orca.paths import resolve_paths
@@ -139,6 +147,7 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     ("worktree", "create", "repo"): _repos,
     ("worktree", "ls", "repo"): _repos,
     ("repo", "rm", "id"): _repos,
+    ("folder", "rm", "folder"): _folders,
     ("restart", "", "actor"): _restartable,
     ("logs", "", "actor"): _actors,
 }

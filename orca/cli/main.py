@@ -34,6 +34,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "logs": ("orca.cli.service",),
     "service": ("orca.cli.service",),
     "repo": ("orca.cli.repo",),
+    "folder": ("orca.cli.folder",),
     "worktree": ("orca.cli.worktree", "orca.cli.worktree_ps"),
     "hooks": ("orca.cli.hooks",),
     "state": ("orca.cli.state",),

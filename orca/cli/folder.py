@@ -1,0 +1,173 @@
+"""``orca folder add PATH | ls [--json] | rm FOLDER``: folder workspaces.
+
+A folder workspace (seed 01 §4.5 and §5.1, route A) is a plain directory hung on a
+project group of the sidebar, next to the repos: no git, no worktrees, but terminals,
+agents and their lights as a worktree has them (its id is ``folder:<uuid>``, its
+terminals' session ids ``folder:<uuid>@@<8 hex>``, ``orca.model.panes``). The store
+owns the records (``folderWorkspace.*``, ``projectGroup.*``); this module only asks.
+
+``add`` files the folder under the project group named by ``--group`` (made when no
+group has that name; ``folders`` by default). ``rm`` refuses while a terminal runs in
+the folder, as ``orca worktree rm`` does; ``--force`` closes them first, as ``orca term
+close`` does (otherwise ptyd's GC would reap them only a grace after the record went).
+References are what ``term new`` takes: ``folder:<id>``, the bare id, a unique name or
+the folder's path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
+from orca.wire.errors import OrcaError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from orca.model.types_repo import FolderWorkspace, ProjectGroup
+
+DEFAULT_GROUP = "folders"
+FOLDER_PREFIX = "folder:"
+
+
+def _state() -> tuple[list[FolderWorkspace], list[ProjectGroup]]:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+    from orca.model.codec import from_builtins
+    from orca.model.types_repo import ProjectGroup
+
+    folders = invoke(store.FOLDER_WORKSPACE_LIST).folder_workspaces
+    raw_groups = invoke(store.STATE_SNAPSHOT).state.get("projectGroups") or ()
+    return list(folders), [from_builtins(ProjectGroup, g) for g in raw_groups]
+
+
+def _group_for(name: str, groups: list[ProjectGroup]) -> str:
+    """The id of the group called ``name``: the one there is, or a new one."""
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
+    named = [g for g in groups if g.name == name]
+    if len(named) > 1:
+        raise _usage(f"{len(named)} project groups are called {name!r}")
+    if named:
+        return named[0].id
+    made = invoke(store.PROJECT_GROUP_UPSERT, store.ProjectGroupArgs(project_group={"name": name}))
+    return made.id
+
+
+def _usage(message: str) -> OrcaError:
+    from orca.wire.errors import BadRequest
+
+    return BadRequest(message)
+
+
+def _add(args: argparse.Namespace) -> int:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
+    path = os.path.abspath(os.path.expanduser(args.path))
+    if not os.path.isdir(path):
+        return fail(f"not a directory: {path}", EXIT_USAGE)
+    name = args.name or os.path.basename(path.rstrip("/")) or path
+    folders, groups = _state()
+    if any(os.path.realpath(f.folder_path) == os.path.realpath(path) for f in folders):
+        return fail(f"already a folder workspace: {path}", EXIT_USAGE)
+    group_id = _group_for(args.group, groups)
+    record = {"projectGroupId": group_id, "name": name, "folderPath": path}
+    folder = invoke(
+        store.FOLDER_WORKSPACE_UPSERT, store.FolderWorkspaceArgs(folder_workspace=record)
+    )
+    print(f"added {folder.name} ({FOLDER_PREFIX}{folder.id}) {folder.folder_path} in {args.group}")
+    return EXIT_OK
+
+
+def _ls(args: argparse.Namespace) -> int:
+    folders, groups = _state()
+    group_names = {g.id: g.name for g in groups}
+    if args.json:
+        from orca.model.codec import to_builtins
+
+        rows = [
+            {
+                "worktreeId": FOLDER_PREFIX + f.id,
+                "group": group_names.get(f.project_group_id, ""),
+                **to_builtins(f),
+            }
+            for f in folders
+        ]
+        print_json("folders", rows)
+        return EXIT_OK
+    table = [
+        (f.name, group_names.get(f.project_group_id, "?"), f.folder_path)
+        for f in sorted(folders, key=lambda f: (f.name, f.id))
+    ]
+    print_table(("FOLDER", "GROUP", "PATH"), table)
+    return EXIT_OK
+
+
+def resolve_folder(folders: list[FolderWorkspace], ref: str) -> FolderWorkspace:
+    """The folder workspace ``ref`` names (see the module's docstring); raises BadRequest."""
+    from orca.cli.handles import Target, resolve
+
+    targets = [
+        Target(
+            id=f.id,
+            handle=FOLDER_PREFIX + f.id,
+            aliases=frozenset(
+                {f.id, f.name, f.folder_path, os.path.realpath(f.folder_path)} - {""}
+            ),
+        )
+        for f in folders
+    ]
+    chosen = resolve(targets, ref, "folder workspace")
+    return next(f for f in folders if f.id == chosen.id)
+
+
+def _rm(args: argparse.Namespace) -> int:
+    from orca.cli.service import close_sessions, live_sessions, print_sessions
+    from orca.client.sync import invoke
+    from orca.contracts import store
+    from orca.paths import resolve_paths
+
+    folders, _groups = _state()
+    folder = resolve_folder(folders, args.folder)
+    paths = resolve_paths()
+    try:
+        live = live_sessions(paths, FOLDER_PREFIX + folder.id)
+    except OrcaError as exc:
+        print(
+            f"orca: note: ptyd did not answer ({exc.message}): terminals unchecked", file=sys.stderr
+        )
+        live = []
+    if live and not args.force:
+        print(f"orca: {len(live)} terminal(s) still running in {folder.name}:", file=sys.stderr)
+        print_sessions(live)
+        print("  `orca folder rm --force` ends them first", file=sys.stderr)
+        return EXIT_USAGE
+    close_sessions(live, paths)
+    invoke(store.FOLDER_WORKSPACE_REMOVE, store.IdArgs(id=folder.id))
+    print(f"removed {folder.name} ({folder.folder_path} is left as it is)")
+    return EXIT_OK
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("folder", help="folder workspaces: plain directories (add, ls, rm)")
+    commands = parser.add_subparsers(dest="folder_command", required=True, metavar="COMMAND")
+    add = commands.add_parser("add", help="show a directory in the sidebar, for terminals")
+    add.add_argument("path", help="the directory")
+    add.add_argument("--name", help="its name (default: the directory's name)")
+    add.add_argument(
+        "--group",
+        default=DEFAULT_GROUP,
+        help=f"project group (made if new; default {DEFAULT_GROUP})",
+    )
+    add.set_defaults(func=_add)
+    ls = commands.add_parser("ls", help="list folder workspaces")
+    ls.add_argument("--json", action="store_true", help='print {"folders": [...]}')
+    ls.set_defaults(func=_ls)
+    rm = commands.add_parser("rm", help="forget a folder workspace (the directory stays)")
+    rm.add_argument("folder", help="folder:<id>, id, name or path")
+    rm.add_argument("--force", action="store_true", help="end the terminals running in it first")
+    rm.set_defaults(func=_rm)
