@@ -265,7 +265,7 @@ class Session:
                     break
                 moved += n
             if moved:
-                self._drain_pipe(pipe_r)
+                self._drain_pipe(pipe_r, moved)
                 await trio.lowlevel.checkpoint()
             if ended:
                 break
@@ -273,15 +273,19 @@ class Session:
                 await trio.lowlevel.wait_readable(fd)
         self._drain_pipe(pipe_r)
 
-    def _drain_pipe(self, pipe_r: int) -> None:
+    def _drain_pipe(self, pipe_r: int, moved: int | None = None) -> None:
+        """Journal and ingest what the pipe holds: ``moved`` bytes if known (only this
+        reader fills the pipe: then no splice is made to learn it is empty)."""
         assert self.journal is not None
-        while True:
+        while moved is None or moved > 0:
             try:
                 data = self.journal.splice_from(pipe_r, READ_SIZE)
             except BlockingIOError:
                 return
             if not data:
                 return
+            if moved is not None:
+                moved -= len(data)
             self._ingest(data)
 
     def _ingest(self, data: bytes) -> None:

@@ -23,7 +23,7 @@ from orca.wire.errors import BadRequest, OrcaError
 if TYPE_CHECKING:
     import argparse
 
-    from orca.client.terminal import TerminalStream
+    from orca.client.terminal import LocalTerminalStream
     from orca.contracts.ptyd import SessionRow
 
 DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get out
@@ -39,7 +39,9 @@ WORKTREES_TIMEOUT_S = 2.0
 
 def resolve_worktree(arg: str) -> tuple[str, str]:
     """(worktree id, cwd) from a worktree id, or any reference ``orca worktree`` accepts
-    (a worktree's path, folder, branch or display name); raises BadRequest."""
+    (a worktree's path, folder, branch or display name); raises BadRequest. A folder
+    workspace (``folder:<id>``, its name or folder) is one of gitwatch's rows: its cwd
+    is the folder of the store's record."""
     from orca.model.ids import split_worktree_id_for_filesystem
 
     if "::" in arg:
@@ -280,6 +282,7 @@ def _attach(args: argparse.Namespace) -> int:
     leaving it on detach shows what the terminal showed before the attach. ptyd then
     sends a redraw instead of the program's own screen switches (``flat``).
     """
+    import gc
     import signal  # here, with termios and tty: only attach needs them (start-up)
     import termios
     import tty
@@ -313,6 +316,7 @@ def _attach(args: argparse.Namespace) -> int:
         out.write(ENTER_ALTERNATE_SCREEN + screen)
         out.flush()
         stdout = sys.stdout.fileno()
+        gc.freeze()  # the imports live as long as we do: no full collection walks them
         reason = _attach_loop(attachment, stdin, lambda data: _write_all(stdout, data), resized)
     except OrcaError as exc:
         reason = f"error: {exc.message}"
@@ -367,34 +371,49 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _attach_loop(
-    attachment: TerminalStream,
+    attachment: LocalTerminalStream,
     stdin: int,
     write: Callable[[bytes], object],
     resized: list[bool],
 ) -> str:
-    import zmq
+    """Keys up, output down, until Ctrl-], the session's end or the terminal's.
 
-    poller = zmq.Poller()
-    poller.register(stdin, zmq.POLLIN)
-    poller.register(attachment.socket, zmq.POLLIN)
+    Kept minimal (measured: ``bench/pty.py``'s ``attach`` echo): one ``poll`` on the
+    two raw descriptors, a keystroke is one ``read`` and one ``send``, output is read
+    only when the socket woke us (or to reconnect after a timeout), and the ping is
+    due every ``STREAM_PING_S`` only (``keepalive`` is a clock read otherwise).
+    """
+    import select
+
+    poller = select.poll()
+    poller.register(stdin, select.POLLIN)
+    poller.register(attachment.fileno(), select.POLLIN)  # the same number on reconnect
+    poll, send_keys, take_output = poller.poll, attachment.write, attachment.poll_output
     while True:
-        readable = dict(poller.poll(POLL_MS))
+        ready = poll(POLL_MS)
         # A resize is applied before the keys that woke us: typed after the window
         # changed, they must run at the new size (SIGWINCH's handler ran during poll).
         if resized[0]:
             resized[0] = False
             size = os.get_terminal_size()
             attachment.resize(size.columns, size.lines)
-        if stdin in readable:
+        output = not ready  # a timeout: poll_output reconnects to a ptyd that came back
+        for fd, _events in ready:
+            if fd != stdin:
+                output = True
+                continue
             keys = os.read(stdin, 4096)
+            if not keys:
+                return "detached (the terminal closed)"
             if DETACH_KEY in keys:
                 before = keys.split(DETACH_KEY, 1)[0]
                 if before:
-                    attachment.write(before)
+                    send_keys(before)
                 return "detached"
-            attachment.write(keys)
-        for fresh, repaint in attachment.poll_output():
-            write((CLEAR_SCREEN if repaint else b"") + fresh)
+            send_keys(keys)
+        if output:
+            for fresh, repaint in take_output():
+                write(CLEAR_SCREEN + fresh if repaint else fresh)
         attachment.keepalive()  # keeps it attached and counted in term.list's subscribers
         if attachment.ended:
             return f"exited {attachment.exit_code}"

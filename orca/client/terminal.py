@@ -29,6 +29,7 @@ import struct
 import time
 import uuid
 from collections import deque
+from typing import Self
 
 import msgspec
 import zmq
@@ -327,7 +328,7 @@ class TerminalStream:
     @classmethod
     def open(
         cls, session_id: str, paths: OrcaPaths | None = None, *, flat: bool = False
-    ) -> tuple[TerminalStream, bytes]:
+    ) -> tuple[Self, bytes]:
         """Attach: (the stream, the screen to draw). Raises NotFound, Timeout..."""
         stream = cls(session_id, paths or resolve_paths(), flat=flat)
         try:
@@ -496,6 +497,8 @@ _LOCAL_HEADER = struct.Struct(LOCAL_FRAME_HEADER)
 LOCAL_PENDING_MAX = STREAM_SNDHWM
 # A client whose ptyd went away tries to connect again at most this often.
 LOCAL_RECONNECT_S = 0.05
+# One recv takes at most this much (ptyd's frames are at most 64 KiB of output).
+LOCAL_RECV_SIZE = 256 * 1024
 _LOCAL_GONE = (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN, errno.ECONNREFUSED, errno.ENOENT)
 
 
@@ -514,6 +517,7 @@ class LocalTerminalStream(TerminalStream):
     def _connect(self) -> None:
         self._path = str(self.paths.runtime_dir / LOCAL_STREAM_FILE)
         self._rbuf = bytearray()
+        self._rpos = 0  # where the next message starts in _rbuf
         self._pending: deque[memoryview] = deque()  # frames not written yet
         self._head_started = False  # part of the first pending frame was written
         self._retry_at = 0.0
@@ -541,6 +545,7 @@ class LocalTerminalStream(TerminalStream):
         """ptyd went away: our descriptor number now holds one that never reads ready."""
         self._connected = False
         self._rbuf.clear()
+        self._rpos = 0
         if self._head_started:  # the rest of a frame must not reach the next ptyd
             self._pending.popleft()
             self._head_started = False
@@ -613,6 +618,26 @@ class LocalTerminalStream(TerminalStream):
                 self._head_started = True
 
     def _send(self, message: ptyd.ToPtyd) -> None:
+        if self._connected and not self._pending:
+            # The common case (a keystroke): one send, nothing queued.
+            body = _stream_encoder.encode(message)
+            frame = _LOCAL_HEADER.pack(len(body)) + body
+            try:
+                sent = self.socket.send(frame)
+            except BlockingIOError:
+                sent = 0
+            except OSError as exc:
+                if exc.errno not in _LOCAL_GONE:
+                    raise
+                self._lost()
+                sent = 0
+            if sent == len(frame):
+                return
+            self._pending.append(memoryview(frame)[sent:])
+            self._head_started = sent > 0
+            if self._connected or self._reconnect():
+                self._flush(block=True)
+            return
         self._queue(message)
         if self._connected or self._reconnect():
             self._flush(block=True)
@@ -621,7 +646,7 @@ class LocalTerminalStream(TerminalStream):
         """Read what the socket has (never waits); a closed connection is lost."""
         while self._connected:
             try:
-                data = self.socket.recv(262144)
+                data = self.socket.recv(LOCAL_RECV_SIZE)
             except BlockingIOError:
                 return
             except OSError as exc:
@@ -632,19 +657,36 @@ class LocalTerminalStream(TerminalStream):
                 self._lost()
                 return
             self._rbuf += data
+            if len(data) < LOCAL_RECV_SIZE:
+                return  # the socket had no more (saves a recv that would fail)
 
     def _next_message(self) -> tuple[bool, ptyd.FromPtyd | None]:
-        """(whether the buffer held a whole message, the message or None if malformed)."""
-        buf = self._rbuf
-        if len(buf) < _LOCAL_HEADER.size:
+        """(whether the buffer held a whole message, the message or None if malformed).
+
+        Messages are taken from a read position; the buffer is compacted once it is
+        consumed (or by :meth:`_compact`), not per message.
+        """
+        buf, start = self._rbuf, self._rpos
+        if len(buf) - start < _LOCAL_HEADER.size:
             return False, None
-        (size,) = _LOCAL_HEADER.unpack_from(buf)
-        end = _LOCAL_HEADER.size + size
+        (size,) = _LOCAL_HEADER.unpack_from(buf, start)
+        body_at = start + _LOCAL_HEADER.size
+        end = body_at + size
         if len(buf) < end:
             return False, None
-        body = bytes(buf[_LOCAL_HEADER.size : end])
-        del buf[:end]
+        with memoryview(buf) as view:
+            body = bytes(view[body_at:end])  # one copy (slicing the bytearray is another)
+        if end == len(buf):
+            buf.clear()
+            self._rpos = 0
+        else:
+            self._rpos = end
         return True, self._decode(body)
+
+    def _compact(self) -> None:
+        if self._rpos:
+            del self._rbuf[: self._rpos]
+            self._rpos = 0
 
     def _hello(self, since: int | None) -> tuple[bytes, bool]:
         self._send_hello(since)
@@ -675,7 +717,7 @@ class LocalTerminalStream(TerminalStream):
             return out
         if self._pending:
             self._flush(block=False)
-        idle = len(self._rbuf) < _LOCAL_HEADER.size
+        idle = len(self._rbuf) - self._rpos < _LOCAL_HEADER.size
         if (
             idle
             and timeout_ms
@@ -686,8 +728,14 @@ class LocalTerminalStream(TerminalStream):
         while True:
             whole, message = self._next_message()
             if not whole:
+                self._compact()
                 return out
             self._apply_message(message, out)
+
+    def fileno(self) -> int:
+        """The descriptor to poll for output: the same number across reconnects (while
+        ptyd is away it never reads ready; call :meth:`poll_output` now and then)."""
+        return self.socket.fileno()
 
     def keepalive(self) -> None:
         if self._reconnect():

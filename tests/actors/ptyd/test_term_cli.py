@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -11,11 +12,14 @@ from pathlib import Path
 
 import pytest
 import trio
-from support.actors import actor_tap, running_actor
+from support.actors import actor_tap, running_actor, stop_actor
 from support.procs import REPO as ROOT
+from support.ptyd_harness import call_retrying, read_pid, start_keeper, tree_env
 
 from actors.ptyd.spawn import resize, spawn_on_pty
+from orca.actor import open_rpc_client
 from orca.contracts import ptyd as contract
+from orca.paths import resolve_paths
 
 
 def cli_argv(*args: str) -> list[str]:
@@ -110,3 +114,51 @@ async def test_attach_detach_and_reattach_shows_the_screen(home: Path, tmp_path:
                     pass
                 with trio.CancelScope(shield=True):
                     await trio.to_thread.run_sync(os.waitpid, p, 0)
+
+
+async def test_attach_keeps_typing_and_showing_across_kill_9_of_ptyd(tmp_path: Path) -> None:
+    """``orca term attach``'s loop notices ptyd's death (its socket ends), reconnects to
+    the restarted ptyd on its poll timeout, resumes from its offset, and keys typed
+    after the restart reach the same shell and their output is shown."""
+    home = tmp_path / "home"
+    paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
+    pidfile = tmp_path / "ptyd.pid"
+    keeper = start_keeper(paths.runtime_dir / "ptyd-keeper.sock", pidfile, tree_env(home))
+    cli_pid = shell_pid = 0
+    try:
+        with trio.fail_after(60):
+            async with open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client:
+                await call_retrying(client, contract.LIST.name, {})
+                spawned = await call_retrying(
+                    client,
+                    contract.SPAWN.name,
+                    {"argv": ["/bin/sh"], "cwd": "/", "worktreeId": f"repo1::{tmp_path}"},
+                )
+                shell_pid = spawned["pid"]
+                env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))
+                argv = cli_argv("attach", spawned["sessionId"])
+                cli_pid, master = spawn_on_pty(argv, str(ROOT), env, 100, 30)
+                await read_master_until(master, b"\x1b[2J")
+                os.write(master, b"echo one-$((1+1))\r")
+                await read_master_until(master, b"one-2")
+                first = read_pid(pidfile)
+                os.kill(first, signal.SIGKILL)
+                rows = (await call_retrying(client, contract.LIST.name, {}))["sessions"]
+                assert read_pid(pidfile) != first
+                assert [r["pid"] for r in rows] == [shell_pid]  # adopted, still running
+                os.write(master, b"echo two-$((2+2))\r")
+                await read_master_until(master, b"two-4")
+                os.write(master, b"\x1d")
+                await read_master_until(master, b"[detached]")
+                os.close(master)
+    finally:
+        await stop_actor(keeper, grace=20.0)
+        for pid in (cli_pid, shell_pid):
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if cli_pid:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(os.waitpid, cli_pid, 0)
