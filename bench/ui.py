@@ -15,8 +15,9 @@ the same app object ``orca ui`` runs), in this process, so its CPU is this proce
    CPU, frames rendered, and input-to-echo latency in a 5th visible pane running
    ``cat``, focused (type a token, time until the pane's screen shows it), p50/p99
    (nearest rank: of 100 samples, the 99th). Baseline: the same echo through ``orca
-   term attach``'s client (``TerminalStream``, ptyd's attach stream); for reference
-   also the RPC-per-key client (``Attachment``). The 16 other printers are in no
+   term attach``'s client (``LocalTerminalStream``, ptyd's attach stream on its Unix
+   socket); for reference also the same stream over ZeroMQ (``TerminalStream``, the
+   UI's transport) and the RPC-per-key client (``Attachment``). The 16 other printers are in no
    layout: the UI shows no pane of theirs and attaches none.
 
     python bench/ui.py
@@ -77,7 +78,7 @@ from actors.ui import layout  # noqa: E402
 from actors.ui.app import OrcaApp  # noqa: E402
 from actors.ui.frames import HEAP_SETTLE_S  # noqa: E402
 from orca.client.sync import invoke  # noqa: E402
-from orca.client.terminal import Attachment, TerminalStream  # noqa: E402
+from orca.client.terminal import Attachment, LocalTerminalStream, TerminalStream  # noqa: E402
 from orca.contracts import hooks, ptyd, store  # noqa: E402
 from orca.model.panes import make_pane_key  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
@@ -285,10 +286,13 @@ async def under_load(paths: OrcaPaths, worktree_id: str, cwd: str) -> dict[str, 
     return out
 
 
-def attach_echo(paths: OrcaPaths, cat_session: str) -> list[float]:
-    """Baseline: the same echo through ``orca term attach``'s client (``TerminalStream``,
-    ptyd's attach stream, blocking)."""
-    stream, _screen = TerminalStream.open(cat_session, paths, flat=True)
+def attach_echo(
+    paths: OrcaPaths, cat_session: str, client: type[TerminalStream] = LocalTerminalStream
+) -> list[float]:
+    """Baseline: the same echo through ``orca term attach``'s client
+    (``LocalTerminalStream``: ptyd's attach stream on its Unix socket, blocking); with
+    ``client=TerminalStream``, the same stream over ZeroMQ (the UI's transport)."""
+    stream, _screen = client.open(cat_session, paths, flat=True)
     try:
         base = []
         for i in range(ECHOES):
@@ -376,6 +380,7 @@ def load_and_echo(paths: OrcaPaths, first: str) -> None:
     cwd = next(r.cwd for r in invoke(ptyd.LIST, ptyd.ListArgs(), paths=paths).sessions)
     load = asyncio.run(under_load(paths, first, cwd))
     echo, base = load["echo"], attach_echo(paths, load["cat_session"])
+    zmq_stream = attach_echo(paths, load["cat_session"], TerminalStream)
     rpc = rpc_echo(paths, load["cat_session"])
     print(
         f"{PRINTERS} agents printing (4 visible): UI CPU {load['cpu_pct']:.1f} %,"
@@ -390,8 +395,9 @@ def load_and_echo(paths: OrcaPaths, first: str) -> None:
         f" (median ratio {statistics.median(echo) / statistics.median(base):.2f}x)"
     )
     print(
-        f"(reference: term.write RPC + PUB client: p50 {pct(rpc, 0.5):.1f} ms"
-        f" p99 {pct(rpc, 0.99):.1f} ms)"
+        f"(reference: the attach stream over ZeroMQ: p50 {pct(zmq_stream, 0.5):.1f} ms"
+        f" p99 {pct(zmq_stream, 0.99):.1f} ms; term.write RPC + PUB client:"
+        f" p50 {pct(rpc, 0.5):.1f} ms p99 {pct(rpc, 0.99):.1f} ms)"
     )
 
 
