@@ -146,7 +146,7 @@ def test_a_forgotten_pane_is_never_drawn() -> None:
 
 def rendered(view: Any) -> str:
     """What Textual was handed for the pane (the last draw's rows), as text."""
-    rows = view._frame or []
+    rows = (view._frame if view is not None else None) or []
     return "\n".join(strip.text for strip in rows)
 
 
@@ -165,18 +165,30 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
         await app.wait_for(lambda: len(app.pane_views()) == 1)
         await pilot.press("ctrl+g", "v")  # a split: a second shell beside it
         await app.wait_for(lambda: len(app.pane_views()) == 2)
-        views = app.pane_views()
+        # By pane key, never by widget: a pane's view is rebuilt when its terminal
+        # binds (a waiter holding the old widget would wait on one that is gone).
+        typing_key, printing_key = (v.pane_key for v in app.pane_views())
+
+        def view(key: str) -> Any:
+            return app.pane_view(key)
+
         await app.wait_for(
-            lambda: all(v.feed is not None and v.feed.attached.is_set() for v in views), 20
+            lambda: all(
+                (v := view(k)) is not None and v.feed is not None and v.feed.attached.is_set()
+                for k in (typing_key, printing_key)
+            ),
+            20,
         )
-        typing, printing = views
-        typing.focus()
-        await app.wait_for(lambda: typing.has_focus)
+        view(typing_key).focus()
+        await app.wait_for(lambda: (v := view(typing_key)) is not None and v.has_focus)
         ptyd_mirror = app.backend.mirrors["ptyd"]
         applied = ptyd_mirror.applied
-        printing.send(b"for i in $(seq 1 300); do echo bg-line-$i; done; echo bg-$((6*7))\r")
-        await app.wait_for(lambda: "bg-42" in rendered(printing), 20)
+        view(printing_key).send(
+            b"for i in $(seq 1 300); do echo bg-line-$i; done; echo bg-$((6*7))\r"
+        )
+        await app.wait_for(lambda: "bg-42" in rendered(view(printing_key)), 20)
         seen["output_events"] = ptyd_mirror.applied - applied
+        typing = view(typing_key)
         # A draw against the frame Textual shows: the rows that differ, and only they.
         # (The model fed here directly, and drawn twice in one callback: no focus
         # change or resize can come between the two draws.)
