@@ -81,6 +81,10 @@ LEADER_ACTIONS: dict[str, str] = {
     "slash": "filter",
     "b": "focus_sidebar",
     "tab": "focus_next_pane",
+    "s": "split_group('vertical')",
+    "u": "split_group('horizontal')",
+    "m": "move_tab",
+    "g": "focus_next_group",
     "right_square_bracket": "next_tab",
     "left_square_bracket": "previous_tab",
     "p": "command_palette",
@@ -112,6 +116,58 @@ class Sidebar(OptionList):
     light per pane."""
 
     DEFAULT_CSS = "Sidebar { width: 38; height: 1fr; border: round $panel; } Sidebar:focus { border: round $accent; }"
+
+
+def strip_text(
+    tabs: Iterable[Any], active_tab_id: str | None, active_group: bool
+) -> tuple[Text, list[tuple[int, int, str]]]:
+    """One group's tab strip and where each tab sits on it: (text, [(start, end, tab id)])."""
+    text, spans = Text(), []
+    for index, tab in enumerate(tabs, 1):
+        label = f" {index}:{tab.custom_label or tab.label or 'terminal'} "
+        style = ""
+        if tab.id == active_tab_id:
+            style = "reverse bold" if active_group else "reverse"
+        spans.append((len(text), len(text) + len(label), tab.id))
+        text.append(label, style=style)
+    return text, spans
+
+
+class TabStrip(Static):
+    """One tab group's strip; a click on a tab selects it (and its group)."""
+
+    def __init__(self, group_id: str | None) -> None:
+        super().__init__("")
+        self.group_id = group_id
+        self.spans: list[tuple[int, int, str]] = []
+        self.plain = ""
+
+    def show(self, text: Text, spans: list[tuple[int, int, str]], active: bool) -> None:
+        self.spans, self.plain = spans, text.plain
+        self.update(text)
+        self.set_class(active, "active")
+
+    def tab_at(self, x: int) -> str | None:
+        return next((tab for start, end, tab in self.spans if start <= x < end), None)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        app = self.app
+        if offset is None or self.group_id is None or not isinstance(app, OrcaApp):
+            return
+        event.stop()
+        app.click_strip(self.group_id, self.tab_at(offset.x))
+
+
+class GroupView(Vertical):
+    """One tab group: its strip over the pane tree of its active tab."""
+
+    def __init__(self, group_id: str | None) -> None:
+        self.group_id = group_id
+        self.strip = TabStrip(group_id)
+        self.panes = Vertical(classes="panes")
+        super().__init__(self.strip, self.panes, classes="group")
+        self.signature: Any = None
 
 
 def sidebar_prompt(item: WorktreeItem, stale: bool) -> Text:
@@ -162,9 +218,11 @@ class OrcaApp(App[None], inherit_bindings=False):
     #filter { display: none; height: 3; }
     #filter.shown { display: block; }
     #main { width: 1fr; height: 1fr; }
-    #tabs { height: 1; padding: 0 1; background: $panel; }
-    #panes { height: 1fr; }
-    #panes > Horizontal, #panes > Vertical { height: 1fr; width: 1fr; }
+    #groups { height: 1fr; }
+    TabStrip { height: 1; padding: 0 1; background: $panel; }
+    TabStrip.active { background: $primary-darken-2; }
+    .panes { height: 1fr; }
+    .panes > Horizontal, .panes > Vertical { height: 1fr; width: 1fr; }
     #status { height: 1; background: $panel; padding: 0 1; }
     #review { width: 70; height: 1fr; display: none; border: round $panel; }
     #review.shown { display: block; }
@@ -193,7 +251,11 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.groups: list[RepoGroup] = []
         # Remote hosts' groups (read-only rows, never selectable; issue 18).
         self.remote_groups: list[RepoGroup] = []
-        self._layout_signature: Any = None
+        self._groups_shape: Any = None  # (worktree, tab-group tree) the widgets show
+        self.group_views: dict[str | None, GroupView] = {}
+        self._focus_target: str | None = None  # a pane to focus once it is shown
+        self._repairing = False  # a normalize_groups write is on its way
+        self._edit_lock: Any = None  # trio.Lock: this UI's session edits, one at a time
         self._sidebar_signature: Any = None
         self._lights: dict[str, str] | None = None
         self._refresh_scheduled = False
@@ -220,8 +282,7 @@ class OrcaApp(App[None], inherit_bindings=False):
                 yield Input(placeholder="filter worktrees", id="filter")
                 yield Sidebar(id="sidebar")
             with Vertical(id="main"):
-                yield Static("", id="tabs")
-                yield Vertical(id="panes")
+                yield Vertical(id="groups")
             with Vertical(id="review"):
                 yield Static("", id="review-title")
                 yield OptionList(id="review-files")
@@ -405,6 +466,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._picks += 1
         self.selected_worktree = worktree_id
         self._focus_terminal = focus_terminal
+        self._focus_target = None
         self.poke(view=True)
         self.edit_session(lambda s: layout.select_worktree(s, worktree_id))
 
@@ -452,7 +514,10 @@ class OrcaApp(App[None], inherit_bindings=False):
         banner.update(message)
         banner.set_class(bool(message), "shown")
         needing = sum(1 for w in self.items() for light in w.lights if light.needs_me)
-        hint = "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, p palette)"
+        hint = (
+            "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, p palette,"
+            " s/u group, m move tab, g next group)"
+        )
         leader = "LEADER… " if self.leader_pending else ""
         need = f"{needing} need you · " if needing else ""
         error = f" · {self.last_error}" if self.last_error else ""
@@ -503,46 +568,117 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     async def _render_layout(self, session: WorkspaceSessionState) -> None:
         worktree_id = self.selected_worktree
-        tabs = layout.terminal_tabs(session, worktree_id) if worktree_id else []
-        tab = layout.active_tab(session, worktree_id) if worktree_id else None
-        strip = Text()
-        for index, t in enumerate(tabs, 1):
-            label = f" {index}:{t.custom_label or t.label or 'terminal'} "
-            strip.append(label, style="reverse bold" if tab and t.id == tab.id else "")
-        if not tabs:
+        if worktree_id is not None:
+            repaired = layout.normalize_groups(session, worktree_id)
+            if repaired is not session and self.backend.alive["store"] and not self._repairing:
+                # A group left without tabs (its last one retired) is closed, the sibling
+                # promoted: save it, so every reader and the next start see the same.
+                self._repairing = True
+                self.guest.start_soon(self._repair_groups, worktree_id)
+            session = repaired
+        tree = session.tab_group_layouts.get(worktree_id) if worktree_id else None
+        groups = layout.groups_of(session, worktree_id) if worktree_id else []
+        active_group = layout.group_of(session, worktree_id) if worktree_id else None
+        container = self.query_one("#groups", Vertical)
+        kept = self._focused_view()
+        shape = (worktree_id, repr(tree))
+        if shape != self._groups_shape:
+            self._groups_shape = shape
+            if kept is not None:
+                # Not Textual's pick of a neighbour when the focused pane is unmounted:
+                # the same pane, rebuilt, gets it back below.
+                kept.screen.set_focus(None)
+            await container.remove_children()
+            self.group_views = {g.id: GroupView(g.id) for g in groups} or {None: GroupView(None)}
+            await container.mount(self._build_groups(tree))
+        for group_id, group_view in self.group_views.items():
+            await self._render_group(session, worktree_id, group_id, group_view, active_group)
+        wanted = self.pane_view(self._focus_target) if self._focus_target else None
+        lost = kept is not None and self._focused_view() is None
+        again = self.pane_view(kept.pane_key) if lost and kept is not None else None
+        if wanted is not None:
+            # Kept until the pane says it has the focus (pane_focused): a rebuild of
+            # its group may unmount it before Textual's deferred focus lands.
+            self._focus_terminal = False
+            if wanted.has_focus:
+                self._focus_target = None
+            else:
+                wanted.focus()
+        elif again is not None:
+            again.focus()
+        elif self._focus_terminal and self._focus_target is None and active_group is not None:
+            tab = layout.active_tab(session, worktree_id or "", active_group.id)
+            key = layout.active_pane_key(session, tab.id) if tab else None
+            view = self.pane_view(key) if key else None
+            if view is not None:
+                self._focus_terminal = False
+                view.focus()
+
+    async def _render_group(
+        self,
+        session: WorkspaceSessionState,
+        worktree_id: str | None,
+        group_id: str | None,
+        view: GroupView,
+        active_group: Any,
+    ) -> None:
+        """One group's strip, and its active tab's pane tree when that changed."""
+        tabs = layout.terminal_tabs(session, worktree_id, group_id) if worktree_id and group_id else []
+        tab = layout.active_tab(session, worktree_id, group_id) if worktree_id and group_id else None
+        is_active = active_group is not None and active_group.id == group_id
+        strip, spans = strip_text(tabs, tab.id if tab else None, is_active)
+        if group_id is None:
             item = self.item(worktree_id)
             name = item.name if item else "no worktree"
             strip.append(f" {name}: no terminals - ^G n launches an agent, ^G t opens a shell ")
-        self.query_one("#tabs", Static).update(strip)
+        view.strip.show(strip, spans, is_active and len(self.group_views) > 1)
         snap = layout.pane_tree(session, tab.id) if tab else None
         root = snap.root if snap else None
-        leaves = [] if tab is None else layout.pane_keys(session, tab.id)
         bound = []
-        for key in leaves:
+        for key in [] if tab is None else layout.pane_keys(session, tab.id):
             row = self.backend.session_for_pane(key)
             note = ""
             if row is not None and not row.running:
                 note = f"[exited {row.exit_code}] Enter starts a shell in this pane"
             bound.append((key, row.session_id if row else None, note))
-        signature = (worktree_id, tab.id if tab else None, repr(root), tuple(bound))
-        active_leaf = snap.active_leaf_id if snap else None
-        if signature != self._layout_signature:
-            self._layout_signature = signature
-            panes = self.query_one("#panes", Vertical)
-            await panes.remove_children()
-            if tab is not None and root is not None:
-                views = {key: TerminalView(key, sid, note) for key, sid, note in bound}
-                await panes.mount(self._build(tab.id, root, views))
-        if self._focus_terminal and tab is not None:
-            self._focus_terminal = False
-            target = (
-                make_pane_key(tab.id, active_leaf)
-                if active_leaf
-                else (leaves[0] if leaves else None)
-            )
-            view = self.pane_view(target) if target else None
-            if view is not None:
-                view.focus()
+        signature = (tab.id if tab else None, repr(root), tuple(bound))
+        if signature == view.signature:
+            return
+        view.signature = signature
+        focused = self._focused_view()
+        if focused is not None and focused in view.panes.walk_children():
+            focused.screen.set_focus(None)
+        await view.panes.remove_children()
+        if tab is not None and root is not None:
+            views = {key: TerminalView(key, sid, note) for key, sid, note in bound}
+            await view.panes.mount(self._build(tab.id, root, views))
+
+    def _focused_view(self) -> TerminalView | None:
+        """The pane that has the focus on the main screen (under any dialog)."""
+        focused = self.query_one("#groups").screen.focused
+        return focused if isinstance(focused, TerminalView) else None
+
+    def _build_groups(self, node: Any) -> Widget:
+        from orca.model.tabs import TabGroupLeaf
+
+        if node is None or isinstance(node, TabGroupLeaf):
+            return self.group_views[None if node is None else node.group_id]
+        first, second = self._build_groups(node.first), self._build_groups(node.second)
+        if node.ratio is not None and 0 < node.ratio < 1:
+            size = "width" if node.direction == "vertical" else "height"
+            setattr(first.styles, size, f"{round(node.ratio * 1000)}fr")
+            setattr(second.styles, size, f"{round((1 - node.ratio) * 1000)}fr")
+        return (
+            Horizontal(first, second) if node.direction == "vertical" else Vertical(first, second)
+        )
+
+    async def _repair_groups(self, worktree_id: str) -> None:
+        try:
+            await self.backend_edit(lambda s: layout.normalize_groups(s, worktree_id))
+        except OrcaError as exc:
+            self.report(exc.message)
+        finally:
+            self._repairing = False
 
     def _build(self, tab_id: str, node: Any, views: dict[str, TerminalView]) -> Widget:
         from orca.model.tabs import TerminalPaneLeaf
@@ -564,13 +700,24 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     def pane_focused(self, pane_key: str) -> None:
         self.focused_pane = pane_key
+        if pane_key == self._focus_target:
+            self._focus_target = None
         parts = parse_pane_key(pane_key)
         if parts is None:
             return
         session = self.backend.session()
-        snap = layout.pane_tree(session, parts.tab_id)
-        if snap is not None and snap.active_leaf_id != parts.leaf_id:
-            self.edit_session(lambda s: layout.focus_pane(s, parts.tab_id, parts.leaf_id))
+        worktree_id = self.selected_worktree
+        tab_id, leaf_id = parts.tab_id, parts.leaf_id
+
+        def focus(s: WorkspaceSessionState) -> WorkspaceSessionState:
+            # The pane's tab and group become the active ones (a click or Tab into
+            # another group moves the focus there), then the pane in its tab.
+            if worktree_id is not None and layout.group_of_tab(s, worktree_id, tab_id):
+                s = layout.select_tab(s, worktree_id, tab_id)
+            return layout.focus_pane(s, tab_id, leaf_id)
+
+        if focus(session) is not session:
+            self.edit_session(focus)
         row = self.backend.session_for_pane(pane_key)
         status = self.backend.status.rows.get(pane_key)
         if row is not None and status is not None and status.unread:
@@ -595,6 +742,16 @@ class OrcaApp(App[None], inherit_bindings=False):
         self, edit: Callable[[WorkspaceSessionState], WorkspaceSessionState]
     ) -> WorkspaceSessionState:
         """Apply ``edit`` to the store's current session and save it (``session.patch``)."""
+        import trio
+
+        if self._edit_lock is None:
+            self._edit_lock = trio.Lock()
+        async with self._edit_lock:  # this UI's edits never overwrite each other
+            return await self._edit_once(edit)
+
+    async def _edit_once(
+        self, edit: Callable[[WorkspaceSessionState], WorkspaceSessionState]
+    ) -> WorkspaceSessionState:
         from orca.contracts import store
 
         for _attempt in range(3):
@@ -621,9 +778,26 @@ class OrcaApp(App[None], inherit_bindings=False):
         parts = split_worktree_id_for_filesystem(worktree_id)
         return parts.path if parts is not None else os.getcwd()
 
-    def _pane_size(self) -> tuple[int, int]:
-        size = self.query_one("#panes").content_size
-        return max(20, size.width - 2), max(5, size.height - 2)
+    def _pane_size(self, split: str | None = None) -> tuple[int, int]:
+        """The size a new pane of the active group gets (a guess the pane corrects once
+        laid out); ``split``: the pane is in a new group splitting the active one."""
+        session, worktree_id = self.backend.session(), self.selected_worktree
+        group = layout.group_of(session, worktree_id) if worktree_id else None
+        shown = self.group_views.get(group.id if group else None)
+        # A group not drawn yet (or just mounted, not laid out): where one was drawn,
+        # else the whole area less one strip.
+        boxes = [v.panes.content_size for v in (shown, *self.group_views.values()) if v]
+        laid_out = [b for b in boxes if b.width > 0 and b.height > 0]
+        if laid_out:
+            width, height = laid_out[0].width, laid_out[0].height
+        else:
+            area = self.query_one("#groups").content_size
+            width, height = area.width, area.height - 1
+        if split == "vertical":
+            width //= 2
+        elif split == "horizontal":
+            height = height // 2 - 1  # and the new group's strip
+        return max(20, width - 2), max(5, height - 2)
 
     @staticmethod
     def check_hosts_terminals(worktree_id: str) -> None:
@@ -636,10 +810,15 @@ class OrcaApp(App[None], inherit_bindings=False):
             raise Conflict(f"{worktree_id!r} cannot hold a terminal (not a worktree or folder)")
 
     async def spawn_in_pane(
-        self, worktree_id: str, pane_key: str, argv: list[str], type_after: str = ""
+        self,
+        worktree_id: str,
+        pane_key: str,
+        argv: list[str],
+        type_after: str = "",
+        split: str | None = None,
     ) -> None:
         self.check_hosts_terminals(worktree_id)
-        cols, rows = self._pane_size()
+        cols, rows = self._pane_size(split)
         result = await self.backend.spawn(
             worktree_id, self.worktree_cwd(worktree_id), argv, pane_key, cols, rows
         )
@@ -682,7 +861,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             self._chosen = True
             self._picks += 1
             self.selected_worktree = target
-            self._focus_terminal = True
+            self._focus_target = result["pane"]
             await self.spawn_in_pane(target, result["pane"], argv, type_after)
         except OrcaError as exc:
             self.report(exc.message)
@@ -718,6 +897,76 @@ class OrcaApp(App[None], inherit_bindings=False):
             request = LaunchRequest("", "", "shell", (), "")
             self.guest.start_soon(self.launch, request, self.selected_worktree)
 
+    def action_split_group(self, direction: str) -> None:
+        """A new tab group beside (``vertical``) or below (``horizontal``) the active
+        one, with a shell in its one tab."""
+        worktree_id = self.selected_worktree
+        if worktree_id is not None and direction in ("vertical", "horizontal"):
+            self.guest.start_soon(self._split_group, worktree_id, direction)
+
+    async def _split_group(self, worktree_id: str, direction: str) -> None:
+        created: dict[str, str] = {}
+
+        def split(s: WorkspaceSessionState) -> WorkspaceSessionState:
+            now = int(time.time() * 1000)
+            s, _group, tab, leaf = layout.split_group(s, worktree_id, direction, "shell", now)  # type: ignore[arg-type]
+            created["pane"] = make_pane_key(tab, leaf)
+            return s
+
+        try:
+            self.check_hosts_terminals(worktree_id)
+            await self.backend_edit(split)
+            self._focus_target = created["pane"]
+            await self.spawn_in_pane(
+                worktree_id, created["pane"], [self.shell()], split=direction
+            )
+        except OrcaError as exc:
+            self.report(exc.message)
+
+    def action_move_tab(self) -> None:
+        """The active tab to the next tab group (a group left empty closes)."""
+        worktree_id = self.selected_worktree
+        if worktree_id is None:
+            return
+        session = self.backend.session()
+        if layout.move_tab_to_next_group(session, worktree_id) is session:
+            self.notify("one tab group: ^G s or ^G u splits the strip first")
+            return
+        tab = layout.active_tab(session, worktree_id)
+        self._focus_target = layout.active_pane_key(session, tab.id) if tab else None
+        self.edit_session(lambda s: layout.move_tab_to_next_group(s, worktree_id))
+
+    def action_focus_next_group(self) -> None:
+        worktree_id = self.selected_worktree
+        if worktree_id is None:
+            return
+        session = self.backend.session()
+        moved = layout.focus_next_group(session, worktree_id)
+        group = layout.group_of(moved, worktree_id)
+        tab = layout.active_tab(moved, worktree_id, group.id) if group else None
+        key = layout.active_pane_key(moved, tab.id) if tab else None
+        view = self.pane_view(key)
+        if view is not None:
+            view.focus()  # pane_focused saves the group, tab and pane as the active ones
+        elif moved is not session:
+            self.edit_session(lambda s: layout.focus_next_group(s, worktree_id))
+
+    def click_strip(self, group_id: str, tab_id: str | None) -> None:
+        """A click on a group's strip: that tab (or just that group) becomes active."""
+        worktree_id = self.selected_worktree
+        if worktree_id is None:
+            return
+        session = self.backend.session()
+        if tab_id is None:
+            tab = layout.active_tab(session, worktree_id, group_id)
+            tab_id = tab.id if tab else None
+        if tab_id is None:
+            return
+        self._focus_target = layout.active_pane_key(session, tab_id)
+        target = tab_id
+        self.edit_session(lambda s: layout.select_tab(s, worktree_id, target))
+        self.poke(view=True)
+
     def active_pane(self) -> str | None:
         if self.focused_pane and self.pane_view(self.focused_pane) is not None:
             return self.focused_pane
@@ -749,7 +998,7 @@ class OrcaApp(App[None], inherit_bindings=False):
 
         try:
             await self.backend_edit(split)
-            self._focus_terminal = True
+            self._focus_target = created["pane"]
             await self.spawn_in_pane(worktree_id, created["pane"], [self.shell()])
         except (OrcaError, KeyError) as exc:
             self.report(getattr(exc, "message", str(exc)))
@@ -794,7 +1043,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._chosen = True
         self._picks += 1
         self.selected_worktree = worktree_id
-        self._focus_terminal = True
+        self._focus_target = light.pane_key
         self.focused_pane = light.pane_key
         if parts is not None:
             tab_id, leaf_id = parts.tab_id, parts.leaf_id
@@ -970,8 +1219,8 @@ class OrcaApp(App[None], inherit_bindings=False):
             return
         ids = [t.id for t in tabs]
         index = (ids.index(current) + step) % len(ids) if current in ids else 0
-        self._focus_terminal = True
         target = ids[index]
+        self._focus_target = layout.active_pane_key(session, target)
         self.edit_session(lambda s: layout.select_tab(s, worktree_id, target))
 
     def action_next_tab(self) -> None:
@@ -1017,6 +1266,20 @@ class OrcaApp(App[None], inherit_bindings=False):
         yield SystemCommand(
             "Split stacked", "split the pane", lambda: self.action_split("horizontal")
         )
+        yield SystemCommand(
+            "New tab group side by side",
+            "split the tab strip: a new group on the right, a shell in it",
+            lambda: self.action_split_group("vertical"),
+        )
+        yield SystemCommand(
+            "New tab group below",
+            "split the tab strip: a new group below, a shell in it",
+            lambda: self.action_split_group("horizontal"),
+        )
+        yield SystemCommand(
+            "Move tab to next group", "a group left empty closes", self.action_move_tab
+        )
+        yield SystemCommand("Next tab group", "focus it", self.action_focus_next_group)
         yield SystemCommand(
             "Close pane", "retire the pane (ends its terminal)", self.action_close_pane
         )

@@ -2,12 +2,28 @@
 
 The layout lives in the store's workspace session for this host (``session.patch``),
 never in the UI: a restarted or second ``orca ui`` shows what the first one saved. Per
-worktree there is one tab group (a :class:`TabGroupLeaf` in ``tabGroupLayouts``), its
-strip (``tabGroups``: ``tabOrder``, ``activeTabId``, the MRU ``recentTabIds``), the
-flat ``unifiedTabs`` rows and, per terminal tab, its pane tree
+worktree a split tree of tab groups (``tabGroupLayouts``: a :class:`TabGroupLeaf` names
+a group, a :class:`TabGroupSplit` holds two subtrees), each group its own strip
+(``tabGroups``: ``tabOrder``, ``activeTabId``, the MRU ``recentTabIds``, oldest first),
+the active group (``activeGroupIdByWorktree``), the flat ``unifiedTabs`` rows (each
+naming its ``groupId``) and, per terminal tab, its pane tree
 (``terminalLayoutsByTabId``) whose leaves are UUIDs; a pane's identity is its pane
 key ``<tabId>:<leafId>`` (``orca.model.panes``), which is also what ptyd's session of
 that pane carries, so a restored layout finds its live terminals by pane key.
+
+Directions, for both trees: ``"vertical"`` is a vertical divider (the two sides side
+by side), ``"horizontal"`` a horizontal one (stacked).
+
+:func:`normalize_groups` is the one repair rule (what every reader applies before it
+shows a worktree, and what a UI saves when it changed something): a group without tabs
+is dropped and its leaf pruned (the sibling promoted, ``orca.model.layout``), as is a
+leaf naming a group that does not exist; a group the tree does not place is put to the
+right; a tab is in exactly one group's strip and names that group; each group's active
+tab is in its strip (else its MRU one). It mints nothing (a group for orphan tabs gets
+an id derived from them), so several UIs repairing the same session write the same
+thing. The store closes tabs (the retirement protocol drops a tab with its last pane and
+falls back to the group's previous MRU tab, ``orca.model.session_restore``); the empty
+group it may leave is this rule's to drop.
 
 Functions take and return :class:`WorkspaceSessionState` (unknown fields kept by the
 model codec); :func:`layout_patch` is the ``session.patch`` of the fields they touch.
@@ -17,20 +33,23 @@ Closing a pane is not here: it is the retirement protocol (the store drops the l
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from typing import Any
 
 import msgspec
 
 from orca.model.codec import from_builtins, to_builtins
-from orca.model.layout import iter_terminal_leaf_ids
+from orca.model.layout import iter_layout_group_ids, iter_terminal_leaf_ids
 from orca.model.panes import make_pane_key
 from orca.model.session import WorkspaceSessionState
+from orca.model.session_restore import group_without_tabs
 from orca.model.tabs import (
     SplitDirection,
     Tab,
     TabGroup,
+    TabGroupLayoutNode,
     TabGroupLeaf,
+    TabGroupSplit,
     TerminalLayoutSnapshot,
     TerminalPaneLayoutNode,
     TerminalPaneLeaf,
@@ -51,6 +70,8 @@ LAYOUT_FIELDS = (
     "active_worktree_id",
     "active_tab_id",
 )
+# The namespace of group ids derived from tabs (normalize_groups mints nothing random).
+_GROUP_NS = uuid.UUID("6f1c1f0e-2b7a-4f4e-9d0c-0a5e0f6b7c31")
 
 
 def new_id() -> str:
@@ -79,27 +100,187 @@ def layout_patch(session: WorkspaceSessionState) -> dict[str, Any]:
     return out
 
 
-def group_of(session: WorkspaceSessionState, worktree_id: str) -> TabGroup | None:
-    groups = (session.tab_groups or {}).get(worktree_id, ())
-    active = session.active_group_id_by_worktree.get(worktree_id)
+# -- the group tree ------------------------------------------------------------------------
+def _prune_layout(
+    node: TabGroupLayoutNode, allowed: Container[str], seen: set[str]
+) -> TabGroupLayoutNode | None:
+    """Leaves naming an allowed group, each once (left to right); the sibling of a
+    dropped side is promoted; the same object back when nothing under it changed."""
+    if isinstance(node, TabGroupLeaf):
+        if node.group_id not in allowed or node.group_id in seen:
+            return None
+        seen.add(node.group_id)
+        return node
+    first = _prune_layout(node.first, allowed, seen)
+    second = _prune_layout(node.second, allowed, seen)
+    if first is None or second is None:
+        return second if first is None else first
+    if first is node.first and second is node.second:
+        return node
+    return replace(node, first=first, second=second)
+
+
+def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k != key}
+
+
+def normalize_groups(session: WorkspaceSessionState, worktree_id: str) -> WorkspaceSessionState:
+    """The worktree's groups, strips, tabs and tree made consistent (module docstring);
+    the very same object back when they already are."""
+    raw_groups = tuple((session.tab_groups or {}).get(worktree_id, ()))
+    tabs = tuple((session.unified_tabs or {}).get(worktree_id, ()))
+    old_tree = session.tab_group_layouts.get(worktree_id)
+    if not raw_groups and not tabs:
+        if old_tree is None and worktree_id not in session.active_group_id_by_worktree:
+            return session
+        return replace(
+            session,
+            tab_group_layouts=_without(session.tab_group_layouts, worktree_id),
+            active_group_id_by_worktree=_without(session.active_group_id_by_worktree, worktree_id),
+        )
+    groups: list[TabGroup] = []
+    for group in raw_groups:  # a group id listed twice: the first one counts
+        if all(g.id != group.id for g in groups):
+            groups.append(group)
+    ids = [g.id for g in groups]
+    placed = [g for g in dict.fromkeys(iter_layout_group_ids(old_tree)) if g in ids]
+    in_order = placed + [g for g in ids if g not in placed]
+    tab_ids = {t.id for t in tabs}
+    members: dict[str, list[str]] = {g: [] for g in ids}
+    owner: dict[str, str] = {}
     for group in groups:
-        if group.id == active:
-            return group
-    return groups[0] if groups else None
+        for tab_id in group.tab_order:
+            if tab_id in tab_ids and tab_id not in owner:
+                owner[tab_id] = group.id
+                members[group.id].append(tab_id)
+    for tab in tabs:
+        if tab.id in owner:
+            continue
+        home = tab.group_id if tab.group_id in members else (in_order[0] if in_order else None)
+        if home is None:  # tabs and no group at all: one group, named after its first tab
+            home = str(uuid.uuid5(_GROUP_NS, f"{worktree_id}\n{tab.id}"))
+            groups.append(TabGroup(id=home, worktree_id=worktree_id))
+            members[home], in_order = [], [home]
+        owner[tab.id] = home
+        members[home].append(tab.id)
+    kept: list[TabGroup] = []
+    for group in groups:
+        order = tuple(members[group.id])
+        if not order:
+            continue  # a group without tabs is closed
+        recent = None
+        if group.recent_tab_ids is not None:
+            recent = tuple(dict.fromkeys(t for t in group.recent_tab_ids if t in order))
+        active = group.active_tab_id
+        if active not in order:
+            active = recent[-1] if recent else order[0]
+        fixed = TabGroup(
+            id=group.id,
+            worktree_id=group.worktree_id or worktree_id,
+            active_tab_id=active,
+            tab_order=order,
+            recent_tab_ids=recent,
+            extra=group.extra,
+        )
+        kept.append(group if fixed == group else fixed)
+    kept_ids = [g.id for g in kept]
+    new_tabs = tuple(
+        t if t.group_id == owner[t.id] else replace(t, group_id=owner[t.id]) for t in tabs
+    )
+    tree = None if old_tree is None else _prune_layout(old_tree, set(kept_ids), set())
+    for group_id in (g for g in in_order if g in kept_ids):
+        if group_id not in set(iter_layout_group_ids(tree)):
+            leaf = TabGroupLeaf(group_id=group_id)
+            tree = (
+                leaf
+                if tree is None
+                else TabGroupSplit(direction="vertical", first=tree, second=leaf)
+            )
+    active_group = session.active_group_id_by_worktree.get(worktree_id)
+    if active_group not in kept_ids:
+        order_now = list(iter_layout_group_ids(tree))
+        active_group = order_now[0] if order_now else None
+    if (
+        tuple(kept) == raw_groups
+        and new_tabs == tabs
+        and tree is old_tree
+        and active_group == session.active_group_id_by_worktree.get(worktree_id)
+    ):
+        return session
+    layouts = _without(session.tab_group_layouts, worktree_id)
+    if tree is not None:
+        layouts[worktree_id] = tree
+    actives = _without(session.active_group_id_by_worktree, worktree_id)
+    if active_group is not None:
+        actives[worktree_id] = active_group
+    return replace(
+        session,
+        tab_groups={**(session.tab_groups or {}), worktree_id: tuple(kept)},
+        unified_tabs={**(session.unified_tabs or {}), worktree_id: new_tabs},
+        tab_group_layouts=layouts,
+        active_group_id_by_worktree=actives,
+    )
 
 
-def terminal_tabs(session: WorkspaceSessionState, worktree_id: str) -> list[Tab]:
-    """The worktree's terminal tabs in strip order."""
-    tabs = {t.id: t for t in (session.unified_tabs or {}).get(worktree_id, ())}
-    group = group_of(session, worktree_id)
-    order = list(group.tab_order) if group else []
-    order += [t for t in tabs if t not in order]
-    return [tabs[t] for t in order if t in tabs and tabs[t].content_type == "terminal"]
+def group_tree(session: WorkspaceSessionState, worktree_id: str) -> TabGroupLayoutNode | None:
+    """The worktree's tab-group split tree (normalized), None when it has no group."""
+    return normalize_groups(session, worktree_id).tab_group_layouts.get(worktree_id)
 
 
-def active_tab(session: WorkspaceSessionState, worktree_id: str) -> Tab | None:
-    tabs = terminal_tabs(session, worktree_id)
-    group = group_of(session, worktree_id)
+def group_ids(session: WorkspaceSessionState, worktree_id: str) -> list[str]:
+    """The worktree's groups in tree order (left to right, top to bottom)."""
+    return list(iter_layout_group_ids(group_tree(session, worktree_id)))
+
+
+def groups_of(session: WorkspaceSessionState, worktree_id: str) -> list[TabGroup]:
+    """The worktree's groups (normalized) in tree order."""
+    s = normalize_groups(session, worktree_id)
+    by_id = {g.id: g for g in (s.tab_groups or {}).get(worktree_id, ())}
+    return [by_id[g] for g in iter_layout_group_ids(s.tab_group_layouts.get(worktree_id))]
+
+
+def group_of(
+    session: WorkspaceSessionState, worktree_id: str, group_id: str | None = None
+) -> TabGroup | None:
+    """Group ``group_id`` of the worktree, by default its active group (normalized)."""
+    s = normalize_groups(session, worktree_id)
+    groups = (s.tab_groups or {}).get(worktree_id, ())
+    wanted = group_id or s.active_group_id_by_worktree.get(worktree_id)
+    return next((g for g in groups if g.id == wanted), None)
+
+
+def group_of_tab(session: WorkspaceSessionState, worktree_id: str, tab_id: str) -> TabGroup | None:
+    s = normalize_groups(session, worktree_id)
+    return next(
+        (g for g in (s.tab_groups or {}).get(worktree_id, ()) if tab_id in g.tab_order), None
+    )
+
+
+def terminal_tabs(
+    session: WorkspaceSessionState, worktree_id: str, group_id: str | None = None
+) -> list[Tab]:
+    """The terminal tabs of one group (by default the active one) in strip order."""
+    s = normalize_groups(session, worktree_id)
+    group = group_of(s, worktree_id, group_id)
+    if group is None:
+        return []
+    tabs = {t.id: t for t in (s.unified_tabs or {}).get(worktree_id, ())}
+    return [tabs[t] for t in group.tab_order if t in tabs and tabs[t].content_type == "terminal"]
+
+
+def all_terminal_tabs(session: WorkspaceSessionState, worktree_id: str) -> list[Tab]:
+    """Every terminal tab of the worktree, group by group in tree order."""
+    s = normalize_groups(session, worktree_id)
+    return [t for g in groups_of(s, worktree_id) for t in terminal_tabs(s, worktree_id, g.id)]
+
+
+def active_tab(
+    session: WorkspaceSessionState, worktree_id: str, group_id: str | None = None
+) -> Tab | None:
+    """The active terminal tab of one group (by default the active group)."""
+    s = normalize_groups(session, worktree_id)
+    tabs = terminal_tabs(s, worktree_id, group_id)
+    group = group_of(s, worktree_id, group_id)
     wanted = group.active_tab_id if group else None
     return next((t for t in tabs if t.id == wanted), tabs[0] if tabs else None)
 
@@ -114,6 +295,16 @@ def pane_keys(session: WorkspaceSessionState, tab_id: str) -> list[str]:
     return [make_pane_key(tab_id, leaf) for leaf in iter_terminal_leaf_ids(root)]
 
 
+def active_pane_key(session: WorkspaceSessionState, tab_id: str) -> str | None:
+    """The tab's active pane (its saved one, else its first)."""
+    snap = pane_tree(session, tab_id)
+    active = snap.active_leaf_id if snap is not None else None
+    if active and snap is not None and active in set(iter_terminal_leaf_ids(snap.root)):
+        return make_pane_key(tab_id, active)
+    keys = pane_keys(session, tab_id)
+    return keys[0] if keys else None
+
+
 def all_pane_keys(session: WorkspaceSessionState) -> Iterator[tuple[str, str]]:
     """(worktree id, pane key) of every terminal pane the session holds."""
     for worktree_id, tabs in (session.unified_tabs or {}).items():
@@ -123,19 +314,52 @@ def all_pane_keys(session: WorkspaceSessionState) -> Iterator[tuple[str, str]]:
                     yield worktree_id, key
 
 
+# -- edits ---------------------------------------------------------------------------------
+def _with_groups(
+    session: WorkspaceSessionState,
+    worktree_id: str,
+    groups: tuple[TabGroup, ...],
+    active_group: str,
+    **changes: Any,
+) -> WorkspaceSessionState:
+    """``session`` with the worktree's groups replaced and ``active_group`` (and its
+    active tab) the active one; ``changes`` are further session fields."""
+    active_tab_id = next((g.active_tab_id for g in groups if g.id == active_group), None)
+    return replace(
+        session,
+        tab_groups={**(session.tab_groups or {}), worktree_id: groups},
+        active_group_id_by_worktree={
+            **session.active_group_id_by_worktree,
+            worktree_id: active_group,
+        },
+        active_tab_id_by_worktree={**session.active_tab_id_by_worktree, worktree_id: active_tab_id},
+        active_worktree_id=worktree_id,
+        active_tab_id=active_tab_id,
+        **changes,
+    )
+
+
+def _pushed(group: TabGroup, tab_id: str) -> TabGroup:
+    """``group`` with ``tab_id`` its active tab, on top of its MRU stack."""
+    recent = (*(t for t in (group.recent_tab_ids or ()) if t != tab_id), tab_id)
+    return replace(group, active_tab_id=tab_id, recent_tab_ids=recent)
+
+
 def select_worktree(session: WorkspaceSessionState, worktree_id: str) -> WorkspaceSessionState:
     tab = active_tab(session, worktree_id)
     return replace(session, active_worktree_id=worktree_id, active_tab_id=tab.id if tab else None)
 
 
-def add_terminal_tab(
-    session: WorkspaceSessionState, worktree_id: str, label: str, now_ms: int
+def _new_terminal_tab(
+    session: WorkspaceSessionState,
+    worktree_id: str,
+    group: TabGroup,
+    tree: TabGroupLayoutNode,
+    label: str,
+    now_ms: int,
 ) -> tuple[WorkspaceSessionState, str, str]:
-    """A new terminal tab (one pane) in the worktree's group, made active: (session, tab, leaf)."""
+    """A terminal tab (one pane) added to ``group`` (new or not), which becomes active."""
     tab_id, leaf_id = new_id(), new_id()
-    group = group_of(session, worktree_id)
-    if group is None:
-        group = TabGroup(id=new_id(), worktree_id=worktree_id)
     tabs = (session.unified_tabs or {}).get(worktree_id, ())
     tab = Tab(
         id=tab_id,
@@ -147,54 +371,156 @@ def add_terminal_tab(
         sort_order=len(tabs),
         created_at=now_ms,
     )
-    recent = (*(group.recent_tab_ids or ()), tab_id)
-    group = replace(
-        group, tab_order=(*group.tab_order, tab_id), active_tab_id=tab_id, recent_tab_ids=recent
-    )
+    group = _pushed(replace(group, tab_order=(*group.tab_order, tab_id)), tab_id)
     others = tuple(g for g in (session.tab_groups or {}).get(worktree_id, ()) if g.id != group.id)
     snapshot = TerminalLayoutSnapshot(
         root=TerminalPaneLeaf(leaf_id=leaf_id), active_leaf_id=leaf_id
     )
-    session = replace(
+    session = _with_groups(
         session,
+        worktree_id,
+        (*others, group),
+        group.id,
         unified_tabs={**(session.unified_tabs or {}), worktree_id: (*tabs, tab)},
-        tab_groups={**(session.tab_groups or {}), worktree_id: (*others, group)},
-        tab_group_layouts={
-            **session.tab_group_layouts,
-            worktree_id: session.tab_group_layouts.get(worktree_id)
-            or TabGroupLeaf(group_id=group.id),
-        },
-        active_group_id_by_worktree={**session.active_group_id_by_worktree, worktree_id: group.id},
+        tab_group_layouts={**session.tab_group_layouts, worktree_id: tree},
         terminal_layouts_by_tab_id={**session.terminal_layouts_by_tab_id, tab_id: snapshot},
-        active_tab_id_by_worktree={**session.active_tab_id_by_worktree, worktree_id: tab_id},
         active_tab_type_by_worktree={
             **session.active_tab_type_by_worktree,
             worktree_id: "terminal",
         },
-        active_worktree_id=worktree_id,
-        active_tab_id=tab_id,
     )
     return session, tab_id, leaf_id
+
+
+def add_terminal_tab(
+    session: WorkspaceSessionState,
+    worktree_id: str,
+    label: str,
+    now_ms: int,
+    group_id: str | None = None,
+) -> tuple[WorkspaceSessionState, str, str]:
+    """A new terminal tab (one pane) in a group (by default the active one; the
+    worktree's first group when it has none), made active: (session, tab, leaf)."""
+    session = normalize_groups(session, worktree_id)
+    group = group_of(session, worktree_id, group_id)
+    tree = session.tab_group_layouts.get(worktree_id)
+    if group is None or tree is None:
+        group = TabGroup(id=new_id(), worktree_id=worktree_id)
+        tree = TabGroupLeaf(group_id=group.id)
+    return _new_terminal_tab(session, worktree_id, group, tree, label, now_ms)
+
+
+def _split_leaf(
+    node: TabGroupLayoutNode, group_id: str, new: str, direction: SplitDirection
+) -> TabGroupLayoutNode:
+    if isinstance(node, TabGroupLeaf):
+        if node.group_id != group_id:
+            return node
+        return TabGroupSplit(direction=direction, first=node, second=TabGroupLeaf(group_id=new))
+    return replace(
+        node,
+        first=_split_leaf(node.first, group_id, new, direction),
+        second=_split_leaf(node.second, group_id, new, direction),
+    )
+
+
+def split_group(
+    session: WorkspaceSessionState,
+    worktree_id: str,
+    direction: SplitDirection,
+    label: str,
+    now_ms: int,
+) -> tuple[WorkspaceSessionState, str, str, str]:
+    """Split the active group's place in two: a new group (second: right of it for
+    ``"vertical"``, below for ``"horizontal"``) holding one new terminal tab, made the
+    active group: (session, group, tab, leaf). With no group yet: the first one."""
+    session = normalize_groups(session, worktree_id)
+    current = group_of(session, worktree_id)
+    tree = session.tab_group_layouts.get(worktree_id)
+    group = TabGroup(id=new_id(), worktree_id=worktree_id)
+    if current is None or tree is None:
+        tree = TabGroupLeaf(group_id=group.id)
+    else:
+        tree = _split_leaf(tree, current.id, group.id, direction)
+    session, tab_id, leaf_id = _new_terminal_tab(session, worktree_id, group, tree, label, now_ms)
+    return session, group.id, tab_id, leaf_id
+
+
+def select_group(
+    session: WorkspaceSessionState, worktree_id: str, group_id: str
+) -> WorkspaceSessionState:
+    """Make ``group_id`` the worktree's active group (same object when it is, or when
+    there is no such group)."""
+    s = normalize_groups(session, worktree_id)
+    groups = tuple((s.tab_groups or {}).get(worktree_id, ()))
+    if all(g.id != group_id for g in groups):
+        return session
+    changed = _with_groups(s, worktree_id, groups, group_id)
+    return session if changed == session else changed
+
+
+def focus_next_group(
+    session: WorkspaceSessionState, worktree_id: str, step: int = 1
+) -> WorkspaceSessionState:
+    """The next group in tree order (cycling) becomes the active one."""
+    ids = group_ids(session, worktree_id)
+    if not ids:
+        return session
+    current = group_of(session, worktree_id)
+    index = ids.index(current.id) if current is not None and current.id in ids else -step
+    return select_group(session, worktree_id, ids[(index + step) % len(ids)])
 
 
 def select_tab(
     session: WorkspaceSessionState, worktree_id: str, tab_id: str
 ) -> WorkspaceSessionState:
-    group = group_of(session, worktree_id)
-    if group is None or tab_id not in group.tab_order:
+    """Make ``tab_id`` its group's active tab (top of the group's MRU stack) and that
+    group the active one; the same object when nothing changes or there is no such tab."""
+    s = normalize_groups(session, worktree_id)
+    group = group_of_tab(s, worktree_id, tab_id)
+    if group is None:
         return session
-    recent = (*(t for t in (group.recent_tab_ids or ()) if t != tab_id), tab_id)
-    group = replace(group, active_tab_id=tab_id, recent_tab_ids=recent)
+    pushed = _pushed(group, tab_id)
     groups = tuple(
-        group if g.id == group.id else g for g in (session.tab_groups or {}).get(worktree_id, ())
+        pushed if g.id == group.id else g for g in (s.tab_groups or {}).get(worktree_id, ())
     )
-    return replace(
-        session,
-        tab_groups={**(session.tab_groups or {}), worktree_id: groups},
-        active_tab_id_by_worktree={**session.active_tab_id_by_worktree, worktree_id: tab_id},
-        active_worktree_id=worktree_id,
-        active_tab_id=tab_id,
+    changed = _with_groups(s, worktree_id, groups, group.id)
+    return session if changed == session else changed
+
+
+def move_tab_to_next_group(
+    session: WorkspaceSessionState, worktree_id: str, step: int = 1
+) -> WorkspaceSessionState:
+    """Move the active group's active tab to the end of the next group's strip (tree
+    order, cycling), active there and that group active. The group it left falls back
+    to its previous MRU tab, or is closed when it was its last. Same object with fewer
+    than two groups."""
+    s = normalize_groups(session, worktree_id)
+    ids = group_ids(s, worktree_id)
+    source = group_of(s, worktree_id)
+    if len(ids) < 2 or source is None or source.active_tab_id is None:
+        return session
+    tab_id = source.active_tab_id
+    target_id = ids[(ids.index(source.id) + step) % len(ids)]
+    groups: list[TabGroup] = []
+    for g in (s.tab_groups or {}).get(worktree_id, ()):
+        if g.id == source.id:
+            g = group_without_tabs(g, {tab_id})
+        elif g.id == target_id:
+            g = _pushed(replace(g, tab_order=(*g.tab_order, tab_id)), tab_id)
+        groups.append(g)
+    tabs = tuple(
+        replace(t, group_id=target_id) if t.id == tab_id else t
+        for t in (s.unified_tabs or {}).get(worktree_id, ())
     )
+    moved = _with_groups(
+        s,
+        worktree_id,
+        tuple(groups),
+        target_id,
+        unified_tabs={**(s.unified_tabs or {}), worktree_id: tabs},
+    )
+    return normalize_groups(moved, worktree_id)
 
 
 def _split(
