@@ -20,14 +20,12 @@ from collections.abc import Set as AbstractSet
 import msgspec
 
 from actors.store.session_normalize import LEAF_KEYED_MAPS, PANE_KEYED_MAPS
-from orca.model.layout import iter_terminal_leaf_ids
+from orca.model.layout import iter_terminal_leaf_ids, prune_terminal_pane_layout
 from orca.model.session import WorkspaceSessionState
 from orca.model.session_restore import group_without_tabs
 from orca.model.tabs import (
     Tab,
     TerminalLayoutSnapshot,
-    TerminalPaneLayoutNode,
-    TerminalPaneLeaf,
 )
 
 
@@ -43,37 +41,18 @@ def terminal_tab_ids(session: WorkspaceSessionState) -> set[str]:
     return ids
 
 
-def _first_occurrences(
-    node: TerminalPaneLayoutNode, allowed: AbstractSet[str], seen: set[str]
-) -> TerminalPaneLayoutNode | None:
-    """Keep leaves in ``allowed``, each at its first position (left to right) only.
-
-    Membership is a set of panes, a layout a sequence of leaves: a stale snapshot that
-    shows a surviving leaf twice would otherwise pass the fence twice, and normalizing
-    re-mints the repeat into a pane that never existed. Same object back when nothing
-    under ``node`` was dropped.
-    """
-    if isinstance(node, TerminalPaneLeaf):
-        if node.leaf_id not in allowed or node.leaf_id in seen:
-            return None
-        seen.add(node.leaf_id)
-        return node
-    first = _first_occurrences(node.first, allowed, seen)
-    second = _first_occurrences(node.second, allowed, seen)
-    if first is None or second is None:
-        return second if first is None else first  # promote the surviving side (or None)
-    if first is node.first and second is node.second:
-        return node
-    return msgspec.structs.replace(node, first=first, second=second)
-
-
 def _restrict_layout(
     snapshot: TerminalLayoutSnapshot, allowed: AbstractSet[str]
 ) -> TerminalLayoutSnapshot | None:
-    """``snapshot`` with only the panes in ``allowed``, each once; None when none is left."""
+    """``snapshot`` with only the panes in ``allowed``, each once; None when none is left.
+
+    Each once: membership is a set of panes, a layout a sequence of leaves: a stale
+    snapshot that shows a surviving leaf twice would otherwise pass the fence twice, and
+    normalizing re-mints the repeat into a pane that never existed.
+    """
     if snapshot.root is None:
         return None
-    root = _first_occurrences(snapshot.root, allowed, set())
+    root = prune_terminal_pane_layout(snapshot.root, allowed, once=True)
     if root is None:
         return None
     if root is snapshot.root:

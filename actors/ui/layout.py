@@ -33,13 +33,17 @@ Closing a pane is not here: it is the retirement protocol (the store drops the l
 from __future__ import annotations
 
 import uuid
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
 
 from orca.model.codec import from_builtins, to_builtins
-from orca.model.layout import iter_layout_group_ids, iter_terminal_leaf_ids
+from orca.model.layout import (
+    iter_layout_group_ids,
+    iter_terminal_leaf_ids,
+    prune_tab_group_layout,
+)
 from orca.model.panes import make_pane_key
 from orca.model.session import WorkspaceSessionState
 from orca.model.session_restore import group_without_tabs
@@ -101,25 +105,6 @@ def layout_patch(session: WorkspaceSessionState) -> dict[str, Any]:
 
 
 # -- the group tree ------------------------------------------------------------------------
-def _prune_layout(
-    node: TabGroupLayoutNode, allowed: Container[str], seen: set[str]
-) -> TabGroupLayoutNode | None:
-    """Leaves naming an allowed group, each once (left to right); the sibling of a
-    dropped side is promoted; the same object back when nothing under it changed."""
-    if isinstance(node, TabGroupLeaf):
-        if node.group_id not in allowed or node.group_id in seen:
-            return None
-        seen.add(node.group_id)
-        return node
-    first = _prune_layout(node.first, allowed, seen)
-    second = _prune_layout(node.second, allowed, seen)
-    if first is None or second is None:
-        return second if first is None else first
-    if first is node.first and second is node.second:
-        return node
-    return replace(node, first=first, second=second)
-
-
 def _without(mapping: Mapping[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k != key}
 
@@ -187,7 +172,7 @@ def normalize_groups(session: WorkspaceSessionState, worktree_id: str) -> Worksp
     new_tabs = tuple(
         t if t.group_id == owner[t.id] else replace(t, group_id=owner[t.id]) for t in tabs
     )
-    tree = None if old_tree is None else _prune_layout(old_tree, set(kept_ids), set())
+    tree = None if old_tree is None else prune_tab_group_layout(old_tree, set(kept_ids), once=True)
     for group_id in (g for g in in_order if g in kept_ids):
         if group_id not in set(iter_layout_group_ids(tree)):
             leaf = TabGroupLeaf(group_id=group_id)

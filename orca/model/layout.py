@@ -12,6 +12,7 @@ Invariant: if nothing under a node was removed, the *same object* is returned
 from __future__ import annotations
 
 from collections.abc import Container, Iterator
+from typing import cast
 
 import msgspec
 
@@ -22,12 +23,15 @@ from orca.model.tabs import (
     TerminalPaneLeaf,
 )
 
+_Node = TabGroupLayoutNode | TerminalPaneLayoutNode
+
 __all__ = [
     "iter_layout_group_ids",
     "iter_terminal_leaf_ids",
     "prune_tab_group_layout",
     "prune_terminal_pane_layout",
 ]
+
 
 def iter_layout_group_ids(node: TabGroupLayoutNode | None) -> Iterator[str]:
     """Group ids of every leaf, left to right."""
@@ -53,11 +57,18 @@ def iter_terminal_leaf_ids(node: TerminalPaneLayoutNode | None) -> Iterator[str]
             stack.append(n.first)
 
 
-def _prune_groups(node: TabGroupLayoutNode, group_ids: Container[str]) -> TabGroupLayoutNode | None:
-    if isinstance(node, TabGroupLeaf):
-        return node if node.group_id in group_ids else None
-    first = _prune_groups(node.first, group_ids)
-    second = _prune_groups(node.second, group_ids)
+def _prune(node: _Node, allowed: Container[str], seen: set[str] | None) -> _Node | None:
+    """Both trees alike: a leaf is kept when its id is ``allowed`` (and, with ``seen``,
+    not kept already further left); a split that loses a side becomes the other."""
+    if isinstance(node, (TabGroupLeaf, TerminalPaneLeaf)):
+        key = node.group_id if isinstance(node, TabGroupLeaf) else node.leaf_id
+        if key not in allowed or (seen is not None and key in seen):
+            return None
+        if seen is not None:
+            seen.add(key)
+        return node
+    first = _prune(node.first, allowed, seen)
+    second = _prune(node.second, allowed, seen)
     if first is None or second is None:
         return second if first is None else first  # promote the surviving side (or None)
     if first is node.first and second is node.second:
@@ -65,29 +76,19 @@ def _prune_groups(node: TabGroupLayoutNode, group_ids: Container[str]) -> TabGro
     return msgspec.structs.replace(node, first=first, second=second)
 
 
-def _prune_panes(
-    node: TerminalPaneLayoutNode, leaf_ids: Container[str]
-) -> TerminalPaneLayoutNode | None:
-    if isinstance(node, TerminalPaneLeaf):
-        return node if node.leaf_id in leaf_ids else None
-    first = _prune_panes(node.first, leaf_ids)
-    second = _prune_panes(node.second, leaf_ids)
-    if first is None or second is None:
-        return second if first is None else first
-    if first is node.first and second is node.second:
-        return node
-    return msgspec.structs.replace(node, first=first, second=second)
-
-
 def prune_tab_group_layout(
-    node: TabGroupLayoutNode | None, group_ids: Container[str]
+    node: TabGroupLayoutNode | None, group_ids: Container[str], *, once: bool = False
 ) -> TabGroupLayoutNode | None:
-    """Drop leaves whose group is not in ``group_ids``; same object back when nothing changed."""
-    return None if node is None else _prune_groups(node, group_ids)
+    """Drop leaves whose group is not in ``group_ids`` (with ``once``, also every leaf
+    but the leftmost of a group named twice); same object back when nothing changed."""
+    kept = None if node is None else _prune(node, group_ids, set() if once else None)
+    return cast("TabGroupLayoutNode | None", kept)
 
 
 def prune_terminal_pane_layout(
-    node: TerminalPaneLayoutNode | None, leaf_ids: Container[str]
+    node: TerminalPaneLayoutNode | None, leaf_ids: Container[str], *, once: bool = False
 ) -> TerminalPaneLayoutNode | None:
-    """Drop panes whose leaf id is not in ``leaf_ids``; same object back when nothing changed."""
-    return None if node is None else _prune_panes(node, leaf_ids)
+    """Drop panes whose leaf id is not in ``leaf_ids`` (with ``once``, also every leaf
+    but the leftmost of an id shown twice); same object back when nothing changed."""
+    kept = None if node is None else _prune(node, leaf_ids, set() if once else None)
+    return cast("TerminalPaneLayoutNode | None", kept)
