@@ -17,7 +17,6 @@ the folder's path.
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
 from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
@@ -126,27 +125,18 @@ def resolve_folder(folders: list[FolderWorkspace], ref: str) -> FolderWorkspace:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from orca.cli.service import close_sessions, live_sessions, print_sessions
+    from orca.cli.service import end_terminals_or_refuse
     from orca.client.sync import invoke
     from orca.contracts import store
     from orca.paths import resolve_paths
 
     folders, _groups = _state()
     folder = resolve_folder(folders, args.folder)
-    paths = resolve_paths()
-    try:
-        live = live_sessions(paths, FOLDER_PREFIX + folder.id)
-    except OrcaError as exc:
-        print(
-            f"orca: note: ptyd did not answer ({exc.message}): terminals unchecked", file=sys.stderr
-        )
-        live = []
-    if live and not args.force:
-        print(f"orca: {len(live)} terminal(s) still running in {folder.name}:", file=sys.stderr)
-        print_sessions(live)
-        print("  `orca folder rm --force` ends them first", file=sys.stderr)
+    owner = FOLDER_PREFIX + folder.id
+    if not end_terminals_or_refuse(
+        resolve_paths(), owner, folder.name, "orca folder rm", force=args.force
+    ):
         return EXIT_USAGE
-    close_sessions(live, paths)
     invoke(store.FOLDER_WORKSPACE_REMOVE, store.IdArgs(id=folder.id))
     print(f"removed {folder.name} ({folder.folder_path} is left as it is)")
     return EXIT_OK

@@ -170,6 +170,29 @@ def print_sessions(rows: list[SessionRow]) -> None:
         print(f"  {handle}  pid {r.pid}  {' '.join(r.argv)}", file=sys.stderr)
 
 
+def end_terminals_or_refuse(
+    paths: OrcaPaths, owner_id: str, place: str, command: str, *, force: bool
+) -> bool:
+    """Before removing a workspace (issue 13): with terminals running in it, refuse
+    (listing them, and how ``command --force`` ends them; False) unless ``force``,
+    which closes them first as ``orca term close`` does. A ptyd that cannot answer
+    leaves them unchecked, said on stderr."""
+    try:
+        live = live_sessions(paths, owner_id)
+    except OrcaError as exc:
+        print(
+            f"orca: note: ptyd did not answer ({exc.message}): terminals unchecked", file=sys.stderr
+        )
+        live = []
+    if live and not force:
+        print(f"orca: {len(live)} terminal(s) still running in {place}:", file=sys.stderr)
+        print_sessions(live)
+        print(f"  `{command} --force` ends them first", file=sys.stderr)
+        return False
+    close_sessions(live, paths)
+    return True
+
+
 def close_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
     """Close each session as ``orca term close`` does (the pane is retired and fenced)."""
     from orca.cli.term import CLOSE_TIMEOUT_S

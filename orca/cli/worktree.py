@@ -82,7 +82,11 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
 
     rm = worktree.add_parser("rm", help="remove a worktree (refuses dirty/locked ones)")
     rm.add_argument("worktree", help="worktree: handle, name, path or id")
-    rm.add_argument("--force", action="store_true", help="remove even if dirty, locked or with running terminals (ended first)")
+    rm.add_argument(
+        "--force",
+        action="store_true",
+        help="remove even if dirty, locked or with running terminals (ended first)",
+    )
     rm.add_argument("--delete-branch", action="store_true", help="also delete its branch")
     rm.set_defaults(func=cmd_rm)
 
@@ -316,7 +320,7 @@ def _create_with_progress(request: CreateArgs, timeout: float, *, quiet: bool) -
 
 def cmd_rm(args: argparse.Namespace) -> int:
     from orca.cli.output import EXIT_USAGE
-    from orca.cli.service import close_sessions, live_sessions, print_sessions
+    from orca.cli.service import end_terminals_or_refuse
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
     from orca.paths import resolve_paths
@@ -328,19 +332,8 @@ def cmd_rm(args: argparse.Namespace) -> int:
     # Issue 13: removing a worktree under a running agent refuses unless --force,
     # which ends its terminals first, as `orca term close` does.
     paths = resolve_paths()
-    try:
-        live = live_sessions(paths, row.id)
-    except OrcaError as exc:
-        print(
-            f"orca: note: ptyd did not answer ({exc.message}): terminals unchecked", file=sys.stderr
-        )
-        live = []
-    if live and not args.force:
-        print(f"orca: {len(live)} terminal(s) still running in {row.path}:", file=sys.stderr)
-        print_sessions(live)
-        print("  `orca worktree rm --force` ends them first", file=sys.stderr)
+    if not end_terminals_or_refuse(paths, row.id, row.path, "orca worktree rm", force=args.force):
         return EXIT_USAGE
-    close_sessions(live, paths)
     request = gitwatch.RemoveArgs(
         worktree_id=row.id, force=args.force, delete_branch=args.delete_branch
     )
