@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -49,27 +48,12 @@ async def test_a_folder_workspace_runs_a_terminal_lit_listed_and_reaped_with_it(
         user.ok("up")
         folder_dir = tmp_path / "notes"
         folder_dir.mkdir()
-        group_id, folder_id = str(uuid.uuid4()), str(uuid.uuid4())
-        owner = f"folder:{folder_id}"
+        owner = user.add_folder(folder_dir, "notes", "research")
+        folder_id = owner.removeprefix("folder:")
         async with (
             open_rpc_client(user.paths.ipc_endpoint(store.CONTRACT.actor, "rpc")) as st,
             recorded(orca_home, ptyd.CONTRACT, ptyd.SNAPSHOT) as (mirror, rec, pt),
         ):
-            await st.invoke(
-                store.PROJECT_GROUP_UPSERT,
-                store.ProjectGroupArgs(project_group={"id": group_id, "name": "research"}),
-            )
-            await st.invoke(
-                store.FOLDER_WORKSPACE_UPSERT,
-                store.FolderWorkspaceArgs(
-                    folder_workspace={
-                        "id": folder_id,
-                        "projectGroupId": group_id,
-                        "name": "notes",
-                        "folderPath": str(folder_dir),
-                    }
-                ),
-            )
 
             def cli(*args: str) -> Any:
                 return trio.to_thread.run_sync(lambda: user.ok(*args))

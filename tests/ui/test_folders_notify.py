@@ -3,6 +3,7 @@ desktop notification (OSC 9) when an agent becomes blocked or done (issue 17).""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from actors.ui import layout
 from actors.ui.app import OrcaApp, osc9
 from actors.ui.view import WorktreeItem, build_sidebar
 from orca.client.sync import invoke
-from orca.contracts import hooks, ptyd, store
+from orca.contracts import hooks, ptyd
 from orca.model.agent_status import AgentStatusRow
 from orca.model.panes import make_pane_key
 from orca.model.types_repo import FolderWorkspace
@@ -99,27 +100,13 @@ def test_a_folder_workspace_is_listed_and_its_blocked_agent_notifies(
     empty = WorktreeItem("", "", "", "", None, "idle", (), 0)
     data = tmp_path / "notes folder"
     data.mkdir()
-    group_id, folder_id = str(uuid.uuid4()), str(uuid.uuid4())
     seen: dict[str, Any] = {}
 
     async def scenario(app: RecordingApp, pilot: Any) -> None:
         await app.wait_for(lambda: all(app.backend.alive.values()))
-        invoke(
-            store.PROJECT_GROUP_UPSERT,
-            store.ProjectGroupArgs(project_group={"id": group_id, "name": "research"}),
-        )
-        invoke(
-            store.FOLDER_WORKSPACE_UPSERT,
-            store.FolderWorkspaceArgs(
-                folder_workspace={
-                    "id": folder_id,
-                    "projectGroupId": group_id,
-                    "name": "notes",
-                    "folderPath": str(data),
-                }
-            ),
-        )
-        worktree_id = f"folder:{folder_id}"
+        # added while the UI runs, by the CLI as a user does
+        worktree_id = await asyncio.to_thread(tree.user.add_folder, data, "notes", "research")
+        seen["worktree"] = worktree_id
         await app.wait_for(lambda: app.item(worktree_id) is not None, 20)
         group = next(
             g for g in app.groups if any(w.worktree_id == worktree_id for w in g.worktrees)
@@ -147,8 +134,10 @@ def test_a_folder_workspace_is_listed_and_its_blocked_agent_notifies(
             ptyd.WriteArgs(session_id=str(view.session_id), text=OSC_WORKING + "\r"),
         )
         await app.wait_for(
-            lambda: ("working", view.pane_key)
-            in {(li.state, li.pane_key) for li in (app.item(worktree_id) or empty).lights},
+            lambda: (
+                ("working", view.pane_key)
+                in {(li.state, li.pane_key) for li in (app.item(worktree_id) or empty).lights}
+            ),
             20,
         )
         pane = make_pane_key("t-folder", str(uuid.uuid4()))
@@ -179,7 +168,7 @@ def test_a_folder_workspace_is_listed_and_its_blocked_agent_notifies(
 
     async def restored(app: OrcaApp, pilot: Any) -> None:
         """A new UI comes back to the folder's tab, on the same live terminal."""
-        worktree_id = f"folder:{folder_id}"
+        worktree_id = seen["worktree"]
         await app.wait_for(lambda: app.selected_worktree == worktree_id, 20)
         await app.wait_for(lambda: [v.pane_key for v in app.pane_views()] == [seen["bound"][0]], 20)
         (view,) = app.pane_views()
