@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
@@ -395,17 +395,33 @@ def add_terminal_tab(
     return _new_terminal_tab(session, worktree_id, group, tree, label, now_ms)
 
 
-def _split_leaf(
-    node: TabGroupLayoutNode, group_id: str, new: str, direction: SplitDirection
-) -> TabGroupLayoutNode:
+@overload
+def _split_at(
+    node: TabGroupLayoutNode, at: str, new: str, direction: SplitDirection
+) -> TabGroupLayoutNode: ...
+@overload
+def _split_at(
+    node: TerminalPaneLayoutNode, at: str, new: str, direction: SplitDirection
+) -> TerminalPaneLayoutNode: ...
+def _split_at(
+    node: TabGroupLayoutNode | TerminalPaneLayoutNode, at: str, new: str, direction: SplitDirection
+) -> TabGroupLayoutNode | TerminalPaneLayoutNode:
+    """Either tree: its leaf ``at`` (a group id, a pane's leaf id) becomes a split of
+    itself (first) and a new leaf ``new`` (second); other leaves stay as they are."""
     if isinstance(node, TabGroupLeaf):
-        if node.group_id != group_id:
+        if node.group_id != at:
             return node
         return TabGroupSplit(direction=direction, first=node, second=TabGroupLeaf(group_id=new))
+    if isinstance(node, TerminalPaneLeaf):
+        if node.leaf_id != at:
+            return node
+        return TerminalPaneSplit(
+            direction=direction, first=node, second=TerminalPaneLeaf(leaf_id=new)
+        )
     return replace(
         node,
-        first=_split_leaf(node.first, group_id, new, direction),
-        second=_split_leaf(node.second, group_id, new, direction),
+        first=_split_at(node.first, at, new, direction),
+        second=_split_at(node.second, at, new, direction),
     )
 
 
@@ -426,7 +442,7 @@ def split_group(
     if current is None or tree is None:
         tree = TabGroupLeaf(group_id=group.id)
     else:
-        tree = _split_leaf(tree, current.id, group.id, direction)
+        tree = _split_at(tree, current.id, group.id, direction)
     session, tab_id, leaf_id = _new_terminal_tab(session, worktree_id, group, tree, label, now_ms)
     return session, group.id, tab_id, leaf_id
 
@@ -508,22 +524,6 @@ def move_tab_to_next_group(
     return normalize_groups(moved, worktree_id)
 
 
-def _split(
-    node: TerminalPaneLayoutNode, leaf_id: str, new_leaf: str, direction: SplitDirection
-) -> TerminalPaneLayoutNode:
-    if isinstance(node, TerminalPaneLeaf):
-        if node.leaf_id != leaf_id:
-            return node
-        return TerminalPaneSplit(
-            direction=direction, first=node, second=TerminalPaneLeaf(leaf_id=new_leaf)
-        )
-    return replace(
-        node,
-        first=_split(node.first, leaf_id, new_leaf, direction),
-        second=_split(node.second, leaf_id, new_leaf, direction),
-    )
-
-
 def split_pane(
     session: WorkspaceSessionState, tab_id: str, leaf_id: str, direction: SplitDirection
 ) -> tuple[WorkspaceSessionState, str]:
@@ -533,7 +533,7 @@ def split_pane(
         raise KeyError(f"no pane {leaf_id} in tab {tab_id}")
     new_leaf = new_id()
     snap = replace(
-        snap, root=_split(snap.root, leaf_id, new_leaf, direction), active_leaf_id=new_leaf
+        snap, root=_split_at(snap.root, leaf_id, new_leaf, direction), active_leaf_id=new_leaf
     )
     layouts = {**session.terminal_layouts_by_tab_id, tab_id: snap}
     return replace(session, terminal_layouts_by_tab_id=layouts), new_leaf
