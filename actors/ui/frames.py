@@ -17,12 +17,6 @@ frame in progress is what an echo waits behind (bench/ui.py: input-to-echo p99 w
 - A key sent to the focused pane holds the background back until its echo arrives
   (or ``ECHO_WAIT_S`` passed): the echo is not queued behind another pane's frame.
   Each key holds for at most that long, so typing never starves the other panes.
-- While the user types (a key within the last ``TYPING_S``), the background ticks
-  every ``TYPING_TICK_S`` instead: the other panes still move, four frames a second
-  in all, and an echo rarely arrives while one is being composited. Textual's
-  compositor takes 3-5 ms for a pane's frame (bench/ui.py, 20 printers), and a frame
-  cannot be interrupted: at 20 background frames a second, about one key in ten met
-  one and waited for it, which was the whole of the echo's p99.
 - Panes that are not mounted (other tabs, other worktrees) have no view and draw
   nothing; a pane that is mounted or focused draws its current screen at once
   (``TerminalView`` redraws on mount, resize and focus).
@@ -56,9 +50,6 @@ BACKGROUND_FRAME_S = 1 / 10
 # How long a key holds the background draws back, waiting for the echo (a local echo
 # takes a few ms; a program that does not echo, a password prompt, costs this once).
 ECHO_WAIT_S = 0.03
-# The background's tick while the user types, and how long after a key that lasts.
-TYPING_TICK_S = 1 / 4
-TYPING_S = 1.0
 
 
 # When ``orca ui`` settles its heap: after the first snapshots and paint.
@@ -92,7 +83,6 @@ class FrameClock:
         self._tick: asyncio.TimerHandle | None = None
         self._last_tick = float("-inf")
         self._hold_until = float("-inf")  # background draws wait for an echo until then
-        self._typing_until = float("-inf")  # the background ticks slower until then
         self.draws = 0
         self.background_draws = 0
 
@@ -122,11 +112,8 @@ class FrameClock:
             self._arm()
 
     def typed(self) -> None:
-        """A key went to the focused pane: hold the background until its output, and
-        tick it slower while keys keep coming."""
-        now = self._loop().time()
-        self._hold_until = now + ECHO_WAIT_S
-        self._typing_until = now + TYPING_S
+        """A key went to the focused pane: hold the background until its output."""
+        self._hold_until = self._loop().time() + ECHO_WAIT_S
         self._rearm()
 
     def _rearm(self) -> None:
@@ -173,11 +160,9 @@ class FrameClock:
             return
         loop = self._loop()
         eligible = min(self._last.get(p, float("-inf")) for p in self._waiting)
-        now = loop.time()
-        tick = TYPING_TICK_S if now < self._typing_until else BACKGROUND_TICK_S
         due = max(
-            now,
-            self._last_tick + tick,
+            loop.time(),
+            self._last_tick + BACKGROUND_TICK_S,
             eligible + BACKGROUND_FRAME_S,
             self._hold_until,
         )

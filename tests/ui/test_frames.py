@@ -97,31 +97,6 @@ def test_a_key_holds_the_background_until_the_focused_pane_has_output(
     assert run(main()) == ["focused", "background"]
 
 
-def test_while_the_user_types_the_background_ticks_slower() -> None:
-    async def main() -> tuple[float, float, float]:
-        log: list[str] = []
-        drawn = asyncio.Event()
-        clock = FrameClock()
-        background = FakePane("background", log, drawn)
-        clock.changed(background, focused=False)
-        await drawn.wait()  # the first background frame: the tick's clock starts
-        last = clock._last_tick
-        clock.changed(background, focused=False)
-        idle = clock._tick
-        assert idle is not None
-        idle_due = idle.when()
-        clock.typed()
-        clock.changed(FakePane("focused", log), focused=True)  # the echo ends the hold
-        typing = clock._tick
-        assert typing is not None
-        clock.close()
-        return last, idle_due, typing.when()
-
-    last, idle_due, typing_due = run(main())
-    assert idle_due < last + frames.TYPING_TICK_S
-    assert typing_due >= last + frames.TYPING_TICK_S
-
-
 def test_a_forgotten_pane_is_never_drawn() -> None:
     async def main() -> list[str]:
         log: list[str] = []
