@@ -10,8 +10,8 @@ kernel hop each way: the receiving process wakes directly from ``poll``. So
 ``orca term attach`` (``orca.client.terminal.LocalTerminalStream``) speaks the same
 tagged msgpack messages as the ROUTER's DEALERs, framed by a 4-byte big-endian length,
 on ``paths.runtime_dir / LOCAL_STREAM_FILE`` (file mode 0600 in the checked 0700
-runtime dir; the peer's uid is checked with ``SO_PEERCRED`` as well). The TUI keeps
-the ROUTER (it waits on the DEALER's ``ZMQ_FD``).
+runtime dir; the peer's uid is checked with ``SO_PEERCRED`` as well). ``orca ui``'s
+panes use it too (``actors/ui/feed.py``); the ROUTER stays for every other client.
 
 Per connection: a reader task that hands each frame to the stream
 (:meth:`AttachStream.receive`), and an output queue that is written without waiting:

@@ -7,8 +7,7 @@ crossings on top of ptyd's, and on a loaded 2-core box each costs tens of ms
 (bench/ui.py). So the hot directions run on asyncio directly: keys are written to a
 pane's attach stream from the key handler (``PaneFeed.send_now``, a non-blocking
 send), and :func:`watch_readable` wakes the pane's reader with ``loop.add_reader`` on
-the stream's ZeroMQ FD (edge-triggered: ``EVENTS`` is re-checked after every send and
-every drain).
+the stream's socket (``LocalTerminalStream.fileno``).
 """
 
 from __future__ import annotations
