@@ -17,7 +17,7 @@ the same app object ``orca ui`` runs), in this process, so its CPU is this proce
    (nearest rank: of 100 samples, the 99th). Baseline: the same echo through ``orca
    term attach``'s client (``LocalTerminalStream``, ptyd's attach stream on its Unix
    socket); for reference also the same stream over ZeroMQ (``TerminalStream``, the
-   UI's transport) and the RPC-per-key client (``Attachment``). The 16 other printers are in no
+   UI's transport until session 5) and the RPC-per-key client (``Attachment``). The 16 other printers are in no
    layout: the UI shows no pane of theirs and attaches none.
 
     python bench/ui.py
@@ -55,6 +55,14 @@ same nearest rank; it timed an unfocused ``cat`` pane):
 
 The p99 of 100 echoes swings with the machine (the attach client's own p99 runs from
 2.4 to 8.8 ms between runs); compare ratios within a run, never across runs.
+
+Session 5, on a quiet machine, baseline now ``orca term attach``'s Unix-socket client:
+with the panes on ZeroMQ, UI p50/p99 1.1-1.4 / 2.3-6.0 ms against 0.5-0.6 / 1.0-1.5
+(p99 ratio 1.83-3.98 over 8 runs). With the panes on the same socket, three runs:
+UI p50/p99 1.1/2.0, 0.9/3.3, 1.0/2.0 ms, p99 ratios 0.74, 2.76, 1.68x, median ratios
+1.35-1.63x. What is left in the tail: Textual's own message-pump steps of over 2 ms (a
+pane repainted whole when its screen scrolls, ~5 ms at 61x23, ~25 a second),
+which an echo waits behind.
 """
 
 from __future__ import annotations
@@ -291,7 +299,7 @@ def attach_echo(
 ) -> list[float]:
     """Baseline: the same echo through ``orca term attach``'s client
     (``LocalTerminalStream``: ptyd's attach stream on its Unix socket, blocking); with
-    ``client=TerminalStream``, the same stream over ZeroMQ (the UI's transport)."""
+    ``client=TerminalStream``, the same stream over ZeroMQ (for reference)."""
     stream, _screen = client.open(cat_session, paths, flat=True)
     try:
         base = []
