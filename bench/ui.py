@@ -58,7 +58,7 @@ The p99 of 100 echoes swings with the machine (the attach client's own p99 runs 
 
 Session 5, on a quiet machine, baseline now ``orca term attach``'s Unix-socket client:
 with the panes on ZeroMQ, UI p50/p99 1.1-1.4 / 2.3-6.0 ms against 0.5-0.6 / 1.0-1.5
-(p99 ratio 1.83-3.98 over 8 runs). With the panes on the same socket, three runs:
+(p99 ratios 1.83-4.09 in 8 runs). With the panes on the same socket, three runs:
 UI p50/p99 1.1/2.0, 0.9/3.3, 1.0/2.0 ms, p99 ratios 0.74, 2.76, 1.68x, median ratios
 1.35-1.63x. What is left in the tail: Textual's own message-pump steps of over 2 ms (a
 pane repainted whole when its screen scrolls, ~5 ms at 61x23, ~25 a second),
