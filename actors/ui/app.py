@@ -255,6 +255,9 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.group_views: dict[str | None, GroupView] = {}
         self._focus_target: str | None = None  # a pane to focus once it is shown
         self._repairing = False  # a normalize_groups write is on its way
+        # (worktree, store revision) a repair was refused at: not tried again until the
+        # session changes (a read-only store would otherwise be asked on every render)
+        self._repair_refused: tuple[str, int] | None = None
         self._edit_lock: Any = None  # trio.Lock: this UI's session edits, one at a time
         self._sidebar_signature: Any = None
         self._lights: dict[str, str] | None = None
@@ -570,7 +573,13 @@ class OrcaApp(App[None], inherit_bindings=False):
         worktree_id = self.selected_worktree
         if worktree_id is not None:
             repaired = layout.normalize_groups(session, worktree_id)
-            if repaired is not session and self.backend.alive["store"] and not self._repairing:
+            attempt = (worktree_id, self.backend.store.revision)
+            if (
+                repaired is not session
+                and self.backend.alive["store"]
+                and not self._repairing
+                and attempt != self._repair_refused
+            ):
                 # A group left without tabs (its last one retired) is closed, the sibling
                 # promoted: save it, so every reader and the next start see the same.
                 self._repairing = True
@@ -623,8 +632,12 @@ class OrcaApp(App[None], inherit_bindings=False):
         active_group: Any,
     ) -> None:
         """One group's strip, and its active tab's pane tree when that changed."""
-        tabs = layout.terminal_tabs(session, worktree_id, group_id) if worktree_id and group_id else []
-        tab = layout.active_tab(session, worktree_id, group_id) if worktree_id and group_id else None
+        tabs = (
+            layout.terminal_tabs(session, worktree_id, group_id) if worktree_id and group_id else []
+        )
+        tab = (
+            layout.active_tab(session, worktree_id, group_id) if worktree_id and group_id else None
+        )
         is_active = active_group is not None and active_group.id == group_id
         strip, spans = strip_text(tabs, tab.id if tab else None, is_active)
         if group_id is None:
@@ -673,10 +686,12 @@ class OrcaApp(App[None], inherit_bindings=False):
         )
 
     async def _repair_groups(self, worktree_id: str) -> None:
+        revision = self.backend.store.revision
         try:
             await self.backend_edit(lambda s: layout.normalize_groups(s, worktree_id))
         except OrcaError as exc:
-            self.report(exc.message)
+            self._repair_refused = (worktree_id, revision)
+            self.report(f"the layout could not be saved: {exc.message}")
         finally:
             self._repairing = False
 
@@ -917,9 +932,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             self.check_hosts_terminals(worktree_id)
             await self.backend_edit(split)
             self._focus_target = created["pane"]
-            await self.spawn_in_pane(
-                worktree_id, created["pane"], [self.shell()], split=direction
-            )
+            await self.spawn_in_pane(worktree_id, created["pane"], [self.shell()], split=direction)
         except OrcaError as exc:
             self.report(exc.message)
 
@@ -1098,12 +1111,15 @@ class OrcaApp(App[None], inherit_bindings=False):
             if yes:
                 self.guest.start_soon(self._remove, item.worktree_id, bool(live))
 
+        what = (
+            "the folder workspace (the folder stays)"
+            if item.worktree_id.startswith(FOLDER_PREFIX)
+            else "the worktree"
+        )
         if live:
-            question = (
-                f"{item.name} has {len(live)} live agent(s). End them and remove the worktree?"
-            )
+            question = f"{item.name} has {len(live)} live agent(s). End them and remove {what}?"
         else:
-            question = f"Remove worktree {item.name}?"
+            question = f"Remove {what} {item.name}?"
         self.push_screen(ConfirmScreen(question), confirmed)
 
     async def _remove(self, worktree_id: str, end_agents: bool) -> None:
@@ -1113,6 +1129,16 @@ class OrcaApp(App[None], inherit_bindings=False):
                 for wt, pane_key in list(layout.all_pane_keys(session)):
                     if wt == worktree_id:
                         await self.backend.retire_pane(pane_key)
+            if worktree_id.startswith(FOLDER_PREFIX):
+                # A folder workspace is the store's record, not a git worktree (its
+                # terminals left are reaped by ptyd's GC once the record is gone).
+                from orca.contracts import store
+
+                folder_id = worktree_id.removeprefix(FOLDER_PREFIX)
+                await self.backend.invoke(
+                    "store", store.FOLDER_WORKSPACE_REMOVE, store.IdArgs(id=folder_id)
+                )
+                return
             await self.backend.remove_worktree(worktree_id, force=end_agents)
         except OrcaError as exc:
             self.report(exc.message)

@@ -10,9 +10,10 @@ from typing import Any
 
 from actors.ui import layout
 from actors.ui.app import OrcaApp, osc9
+from actors.ui.dialogs import ConfirmScreen
 from actors.ui.view import WorktreeItem, build_sidebar
 from orca.client.sync import invoke
-from orca.contracts import hooks, ptyd
+from orca.contracts import hooks, ptyd, store
 from orca.model.agent_status import AgentStatusRow
 from orca.model.panes import make_pane_key
 from orca.model.types_repo import FolderWorkspace
@@ -167,12 +168,32 @@ def test_a_folder_workspace_is_listed_and_its_blocked_agent_notifies(
     assert seen["written"] == ["\x1b]9;orca: claude in notes is blocked\x07"]
 
     async def restored(app: OrcaApp, pilot: Any) -> None:
-        """A new UI comes back to the folder's tab, on the same live terminal."""
+        """A new UI comes back to the folder's tab, on the same live terminal; removing
+        the folder workspace from the UI ends its agent and keeps the folder."""
         worktree_id = seen["worktree"]
         await app.wait_for(lambda: app.selected_worktree == worktree_id, 20)
         await app.wait_for(lambda: [v.pane_key for v in app.pane_views()] == [seen["bound"][0]], 20)
         (view,) = app.pane_views()
         assert view.session_id == seen["bound"][1], "the same live terminal"
         await app.wait_for(lambda: f"in-42 {data}" in view.screen_text(), 20)
+        # ^G w on a folder workspace: its agent ended, the record removed, the folder kept
+        await pilot.press("ctrl+g", "w")
+        await app.wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        assert "folder workspace" in app.screen.question
+        await pilot.press("y")
+        await app.wait_for(lambda: app.item(worktree_id) is None, 20)
+        assert not invoke(store.FOLDER_WORKSPACE_LIST).folder_workspaces
+        assert data.is_dir()
+        session_id = seen["bound"][1]
+        await app.wait_for(
+            lambda: (
+                not any(
+                    s.session_id == session_id and s.running
+                    for s in (app.backend.sessions or {}).values()
+                )
+            ),
+            20,
+        )
+        assert not app.last_error, app.last_error
 
     drive(OrcaApp(resolve_paths(), bell=False), restored)

@@ -16,6 +16,7 @@ from orca.client.sync import invoke
 from orca.contracts import store
 from orca.model.tabs import TabGroupLeaf, TabGroupSplit
 from orca.paths import resolve_paths
+from orca.wire.errors import Unavailable
 
 
 async def ready(app: OrcaApp) -> None:
@@ -137,3 +138,38 @@ def test_tab_groups_are_split_saved_restored_and_closed(tree: Any, drive: Any) -
     saved = stored_session().session
     assert [g.id for g in saved.tab_groups[alpha]] == [g1]  # type: ignore[index]
     assert groups_shape(saved, alpha) == [seen["shape"][0]]
+
+
+def test_a_refused_layout_repair_is_not_retried_on_every_render(tree: Any, drive: Any) -> None:
+    """A stored session with an empty tab group is repaired by the UI (normalize_groups);
+    when the store refuses the write (read-only: a newer Orca's data file), the UI says
+    so once and does not ask again on every render until the session changes."""
+    alpha = tree.worktrees["alpha"]
+    attempts: list[str] = []
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        app.select_worktree(alpha, focus_terminal=False)
+
+        async def refused(edit: Any) -> Any:
+            attempts.append("edit")
+            raise Unavailable("orca-data.json is from a newer Orca: read-only here")
+
+        app.backend_edit = refused  # type: ignore[method-assign]
+        empty = {"id": "g-empty", "worktreeId": alpha}
+        patch = {
+            "tabGroups": {alpha: [empty]},
+            "tabGroupLayouts": {alpha: {"type": "leaf", "groupId": "g-empty"}},
+        }
+        invoke(store.SESSION_PATCH, store.SessionPatchArgs(patch=patch))
+        await app.wait_for(lambda: bool(attempts), 20)
+        renders = app.renders
+        for _ in range(5):  # renders that each see the same unrepaired session
+            app.poke(view=True)
+            # the render, and any repair it started, done
+            await app.wait_for(lambda r=app.renders: app.renders > r and not app._repairing, 10)
+        assert app.renders >= renders + 5
+        assert attempts == ["edit"], attempts
+        assert "could not be saved" in (app.last_error or "")
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
