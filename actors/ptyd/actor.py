@@ -405,6 +405,12 @@ class Ptyd:
 async def setup(ctx: ActorContext) -> None:
     """Build the actor: reclaim sessions from the fd keeper if any, register, start tasks."""
     ptyd = Ptyd(ctx, PtydSettings.from_env())
+    # Issue 14: the modules and ptyd's own machinery live as long as ptyd; frozen, a full
+    # collection no longer walks them (bench/pty.py: 8-14 ms pauses in the echo path,
+    # ~3 us after). Before any session is adopted: a session's terminal model is freed
+    # by the cyclic collector when it ends, which a frozen object never is.
+    gc.collect()
+    gc.freeze()
     keeper_path = handoff.find_keeper(os.environ, ctx.paths.runtime_dir)
     if keeper_path:
         try:
@@ -444,6 +450,3 @@ async def setup(ctx: ActorContext) -> None:
     ctx.nursery.start_soon(ptyd.run_gc)
     ctx.nursery.start_soon(ptyd.run_history_budget)
     ctx.nursery.start_soon(ptyd.store_follower().run)
-    # Issue 14: what start-up made lives as long as ptyd; frozen, a full collection no
-    # longer walks it (bench/pty.py: 8-14 ms pauses in the echo path, ~3 us after).
-    gc.freeze()
