@@ -326,14 +326,17 @@ def _attach(args: argparse.Namespace) -> int:
         try:
             out.write(RESTORE_USER_TERMINAL)
             out.flush()
-        except OSError:
+            termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
+        except (OSError, termios.error):
             pass  # the terminal is gone (hang-up): nothing left to restore
-        termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
         signal.signal(signal.SIGWINCH, old_handler)
         signal.signal(signal.SIGTERM, old_term)
         signal.signal(signal.SIGHUP, old_hup)
         attachment.close()
-    print(f"\r\n[{reason}]")
+    try:
+        print(f"\r\n[{reason}]")
+    except OSError:
+        pass  # no terminal to say it on
     return EXIT_OK
 
 
