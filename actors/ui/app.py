@@ -1056,7 +1056,10 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._chosen = True
         self._picks += 1
         self.selected_worktree = worktree_id
-        self._focus_target = light.pane_key
+        # Only a pane of the layout can take the focus (an agent started with `orca term
+        # new` has a light but no pane here): a target never shown would block the next.
+        shown = {key for _wt, key in layout.all_pane_keys(self.backend.session())}
+        self._focus_target = light.pane_key if light.pane_key in shown else None
         self.focused_pane = light.pane_key
         if parts is not None:
             tab_id, leaf_id = parts.tab_id, parts.leaf_id
