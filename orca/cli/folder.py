@@ -20,7 +20,8 @@ import os
 from typing import TYPE_CHECKING
 
 from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
-from orca.wire.errors import OrcaError
+from orca.model.ids import FOLDER_WORKSPACE_KEY_PREFIX as FOLDER_PREFIX
+from orca.wire.errors import BadRequest
 
 if TYPE_CHECKING:
     import argparse
@@ -28,18 +29,18 @@ if TYPE_CHECKING:
     from orca.model.types_repo import FolderWorkspace, ProjectGroup
 
 DEFAULT_GROUP = "folders"
-FOLDER_PREFIX = "folder:"
 
 
 def _state() -> tuple[list[FolderWorkspace], list[ProjectGroup]]:
+    """The store's folder workspaces and project groups (one snapshot: no op lists groups)."""
     from orca.client.sync import invoke
     from orca.contracts import store
     from orca.model.codec import from_builtins
-    from orca.model.types_repo import ProjectGroup
+    from orca.model.types_repo import FolderWorkspace, ProjectGroup
 
-    folders = invoke(store.FOLDER_WORKSPACE_LIST).folder_workspaces
-    raw_groups = invoke(store.STATE_SNAPSHOT).state.get("projectGroups") or ()
-    return list(folders), [from_builtins(ProjectGroup, g) for g in raw_groups]
+    state = invoke(store.STATE_SNAPSHOT).state
+    folders = [from_builtins(FolderWorkspace, f) for f in state.get("folderWorkspaces") or ()]
+    return folders, [from_builtins(ProjectGroup, g) for g in state.get("projectGroups") or ()]
 
 
 def _group_for(name: str, groups: list[ProjectGroup]) -> str:
@@ -49,17 +50,11 @@ def _group_for(name: str, groups: list[ProjectGroup]) -> str:
 
     named = [g for g in groups if g.name == name]
     if len(named) > 1:
-        raise _usage(f"{len(named)} project groups are called {name!r}")
+        raise BadRequest(f"{len(named)} project groups are called {name!r}")
     if named:
         return named[0].id
     made = invoke(store.PROJECT_GROUP_UPSERT, store.ProjectGroupArgs(project_group={"name": name}))
     return made.id
-
-
-def _usage(message: str) -> OrcaError:
-    from orca.wire.errors import BadRequest
-
-    return BadRequest(message)
 
 
 def _add(args: argparse.Namespace) -> int:
