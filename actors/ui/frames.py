@@ -16,10 +16,21 @@ frame in progress is what an echo waits behind (bench/ui.py: input-to-echo p99 w
   costs at most one pane per tick, and each frame stays short.
 - A key sent to the focused pane holds the background back until its echo arrives
   (or ``ECHO_WAIT_S`` passed): the echo is not queued behind another pane's frame.
-  Each key holds for at most that long, so typing never starves the other panes.
+  The focused pane's output in that window is drawn at once, not at the 60 fps pace.
+- While the user types (a key in the last ``TYPING_S``), the background is drawn
+  only in the ``SHADOW_S`` after each echo (or after a hold that saw none), the
+  waiting panes one after another: the moment the next key is least likely to come
+  (keys come tens of ms apart; a pane's frame takes a few ms on these machines).
+  A frame that starts just before a key arrives was the longest wait an echo had
+  (bench/ui.py). When the typing stops, the ticks resume.
 - Panes that are not mounted (other tabs, other worktrees) have no view and draw
   nothing; a pane that is mounted or focused draws its current screen at once
   (``TerminalView`` redraws on mount, resize and focus).
+- A draw writes the pane's changed rows to the terminal itself, in that step
+  (``TerminalView._paint_now``), instead of leaving them to Textual's next screen
+  update, a 60 Hz timer a few message hops away that composites every widget under
+  the rows: that is what made an echo 5-20 ms late, and what the frames of the
+  panes printing in the background cost.
 
 The other pause an echo meets is the cyclic garbage collector. Textual's strips cache
 themselves (``Strip.divide``), so every row drawn becomes a reference cycle, and with
@@ -50,6 +61,10 @@ BACKGROUND_FRAME_S = 1 / 10
 # How long a key holds the background draws back, waiting for the echo (a local echo
 # takes a few ms; a program that does not echo, a password prompt, costs this once).
 ECHO_WAIT_S = 0.03
+# While the user types (a key within TYPING_S), the background is drawn only in the
+# SHADOW_S after each echo: the moment the next key is least likely to come.
+TYPING_S = 0.5
+SHADOW_S = 0.01
 
 
 # When ``orca ui`` settles its heap: after the first snapshots and paint.
@@ -83,6 +98,9 @@ class FrameClock:
         self._tick: asyncio.TimerHandle | None = None
         self._last_tick = float("-inf")
         self._hold_until = float("-inf")  # background draws wait for an echo until then
+        self._echo_until = float("-inf")  # the focused pane's output is drawn unthrottled
+        self._typing_until = float("-inf")  # the user is typing until then
+        self._shadow_until = float("-inf")  # the background may draw until then (typing)
         self.draws = 0
         self.background_draws = 0
 
@@ -97,12 +115,20 @@ class FrameClock:
             self._waiting.pop(pane, None)
             if self._hold_until > float("-inf"):  # the echo (or other output) is here
                 self._hold_until = float("-inf")
+                self._shadow_until = self._loop().time() + SHADOW_S
                 self._rearm()
+            loop = self._loop()
+            now = loop.time()
+            if now < self._echo_until:  # the answer to a key: drawn and written now
+                handle = self._soon.pop(pane, None)
+                if handle is not None:
+                    handle.cancel()  # a streaming pane's next frame, or this one
+                self._soon[pane] = loop.call_soon(self._draw_soon, pane)
+                return
             if pane in self._soon:
                 return
-            loop = self._loop()
             due = self._last.get(pane, float("-inf")) + FOCUSED_FRAME_S
-            if due <= loop.time():
+            if due <= now:
                 self._soon[pane] = loop.call_soon(self._draw_soon, pane)
             else:
                 self._soon[pane] = loop.call_at(due, self._draw_soon, pane)
@@ -113,7 +139,9 @@ class FrameClock:
 
     def typed(self) -> None:
         """A key went to the focused pane: hold the background until its output."""
-        self._hold_until = self._loop().time() + ECHO_WAIT_S
+        now = self._loop().time()
+        self._hold_until = self._echo_until = now + ECHO_WAIT_S
+        self._typing_until = now + TYPING_S
         self._rearm()
 
     def _rearm(self) -> None:
@@ -159,18 +187,37 @@ class FrameClock:
         if self._tick is not None or not self._waiting:
             return
         loop = self._loop()
+        now = loop.time()
         eligible = min(self._last.get(p, float("-inf")) for p in self._waiting)
+        # in an echo's shadow the waiting panes are drawn one after another
+        gap = 0.0 if now < self._shadow_until else BACKGROUND_TICK_S
         due = max(
-            loop.time(),
-            self._last_tick + BACKGROUND_TICK_S,
+            now,
+            self._last_tick + gap,
             eligible + BACKGROUND_FRAME_S,
-            self._hold_until,
+            self._background_from(now),
         )
         self._tick = loop.call_at(due, self._on_tick)
+
+    def _background_from(self, now: float) -> float:
+        """When the background may draw: after the echo a key waits for, and while
+        the user types, only in an echo's shadow."""
+        if float("-inf") < self._hold_until <= now:
+            # no echo came (a program that does not echo): its shadow starts anyway
+            self._hold_until = float("-inf")
+            self._shadow_until = now + SHADOW_S
+        if now < self._hold_until:
+            return self._hold_until
+        if self._shadow_until <= now < self._typing_until:
+            return self._typing_until
+        return now
 
     def _on_tick(self) -> None:
         self._tick = None
         now = self._loop().time()
+        if self._background_from(now) > now:  # a key came since this tick was armed
+            self._arm()
+            return
         self._last_tick = now
         try:
             for pane in self._waiting:  # oldest first

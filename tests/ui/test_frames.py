@@ -10,6 +10,8 @@ import gc
 from typing import Any
 
 import pytest
+from textual._compositor import LayoutUpdate
+from textual.screen import ModalScreen
 
 from actors.ui import frames
 from actors.ui.app import OrcaApp
@@ -97,6 +99,36 @@ def test_a_key_holds_the_background_until_the_focused_pane_has_output(
     assert run(main()) == ["focused", "background"]
 
 
+def test_while_the_user_types_the_background_is_drawn_in_an_echos_shadow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key, its echo, then the background right after it; output that comes in
+    the gaps between keys waits for the next echo, or for the typing to stop."""
+    monkeypatch.setattr(frames, "ECHO_WAIT_S", 3600.0)  # only the echo releases a hold
+    monkeypatch.setattr(frames, "TYPING_S", 3600.0)  # the user types on
+
+    async def main() -> list[str]:
+        log: list[str] = []
+        first_drawn, second_drawn = asyncio.Event(), asyncio.Event()
+        clock = FrameClock()
+        focused = FakePane("echo", log)
+        clock.typed()
+        clock.changed(FakePane("background-1", log, first_drawn), focused=False)
+        clock.changed(focused, focused=True)  # the echo: its shadow opens
+        await first_drawn.wait()
+        # the shadow passes; output now waits for the next key's echo
+        await asyncio.sleep(frames.SHADOW_S * 2)
+        clock.changed(FakePane("background-2", log, second_drawn), focused=False)
+        tick = clock._tick
+        assert tick is not None and tick.when() >= clock._typing_until
+        clock.typed()
+        clock.changed(focused, focused=True)
+        await second_drawn.wait()
+        return log
+
+    assert run(main()) == ["echo", "background-1", "echo", "background-2"]
+
+
 def test_a_forgotten_pane_is_never_drawn() -> None:
     async def main() -> list[str]:
         log: list[str] = []
@@ -170,8 +202,27 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
         typing.draw()
         shown = rendered(typing).split("\n")
         typing.model.feed(b"\r\n\x1b[2Kzq9")
+        written: list[str] = []
+        display = app._display
+
+        def capture(screen: Any, update: Any) -> None:
+            if isinstance(update, LayoutUpdate):  # a pane's rows, written by the pane
+                written.extend(strip.text for line in update.strips for strip in line)
+            display(screen, update)
+
+        app._display = capture  # type: ignore[method-assign]
         typing.draw()
+        seen["written"] = list(written)
+        seen["rows"] = len(shown)
         now = rendered(typing).split("\n")
+        # Under a dialog the rows are not written past it: Textual composites them.
+        await app.push_screen(ModalScreen())
+        written.clear()
+        typing.model.feed(b"\r\nzq10")
+        typing.draw()
+        seen["under_dialog"] = list(written)
+        app._display = display  # type: ignore[method-assign]
+        app.pop_screen()
         seen["repainted"] = typing.repainted_rows
         seen["changed"] = sum(1 for a, b in zip(shown, now, strict=True) if a != b)
         seen["token"] = any("zq9" in row for row in now)
@@ -183,6 +234,11 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
     assert seen["token"]
     assert seen["repainted"] is not None and 1 <= seen["repainted"] <= 3, seen
     assert seen["repainted"] >= seen["changed"] >= 1, seen
+    # and the draw wrote them out itself, then and there (not on Textual's next
+    # screen update): the changed rows and nothing else
+    assert any("zq9" in row for row in seen["written"]), seen
+    assert 1 <= len(seen["written"]) < seen["rows"], seen
+    assert seen["under_dialog"] == [], seen
 
 
 def test_settling_the_heap_freezes_it_and_widens_the_young_generation() -> None:
