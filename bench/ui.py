@@ -13,8 +13,11 @@ the same app object ``orca ui`` runs), in this process, so its CPU is this proce
    happening (goal ~0 %: no polling loop). Baseline: an empty Textual app idle as long.
 3. 20 agents printing continuously (4 of them in visible panes, a split tab): the UI's
    CPU, frames rendered, and input-to-echo latency in a 5th visible pane running
-   ``cat``, focused (type a token, time until the pane's screen shows it), p50/p99
-   (nearest rank: of 100 samples, the 99th). Baseline: the same echo through ``orca
+   ``cat``, focused, p50/p99 (nearest rank: of 100 samples, the 99th): a key handed
+   to Textual's driver from another thread, as its input thread hands what it reads,
+   until the frame that shows it is written out (``type_and_watch``; since session 6:
+   the figures before timed the pane's model, not the paint, see below). Baseline:
+   the same echo through ``orca
    term attach``'s client (``LocalTerminalStream``, ptyd's attach stream on its Unix
    socket); for reference also the same stream over ZeroMQ (``TerminalStream``, the
    UI's transport until session 5) and the RPC-per-key client (``Attachment``). The 16 other printers are in no
@@ -63,6 +66,40 @@ UI p50/p99 1.1/2.0, 0.9/3.3, 1.0/2.0 ms, p99 ratios 0.74, 2.76, 1.68x, median ra
 1.35-1.63x. What is left in the tail: Textual's own message-pump steps of over 2 ms (a
 pane repainted whole when its screen scrolls, ~5 ms at 61x23, ~25 a second),
 which an echo waits behind.
+
+Session 6: that figure timed the wrong end. It stopped when the pane's *model* held
+the echo, but the user sees it when the UI writes the frame out, and that came much
+later: the focused pane was drawn at most every 1/60 s (the second chunk of an echo
+waited up to 17 ms), and a draw only asked Textual for a refresh, which Textual
+paints a few message hops later on its 60 Hz timer, compositing all 18 widgets under
+the dirty rows (~3 ms for one row here, ~5 ms for a pane). Timed to the paint, from a
+key read by the driver, the UI's echo was p50 22-32 ms against the attach client's
+0.6. Now (``actors/ui/frames.py``, ``terminal_view.py``, ``fastpath.py``):
+
+- a draw writes its changed rows itself, at once (``TerminalView._paint_now``: the
+  pane's rows rendered by Textual's styles for this widget only, handed to the app's
+  display as the compositor's own ``LayoutUpdate``; a row's painted strip is kept, so
+  a scrolled screen renders its new rows only; not under a dialog, toast or tooltip);
+- the focused pane's output within ``ECHO_WAIT_S`` of a key is drawn unthrottled;
+- while the user types, the background panes are drawn in the 10 ms after each echo
+  (the moment the next key is least likely), not on ticks that a key then waits for;
+- a typing key read by the driver is typed into the focused pane on the loop the
+  moment it arrives (``fastpath.route_input``), not after three message hops.
+
+Same machine, quiet, 4 runs each (``ORCA_BENCH_UI_PHASES=load``), the final code:
+
+    UI echo p50 / p99:           1.7-2.1 / 3.2-6.0 ms
+    attach client p50 / p99:     0.6-0.7 / 1.2-1.6 ms
+    p99 ratio (goal <= 2x):      2.4-3.7x   (median ratio 2.8-3.4x)
+    UI CPU, 20 printing:         13-18 % (was 25-30 %: panes no longer composited)
+
+What is left is the path's fixed cost in Python, not waiting: of the UI's ~1.8 ms,
+the key's trip to the PTY and back is the attach client's ~0.6; the loop hop ~0.2;
+formatting the pane's screen and rendering the changed rows ~0.8 (``_lines``,
+``_paint_now``). The attach client's own p99 is ~1.2 ms on a quiet machine, so 2x is
+~2.4 ms, about the UI's median. Closing it means a cheaper screen read (the changed
+rows from the emulator, not the whole screen formatted) and rows rendered without
+Textual's per-widget styling pass.
 """
 
 from __future__ import annotations
@@ -279,10 +316,11 @@ _ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
 def type_and_watch(app: OrcaApp) -> list[float]:
-    """The echo as the user sees it: the token and Enter posted from another thread as
-    one input event (as Textual's driver posts what it reads from the terminal: it
-    waits for a busy loop like real keys; one event, as the baseline writes the token
-    in one write), until the frame holding the token is written out. Headless Textual does
+    """The echo as the user sees it: keys handed to Textual's driver from another
+    thread as its input thread hands what it reads (``Driver.process_message``: they
+    wait for a busy loop like real keys), one every ``LOAD_S / ECHOES`` (a fast
+    typist's 20 a second), each timed until the frame holding the line typed so far
+    is written out; lines of 10 keys after a unique head, then Enter. Headless Textual does
     not turn its updates into terminal output; this does, as a terminal driver would
     (the cost is the UI's in a real terminal too), and looks for the token in it."""
     from textual import events
@@ -303,18 +341,31 @@ def type_and_watch(app: OrcaApp) -> list[float]:
                 painted.set()
 
     app._display = display  # type: ignore[method-assign]
+    driver = app._driver
+    assert driver is not None
     try:
-        latencies = []
-        for i in range(ECHOES):
-            token = f"tok{i:03d}x"
-            painted.clear()
-            wanted[:] = [token.encode()]
-            s = time.perf_counter()
-            app.post_message(events.Paste(token + "\r"))
-            if not painted.wait(10):
-                raise TimeoutError(f"{token} was not drawn in 10 s")
-            latencies.append(painted_at[0] - s)
+        latencies: list[float] = []
+        line = 0
+        while len(latencies) < ECHOES:
+            # a line: its unique head typed at once (not timed), then a key at a time
+            head = f"#{line:03d}:"
+            for char in head:
+                driver.process_message(events.Key(char, char))
             time.sleep(LOAD_S / ECHOES)
+            typed = head
+            for char in "abcdefghij"[: ECHOES - len(latencies)]:
+                typed += char
+                painted.clear()
+                wanted[:] = [typed.encode()]
+                s = time.perf_counter()
+                driver.process_message(events.Key(char, char))
+                if not painted.wait(10):
+                    raise TimeoutError(f"{typed!r} was not drawn in 10 s")
+                latencies.append(painted_at[0] - s)
+                time.sleep(LOAD_S / ECHOES)
+            driver.process_message(events.Key("enter", "\r"))
+            time.sleep(LOAD_S / ECHOES)
+            line += 1
         return latencies
     finally:
         app._display = loop_display  # type: ignore[method-assign]

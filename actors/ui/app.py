@@ -44,6 +44,7 @@ from textual.widgets.option_list import Option
 from actors.ui import layout
 from actors.ui.backend import ACTORS, Backend
 from actors.ui.dialogs import AskScreen, ConfirmScreen, LaunchRequest, LaunchScreen
+from actors.ui.fastpath import route_input
 from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
 from actors.ui.review import ChangedFile, changed_files, file_diff
 from actors.ui.runtime import TrioGuest
@@ -298,10 +299,27 @@ class OrcaApp(App[None], inherit_bindings=False):
             await nursery.start(self.backend.run)
 
         await self.guest.start(start_backend)
+        route_input(self, self._take_key)
         self.query_one(Sidebar).focus()
         self.poke()
         if self._settle_heap:
             self.set_timer(HEAP_SETTLE_S, settle_heap)
+
+    def _take_key(self, event: events.Key) -> bool:
+        """A key just read from the terminal (``fastpath.route_input``): typed into the
+        focused pane now when nothing else may claim it first; False: Textual
+        dispatches it. Nothing may: no dialog, no leader sequence, and no event read
+        earlier still queued for the app or the pane (this key must not pass it)."""
+        view = self.focused
+        if (
+            not isinstance(view, TerminalView)
+            or self.leader_pending
+            or len(self.screen_stack) != 1
+            or not self._message_queue.empty()
+            or not view._message_queue.empty()
+        ):
+            return False
+        return view.type_now(event)
 
     async def on_unmount(self) -> None:
         self.frames.close()

@@ -65,6 +65,9 @@ _SCROLLED_STYLE = Style(color="black", bgcolor="yellow")
 # Any key sent to the program returns to the live screen.
 SCROLL_KEYS = {"shift+pageup": 1, "shift+pagedown": -1}
 WHEEL_LINES = 3
+# Keys typed into the pane the moment they are read (``type_now``), with the printable
+# ones: none of them is the UI's.
+TYPING_KEYS = {"enter", "backspace", "tab"}
 # Textual's mouse buttons (1 left, 2 middle, 3 right) → the report's button numbers.
 _BUTTONS = {1: 0, 2: 1, 3: 2}
 
@@ -91,6 +94,7 @@ class TerminalView(Widget, can_focus=True):
         self._row_strips: dict[tuple[str, int, int], Strip] = {}
         self.draws = 0
         self.direct_paints = 0  # draws written out at once (``_paint_now``)
+        self.typed_now = 0  # keys sent as they were read (``type_now``)
         # Each shown row's painted strip, by the id of its strip in ``_frame`` (which it
         # holds: the id stays its own), for the colours it was painted in.
         self._painted: dict[int, tuple[Strip, Strip]] = {}
@@ -235,8 +239,8 @@ class TerminalView(Widget, can_focus=True):
         if app._batch_count or app.is_inline or len(app.screen_stack) != 1:
             return False
         screen = self.screen
-        if screen is not app.screen or self._repaint_required:
-            return False  # a whole repaint is on its way
+        if screen is not app.screen or screen._layout_required:
+            return False  # the panes are moving: Textual paints them where they land
         content = self.content_region
         band = Region(content.x, content.y + top, content.width, bottom - top)
         shown = screen._compositor.visible_widgets
@@ -350,6 +354,27 @@ class TerminalView(Widget, can_focus=True):
         if data is not None:
             self._back_to_live()
             self.send(data)
+
+    def type_now(self, event: events.Key) -> bool:
+        """Send a typing key (a printable one, Enter, Backspace, Tab) to the program
+        now, as ``on_key`` would; False for any other key, or when this pane has no
+        live program or shows its history (``on_key`` handles those)."""
+        feed = self.feed
+        if (
+            not (event.is_printable or event.key in TYPING_KEYS)
+            or event.key == LEADER_KEY
+            or self.model.scroll
+            or self.session_id is None
+            or feed is None
+            or feed.exit_code is not None
+        ):
+            return False
+        data = encode_key(event.key, event.character, app_cursor=self.model.mode(MODE_CURSOR_KEYS))
+        if data is None:
+            return False
+        self.typed_now += 1
+        self.send(data)
+        return True
 
     def on_paste(self, event: events.Paste) -> None:
         event.stop()

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 from textual._compositor import LayoutUpdate
+from textual.message import Message
 from textual.screen import ModalScreen
 
-from actors.ui import frames
+from actors.ui import frames, layout
 from actors.ui.app import OrcaApp
 from actors.ui.frames import FrameClock
 from orca.paths import resolve_paths
@@ -214,6 +215,7 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
         typing.draw()
         seen["written"] = list(written)
         seen["rows"] = len(shown)
+        seen["repainted"] = typing.repainted_rows
         now = rendered(typing).split("\n")
         # Under a dialog the rows are not written past it: Textual composites them.
         await app.push_screen(ModalScreen())
@@ -223,7 +225,6 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
         seen["under_dialog"] = list(written)
         app._display = display  # type: ignore[method-assign]
         app.pop_screen()
-        seen["repainted"] = typing.repainted_rows
         seen["changed"] = sum(1 for a, b in zip(shown, now, strict=True) if a != b)
         seen["token"] = any("zq9" in row for row in now)
 
@@ -251,3 +252,64 @@ def test_settling_the_heap_freezes_it_and_widens_the_young_generation() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*saved)
+
+
+class Noted(Message):
+    """Any message, for the app's queue."""
+
+
+def test_keys_read_from_the_terminal_are_typed_at_once_and_in_order(tree: Any, drive: Any) -> None:
+    """Keys handed to Textual's driver as its input thread hands them: typing keys go
+    into the focused pane the moment they arrive (``route_input``); the leader key and
+    what follows it still reach the app; a key never passes one read before it."""
+    alpha = tree.worktrees["alpha"]
+    seen: dict[str, Any] = {}
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        from textual import events
+
+        await app.wait_for(lambda: all(app.backend.alive.values()))
+        await app.wait_for(lambda: any(w.worktree_id == alpha for w in app.items()))
+        app.select_worktree(alpha, focus_terminal=True)
+        await pilot.press("ctrl+g", "t")
+        await app.wait_for(lambda: len(app.pane_views()) == 1)
+        key = app.pane_views()[0].pane_key
+        await app.wait_for(
+            lambda: (
+                (v := app.pane_view(key)) is not None
+                and v.feed is not None
+                and v.feed.attached.is_set()
+            ),
+            20,
+        )
+        view = app.pane_view(key)
+        assert view is not None
+        view.focus()
+        await app.wait_for(lambda: view.has_focus)
+        driver = app._driver
+        assert driver is not None
+
+        def read(name: str, char: str | None) -> None:  # what the input thread does
+            driver.process_message(events.Key(name, char))
+
+        for char in "echo fast-$((6*7))":
+            read(char, char)
+        read("enter", "\r")
+        await app.wait_for(lambda: "fast-42" in view.screen_text(), 20)
+        seen["typed_now"] = view.typed_now
+        # The leader and its key are the app's: a second tab opens, nothing typed.
+        before = view.typed_now
+        read("ctrl+g", None)
+        read("t", "t")
+        await app.wait_for(
+            lambda: len(layout.all_terminal_tabs(app.backend.session(), alpha)) == 2, 20
+        )
+        seen["typed_after_leader"] = view.typed_now - before
+        # While an event read earlier waits in the app's queue, a key waits behind it.
+        app.post_message(Noted())  # (not a key: it must not be the app's last)
+        seen["taken_behind_queued"] = app._take_key(events.Key("x", "x"))
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+    assert seen["typed_now"] >= 19, seen  # every key of the line went straight in
+    assert seen["typed_after_leader"] == 0, seen
+    assert seen["taken_behind_queued"] is False, seen
