@@ -185,6 +185,14 @@ async def test_ui_in_tmux_zoom_detach_kill_9_and_restore(
             lambda s: "beta" in s and "orcad:up" in s and "agent: prompt hello-ui" in s,
             "back in the UI, the pane showing the exchange",
         )
+        # Typed into the embedded pane (not zoomed): the keys go in as the UI reads
+        # them, and the pane writes its echo and the answer out itself.
+        tmux.keys("-l", "typed-in-ui")
+        tmux.keys("Enter")
+        await tmux.wait_screen(
+            lambda s: "agent: echo typed-in-ui" in s and "orcad:up" in s,  # (done: echoes)
+            "the answer to a line typed in the UI's pane",
+        )
 
         os.kill(ui_pid, signal.SIGKILL)
         # Not our child (tmux's): psutil waits for it (reaped by tmux, or a zombie).
