@@ -76,7 +76,7 @@ the dirty rows (~3 ms for one row here, ~5 ms for a pane). Timed to the paint, f
 key read by the driver, the UI's echo was p50 22-32 ms against the attach client's
 0.6. Now (``actors/ui/frames.py``, ``terminal_view.py``, ``fastpath.py``):
 
-- a draw writes its changed rows itself, at once (``TerminalView._paint_now``: the
+- a draw writes its changed rows itself, at once (``actors/ui/paint.py``: the
   pane's rows rendered by Textual's styles for this widget only, handed to the app's
   display as the compositor's own ``LayoutUpdate``; a row's painted strip is kept, so
   a scrolled screen renders its new rows only; not under a dialog, toast or tooltip);
@@ -96,7 +96,7 @@ Same machine, quiet, 4 runs each (``ORCA_BENCH_UI_PHASES=load``), the final code
 What is left is the path's fixed cost in Python, not waiting: of the UI's ~1.8 ms,
 the key's trip to the PTY and back is the attach client's ~0.6; the loop hop ~0.2;
 formatting the pane's screen and rendering the changed rows ~0.8 (``_lines``,
-``_paint_now``). The attach client's own p99 is ~1.2 ms on a quiet machine, so 2x is
+``RowPainter.paint``). The attach client's own p99 is ~1.2 ms on a quiet machine, so 2x is
 ~2.4 ms, about the UI's median. Closing it means a cheaper screen read (the changed
 rows from the emulator, not the whole screen formatted) and rows rendered without
 Textual's per-widget styling pass.

@@ -309,7 +309,10 @@ class OrcaApp(App[None], inherit_bindings=False):
         """A key just read from the terminal (``fastpath.route_input``): typed into the
         focused pane now when nothing else may claim it first; False: Textual
         dispatches it. Nothing may: no dialog, no leader sequence, and no event read
-        earlier still queued for the app or the pane (this key must not pass it)."""
+        earlier still queued for the app or the pane (this key must not pass it). A
+        key goes to the pane focused when it is handled, as Textual's own dispatch
+        does (a click the screen has not handled yet has not moved the focus there
+        either)."""
         view = self.focused
         if (
             not isinstance(view, TerminalView)

@@ -21,10 +21,13 @@ the app as the driver would have.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from textual import events
+
+log = logging.getLogger(__name__)
 
 
 def watch_readable(fd: int, callback: Callable[[], None]) -> Callable[[], None]:
@@ -53,8 +56,13 @@ def route_input(app: Any, take: Callable[[events.Key], bool]) -> bool:
     loop = asyncio.get_running_loop()
 
     def deliver(message: Any) -> None:
-        if not (isinstance(message, events.Key) and take(message)):
-            app.post_message(message)
+        if isinstance(message, events.Key) and app.is_running:
+            try:
+                if take(message):
+                    return
+            except Exception:  # our bug: the key still goes the usual way
+                log.exception("typing a key at once failed")
+        app.post_message(message)
 
     def send_message(message: Any) -> None:  # on the driver's input thread
         loop.call_soon_threadsafe(deliver, message)

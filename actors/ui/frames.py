@@ -22,12 +22,14 @@ frame in progress is what an echo waits behind (bench/ui.py: input-to-echo p99 w
   waiting panes one after another: the moment the next key is least likely to come
   (keys come tens of ms apart; a pane's frame takes a few ms on these machines).
   A frame that starts just before a key arrives was the longest wait an echo had
-  (bench/ui.py). When the typing stops, the ticks resume.
+  (bench/ui.py). When the typing stops, the ticks resume; and however the user
+  types (into a program that echoes nothing, faster than ``ECHO_WAIT_S``), no
+  pane's output waits more than ``MAX_WAIT_S``.
 - Panes that are not mounted (other tabs, other worktrees) have no view and draw
   nothing; a pane that is mounted or focused draws its current screen at once
   (``TerminalView`` redraws on mount, resize and focus).
 - A draw writes the pane's changed rows to the terminal itself, in that step
-  (``TerminalView._paint_now``), instead of leaving them to Textual's next screen
+  (``actors/ui/paint.py``), instead of leaving them to Textual's next screen
   update, a 60 Hz timer a few message hops away that composites every widget under
   the rows: that is what made an echo 5-20 ms late, and what the frames of the
   panes printing in the background cost.
@@ -65,6 +67,9 @@ ECHO_WAIT_S = 0.03
 # SHADOW_S after each echo: the moment the next key is least likely to come.
 TYPING_S = 0.5
 SHADOW_S = 0.01
+# However the user types (keys into a program that echoes nothing, faster than
+# ECHO_WAIT_S), no pane's output waits longer than this to be drawn.
+MAX_WAIT_S = 0.25
 
 
 # When ``orca ui`` settles its heap: after the first snapshots and paint.
@@ -92,7 +97,8 @@ class FrameClock:
     """Schedules :meth:`Pane.draw` for panes whose model changed."""
 
     def __init__(self) -> None:
-        self._waiting: dict[Pane, None] = {}  # unfocused, undrawn output, oldest first
+        # unfocused panes with undrawn output, oldest first: since when each waits
+        self._waiting: dict[Pane, float] = {}
         self._last: dict[Pane, float] = {}  # when each pane was last drawn (loop time)
         self._soon: dict[Pane, asyncio.Handle] = {}  # focused panes' scheduled draws
         self._tick: asyncio.TimerHandle | None = None
@@ -101,6 +107,7 @@ class FrameClock:
         self._echo_until = float("-inf")  # the focused pane's output is drawn unthrottled
         self._typing_until = float("-inf")  # the user is typing until then
         self._shadow_until = float("-inf")  # the background may draw until then (typing)
+        self._armed_in_shadow = False  # the armed tick was armed in a shadow
         self.draws = 0
         self.background_draws = 0
 
@@ -134,7 +141,7 @@ class FrameClock:
                 self._soon[pane] = loop.call_at(due, self._draw_soon, pane)
             return
         if pane not in self._soon:
-            self._waiting.setdefault(pane, None)
+            self._waiting.setdefault(pane, self._loop().time())
             self._arm()
 
     def typed(self) -> None:
@@ -195,27 +202,38 @@ class FrameClock:
             now,
             self._last_tick + gap,
             eligible + BACKGROUND_FRAME_S,
-            self._background_from(now),
+            self._background_due(now),
         )
+        self._armed_in_shadow = now < self._shadow_until
         self._tick = loop.call_at(due, self._on_tick)
 
-    def _background_from(self, now: float) -> float:
+    def _background_due(self, now: float) -> float:
         """When the background may draw: after the echo a key waits for, and while
-        the user types, only in an echo's shadow."""
+        the user types, only in an echo's shadow; never later than ``MAX_WAIT_S``
+        after the oldest waiting output. (A hold that expired with no echo is settled
+        here: its shadow opens.)"""
         if float("-inf") < self._hold_until <= now:
             # no echo came (a program that does not echo): its shadow starts anyway
             self._hold_until = float("-inf")
             self._shadow_until = now + SHADOW_S
         if now < self._hold_until:
-            return self._hold_until
-        if self._shadow_until <= now < self._typing_until:
-            return self._typing_until
-        return now
+            blocked = self._hold_until
+        elif self._shadow_until <= now < self._typing_until:
+            blocked = self._typing_until
+        else:
+            return now
+        if self._waiting:
+            blocked = min(blocked, next(iter(self._waiting.values())) + MAX_WAIT_S)
+        return max(now, blocked)
 
     def _on_tick(self) -> None:
         self._tick = None
         now = self._loop().time()
-        if self._background_from(now) > now:  # a key came since this tick was armed
+        # Armed in an echo's shadow: it draws even if the shadow passed meanwhile (the
+        # echo's own paint took it), unless a new key waits for its echo; otherwise
+        # only when the background is due (a key may have come since it was armed).
+        in_shadow, self._armed_in_shadow = self._armed_in_shadow, False
+        if self._background_due(now) > now and (not in_shadow or now < self._hold_until):
             self._arm()
             return
         self._last_tick = now

@@ -7,7 +7,7 @@ out one ``Strip`` per row. Output feeds the model at once and tells the app's
 the next loop turn, unfocused ones on a shared budget, so an agent printing megabytes
 costs a model feed per chunk and at most one formatter pass per frame. A draw writes
 only the rows that differ from what is shown, at once and by itself when nothing
-covers them (``draw``, ``_paint_now``): an echo redraws a line, not the pane.
+covers them (``draw``, ``actors/ui/paint.py``): an echo redraws a line, not the pane.
 
 Keys: everything typed goes to the PTY (``screen.encode_key``), written to the pane's
 attach stream at once (``PaneFeed.send_now``), except the UI's leader key
@@ -31,12 +31,12 @@ import trio
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual._compositor import LayoutUpdate
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
 from actors.ui.feed import PaneFeed
+from actors.ui.paint import RowPainter
 from actors.ui.screen import (
     MODE_BRACKETED_PASTE,
     MODE_CURSOR_KEYS,
@@ -81,6 +81,8 @@ class TerminalView(Widget, can_focus=True):
     """
 
     def __init__(self, pane_key: str, session_id: str | None, note: str = "") -> None:
+        # writes the changed rows out (actors/ui/paint.py); first: styles may come early
+        self.painter = RowPainter(self)
         super().__init__(classes="pane")
         self.pane_key = pane_key
         self.session_id = session_id
@@ -93,12 +95,7 @@ class TerminalView(Widget, can_focus=True):
         self._frame: list[Strip] | None = None
         self._row_strips: dict[tuple[str, int, int], Strip] = {}
         self.draws = 0
-        self.direct_paints = 0  # draws written out at once (``_paint_now``)
         self.typed_now = 0  # keys sent as they were read (``type_now``)
-        # Each shown row's painted strip, by the id of its strip in ``_frame`` (which it
-        # holds: the id stays its own), for the colours it was painted in.
-        self._painted: dict[int, tuple[Strip, Strip]] = {}
-        self._painted_colors: object = None
         self.repainted_rows: int | None = None  # the last draw's (None: the whole pane)
         self._resize_timer: Any = None
         self._resnap = False
@@ -202,84 +199,13 @@ class TerminalView(Widget, can_focus=True):
             changed = [y for y, row in enumerate(lines) if row is not shown[y] and row != shown[y]]
             if len(changed) * 2 <= len(lines):
                 self.repainted_rows = len(changed)
-            if changed and not self._paint_now(changed[0], changed[-1] + 1):
+            if changed and not self.painter.paint(lines, changed[0], changed[-1] + 1):
                 if self.repainted_rows is None:
                     self.refresh()
                 else:
                     width = self.content_size.width
                     self.refresh(*(Region(0, y, width, 1) for y in changed))
         self.orca.poke()
-
-    def _paint_now(self, top: int, bottom: int) -> bool:
-        """Write content rows ``top``..``bottom`` to the terminal now; False when they
-        must go through Textual's screen update instead.
-
-        Why: Textual paints a refresh a few message hops later, on its 60 Hz timer, and
-        each paint composites every widget under the dirty region (18 of them under a
-        pane, ~3 ms for one row on these machines, ~5 ms for a pane): an echo drawn that
-        way appeared 5-20 ms after its bytes, and the paints of panes printing in the
-        background were the steps keys and echoes waited behind (bench/ui.py). This
-        renders the rows of this widget alone (``render_lines``: the styles, filters
-        and border Textual's own paint applies) and hands them to the app's display as
-        one ``LayoutUpdate``, the update Textual's compositor itself emits; the rows'
-        cache is marked stale first, so they are rendered from the frame just drawn,
-        and whatever Textual paints over them later is rendered the same way.
-        Only when nothing can cover the rows: one screen, no widget but this pane and
-        its ancestors over them, not clipped (a toast or tooltip over the pane: the
-        rows go through Textual's update). Uses Textual internals (the compositor's
-        map, ``_display``, the styles cache): textual is pinned below 9, and
-        tests/ui/test_frames.py checks that output is written this way.
-
-        A row's painted strip is kept by the strip ``_lines`` made for it (the same
-        object while the row's text is unchanged; Textual's styling of a content row
-        does not depend on where it is), so a screen that scrolled renders its new rows
-        only; the kept strips are dropped when the pane's colours change.
-        """
-        app = self.app
-        if app._batch_count or app.is_inline or len(app.screen_stack) != 1:
-            return False
-        screen = self.screen
-        if screen is not app.screen or screen._layout_required:
-            return False  # the panes are moving: Textual paints them where they land
-        content = self.content_region
-        band = Region(content.x, content.y + top, content.width, bottom - top)
-        shown = screen._compositor.visible_widgets
-        placed = shown.get(self)
-        if placed is None or not placed[1].contains_region(band):
-            return False
-        ancestors = set(self.ancestors)
-        for widget, (region, clip) in shown.items():
-            if widget is self or widget in ancestors or not clip.overlaps(band):
-                continue
-            if clip.intersection(region).overlaps(band):
-                return False  # a toast, a tooltip, a widget over the pane
-        frame = self._frame
-        if frame is None:
-            return False
-        offset = self.content_offset
-        self._styles_cache.set_dirty(Region(offset.x, offset.y + top, content.width, bottom - top))
-        colors = (app.theme, app.ansi_color, self.styles.background, self.styles.color)
-        if colors != self._painted_colors:
-            self._painted_colors = colors
-            self._painted.clear()
-        painted = self._painted
-        new = [y for y in range(top, bottom) if id(frame[y]) not in painted]
-        if new:
-            first, last = new[0], new[-1] + 1
-            rows = Region(offset.x, offset.y + first, content.width, last - first)
-            for y, strip in zip(range(first, last), self.render_lines(rows), strict=False):
-                painted[id(frame[y])] = (frame[y], strip)
-        if len(painted) > 4 * len(frame):  # keep the rows shown
-            shown_ids = {id(row) for row in frame}
-            for key in [key for key in painted if key not in shown_ids]:
-                del painted[key]
-        kept = [painted.get(id(frame[y])) for y in range(top, bottom)]
-        strips = [row[1] for row in kept if row is not None]
-        if len(strips) != len(kept):
-            return False  # Textual rendered fewer rows than asked: it paints them
-        self.direct_paints += 1
-        app._display(screen, LayoutUpdate([[strip] for strip in strips], band))
-        return True
 
     # -- size ------------------------------------------------------------------------
     def _grid_size(self) -> tuple[int, int]:
@@ -291,6 +217,7 @@ class TerminalView(Widget, can_focus=True):
         return size.width > 0 and size.height > 0
 
     def on_resize(self, _event: events.Resize) -> None:
+        self.painter.forget()
         if not self._laid_out():
             return
         if self.model.size != self._grid_size():
@@ -463,6 +390,10 @@ class TerminalView(Widget, can_focus=True):
             self.send(key * abs(lines))
         else:
             self.scroll_history(lines)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self.painter.forget()  # a theme or CSS change: rows painted before are stale
 
     def on_focus(self, _event: events.Focus) -> None:
         self.orca.pane_focused(self.pane_key)
