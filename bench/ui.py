@@ -86,19 +86,22 @@ key read by the driver, the UI's echo was p50 22-32 ms against the attach client
 - a typing key read by the driver is typed into the focused pane on the loop the
   moment it arrives (``fastpath.route_input``), not after three message hops.
 
-Same machine, quiet, 4 runs each (``ORCA_BENCH_UI_PHASES=load``), the final code:
+Same machine, quiet, the final code, 4 runs (``ORCA_BENCH_UI_PHASES=load``):
 
-    UI echo p50 / p99:           1.7-2.1 / 3.2-6.0 ms
-    attach client p50 / p99:     0.6-0.7 / 1.2-1.6 ms
-    p99 ratio (goal <= 2x):      2.4-3.7x   (median ratio 2.8-3.4x)
-    UI CPU, 20 printing:         13-18 % (was 25-30 %: panes no longer composited)
+    UI echo p50 / p99:           1.8-2.0 / 2.8-3.6 ms
+    attach client p50 / p99:     0.6-0.7 / 1.3-2.1 ms
+    p99 ratio (goal <= 2x):      2.03 1.34 2.66 2.23   (median ratio 2.7-3.2x)
+    UI CPU, 20 printing:         14-16 % (was 25-30 %: panes are no longer composited)
 
-What is left is the path's fixed cost in Python, not waiting: of the UI's ~1.8 ms,
-the key's trip to the PTY and back is the attach client's ~0.6; the loop hop ~0.2;
-formatting the pane's screen and rendering the changed rows ~0.8 (``_lines``,
-``RowPainter.paint``). The attach client's own p99 is ~1.2 ms on a quiet machine, so 2x is
-~2.4 ms, about the UI's median. Closing it means a cheaper screen read (the changed
-rows from the emulator, not the whole screen formatted) and rows rendered without
+(Before the review fixes, 8 runs of nearly the same code: p99 ratios 1.40-3.67.)
+
+What is left is the path's fixed cost in Python, not waiting (the slowest echoes,
+traced per loop callback, wait behind nothing): of the UI's ~1.8 ms, the key's trip
+to the PTY and back is the attach client's ~0.6; the loop hop ~0.2; formatting the
+pane's screen and rendering the changed rows ~0.8 (``_lines``, ``RowPainter.paint``).
+The attach client's own p99 is 1.3-2.1 ms on a quiet machine, so 2x is 2.6-4.2 ms,
+about the UI's p99. Making it reliable means a cheaper screen read (the changed rows
+from the emulator, not the whole screen formatted) and rows rendered without
 Textual's per-widget styling pass.
 """
 
