@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.ui_pilot import open_shell, ready
 
 from actors.ui.app import OrcaApp
 from actors.ui.dialogs import AskScreen, ConfirmScreen
@@ -14,23 +15,6 @@ from orca import integrations
 from orca.client.sync import invoke
 from orca.contracts import ptyd
 from orca.paths import resolve_paths
-
-
-async def ready(app: OrcaApp) -> None:
-    await app.wait_for(lambda: all(app.backend.alive.values()))
-    await app.wait_for(lambda: {w.name for w in app.items()} >= {"alpha", "beta"})
-
-
-async def open_shell(app: OrcaApp, pilot: Any, worktree_id: str) -> Any:
-    """A shell tab in the worktree; returns its pane's view once attached."""
-    app.select_worktree(worktree_id, focus_terminal=True)
-    await pilot.press("ctrl+g", "t")
-    await app.wait_for(
-        lambda: len(app.pane_views()) == 1 and app.pane_views()[0].session_id is not None
-    )
-    (view,) = app.pane_views()
-    await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
-    return view
 
 
 def is_dir(path: Path) -> bool:

@@ -10,6 +10,7 @@ import gc
 from typing import Any
 
 import pytest
+from support.ui_pilot import open_shell, ready
 from textual._compositor import LayoutUpdate
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -270,22 +271,8 @@ def test_keys_read_from_the_terminal_are_typed_at_once_and_in_order(tree: Any, d
         from textual import events
         from textual.keys import _character_to_key
 
-        await app.wait_for(lambda: all(app.backend.alive.values()))
-        await app.wait_for(lambda: any(w.worktree_id == alpha for w in app.items()))
-        app.select_worktree(alpha, focus_terminal=True)
-        await pilot.press("ctrl+g", "t")
-        await app.wait_for(lambda: len(app.pane_views()) == 1)
-        key = app.pane_views()[0].pane_key
-        await app.wait_for(
-            lambda: (
-                (v := app.pane_view(key)) is not None
-                and v.feed is not None
-                and v.feed.attached.is_set()
-            ),
-            20,
-        )
-        view = app.pane_view(key)
-        assert view is not None
+        await ready(app)
+        view = await open_shell(app, pilot, alpha)
         view.focus()
         await app.wait_for(lambda: view.has_focus)
         driver = app._driver

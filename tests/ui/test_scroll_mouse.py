@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support.ui_pilot import open_shell, ready
 from textual import events
 
 from actors.ui.app import OrcaApp
@@ -97,19 +98,8 @@ def test_mouse_reports_per_encoding_and_tracking_mode() -> None:
     assert encode_mouse(None, None, 0, 1, 1) is None
 
 
-async def ready(app: OrcaApp) -> None:
-    await app.wait_for(lambda: all(app.backend.alive.values()))
-    await app.wait_for(lambda: {w.name for w in app.items()} >= {"alpha", "beta"})
-
-
 async def shell_pane(app: OrcaApp, pilot: Any, worktree_id: str) -> Any:
-    app.select_worktree(worktree_id, focus_terminal=True)
-    await pilot.press("ctrl+g", "t")
-    await app.wait_for(
-        lambda: len(app.pane_views()) == 1 and app.pane_views()[0].session_id is not None
-    )
-    (view,) = app.pane_views()
-    await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
+    view = await open_shell(app, pilot, worktree_id)
     view.focus()
     return view
 
