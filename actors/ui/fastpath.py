@@ -42,9 +42,9 @@ def watch_readable(fd: int, callback: Callable[[], None]) -> Callable[[], None]:
     return stop
 
 
-def route_input(app: Any, take: Callable[[events.Key], bool]) -> bool:
+def route_input(app: Any, take: Callable[[events.Key], bool]) -> None:
     """Deliver what ``app``'s driver reads straight to the loop: keys through ``take``
-    first. False when the app has no driver yet (nothing changes).
+    first (nothing changes while the app has no driver).
 
     Replaces the driver's ``send_message`` (Textual's driver API: its input thread
     calls it for each event, and the base class posts the event with
@@ -52,7 +52,7 @@ def route_input(app: Any, take: Callable[[events.Key], bool]) -> bool:
     tests/ui/test_frames.py types through it."""
     driver = getattr(app, "_driver", None)
     if driver is None:
-        return False
+        return
     loop = asyncio.get_running_loop()
 
     def deliver(message: Any) -> None:
@@ -68,4 +68,3 @@ def route_input(app: Any, take: Callable[[events.Key], bool]) -> bool:
         loop.call_soon_threadsafe(deliver, message)
 
     driver.send_message = send_message
-    return True

@@ -27,7 +27,8 @@ repaints every region that changed, old and new.
 A row's painted strip is kept by the strip the pane made for it (the same object while
 the row's text is unchanged; Textual's styling of a content row does not depend on
 which row it is), so a screen that scrolled renders its new rows only. The kept strips
-are dropped when the pane's width, theme or styles change (``forget``).
+are dropped when the pane's width, theme or colours change (the painter's key) or
+its CSS is applied anew (``forget``, from ``notify_style_update``).
 
 This uses Textual internals (the compositor's map, ``App._display``, the widget's
 styles cache): textual is pinned below 9, and tests/ui/test_frames.py checks that a

@@ -217,7 +217,6 @@ class TerminalView(Widget, can_focus=True):
         return size.width > 0 and size.height > 0
 
     def on_resize(self, _event: events.Resize) -> None:
-        self.painter.forget()
         if not self._laid_out():
             return
         if self.model.size != self._grid_size():
