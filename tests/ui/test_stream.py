@@ -10,14 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support.ui_pilot import open_shell, ready
+
 from actors.ui.app import OrcaApp
 from orca.paths import resolve_paths
-
-
-async def ready(app: OrcaApp) -> None:
-    await app.wait_for(lambda: all(app.backend.alive.values()))
-    await app.wait_for(lambda: {w.name for w in app.items()} >= {"alpha", "beta"})
-
 
 # Waits for a line (so the UI has typed and is the answerer), asks for the cursor
 # position and the background colour, and prints what came back, then anything that
@@ -61,11 +57,8 @@ def test_the_pane_that_typed_answers_queries_once(tree: Any, drive: Any, tmp_pat
 
     async def scenario(app: OrcaApp, pilot: Any) -> None:
         await ready(app)
-        app.select_worktree(alpha, focus_terminal=True)
-        await pilot.press("ctrl+g", "t")
-        await app.wait_for(lambda: len(app.pane_views()) == 1)
-        (view,) = app.pane_views()
-        await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
+        # (the view once its terminal is bound: the one before is replaced when it binds)
+        view = await open_shell(app, pilot, alpha)
         assert view.model.colors[1] != (0, 0, 0), "indistinguishable from ptyd's answer"
         seen["bg"] = view.model.colors[1]
         view.focus()
@@ -97,11 +90,7 @@ def test_keys_typed_while_ptyd_is_down_reach_the_shell_when_it_returns(
     async def scenario(app: OrcaApp, pilot: Any) -> None:
         await ready(app)
         await app.wait_for(lambda: "ptyd" in app.backend.actors)
-        app.select_worktree(alpha, focus_terminal=True)
-        await pilot.press("ctrl+g", "t")
-        await app.wait_for(lambda: len(app.pane_views()) == 1)
-        (view,) = app.pane_views()
-        await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
+        view = await open_shell(app, pilot, alpha)
         view.send(b"echo before-$((20+1))\r")
         await app.wait_for(lambda: "before-21" in view.screen_text(), 20)
         pid = app.backend.actors["ptyd"].pid
