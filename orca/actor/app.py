@@ -60,8 +60,26 @@ def configure_logging(name: str) -> None:
     )
 
 
-async def _stop_when_supervisor_dies() -> None:
-    """SIGTERM ourselves (the graceful path: stop callbacks, flush) when orcad exits."""
+def _log_to_own_file(path: os.PathLike[str]) -> None:
+    """Send what the actor prints (stdout, stderr: its log) to ``path`` itself, appended
+    (0600): the pipe orcad filed it from closed with orcad, and what the actor does on
+    its way out (ptyd securing its terminals) is the part most worth reading."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return  # nowhere to write: the lines are lost, as they would be anyway
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+async def _stop_when_supervisor_dies(log_path: os.PathLike[str]) -> None:
+    """SIGTERM ourselves (the graceful path: stop callbacks, flush) when orcad exits;
+    from then on the actor's log goes to its file directly (``_log_to_own_file``)."""
     parent = os.environ.get(SUPERVISOR_PID_ENV)
     if not parent:
         return
@@ -78,6 +96,7 @@ async def _stop_when_supervisor_dies() -> None:
             os.close(pidfd)
     elif pidfd is not None:
         os.close(pidfd)  # the pid is not our parent any more: it died before we looked
+    _log_to_own_file(log_path)
     log.warning("supervisor (pid %d) is gone: stopping", pid)
     os.kill(os.getpid(), signal.SIGTERM)
 
@@ -130,7 +149,7 @@ async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
                 await nursery.start(rpc.serve)
                 nursery.start_soon(events.run_heartbeats)
                 nursery.start_soon(_supervisor_link, name, rpc, events)
-                nursery.start_soon(_stop_when_supervisor_dies)
+                nursery.start_soon(_stop_when_supervisor_dies, paths.log_file(name))
                 log.info("%s ready on %s", name, ", ".join(rpc.endpoints))
                 async for signum in signals:
                     log.info("%s stopping on %s", name, signal.Signals(signum).name)

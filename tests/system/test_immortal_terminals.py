@@ -164,6 +164,11 @@ async def test_kill_9_of_orca_processes_keeps_the_agent_and_every_byte(
             if "orcad" in victims:
                 await wait_gone([orcad, first_ptyd])  # ptyd stops once orcad is gone
                 assert psutil.Process(agent).is_running(), "the agent outlived orcad"
+                if "ptyd" not in victims:
+                    # What ptyd did on its way out is in its log (the pipe orcad filed it
+                    # from died with orcad).
+                    gone = f"ptyd[{first_ptyd}] WARNING orca.actor.app: supervisor (pid {orcad})"
+                    assert gone in paths.log_file("ptyd").read_text()
                 if "keeper" in victims:
                     # ptyd left the session with a keeper it started on its way out.
                     await wait_until_kept(paths, {key}, not_pid=keeper)
