@@ -22,6 +22,7 @@ import os
 import select
 import socket
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -65,10 +66,12 @@ SEND_TIMEOUT_S = 1.0
 # While no keeper answers, look for a new one this often: orcad restarts a dead keeper
 # within ~0.1 s, and until ptyd re-seeds it a ptyd crash would hang the terminals up.
 KEEPER_RETRY_S = 0.1
-# A keeper ptyd starts on its way out: how long it may wait for a dying one's lock, and
-# how long ptyd waits for it (both inside the actor's stop deadline).
-SECURE_LOCK_WAIT_S = 1.0
-SECURE_READY_S = 1.5
+# On its way out, how long ptyd waits for some keeper to answer: the one it starts, or
+# one orcad started just before it died (both race for the lock; the one ptyd starts
+# waits as long for it). Under the supervisor's grace for an orderly stop (5 s); a
+# keeper's start can take a second on a loaded machine.
+SECURE_WAIT_S = 4.0
+SECURE_POLL_S = 0.05
 
 
 def info_to_record(info: SessionInfo) -> dict[str, Any]:
@@ -100,7 +103,11 @@ class KeeperLink:
         self.path = path
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock.settimeout(SEND_TIMEOUT_S)
-        self._sock.connect(path)
+        try:
+            self._sock.connect(path)
+        except OSError:
+            self._sock.close()
+            raise
         self.broken = False
 
     def deposit(self, info: SessionInfo, fds: list[int]) -> None:
@@ -277,7 +284,7 @@ def secure_with_keeper(holder: KeeperHolder, path: str, log_path: Path) -> int:
 
     The link's keeper is asked to confirm (``KeeperLink.confirm``); if it is gone
     (killed with ``orcad``, say), the sessions go to whichever keeper answers at
-    ``path``, and if none does, to one started here (``launch_keeper``), which outlives
+    ``path``, and if none does, to one started here (``reach_keeper``), which outlives
     ``ptyd`` like any keeper. Blocking: called from a stop callback, when nothing else
     matters. A failure is logged; the terminals then end with ``ptyd``, as before.
 
@@ -292,28 +299,61 @@ def secure_with_keeper(holder: KeeperHolder, path: str, log_path: Path) -> int:
     if link is not None and link.confirm():
         return 0
     log.error("no keeper holds the %d live session(s): securing them before ptyd stops", len(live))
-    try:
-        fresh = KeeperLink(path)
-    except OSError:
-        try:
-            _pid, ready_fd = launch_keeper(
-                sys.executable,
-                dict(os.environ),
-                log_path,
-                ["--wait-lock", str(SECURE_LOCK_WAIT_S)],
-            )
-        except OSError as exc:
-            log.error("cannot start a keeper (%s): the terminals end with ptyd", exc)
-            return 0
-        verdict = wait_keeper_ready(ready_fd, SECURE_READY_S)
-        try:
-            fresh = KeeperLink(path)
-        except OSError as exc:
-            log.error("keeper started (%s) but unreachable (%s)", verdict, exc)
-            return 0
+    fresh = reach_keeper(path, log_path)
+    if fresh is None:
+        return 0
     count = deposit_all(fresh, live)
     if not fresh.confirm():
         log.error("the keeper at %s did not confirm the deposits", path)
     holder.keeper = fresh  # the old link is closed by keep_keeper_seeded
     log.info("secured %d live session(s) with the keeper at %s", count, path)
     return count
+
+
+def reach_keeper(path: str, log_path: Path) -> KeeperLink | None:
+    """A link to whichever keeper answers at ``path`` within ``SECURE_WAIT_S``, having
+    started one (``launch_keeper``) if none answered at once; None if none did.
+
+    Blocking. Whoever answers is good: orcad may have started a keeper just before it
+    was killed, and then that one or ours wins the lock and the other exits, so ptyd
+    keeps trying the socket rather than waiting on its own keeper's word alone."""
+    deadline = time.monotonic() + SECURE_WAIT_S
+    ready_fd: int | None = None
+    launched = False
+    try:
+        while True:
+            try:
+                return KeeperLink(path)
+            except OSError as exc:
+                failure = exc
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                log.error(
+                    "no keeper answered at %s within %gs (%s): the terminals end with ptyd",
+                    path,
+                    SECURE_WAIT_S,
+                    failure,
+                )
+                return None
+            if not launched:
+                launched = True
+                try:
+                    _pid, ready_fd = launch_keeper(
+                        sys.executable,
+                        dict(os.environ),
+                        log_path,
+                        ["--wait-lock", str(SECURE_WAIT_S)],
+                    )
+                except OSError as exc:
+                    log.error("cannot start a keeper (%s): waiting for another", exc)
+            pause = min(SECURE_POLL_S, remaining)
+            if ready_fd is not None and select.select([ready_fd], [], [], pause)[0]:
+                # Our keeper's word ("ready", or why not): logged; the socket decides.
+                verdict = wait_keeper_ready(ready_fd, pause)
+                ready_fd = None
+                log.info("the keeper started for the terminals: %s", verdict)
+            elif ready_fd is None:
+                time.sleep(pause)
+    finally:
+        if ready_fd is not None:
+            os.close(ready_fd)

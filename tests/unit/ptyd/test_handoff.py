@@ -9,10 +9,27 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import psutil
+import pytest
+import trio
+from support.procs import kill_all
+
+from actors.keeper.service import FdKeeper
+from actors.ptyd import handoff
 from actors.ptyd.handoff import KeeperLink
 from actors.ptyd.info import SessionInfo
+from orca.contracts.fd_keeper import (
+    KEEPER_ENV,
+    KEEPER_LOCK_NAME,
+    KEEPER_SOCKET_NAME,
+    KeeperLockInfo,
+    encode_keeper_lock,
+)
+from orca.fsio import FileLock
+from orca.paths import OrcaPaths
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -92,3 +109,72 @@ def test_fds_survive_the_depositor_between_two_processes(tmp_path: Path) -> None
         keeper.wait()
         if keeper.stdout:
             keeper.stdout.close()
+
+
+class _Session:
+    """What ``secure_with_keeper`` reads of a ptyd session: its record and its fds."""
+
+    def __init__(self, info: SessionInfo, master_fd: int) -> None:
+        self.info, self.master_fd, self.pipe = info, master_fd, None
+        self._done = trio.Event()
+
+    @property
+    def output_done(self) -> trio.Event:
+        return self._done
+
+
+class _Ptyd:
+    def __init__(self, sessions: list[_Session]) -> None:
+        self.keeper: KeeperLink | None = None
+        self._sessions = sessions
+
+    @property
+    def table(self) -> _Ptyd:
+        return self
+
+    def sessions(self) -> list[_Session]:
+        return self._sessions
+
+
+def test_a_stopping_ptyd_waits_for_the_keeper_orcad_started_before_it_died(
+    orca_paths: OrcaPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """orcad started a keeper just before it was killed with the old one (the race CI
+    hit): that keeper holds the lock but serves only seconds later, so the one ptyd
+    starts on its way out loses the lock. ptyd waits for whichever keeper answers, and
+    the terminal is kept (before: one look after ~1 s, and the terminal ended)."""
+    runtime = orca_paths.runtime_dir
+    sock_path = str(runtime / KEEPER_SOCKET_NAME)
+    monkeypatch.setenv(KEEPER_ENV, sock_path)
+    lock = FileLock(runtime / KEEPER_LOCK_NAME)
+    lock.acquire(encode_keeper_lock(KeeperLockInfo(pid=os.getpid(), socket=sock_path)))
+    late = FdKeeper(sock_path)
+    # Past the ~1.5 s ptyd used to give a keeper, well inside SECURE_WAIT_S.
+    serve_after = handoff.SECURE_WAIT_S / 2
+
+    tokens: list[trio.lowlevel.TrioToken] = []
+
+    async def serve_late() -> None:
+        tokens.append(trio.lowlevel.current_trio_token())
+        await trio.sleep(serve_after)
+        await late.serve()
+
+    server = threading.Thread(target=trio.run, args=(serve_late,), daemon=True)
+    server.start()
+    r, w = os.pipe()
+    ptyd = _Ptyd([_Session(info(7), r)])
+    ours = set(psutil.Process().children())
+    try:
+        assert handoff.secure_with_keeper(ptyd, sock_path, orca_paths.log_file("keeper")) == 1
+        assert late.state.keys() == [info(7).history_key], "the late keeper holds it"
+    finally:
+        started = [p for p in psutil.Process().children() if p not in ours]
+        kill_all([p.pid for p in started])  # ptyd's keeper (it lost the lock)
+        if ptyd.keeper is not None:
+            ptyd.keeper.close()
+        if tokens:
+            trio.from_thread.run_sync(late.stopped.set, trio_token=tokens[0])
+        server.join(10)
+        lock.release()
+        os.close(r)
+        os.close(w)
