@@ -37,9 +37,12 @@ draw is written this way, and not under a dialog.
 
 from __future__ import annotations
 
+from rich.style import Style as RichStyle
 from textual._compositor import LayoutUpdate
+from textual.color import Color
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.style import Style
 from textual.widget import Widget
 
 # How many painted rows a pane keeps, in panes' worth of rows (rows scrolled away are
@@ -58,11 +61,13 @@ class RowPainter:
         self._painted: dict[int, tuple[Strip, Strip]] = {}
         self._key: object = None
         self._uncovered: object = None  # the compositor map nothing covers the pane in
+        self._plain: tuple[RichStyle, Color] | None = None  # ``plain_style``, for ``_key``
 
     def forget(self) -> None:
         """The pane's size or styles changed: render every row afresh."""
         self._painted.clear()
         self._key = None
+        self._plain = None
 
     def paint(self, frame: list[Strip], top: int, bottom: int) -> bool:
         """Write rows ``top``..``bottom`` of ``frame`` (the pane's content rows) now;
@@ -90,9 +95,24 @@ class RowPainter:
         if key != self._key:
             self.forget()
             self._key = key
+            self._plain = plain_style(pane)
         painted = self._painted
         new = [y for y in range(top, bottom) if id(frame[y]) not in painted]
-        if new:
+        plain = self._plain
+        if plain is not None and pane.auto_links and pane.hover_style._link_id:
+            plain = None  # a link under the mouse: Textual styles it
+        if new and plain is not None:
+            # What Textual's styles cache does to a content row of a plain pane (see
+            # ``plain_style``), without its per-call pass over the pane's styles.
+            inner, background = plain
+            filters = pane.get_line_filters()
+            width = content.width
+            for y in new:
+                strip = pane.render_line(y).adjust_cell_length(width, inner)
+                for line_filter in filters:
+                    strip = strip.apply_filter(line_filter, background)
+                painted[id(frame[y])] = (frame[y], strip)
+        elif new:
             first, last = new[0], new[-1] + 1
             rows = Region(offset.x, offset.y + first, content.width, last - first)
             for y, strip in zip(range(first, last), pane.render_lines(rows), strict=False):
@@ -119,3 +139,20 @@ class RowPainter:
             if clip.intersection(region).overlaps(area):
                 return True
         return False
+
+
+def plain_style(pane: Widget) -> tuple[RichStyle, Color] | None:
+    """For a pane whose styles do nothing to its content rows but fit them to the
+    content width and run the app's line filters (no tint, opacity, text opacity, hatch
+    or outline): the style of the padding that fit adds and the background the filters
+    are given, as Textual's styles cache computes them (``StylesCache.render_line``,
+    "content with border and padding"); None otherwise (Textual renders the rows)."""
+    styles = pane.styles
+    if styles.tint.a or styles.text_opacity != 1.0 or pane.opacity != 1.0:
+        return None
+    if styles.has_rule("hatch") and styles.hatch != "none":
+        return None
+    if any(edge for edge, _color in styles.outline):
+        return None
+    base, background = pane.background_colors
+    return Style(background=base + background).rich_style, background

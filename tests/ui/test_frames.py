@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from support.ui_pilot import open_shell, ready
 from textual._compositor import LayoutUpdate
+from textual.geometry import Region
 from textual.message import Message
 from textual.screen import ModalScreen
 
@@ -204,18 +205,39 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
         # change or resize can come between the two draws.)
         typing.draw()
         shown = rendered(typing).split("\n")
-        typing.model.feed(b"\r\n\x1b[2Kzq9")
+        typing.model.feed(b"\r\n\x1b[2K\x1b[1;31mzq\x1b[0;44m9\x1b[0m")
         written: list[str] = []
+        updates: list[LayoutUpdate] = []
         display = app._display
 
         def capture(screen: Any, update: Any) -> None:
             if isinstance(update, LayoutUpdate):  # a pane's rows, written by the pane
                 written.extend(strip.text for line in update.strips for strip in line)
+                updates.append(update)
             display(screen, update)
 
         app._display = capture  # type: ignore[method-assign]
         typing.draw()
         seen["written"] = list(written)
+        # Styled as Textual's own paint styles them (the painter's shortcut for a
+        # plain pane, ``paint.plain_style``), segment for segment.
+        seen["plain"] = typing.painter._plain is not None
+        content = typing.content_region
+        offset = typing.content_offset
+        seen["as_textual"] = [
+            (
+                [strip for line in update.strips for strip in line],
+                typing.render_lines(
+                    Region(
+                        offset.x,
+                        offset.y + update.region.y - content.y,
+                        update.region.width,
+                        update.region.height,
+                    )
+                ),
+            )
+            for update in updates
+        ]
         seen["rows"] = len(shown)
         seen["repainted"] = typing.repainted_rows
         now = rendered(typing).split("\n")
@@ -242,6 +264,8 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
     assert any("zq9" in row for row in seen["written"]), seen
     assert 1 <= len(seen["written"]) < seen["rows"], seen
     assert seen["under_dialog"] == [], seen
+    assert seen["plain"]
+    assert seen["as_textual"] and all(ours == textual for ours, textual in seen["as_textual"])
 
 
 def test_settling_the_heap_freezes_it_and_widens_the_young_generation() -> None:
