@@ -2,13 +2,14 @@
 
 The UI feeds a pane's model exactly what ``orca term attach`` writes to a real terminal
 (ptyd's attach snapshot, then the live stream), so the embedded view and a raw attach
-show the same screen. Rendering asks libghostty-vt's formatter for the active area as
-a VT stream (SGR only: colours and attributes) and lets Rich parse it into styled
-lines, a native pass per frame (about a millisecond for 200x60), instead of reading
-cells one by one through cffi. The formatter resets the pen at the end of every
-styled run and starts each row afresh, so a row's VT text stands alone: the view
-caches a row's strip by its text (:meth:`PaneScreen.rows`) and parses only new rows
-(a scrolling pane's rows move up unchanged).
+show the same screen. Rendering asks libghostty-vt's formatter for the shown area as
+a VT stream (text and SGR only: no palette, modes or other state), one native pass
+per frame (~10 us for 80x24), instead of reading cells one by one through cffi. The
+formatter resets the pen at the end of every styled run and starts each row afresh,
+so a row's VT text stands alone: the view caches a row's strip by its text
+(:meth:`PaneScreen.rows`) and reads only new rows (a scrolling pane's rows move up
+unchanged), straight into segments (:func:`row_segments`, each pen's style parsed by
+Rich once; :func:`row_text`, Rich's own parse, for the rest).
 
 Terminal replies the model produces (it answers DSR, DA, DECRQM, OSC 10/11... like a
 terminal would) go to ``on_reply``: the pane sends them to the program. They only
@@ -26,7 +27,10 @@ import re
 from collections.abc import Callable
 
 from pyghostty import Terminal, ffi, lib  # type: ignore[import-untyped]
-from pyghostty.core import check, init_sized, read_buf  # type: ignore[import-untyped]
+from pyghostty._ffi import union_fn  # type: ignore[import-untyped]
+from pyghostty.core import check, init_sized  # type: ignore[import-untyped]
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
@@ -65,9 +69,27 @@ class PaneScreen:
         self._cache: tuple[int, list[Text]] | None = None
         self._rows: tuple[int, list[str]] | None = None
         # The formatter's output buffer, kept (one native pass per format, not two:
-        # a size query then a fill), grown when a screen needs more.
+        # a size query then a fill), grown when a screen needs more; and the structs
+        # each read fills in, allocated once (a read is on every echo's path).
         self._buf = ffi.new("uint8_t[]", 1 << 16)
         self._written = ffi.new("size_t*")
+        self._formatter = ffi.new("GhosttyFormatter*")
+        self._selection_buf = init_sized("GhosttySelection")
+        self._point = ffi.new("GhosttyPointS*")
+        self._u16 = ffi.new("uint16_t*")
+        self._mode = ffi.new("GhosttyTerminalModeConfig*")
+        self._options = init_sized("GhosttyFormatterTerminalOptions")
+        self._options.emit = lib.GHOSTTY_FORMATTER_FORMAT_VT
+        self._options.unwrap = self._options.trim = False
+        # The cells' text and SGR only: no palette (256 OSC 4 strings per read), modes,
+        # cursor, hyperlinks or other terminal state.
+        extra = self._options.extra
+        extra.palette = extra.modes = extra.scrolling_region = extra.tabstops = False
+        extra.pwd = extra.keyboard = False
+        extra.screen.cursor = extra.screen.hyperlink = extra.screen.protection = False
+        extra.screen.kitty_keyboard = extra.screen.charsets = False
+        extra.screen.style = True
+        self._options.selection = self._selection_buf
 
     def _reply(self, data: bytes) -> None:
         self.replies += 1
@@ -118,16 +140,33 @@ class PaneScreen:
 
     @property
     def size(self) -> tuple[int, int]:
-        cols, rows = self._term.size
-        return int(cols), int(rows)
+        """(cols, rows), as the model has them (``resize``, or a program's DECCOLM)."""
+        return (
+            self._get16(lib.GHOSTTY_TERMINAL_DATA_COLS),
+            self._get16(lib.GHOSTTY_TERMINAL_DATA_ROWS),
+        )
+
+    def _get16(self, key: int) -> int:
+        check(lib.ghostty_terminal_get(self._term._t[0], key, self._u16), "terminal_get")
+        return int(self._u16[0])
 
     @property
     def cursor(self) -> tuple[int, int]:
-        x, y = self._term.cursor
-        return int(x), int(y)
+        return (
+            self._get16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_X),
+            self._get16(lib.GHOSTTY_TERMINAL_DATA_CURSOR_Y),
+        )
 
     def mode(self, number: int) -> bool:
-        return not self.closed and bool(self._term.mode(number))
+        if self.closed:
+            return False
+        config = self._mode
+        config.mode = number & 0x7FFF  # a DEC private mode (pyghostty's packing)
+        check(
+            lib.ghostty_terminal_get(self._term._t[0], lib.GHOSTTY_TERMINAL_DATA_MODE, config),
+            "terminal_get mode",
+        )
+        return bool(config.value)
 
     def text(self) -> str:
         """The visible screen as plain text (rows, trailing blanks trimmed)."""
@@ -158,6 +197,7 @@ class PaneScreen:
         self.scroll_by(-self.scroll)
 
     def _selection(self) -> object:
+        """The selection of what the view shows (a fresh struct: ``shown_text``)."""
         cols, rows = self.size
         sel = init_sized("GhosttySelection")
         top = self.history_rows() - self.scroll if self.scroll else 0
@@ -173,24 +213,47 @@ class PaneScreen:
             return ""
         return str(self._term._format_sel(self._selection()))
 
-    def _vt(self) -> str:
-        sel = self._selection()
-        opts = init_sized("GhosttyTerminalSelectionFormatOptions")
-        opts.emit = lib.GHOSTTY_FORMATTER_FORMAT_VT
-        opts.unwrap, opts.trim, opts.selection = False, False, sel
-        term = self._term._t[0]
-        written = self._written
-        result = lib.ghostty_terminal_selection_format_buf(
-            term, opts[0], self._buf, len(self._buf), written
+    def _ref(self, out: object, x: int, y: int, tag: int) -> None:
+        point = self._point
+        point.tag = tag
+        point.value.x, point.value.y = x, y
+        call = union_fn(
+            "ghostty_terminal_grid_ref",
+            "GhosttyResult(*)(GhosttyTerminal, GhosttyPointS, GhosttyGridRef*)",
         )
-        if result == lib.GHOSTTY_OUT_OF_SPACE:
-            self._buf = ffi.new("uint8_t[]", max(int(written[0]), 2 * len(self._buf)))
-            out: str = read_buf(
-                lambda b, n, o: lib.ghostty_terminal_selection_format_buf(term, opts[0], b, n, o)
+        check(call(self._term._t[0], point[0], out), "grid_ref")
+
+    def _vt(self) -> str:
+        """The shown rows as VT text (SGR only), one formatter pass into the kept
+        buffer. Grid refs are good only until the screen changes, so the selection and
+        the formatter holding it are made afresh for each read (into kept structs)."""
+        cols, rows = self.size
+        top = self.history_rows() - self.scroll if self.scroll else 0
+        tag = lib.GHOSTTY_POINT_TAG_SCREEN if self.scroll else lib.GHOSTTY_POINT_TAG_ACTIVE
+        sel = self._selection_buf
+        self._ref(ffi.addressof(sel[0], "start"), 0, top, tag)
+        self._ref(ffi.addressof(sel[0], "end"), cols - 1, top + rows - 1, tag)
+        formatter = self._formatter
+        check(
+            lib.ghostty_formatter_terminal_new(
+                ffi.NULL, formatter, self._term._t[0], self._options[0]
+            ),
+            "formatter",
+        )
+        try:
+            written = self._written
+            result = lib.ghostty_formatter_format_buf(
+                formatter[0], self._buf, len(self._buf), written
             )
-            return out
-        check(result, "format")
-        return bytes(ffi.buffer(self._buf, int(written[0]))).decode("utf-8", "replace")
+            if result == lib.GHOSTTY_OUT_OF_SPACE:
+                self._buf = ffi.new("uint8_t[]", max(int(written[0]), 2 * len(self._buf)))
+                result = lib.ghostty_formatter_format_buf(
+                    formatter[0], self._buf, len(self._buf), written
+                )
+            check(result, "format")
+            return bytes(ffi.buffer(self._buf, int(written[0]))).decode("utf-8", "replace")
+        finally:
+            lib.ghostty_formatter_free(formatter[0])
 
     def rows(self) -> list[str]:
         """What the view shows, one VT string (SGR only) per row, ``rows`` of them; each
@@ -198,7 +261,10 @@ class PaneScreen:
         if self._rows is not None and self._rows[0] == self.version:
             return self._rows[1]
         _cols, rows = self.size
-        found = _OSC.sub("", self._vt()).split("\r\n")[:rows]
+        vt = self._vt()
+        if "\x1b]" in vt:  # none are asked for; should a build emit one, it is no text
+            vt = _OSC.sub("", vt)
+        found = vt.split("\r\n")[:rows]
         found += [""] * (rows - len(found))
         self._rows = (self.version, found)
         return found
@@ -224,6 +290,84 @@ class PaneScreen:
         else:
             self._cache = (self.version, lines)
         return lines
+
+
+_SGR = re.compile(r"\x1b\[([0-9;:]*)m")
+# Rich's style for a pen (the SGR parameters since the last reset), parsed once per pen.
+_PEN_STYLES: dict[str, Style] = {}
+_PEN_STYLES_MAX = 4096
+_NULL_STYLE = Style.null()
+
+
+def _pen_style(pen: str) -> Style:
+    style = _PEN_STYLES.get(pen)
+    if style is None:
+        spans = Text.from_ansi(f"\x1b[{pen}m.", no_wrap=True, end="").spans
+        found = spans[0].style if spans else _NULL_STYLE
+        style = found if isinstance(found, Style) else Style.parse(found)
+        if len(_PEN_STYLES) < _PEN_STYLES_MAX:
+            _PEN_STYLES[pen] = style
+    return style
+
+
+def row_segments(vt: str, cols: int, cursor: int | None = None) -> list[Segment] | None:
+    """One row's VT text (:meth:`PaneScreen.rows`) as Rich segments of exactly ``cols``
+    cells, the cell ``cursor`` drawn reversed: what :func:`row_text` renders to, read
+    directly (the formatter emits text and SGR only, and each pen's style is parsed by
+    Rich once), as a row is on every echo's path. None for a row holding any other
+    escape: :func:`row_text` renders it."""
+    segments: list[Segment] = []
+    pen = ""
+    used = 0
+    for index, part in enumerate(_SGR.split(vt)):
+        if index & 1:  # an SGR's parameters: the pen since the last reset
+            if part in ("", "0"):
+                pen = ""
+            elif part.startswith("0;"):
+                pen = part[2:]
+            else:
+                pen = f"{pen};{part}" if pen else part
+            continue
+        if not part:
+            continue
+        if "\x1b" in part:
+            return None
+        width = cell_len(part)
+        if used + width > cols:
+            part = set_cell_size(part, cols - used)
+            width = cell_len(part)
+        if width:
+            segments.append(Segment(part, _pen_style(pen) if pen else _NULL_STYLE))
+            used += width
+        if used >= cols:
+            break
+    if used < cols:
+        segments.append(Segment(" " * (cols - used), _NULL_STYLE))
+    if cursor is not None and 0 <= cursor < cols:
+        _draw_cursor(segments, cursor)
+    return segments
+
+
+def _draw_cursor(segments: list[Segment], cell: int) -> None:
+    """Reverse the character on ``cell`` (a wide one whole) in ``segments``."""
+    start = 0
+    for index, (text, style, _control) in enumerate(segments):
+        width = cell_len(text)
+        if start + width <= cell:
+            start += width
+            continue
+        at = 0  # the character holding the cell
+        while at < len(text) - 1 and start + cell_len(text[at]) <= cell:
+            start += cell_len(text[at])
+            at += 1
+        style = style or _NULL_STYLE
+        pieces = [
+            Segment(text[:at], style),
+            Segment(text[at], style + _CURSOR_STYLE),
+            Segment(text[at + 1 :], style),
+        ]
+        segments[index : index + 1] = [piece for piece in pieces if piece.text]
+        return
 
 
 def row_text(vt: str, cols: int, cursor: int | None = None) -> Text:
@@ -343,4 +487,12 @@ def bracketed(text: str, enabled: bool) -> bytes:
     return b"\x1b[200~" + data + b"\x1b[201~" if enabled else data
 
 
-__all__ = ["PaneScreen", "bracketed", "encode_key", "encode_mouse", "mouse_modes", "row_text"]
+__all__ = [
+    "PaneScreen",
+    "bracketed",
+    "encode_key",
+    "encode_mouse",
+    "mouse_modes",
+    "row_segments",
+    "row_text",
+]

@@ -48,6 +48,7 @@ from actors.ui.screen import (
     encode_key,
     encode_mouse,
     mouse_modes,
+    row_segments,
     row_text,
 )
 
@@ -417,8 +418,11 @@ class TerminalView(Widget, can_focus=True):
             key = (row, cols, cursor[0] if cursor is not None and cursor[1] == y else -1)
             strip = known.get(key)
             if strip is None:
-                line = row_text(row, cols, None if key[2] < 0 else key[2])
-                strip = Strip(list(line.render(console)), cols)
+                at = None if key[2] < 0 else key[2]
+                segments = row_segments(row, cols, at)
+                if segments is None:
+                    segments = list(row_text(row, cols, at).render(console))
+                strip = Strip(segments, cols)
             kept[key] = strip
             strips.append(strip)
         self._row_strips = kept

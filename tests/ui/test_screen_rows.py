@@ -1,0 +1,119 @@
+"""A pane's rows read straight into segments (``screen.row_segments``, the echo path)
+show what Rich's own parse of the same VT text shows (``screen.row_text``), cell for
+cell: same characters, same styles, the cursor on the same cell. The rows come from
+the real emulator (libghostty-vt) fed random styled text."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.cells import cell_len
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+
+from actors.ui.screen import PaneScreen, row_segments, row_text
+
+CONSOLE = Console(width=300, force_terminal=True, color_system="truecolor")
+SGRS = [
+    "0", "1", "2", "3", "4", "4:3", "5", "7", "9", "22", "23", "24", "27", "31", "42",
+    "38;5;208", "48;5;17", "38;2;10;200;30", "48;2;1;2;3", "39", "49", "91", "105", "53",
+]  # fmt: skip
+TEXT = st.text(alphabet="abc XYZ-_=|#01 é", min_size=1, max_size=12)
+WIDE = st.sampled_from(["日本", "語", "😀", "한"])
+PIECE = st.one_of(
+    TEXT.map(str.encode),
+    WIDE.map(str.encode),
+    st.sampled_from(SGRS).map(lambda p: f"\x1b[{p}m".encode()),
+    st.just(b"\r\n"),
+    st.just(b"\x1b[2K"),
+)
+
+
+def cells(segments: list[Segment]) -> list[tuple[str, Style]]:
+    """(character, style) per character, the null style for none."""
+    return [(char, style or Style.null()) for text, style, _ in segments for char in text]
+
+
+def cursor_cells(drawn: list[Segment], plain: list[Segment]) -> list[int]:
+    """The first cells of the characters ``drawn`` styles differently from ``plain``,
+    each checked to be ``plain``'s style reversed."""
+    found, at = [], 0
+    for (char, style), (same, base) in zip(cells(drawn), cells(plain), strict=True):
+        assert char == same
+        if style != base:
+            assert style == base + Style(reverse=True)
+            found.append(at)
+        at += cell_len(char)
+    return found
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cols=st.integers(4, 40),
+    rows=st.integers(1, 6),
+    feed=st.lists(PIECE, max_size=40),
+    cursor=st.integers(0, 45),
+)
+def test_rows_read_directly_show_what_rich_parses(
+    cols: int, rows: int, feed: list[bytes], cursor: int
+) -> None:
+    screen = PaneScreen(cols, rows)
+    try:
+        screen.feed(b"".join(feed))
+        for vt in screen.rows():
+            direct = row_segments(vt, cols)
+            assert direct is not None, vt
+            assert sum(cell_len(s.text) for s in direct) == cols
+            assert cells(direct) == cells(list(row_text(vt, cols).render(CONSOLE))), vt
+            at = cursor if cursor < cols else None
+            drawn = row_segments(vt, cols, at)
+            assert drawn is not None
+            expected = [] if at is None else [_cell_of(direct, at)]
+            if expected and _style_at(direct, expected[0]).reverse:
+                expected = []  # reversed already: Rich's cursor does not show there either
+            assert cursor_cells(drawn, direct) == expected
+            if vt.isascii():  # Rich places the cursor by character: the same cell here
+                parsed = cells(list(row_text(vt, cols, at).render(CONSOLE)))
+                assert cells(drawn) == parsed, (vt, at)
+    finally:
+        screen.close()
+
+
+def _cell_of(segments: list[Segment], cell: int) -> int:
+    """The first cell of the character covering ``cell`` (a wide one starts left)."""
+    at = 0
+    for text, _style, _ in segments:
+        for char in text:
+            width = cell_len(char)
+            if at + width > cell:
+                return at
+            at += width
+    return cell
+
+
+def _style_at(segments: list[Segment], cell: int) -> Style:
+    at = 0
+    for char, style in cells(segments):
+        if at == cell:
+            return style
+        at += cell_len(char)
+    raise AssertionError(cell)
+
+
+def test_the_cursor_after_wide_characters_is_on_its_cell() -> None:
+    """Cell 6 after "日本" (4 cells) and "ab" is the "c"; Rich's by-character place
+    would have been two cells further right."""
+    screen = PaneScreen(12, 1)
+    try:
+        screen.feed("日本abcd".encode())
+        [vt] = screen.rows()
+        drawn = row_segments(vt, 12, 6)
+        assert drawn is not None
+        assert [s.text for s in drawn if s.style and s.style.reverse] == ["c"]
+    finally:
+        screen.close()
+
+
+def test_a_row_with_another_escape_is_left_to_rich() -> None:
+    assert row_segments("ab\x1b[5Ccd", 10) is None
