@@ -124,8 +124,10 @@ class PaneFeed:
         on_output: OutputHandler,
         send_resize: Callable[[str, int, int], Awaitable[None]],
         read_screen: Callable[[str], Awaitable[tuple[bytes, int]]],
+        on_drained: Callable[[], None] = lambda: None,
     ) -> None:
         self.session_id = session_id
+        self._on_drained = on_drained  # after a drain's output is all handed on
         self.paths = paths
         self._on_output = on_output
         self._send_resize = send_resize
@@ -220,6 +222,8 @@ class PaneFeed:
             if (not stream.connected or stream.links != links) and self._token is not None:
                 # drain runs on the host loop, outside trio: wake the watcher from there
                 self._token.run_sync_soon(lambda: self._went_away.set())
+            if pieces:
+                self._on_drained()
         finally:
             self._draining = False
 

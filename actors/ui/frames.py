@@ -101,6 +101,7 @@ class FrameClock:
         self._waiting: dict[Pane, float] = {}
         self._last: dict[Pane, float] = {}  # when each pane was last drawn (loop time)
         self._soon: dict[Pane, asyncio.Handle] = {}  # focused panes' scheduled draws
+        self._echoes: set[Pane] = set()  # of those, the ones drawn unthrottled (``flush``)
         self._tick: asyncio.TimerHandle | None = None
         self._last_tick = float("-inf")
         self._hold_until = float("-inf")  # background draws wait for an echo until then
@@ -131,6 +132,7 @@ class FrameClock:
                 if handle is not None:
                     handle.cancel()  # a streaming pane's next frame, or this one
                 self._soon[pane] = loop.call_soon(self._draw_soon, pane)
+                self._echoes.add(pane)
                 return
             if pane in self._soon:
                 return
@@ -143,6 +145,16 @@ class FrameClock:
         if pane not in self._soon:
             self._waiting.setdefault(pane, self._loop().time())
             self._arm()
+
+    def flush(self, pane: Pane) -> None:
+        """``pane``'s output read so far is all applied: an echo waiting for its draw
+        on the next loop turn is drawn now (not behind whatever else is ready)."""
+        if pane in self._echoes:
+            self._echoes.discard(pane)
+            handle = self._soon.pop(pane, None)
+            if handle is not None:
+                handle.cancel()
+                self._draw(pane)
 
     def typed(self) -> None:
         """A key went to the focused pane: hold the background until its output."""
@@ -161,6 +173,7 @@ class FrameClock:
         """``pane`` is gone (unmounted): nothing of it is drawn any more."""
         self._waiting.pop(pane, None)
         self._last.pop(pane, None)
+        self._echoes.discard(pane)
         handle = self._soon.pop(pane, None)
         if handle is not None:
             handle.cancel()
@@ -188,6 +201,7 @@ class FrameClock:
 
     def _draw_soon(self, pane: Pane) -> None:
         self._soon.pop(pane, None)
+        self._echoes.discard(pane)
         self._draw(pane)
 
     def _arm(self) -> None:

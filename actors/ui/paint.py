@@ -40,7 +40,7 @@ from __future__ import annotations
 from rich.style import Style as RichStyle
 from textual._compositor import LayoutUpdate
 from textual.color import Color
-from textual.geometry import Region
+from textual.geometry import Offset, Region
 from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
@@ -61,6 +61,8 @@ class RowPainter:
         self._painted: dict[int, tuple[Strip, Strip]] = {}
         self._key: object = None
         self._uncovered: object = None  # the compositor map nothing covers the pane in
+        # In that map: the pane's clip, content region and content offset.
+        self._placed = (Region(), Region(), Offset())
         self._plain: tuple[RichStyle, Color] | None = None  # ``plain_style``, for ``_key``
 
     def forget(self) -> None:
@@ -68,6 +70,7 @@ class RowPainter:
         self._painted.clear()
         self._key = None
         self._plain = None
+        self._uncovered = None  # its gutter may have changed too
 
     def paint(self, frame: list[Strip], top: int, bottom: int) -> bool:
         """Write rows ``top``..``bottom`` of ``frame`` (the pane's content rows) now;
@@ -76,20 +79,23 @@ class RowPainter:
         app = pane.app
         if app._batch_count or app.is_inline or len(app.screen_stack) != 1:
             return False
-        screen = pane.screen
-        if screen is not app.screen:
-            return False
-        content = pane.content_region
-        band = Region(content.x, content.y + top, content.width, bottom - top)
+        screen = app.screen
         shown = screen._compositor.visible_widgets
-        placed = shown.get(pane)
-        if placed is None or not placed[1].contains_region(band):
-            return False
         if self._uncovered is not shown:
+            # A new compositor map (Textual makes one on any layout change): where the
+            # pane is in it, and that nothing covers it. Kept until the next map.
+            placed = shown.get(pane)
+            if placed is None:  # not on the screen shown (or not visible)
+                return False
+            content = pane.content_region
             if self._covered(shown, content):
                 return False
+            self._placed = (placed[1], content, pane.content_offset)
             self._uncovered = shown
-        offset = pane.content_offset
+        clip, content, offset = self._placed
+        band = Region(content.x, content.y + top, content.width, bottom - top)
+        if not clip.contains_region(band):
+            return False
         pane._styles_cache.set_dirty(Region(offset.x, offset.y + top, content.width, bottom - top))
         key = (content.width, app.theme, app.ansi_color, pane.styles.background, pane.styles.color)
         if key != self._key:

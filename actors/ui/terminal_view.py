@@ -121,6 +121,8 @@ class TerminalView(Widget, can_focus=True):
                 self._on_output,
                 backend.resize,
                 backend.screen,
+                # an echo is drawn once its chunks are all in, not a loop turn later
+                lambda: self.orca.frames.flush(self),
             )
             self.orca.guest.start_soon(self._run_feed, self.feed)
 
@@ -251,9 +253,10 @@ class TerminalView(Widget, can_focus=True):
         feed = self.feed
         if not data or feed is None:
             return
+        sent = feed.send_now(data)  # the key first: the bookkeeping can wait for it
         if self.has_focus:
             self.orca.frames.typed()  # its echo first, then the other panes' frames
-        if not feed.send_now(data):
+        if not sent:
             self.orca.report(f"typing failed: {feed.error or 'ptyd takes no input'}")
 
     def _answer(self, data: bytes) -> None:

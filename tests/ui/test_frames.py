@@ -103,6 +103,36 @@ def test_a_key_holds_the_background_until_the_focused_pane_has_output(
     assert run(main()) == ["focused", "background"]
 
 
+def test_an_echo_is_drawn_when_its_chunks_are_in_not_a_loop_turn_later() -> None:
+    """Output in the focused pane right after a key: drawn the moment the feed says
+    its chunks are all applied (``flush``), once; without a key, ``flush`` draws
+    nothing (a streaming pane keeps its frame rate)."""
+
+    async def main() -> tuple[list[str], list[str], list[str]]:
+        log: list[str] = []
+        drawn = asyncio.Event()
+        clock = FrameClock()
+        pane = FakePane("focused", log, drawn)
+        clock.changed(pane, focused=True)  # no key: a frame on the next turn
+        clock.flush(pane)
+        unkeyed = list(log)
+        await drawn.wait()
+        log.clear()
+        clock.typed()
+        clock.changed(pane, focused=True)  # the echo, in two chunks
+        clock.changed(pane, focused=True)
+        clock.flush(pane)
+        at_once = list(log)
+        for _ in range(3):  # and not drawn again on the next turns
+            await asyncio.sleep(0)
+        return unkeyed, at_once, log
+
+    unkeyed, at_once, after = run(main())
+    assert unkeyed == []
+    assert at_once == ["focused"]
+    assert after == ["focused"]
+
+
 def test_while_the_user_types_the_background_is_drawn_in_an_echos_shadow(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
