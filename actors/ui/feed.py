@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from orca.client.terminal import LOCAL_RECONNECT_S, LocalTerminalStream, QueryFilter
+from orca.client.terminal import LOCAL_RECONNECT_S, LocalTerminalStream
 from orca.contracts import ptyd
 from orca.paths import OrcaPaths
 from orca.wire.errors import OrcaError, Unavailable
@@ -291,6 +291,11 @@ class PaneFeed:
         stream = self.stream
         if stream is None:
             return
-        stream.cursor.restart_at(end)
-        stream.queries = QueryFilter()
         self._on_output(data, True)
+        # After the screen: output the stream brought past it (it comes on its own
+        # socket, faster than this reply) is read again and drawn over it.
+        try:
+            stream.restart_at(end)
+        except OrcaError as exc:
+            self.error = exc.message
+        self.drain()

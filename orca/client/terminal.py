@@ -418,6 +418,19 @@ class TerminalStream:
         if self.end_offset is not None and self.cursor.offset >= self.end_offset:
             self.output_ended = True
 
+    def restart_at(self, offset: int) -> None:
+        """The caller replaced its screen with a snapshot of the session up to
+        ``offset`` (``term.screen``, fetched apart from this stream): the stream goes
+        on from there. Output this stream already handed on past ``offset`` came after
+        the snapshot was taken, so the snapshot drew over it: it is read again from
+        ``offset`` (``read {since}``), or it would be lost from the caller's screen."""
+        ahead = self.cursor.offset > offset
+        self.cursor.restart_at(offset)
+        self.queries = QueryFilter()
+        if ahead:
+            self._reading = True
+            self._send(ptyd.StreamRead(since=offset))
+
     # -- the caller's side ---------------------------------------------------------------
     def write(self, data: bytes) -> None:
         """Input for the PTY (this terminal then answers the program's queries)."""

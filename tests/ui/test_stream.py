@@ -105,3 +105,41 @@ def test_keys_typed_while_ptyd_is_down_reach_the_shell_when_it_returns(
         await app.wait_for(lambda: "while-down-42" in view.screen_text(), 30)
 
     drive(OrcaApp(resolve_paths(), bell=False), scenario)
+
+
+def test_output_that_outruns_a_resize_snapshot_is_not_drawn_over(tree: Any, drive: Any) -> None:
+    """A resize redraws the pane from ptyd's screen (``term.attach``, an RPC), while
+    output comes on the attach stream, which is faster: a line the program printed
+    after the screen was taken can be on the pane before the screen is. The screen
+    must not wipe it (it did, in the tmux test: the line typed after a zoom never
+    showed). Here the screen the resize gets is one taken before the line."""
+    alpha = tree.worktrees["alpha"]
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        view = await open_shell(app, pilot, alpha)
+        feed = view.feed
+        assert feed is not None and view.session_id is not None
+        view.send(b"echo before-$((20+1))\r")
+        await app.wait_for(lambda: "before-21" in view.screen_text(), 20)
+        screens: list[tuple[bytes, int]] = []
+
+        async def take(session_id: str) -> None:  # on the UI's trio runtime
+            screens.append(await app.backend.screen(session_id))
+
+        app.guest.start_soon(take, view.session_id)  # the screen, then the line
+        await app.wait_for(lambda: bool(screens), 20)
+        earlier = screens[0]
+        view.send(b"echo after-$((40+2))\r")
+        await app.wait_for(lambda: "after-42" in view.screen_text(), 20)
+        taken: list[str] = []
+
+        async def stale_screen(session_id: str) -> tuple[bytes, int]:
+            taken.append(session_id)
+            return earlier
+
+        feed._read_screen = stale_screen
+        feed.resize_nowait(*view.model.size, resnap=True)
+        await app.wait_for(lambda: bool(taken) and "after-42" in view.screen_text(), 20)
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
