@@ -114,7 +114,12 @@ class RowPainter:
             filters = pane.get_line_filters()
             width = content.width
             for y in new:
-                strip = pane.render_line(y).adjust_cell_length(width, inner)
+                # The pane's ``render_line`` for content row ``y`` (fit to the width,
+                # padding unstyled), without its look-up of the width it is given here.
+                line = frame[y]
+                if line.cell_length != width:
+                    line = line.crop_extend(0, width, None)
+                strip = line.adjust_cell_length(width, inner)
                 for line_filter in filters:
                     strip = strip.apply_filter(line_filter, background)
                 painted[id(frame[y])] = (frame[y], strip)

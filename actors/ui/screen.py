@@ -75,6 +75,9 @@ class PaneScreen:
         self._written = ffi.new("size_t*")
         self._formatter = ffi.new("GhosttyFormatter*")
         self._selection_buf = init_sized("GhosttySelection")
+        self._start = ffi.addressof(self._selection_buf[0], "start")
+        self._end = ffi.addressof(self._selection_buf[0], "end")
+        self._size: tuple[int, int, int] = (-1, 0, 0)  # (version, cols, rows)
         self._point = ffi.new("GhosttyPointS*")
         self._u16 = ffi.new("uint16_t*")
         self._mode = ffi.new("GhosttyTerminalModeConfig*")
@@ -140,11 +143,14 @@ class PaneScreen:
 
     @property
     def size(self) -> tuple[int, int]:
-        """(cols, rows), as the model has them (``resize``, or a program's DECCOLM)."""
-        return (
-            self._get16(lib.GHOSTTY_TERMINAL_DATA_COLS),
-            self._get16(lib.GHOSTTY_TERMINAL_DATA_ROWS),
-        )
+        """(cols, rows), as the model has them (``resize``, or a program's DECCOLM:
+        asked again whenever ``version`` moved)."""
+        version, cols, rows = self._size
+        if version != self.version:
+            cols = self._get16(lib.GHOSTTY_TERMINAL_DATA_COLS)
+            rows = self._get16(lib.GHOSTTY_TERMINAL_DATA_ROWS)
+            self._size = (self.version, cols, rows)
+        return cols, rows
 
     def _get16(self, key: int) -> int:
         check(lib.ghostty_terminal_get(self._term._t[0], key, self._u16), "terminal_get")
@@ -230,9 +236,8 @@ class PaneScreen:
         cols, rows = self.size
         top = self.history_rows() - self.scroll if self.scroll else 0
         tag = lib.GHOSTTY_POINT_TAG_SCREEN if self.scroll else lib.GHOSTTY_POINT_TAG_ACTIVE
-        sel = self._selection_buf
-        self._ref(ffi.addressof(sel[0], "start"), 0, top, tag)
-        self._ref(ffi.addressof(sel[0], "end"), cols - 1, top + rows - 1, tag)
+        self._ref(self._start, 0, top, tag)
+        self._ref(self._end, cols - 1, top + rows - 1, tag)
         formatter = self._formatter
         check(
             lib.ghostty_formatter_terminal_new(

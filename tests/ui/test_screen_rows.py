@@ -117,3 +117,18 @@ def test_the_cursor_after_wide_characters_is_on_its_cell() -> None:
 
 def test_a_row_with_another_escape_is_left_to_rich() -> None:
     assert row_segments("ab\x1b[5Ccd", 10) is None
+
+
+def test_the_size_follows_a_programs_column_switch() -> None:
+    """DECCOLM (with mode 40 allowed) makes the emulator 132 columns: the size the
+    pane reads its rows at follows it, then the pane's own resize."""
+    screen = PaneScreen(80, 24)
+    try:
+        assert screen.size == (80, 24)
+        screen.feed(b"\x1b[?40h\x1b[?3h")
+        assert screen.size == (132, 24)
+        screen.resize(100, 30)
+        assert screen.size == (100, 30)
+        assert len(screen.rows()) == 30
+    finally:
+        screen.close()
