@@ -158,7 +158,7 @@ sys.path.insert(0, str(ROOT))
 
 from actors.ui import layout  # noqa: E402
 from actors.ui.app import OrcaApp  # noqa: E402
-from actors.ui.frames import HEAP_SETTLE_S  # noqa: E402
+from actors.ui.frames import HEAP_SETTLE_S, MAX_WAIT_S  # noqa: E402
 from orca.client.sync import invoke  # noqa: E402
 from orca.client.terminal import Attachment, LocalTerminalStream, TerminalStream  # noqa: E402
 from orca.contracts import hooks, ptyd, store  # noqa: E402
@@ -334,12 +334,14 @@ async def under_load(paths: OrcaPaths, worktree_id: str, cwd: str) -> dict[str, 
         await asyncio.sleep(HEAP_SETTLE_S + 1.0)  # settle (resizes, leases, the heap)
         c0, r0, t0 = cpu(), app.renders, time.perf_counter()
         d0 = app.frames.draws
+        app.frames.longest_wait = 0.0
         frames0 = sum(v.model.version for v in app.pane_views())
         out["echo"] = await asyncio.to_thread(type_and_watch, app)
         elapsed = time.perf_counter() - t0
         out["cpu_pct"] = (cpu() - c0) / elapsed * 100
         out["view_refreshes_per_s"] = (app.renders - r0) / elapsed
         out["pane_draws_per_s"] = (app.frames.draws - d0) / elapsed
+        out["longest_wait_s"] = app.frames.longest_wait
         out["screen_updates_per_s"] = (
             sum(v.model.version for v in app.pane_views()) - frames0
         ) / elapsed
@@ -507,6 +509,11 @@ def load_and_echo(paths: OrcaPaths, first: str) -> None:
         f" {load['screen_updates_per_s']:.0f} screen updates/s,"
         f" {load['pane_draws_per_s']:.0f} pane draws/s,"
         f" {load['view_refreshes_per_s']:.1f} view refreshes/s"
+    )
+    print(
+        "frames: a pane's screen updates between two of its draws are drawn together"
+        " (its latest screen); the longest a background pane's output waited to be"
+        f" drawn: {load['longest_wait_s'] * 1000:.0f} ms (bound {MAX_WAIT_S * 1000:.0f} ms)"
     )
     print(
         f"input-to-echo in the UI: p50 {pct(echo, 0.5):.1f} ms p99 {pct(echo, 0.99):.1f} ms;"

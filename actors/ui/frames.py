@@ -111,6 +111,7 @@ class FrameClock:
         self._armed_in_shadow = False  # the armed tick was armed in a shadow
         self.draws = 0
         self.background_draws = 0
+        self.longest_wait = 0.0  # the longest an unfocused pane's output waited (s)
 
     @staticmethod
     def _loop() -> asyncio.AbstractEventLoop:
@@ -254,7 +255,8 @@ class FrameClock:
         try:
             for pane in self._waiting:  # oldest first
                 if now - self._last.get(pane, float("-inf")) >= BACKGROUND_FRAME_S:
-                    del self._waiting[pane]
+                    since = self._waiting.pop(pane)
+                    self.longest_wait = max(self.longest_wait, now - since)
                     self.background_draws += 1
                     self._draw(pane)
                     break
