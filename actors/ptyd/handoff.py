@@ -33,6 +33,7 @@ import trio.lowlevel
 
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.spawn import exit_code_of
+from orca.actor.app import SUPERVISOR_PID_ENV
 from orca.contracts.fd_keeper import (
     ANCILLARY_SPACE,
     KEEPER_ENV,
@@ -68,9 +69,11 @@ SEND_TIMEOUT_S = 1.0
 KEEPER_RETRY_S = 0.1
 # On its way out, how long ptyd waits for some keeper to answer: the one it starts, or
 # one orcad started just before it died (both race for the lock; the one ptyd starts
-# waits as long for it). Under the supervisor's grace for an orderly stop (5 s); a
-# keeper's start can take a second on a loaded machine.
+# waits as long for it). orcad gone, nobody stops ptyd, and a keeper's start can take
+# a second or more on a loaded machine; orcad alive (an orderly stop with the keeper
+# down), well inside its grace before a SIGKILL (5 s), deposits included.
 SECURE_WAIT_S = 4.0
+SECURE_WAIT_ORDERLY_S = 2.0
 SECURE_POLL_S = 0.05
 
 
@@ -299,7 +302,7 @@ def secure_with_keeper(holder: KeeperHolder, path: str, log_path: Path) -> int:
     if link is not None and link.confirm():
         return 0
     log.error("no keeper holds the %d live session(s): securing them before ptyd stops", len(live))
-    fresh = reach_keeper(path, log_path)
+    fresh = reach_keeper(path, log_path, SECURE_WAIT_S if orcad_gone() else SECURE_WAIT_ORDERLY_S)
     if fresh is None:
         return 0
     count = deposit_all(fresh, live)
@@ -310,14 +313,20 @@ def secure_with_keeper(holder: KeeperHolder, path: str, log_path: Path) -> int:
     return count
 
 
-def reach_keeper(path: str, log_path: Path) -> KeeperLink | None:
-    """A link to whichever keeper answers at ``path`` within ``SECURE_WAIT_S``, having
+def orcad_gone() -> bool:
+    """Whether the orcad that started this ptyd has died (ptyd was reparented)."""
+    parent = os.environ.get(SUPERVISOR_PID_ENV)
+    return parent is None or not parent.isdigit() or os.getppid() != int(parent)
+
+
+def reach_keeper(path: str, log_path: Path, budget: float) -> KeeperLink | None:
+    """A link to whichever keeper answers at ``path`` within ``budget`` seconds, having
     started one (``launch_keeper``) if none answered at once; None if none did.
 
     Blocking. Whoever answers is good: orcad may have started a keeper just before it
     was killed, and then that one or ours wins the lock and the other exits, so ptyd
     keeps trying the socket rather than waiting on its own keeper's word alone."""
-    deadline = time.monotonic() + SECURE_WAIT_S
+    deadline = time.monotonic() + budget
     ready_fd: int | None = None
     launched = False
     try:
@@ -331,7 +340,7 @@ def reach_keeper(path: str, log_path: Path) -> KeeperLink | None:
                 log.error(
                     "no keeper answered at %s within %gs (%s): the terminals end with ptyd",
                     path,
-                    SECURE_WAIT_S,
+                    budget,
                     failure,
                 )
                 return None
@@ -342,7 +351,7 @@ def reach_keeper(path: str, log_path: Path) -> KeeperLink | None:
                         sys.executable,
                         dict(os.environ),
                         log_path,
-                        ["--wait-lock", str(SECURE_WAIT_S)],
+                        ["--wait-lock", str(budget)],
                     )
                 except OSError as exc:
                     log.error("cannot start a keeper (%s): waiting for another", exc)

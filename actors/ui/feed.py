@@ -223,7 +223,10 @@ class PaneFeed:
                 # drain runs on the host loop, outside trio: wake the watcher from there
                 self._token.run_sync_soon(lambda: self._went_away.set())
             if pieces:
-                self._on_drained()
+                try:
+                    self._on_drained()  # a draw: its bug must not fail a send or the feed
+                except Exception:
+                    log.exception("drawing pane output of %s failed", self.session_id)
         finally:
             self._draining = False
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pyghostty import Terminal, ffi, lib  # type: ignore[import-untyped]
 from pyghostty._ffi import union_fn  # type: ignore[import-untyped]
 from pyghostty.core import check, init_sized  # type: ignore[import-untyped]
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len, set_cell_size, split_graphemes
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -341,7 +341,7 @@ def row_segments(vt: str, cols: int, cursor: int | None = None) -> list[Segment]
         if used + width > cols:
             part = set_cell_size(part, cols - used)
             width = cell_len(part)
-        if width:
+        if part:  # (a run of zero width, a lone combining mark, is kept as Rich keeps it)
             segments.append(Segment(part, _pen_style(pen) if pen else _NULL_STYLE))
             used += width
         if used >= cols:
@@ -354,22 +354,26 @@ def row_segments(vt: str, cols: int, cursor: int | None = None) -> list[Segment]
 
 
 def _draw_cursor(segments: list[Segment], cell: int) -> None:
-    """Reverse the character on ``cell`` (a wide one whole) in ``segments``."""
+    """Reverse the character on ``cell`` (a wide one whole, a cluster of code points
+    whole: cut on grapheme boundaries only) in ``segments``."""
     start = 0
     for index, (text, style, _control) in enumerate(segments):
-        width = cell_len(text)
+        spans, width = split_graphemes(text)
         if start + width <= cell:
             start += width
             continue
-        at = 0  # the character holding the cell
-        while at < len(text) - 1 and start + cell_len(text[at]) <= cell:
-            start += cell_len(text[at])
-            at += 1
+        cut = (0, len(text))
+        for span_first, span_last, span_width in spans:
+            if start + span_width > cell:
+                cut = (span_first, span_last)
+                break
+            start += span_width
+        first, last = cut
         style = style or _NULL_STYLE
         pieces = [
-            Segment(text[:at], style),
-            Segment(text[at], style + _CURSOR_STYLE),
-            Segment(text[at + 1 :], style),
+            Segment(text[:first], style),
+            Segment(text[first:last], style + _CURSOR_STYLE),
+            Segment(text[last:], style),
         ]
         segments[index : index + 1] = [piece for piece in pieces if piece.text]
         return

@@ -401,8 +401,8 @@ class TerminalStream:
         fresh = self.cursor.accept(out.offset, out.data)
         if fresh is None:  # a gap: catch up from our offset (once)
             if not self._reading:
-                self._reading = True
                 self._send(ptyd.StreamRead(since=self.cursor.offset))
+                self._reading = True  # only once asked: a send that failed is retried
             return b""
         self._reading = False  # in order again (the catch-up came, or none was needed)
         self._check_ended()
@@ -428,8 +428,8 @@ class TerminalStream:
         self.cursor.restart_at(offset)
         self.queries = QueryFilter()
         if ahead:
-            self._reading = True
             self._send(ptyd.StreamRead(since=offset))
+            self._reading = True  # (only once asked: a send that failed is asked again)
 
     # -- the caller's side ---------------------------------------------------------------
     def write(self, data: bytes) -> None:
@@ -460,8 +460,8 @@ class TerminalStream:
         elif isinstance(message, ptyd.StreamExit):
             self.exit_code, self.end_offset = message.exit_code, message.end_offset
             if self.cursor.offset < message.end_offset and not self._reading:
-                self._reading = True
                 self._send(ptyd.StreamRead(since=self.cursor.offset))
+                self._reading = True
             self._check_ended()
         elif isinstance(message, ptyd.StreamError):
             if message.code != ptyd.NOT_ATTACHED:

@@ -381,3 +381,53 @@ def test_typing_that_never_echoes_does_not_starve_the_background(
         return log
 
     assert run(main()) == ["background"]
+
+
+class _OneChunkStream:
+    """A pane's stream with one chunk of output waiting (what ``PaneFeed.drain`` reads)."""
+
+    links = 0
+    connected = True
+    exit_code = None
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.errors: list[str] = []
+        self.chunks = [(b"echo", False)]
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def poll_output(self, _timeout_ms: int = 0) -> list[tuple[bytes, bool]]:
+        out, self.chunks = self.chunks, []
+        return out
+
+
+def test_a_draw_that_fails_does_not_fail_the_key_whose_send_drained_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An echo is drawn inside the drain a send makes (``FrameClock.flush``): a bug in
+    that draw is logged, and the key counts as sent (else it would be sent again the
+    slow way, typed twice)."""
+    from actors.ui.feed import PaneFeed
+
+    def broken_draw() -> None:
+        raise RuntimeError("a bug in a draw")
+
+    async def unused(*_args: Any) -> Any:
+        raise AssertionError("not called")
+
+    applied: list[bytes] = []
+    feed = PaneFeed(
+        "s",
+        resolve_paths(),
+        lambda data, _repaint: applied.append(data),
+        unused,
+        unused,
+        broken_draw,
+    )
+    stream = _OneChunkStream()
+    feed.stream = stream  # type: ignore[assignment]
+    assert feed.send_now(b"k") is True
+    assert stream.written == [b"k"] and applied == [b"echo"]
+    assert "a bug in a draw" in caplog.text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rich.cells import cell_len
+from rich.cells import cell_len, split_graphemes
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -20,7 +20,9 @@ SGRS = [
     "38;5;208", "48;5;17", "38;2;10;200;30", "48;2;1;2;3", "39", "49", "91", "105", "53",
 ]  # fmt: skip
 TEXT = st.text(alphabet="abc XYZ-_=|#01 é", min_size=1, max_size=12)
-WIDE = st.sampled_from(["日本", "語", "😀", "한"])
+# wide characters, and clusters of code points a cell (or two) each: ZWJ, a variation
+# selector, a flag, a combining mark
+WIDE = st.sampled_from(["日本", "語", "😀", "한", "👨\u200d👩\u200d👧", "❤️", "🇺🇸", "e\u0301"])
 PIECE = st.one_of(
     TEXT.map(str.encode),
     WIDE.map(str.encode),
@@ -35,17 +37,27 @@ def cells(segments: list[Segment]) -> list[tuple[str, Style]]:
     return [(char, style or Style.null()) for text, style, _ in segments for char in text]
 
 
+def placed(segments: list[Segment]) -> list[tuple[str, Style, int]]:
+    """(code point, style, the first cell of its grapheme) for each code point."""
+    out, at = [], 0
+    for text, style, _ in segments:
+        spans, _width = split_graphemes(text)
+        for first, last, width in spans:
+            out += [(char, style or Style.null(), at) for char in text[first:last]]
+            at += width
+    return out
+
+
 def cursor_cells(drawn: list[Segment], plain: list[Segment]) -> list[int]:
-    """The first cells of the characters ``drawn`` styles differently from ``plain``,
+    """The first cells of the graphemes ``drawn`` styles differently from ``plain``,
     each checked to be ``plain``'s style reversed."""
-    found, at = [], 0
-    for (char, style), (same, base) in zip(cells(drawn), cells(plain), strict=True):
+    found = set()
+    for (char, style, at), (same, base, _) in zip(placed(drawn), placed(plain), strict=True):
         assert char == same
         if style != base:
             assert style == base + Style(reverse=True)
-            found.append(at)
-        at += cell_len(char)
-    return found
+            found.add(at)
+    return sorted(found)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -69,6 +81,7 @@ def test_rows_read_directly_show_what_rich_parses(
             at = cursor if cursor < cols else None
             drawn = row_segments(vt, cols, at)
             assert drawn is not None
+            assert sum(cell_len(s.text) for s in drawn) == cols, (vt, at)
             expected = [] if at is None else [_cell_of(direct, at)]
             if expected and _style_at(direct, expected[0]).reverse:
                 expected = []  # reversed already: Rich's cursor does not show there either
@@ -81,11 +94,11 @@ def test_rows_read_directly_show_what_rich_parses(
 
 
 def _cell_of(segments: list[Segment], cell: int) -> int:
-    """The first cell of the character covering ``cell`` (a wide one starts left)."""
+    """The first cell of the grapheme covering ``cell`` (a wide one starts left)."""
     at = 0
     for text, _style, _ in segments:
-        for char in text:
-            width = cell_len(char)
+        spans, _width = split_graphemes(text)
+        for _first, _last, width in spans:
             if at + width > cell:
                 return at
             at += width
@@ -93,12 +106,7 @@ def _cell_of(segments: list[Segment], cell: int) -> int:
 
 
 def _style_at(segments: list[Segment], cell: int) -> Style:
-    at = 0
-    for char, style in cells(segments):
-        if at == cell:
-            return style
-        at += cell_len(char)
-    raise AssertionError(cell)
+    return next(style for _char, style, at in placed(segments) if at == cell)
 
 
 def test_the_cursor_after_wide_characters_is_on_its_cell() -> None:
@@ -113,6 +121,22 @@ def test_the_cursor_after_wide_characters_is_on_its_cell() -> None:
         assert [s.text for s in drawn if s.style and s.style.reverse] == ["c"]
     finally:
         screen.close()
+
+
+def test_the_cursor_on_or_after_a_cluster_keeps_the_row_its_width() -> None:
+    """A cluster of code points (ZWJ, a variation selector) is one character: the
+    cursor reverses it whole, or the one after it, and the row stays ``cols`` cells."""
+    for text, cell, reversed_ in (("👨\u200d👩\u200d👧ab", 2, "a"), ("❤️xy", 0, "❤️")):
+        screen = PaneScreen(12, 1)
+        try:
+            screen.feed(b"\x1b[?2027h" + text.encode())  # the emulator clusters too
+            [vt] = screen.rows()
+            drawn = row_segments(vt, 12, cell)
+            assert drawn is not None
+            assert sum(cell_len(s.text) for s in drawn) == 12, drawn
+            assert [s.text for s in drawn if s.style and s.style.reverse] == [reversed_]
+        finally:
+            screen.close()
 
 
 def test_a_row_with_another_escape_is_left_to_rich() -> None:

@@ -109,3 +109,46 @@ def test_keys_faster_than_the_peer_reads_arrive_whole_and_in_order(
         got.append(message.data)
         at += HEADER.size + size
     assert got == keys
+
+
+def _messages(server: socket.socket, want: int) -> list[ptyd.ToPtyd]:
+    """The next ``want`` messages the stream sent to its peer."""
+    decoder = msgspec.msgpack.Decoder(ptyd.ToPtyd)
+    server.settimeout(POLL_MS / 1000)
+    data, out = b"", []
+    while len(out) < want:
+        data += server.recv(4096)
+        while len(data) >= HEADER.size:
+            (size,) = HEADER.unpack_from(data, 0)
+            if len(data) < HEADER.size + size:
+                break
+            out.append(decoder.decode(data[HEADER.size : HEADER.size + size]))
+            data = data[HEADER.size + size :]
+    return out
+
+
+def test_a_snapshot_older_than_the_stream_has_the_rest_read_again(
+    pair: tuple[LocalTerminalStream, socket.socket],
+) -> None:
+    """``restart_at`` behind what the stream already handed on (a resize's screen, an
+    RPC, came after output the stream brought): ptyd is asked for the output from the
+    snapshot's offset once more, and it is handed on again, once; a live chunk that
+    comes before that catch-up is not asked for a second time."""
+    stream, server = pair
+    server.sendall(frame(ptyd.StreamOutput(offset=0, data=b"0123456789", answer=True)))
+    deadline = time.monotonic() + POLL_MS / 1000
+    while stream.cursor.offset < 10 and time.monotonic() < deadline:
+        stream.poll_output(POLL_MS)
+    stream.restart_at(4)
+    assert _messages(server, 1) == [ptyd.StreamRead(since=4)]
+    server.sendall(
+        frame(ptyd.StreamOutput(offset=10, data=b"ab", answer=True))  # live, past us
+        + frame(ptyd.StreamOutput(offset=4, data=b"456789ab", answer=True))  # the read
+    )
+    shown: list[bytes] = []
+    deadline = time.monotonic() + POLL_MS / 1000
+    while stream.cursor.offset < 12 and time.monotonic() < deadline:
+        shown += [data for data, _repaint in stream.poll_output(POLL_MS)]
+    assert b"".join(shown) == b"456789ab"
+    stream.keepalive()  # the next thing sent is a ping, not a second read
+    assert [type(m) for m in _messages(server, 1)] == [ptyd.StreamPing]
