@@ -60,9 +60,9 @@ class RowPainter:
         # the id stays its own), for the width, theme and colours in ``_key``.
         self._painted: dict[int, tuple[Strip, Strip]] = {}
         self._key: object = None
-        self._uncovered: object = None  # the compositor map nothing covers the pane in
-        # In that map: the pane's clip, content region and content offset.
-        self._placed = (Region(), Region(), Offset())
+        # The compositor map nothing covers the pane in, and in it the pane's clip,
+        # content region and content offset (None: look again).
+        self._placed: tuple[object, Region, Region, Offset] | None = None
         self._plain: tuple[RichStyle, Color] | None = None  # ``plain_style``, for ``_key``
 
     def forget(self) -> None:
@@ -70,7 +70,7 @@ class RowPainter:
         self._painted.clear()
         self._key = None
         self._plain = None
-        self._uncovered = None  # its gutter may have changed too
+        self._placed = None  # its gutter may have changed too
 
     def paint(self, frame: list[Strip], top: int, bottom: int) -> bool:
         """Write rows ``top``..``bottom`` of ``frame`` (the pane's content rows) now;
@@ -81,7 +81,7 @@ class RowPainter:
             return False
         screen = app.screen
         shown = screen._compositor.visible_widgets
-        if self._uncovered is not shown:
+        if self._placed is None or self._placed[0] is not shown:
             # A new compositor map (Textual makes one on any layout change): where the
             # pane is in it, and that nothing covers it. Kept until the next map.
             placed = shown.get(pane)
@@ -90,9 +90,8 @@ class RowPainter:
             content = pane.content_region
             if self._covered(shown, content):
                 return False
-            self._placed = (placed[1], content, pane.content_offset)
-            self._uncovered = shown
-        clip, content, offset = self._placed
+            self._placed = (shown, placed[1], content, pane.content_offset)
+        _map, clip, content, offset = self._placed
         band = Region(content.x, content.y + top, content.width, bottom - top)
         if not clip.contains_region(band):
             return False
@@ -114,12 +113,9 @@ class RowPainter:
             filters = pane.get_line_filters()
             width = content.width
             for y in new:
-                # The pane's ``render_line`` for content row ``y`` (fit to the width,
-                # padding unstyled), without its look-up of the width it is given here.
-                line = frame[y]
-                if line.cell_length != width:
-                    line = line.crop_extend(0, width, None)
-                strip = line.adjust_cell_length(width, inner)
+                # what the pane's ``render_line`` gives for row ``y`` (``fit``), then
+                # the styles cache's fit with the padding style
+                strip = fit(frame[y], width).adjust_cell_length(width, inner)
                 for line_filter in filters:
                     strip = strip.apply_filter(line_filter, background)
                 painted[id(frame[y])] = (frame[y], strip)
@@ -167,3 +163,11 @@ def plain_style(pane: Widget) -> tuple[RichStyle, Color] | None:
         return None
     base, background = pane.background_colors
     return Style(background=base + background).rich_style, background
+
+
+def fit(line: Strip, width: int) -> Strip:
+    """A content row ``width`` cells wide, padding unstyled (a pane's ``render_line``).
+    Not ``crop_extend`` on a strip of the right width: it caches the strip in its own
+    cache (a reference cycle per row per draw, left to the cyclic GC, whose full passes
+    are the longest pauses under load)."""
+    return line if line.cell_length == width else line.crop_extend(0, width, None)

@@ -202,42 +202,36 @@ class PaneScreen:
     def scroll_to_bottom(self) -> None:
         self.scroll_by(-self.scroll)
 
-    def _selection(self) -> object:
-        """The selection of what the view shows (a fresh struct: ``shown_text``)."""
+    def _select_shown(self) -> object:
+        """The kept selection set to what the view shows (the live screen, or the
+        history scrolled back to). Grid refs are good only until the screen changes,
+        so it is set afresh for each read."""
         cols, rows = self.size
-        sel = init_sized("GhosttySelection")
         top = self.history_rows() - self.scroll if self.scroll else 0
-        tag = "screen" if self.scroll else "active"
-        sel.start = self._term.ref(0, top, tag)[0]
-        sel.end = self._term.ref(cols - 1, top + rows - 1, tag)[0]
-        return sel
+        tag = lib.GHOSTTY_POINT_TAG_SCREEN if self.scroll else lib.GHOSTTY_POINT_TAG_ACTIVE
+        call = union_fn(
+            "ghostty_terminal_grid_ref",
+            "GhosttyResult(*)(GhosttyTerminal, GhosttyPointS, GhosttyGridRef*)",
+        )
+        point = self._point
+        point.tag = tag
+        for out, x, y in ((self._start, 0, top), (self._end, cols - 1, top + rows - 1)):
+            point.value.x, point.value.y = x, y
+            check(call(self._term._t[0], point[0], out), "grid_ref")
+        return self._selection_buf
 
     def shown_text(self) -> str:
         """What the view shows as plain text: the live screen, or the history lines
         scrolled back to."""
         if self.closed:
             return ""
-        return str(self._term._format_sel(self._selection()))
-
-    def _ref(self, out: object, x: int, y: int, tag: int) -> None:
-        point = self._point
-        point.tag = tag
-        point.value.x, point.value.y = x, y
-        call = union_fn(
-            "ghostty_terminal_grid_ref",
-            "GhosttyResult(*)(GhosttyTerminal, GhosttyPointS, GhosttyGridRef*)",
-        )
-        check(call(self._term._t[0], point[0], out), "grid_ref")
+        return str(self._term._format_sel(self._select_shown()))
 
     def _vt(self) -> str:
         """The shown rows as VT text (SGR only), one formatter pass into the kept
-        buffer. Grid refs are good only until the screen changes, so the selection and
-        the formatter holding it are made afresh for each read (into kept structs)."""
-        cols, rows = self.size
-        top = self.history_rows() - self.scroll if self.scroll else 0
-        tag = lib.GHOSTTY_POINT_TAG_SCREEN if self.scroll else lib.GHOSTTY_POINT_TAG_ACTIVE
-        self._ref(self._start, 0, top, tag)
-        self._ref(self._end, cols - 1, top + rows - 1, tag)
+        buffer; the formatter holds the selection, so it is made afresh for each read
+        too (into a kept struct)."""
+        self._select_shown()
         formatter = self._formatter
         check(
             lib.ghostty_formatter_terminal_new(

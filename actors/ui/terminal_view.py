@@ -36,7 +36,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from actors.ui.feed import PaneFeed
-from actors.ui.paint import RowPainter
+from actors.ui.paint import RowPainter, fit
 from actors.ui.screen import (
     MODE_BRACKETED_PASTE,
     MODE_CURSOR_KEYS,
@@ -450,11 +450,7 @@ class TerminalView(Widget, can_focus=True):
             self.orca.poke()
         width = self.content_size.width
         if 0 <= y < len(lines):
-            line = lines[y]
-            # Not crop_extend on a strip of the right width: it caches the strip in its
-            # own cache (a reference cycle per row per draw, left to the cyclic GC,
-            # whose full passes are the longest pauses under load).
-            return line if line.cell_length == width else line.crop_extend(0, width, None)
+            return fit(lines[y], width)
         return Strip.blank(width)
 
     def screen_text(self) -> str:
