@@ -181,6 +181,19 @@ def signal_group(pid: int, signum: int) -> bool:
     return True
 
 
+def ignored_signals(pid: int) -> set[int]:
+    """The signals ``pid`` ignores (``SigIgn`` in /proc/<pid>/status); empty if unknown."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"SigIgn:"):
+                    mask = int(line.split()[1], 16)
+                    return {n for n in range(1, 65) if mask >> (n - 1) & 1}
+    except (OSError, ValueError, IndexError):
+        pass
+    return set()
+
+
 def resize(master_fd: int, pid: int, cols: int, rows: int) -> None:
     """Resize the PTY and tell the child's group (the kernel signals only the foreground)."""
     set_window_size(master_fd, cols, rows)

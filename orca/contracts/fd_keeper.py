@@ -79,7 +79,8 @@ Who reaps an agent whose ``ptyd`` died: ``orcad``, the child subreaper (only an
 ancestor can be: the kernel re-parents an orphan to its nearest subreaper ancestor),
 which forwards the status as ``exited``. If ``orcad`` is gone too, the orphan goes to
 the next subreaper up (``systemd --user`` under ``orca service install``) or init; its
-output is complete, its exit code unknown (``-1``).
+output is complete, its exit code unknown (``-1``), unless ``ptyd`` ended it: then the code
+of the signal it used (``actors/ptyd/session.Session.kill``).
 
 Upgrades and crashes (``docs/actors.md`` lists every pair of deaths and whether it is
 survived): a ``ptyd`` that stops because ``orcad`` died first makes sure a keeper holds
