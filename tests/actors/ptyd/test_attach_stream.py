@@ -89,6 +89,10 @@ os.write(1, b"INPUT:%r\r\n" % got)
 """
 
 
+# A ping with one more field nested 10,000 deep (issue 23: RecursionError ended ptyd).
+DEEP_PING = b"\x82\xa1t\xa4ping\xa1x" + b"\x91" * 10_000 + b"\xc0"
+
+
 KINDS = pytest.mark.parametrize(
     "kind", [TerminalStream, LocalTerminalStream], ids=["router", "local"]
 )
@@ -435,6 +439,7 @@ async def test_stream_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path
             try:
                 for body in (
                     b"\xc1garbage",
+                    DEEP_PING,
                     msgspec.msgpack.encode({"t": "nope"}),
                     msgspec.msgpack.encode({"t": "input", "data": b"x"}),  # not attached
                     msgspec.msgpack.encode({"t": "hello", "sessionId": "repo1::/x@@00000000"}),
@@ -448,6 +453,7 @@ async def test_stream_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path
 
         answers = await trio.to_thread.run_sync(probe)
         assert [a.code for a in answers if isinstance(a, contract.StreamError)] == [
+            "bad_request",
             "bad_request",
             "bad_request",
             contract.NOT_ATTACHED,
@@ -593,6 +599,7 @@ async def test_local_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path:
                 sock.connect(str(path))
                 for body in (
                     b"\xc1garbage",
+                    DEEP_PING,
                     msgspec.msgpack.encode({"t": "input", "data": b"x"}),  # not attached
                     msgspec.msgpack.encode({"t": "hello", "sessionId": "repo1::/x@@00000000"}),
                 ):
@@ -605,6 +612,7 @@ async def test_local_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path:
 
         answers, end = await trio.to_thread.run_sync(probe)
         assert [a.code for a in answers if isinstance(a, contract.StreamError)] == [
+            "bad_request",
             "bad_request",
             contract.NOT_ATTACHED,
             "not_found",
