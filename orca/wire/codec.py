@@ -20,8 +20,9 @@ Every byte a peer sends is decoded by a :class:`FrameDecoder` (``decode_map`` an
   (skipped unknown fields included), so a frame nested deeper than the recursion limit
   (about 1,000 levels, minus the caller's own stack) stops with ``RecursionError``
   after a few KB of C stack and no Python frames; no frame we send nests beyond ~10.
-  An explicit pre-scan for a smaller limit was measured and left out: in Python it
-  costs more than the decode itself on every message (a keystroke's, a snapshot's);
+  An explicit pre-scan for a smaller limit was measured and left out: a Python walk
+  of the frame costs ~10x the decode of a keystroke's message (3.9 us against 0.36
+  us) and ~4x a 324 KB snapshot's (28 ms against 6.6 ms), on every message;
 - allocation: a declared length is checked against the bytes left before anything is
   allocated (a header announcing 4 G items in a 5-byte frame is "truncated").
 
