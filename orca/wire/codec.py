@@ -39,7 +39,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
-from orca.wire.errors import BadFrame, TooLarge
+from orca.wire.errors import BadFrame, TooLarge, WrongShape
 
 T = TypeVar("T")
 
@@ -55,10 +55,6 @@ MAX_FRAME_BYTES = 16 * 1024 * 1024
 # once per nesting level, so a 2 KB frame nested ~1,000 deep (b"\x91" * 2000) would
 # otherwise escape as an exception no handler expects and end the actor.
 DECODE_ERRORS = (msgspec.DecodeError, RecursionError)
-
-
-class WrongShape(BadFrame):
-    """A frame that decodes, but not into the expected type (travels as ``bad_frame``)."""
 
 
 class FrameDecoder(Generic[T]):

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from orca import PROTOCOL_VERSION
-from orca.wire.codec import MAX_FRAME_BYTES, FrameDecoder, WrongShape, decode_any, encode
-from orca.wire.errors import BadFrame, BadRequest, BadVersion, OrcaError
+from orca.wire.codec import MAX_FRAME_BYTES, FrameDecoder, decode_any, encode
+from orca.wire.errors import BadFrame, BadRequest, BadVersion, OrcaError, WrongShape
 
 _EMPTY_MAP = msgspec.Raw(b"\x80")
 _S = TypeVar("_S", bound=msgspec.Struct)

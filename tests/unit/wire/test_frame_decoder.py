@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orca.contracts import fd_keeper, ptyd
-from orca.wire.codec import FrameDecoder, WrongShape, encode
-from orca.wire.errors import BadFrame, TooLarge
+from orca.wire.codec import FrameDecoder, encode
+from orca.wire.errors import BadFrame, TooLarge, WrongShape
 
 REPO = Path(__file__).resolve().parents[3]
 DEEP = 10_000
