@@ -121,6 +121,9 @@ class Session:
         self._last_output = time.monotonic()
         # For an adopted child: asks whoever reaped it (the fd keeper) for its exit code.
         self.foreign_exit: Callable[[], Awaitable[int | None]] | None = None
+        # The signal ``kill`` expects to end the child (issue 23): the exit code recorded
+        # when nobody can tell the real one (an adopted child init reaped).
+        self._ending_signal: int | None = None
 
     @property
     def session_id(self) -> str:
@@ -373,9 +376,15 @@ class Session:
         if status == -1 and self.foreign_exit is not None:
             # Not our child (adopted after a restart): the keeper reaped it.
             code = await self.foreign_exit()
-            self.deliver_exit(-1 if code is None else code)
+            self.deliver_exit(self._unseen_exit_code() if code is None else code)
             return
-        self.deliver_exit(-1 if status == -1 else spawn.exit_code_of(status))
+        self.deliver_exit(self._unseen_exit_code() if status == -1 else spawn.exit_code_of(status))
+
+    def _unseen_exit_code(self) -> int:
+        """The exit code when no wait status reached us (an adopted child reaped by init,
+        ``orca down --keep-terminals`` + ``up`` away from its ptyd): 128 + the signal
+        ``kill`` ended it with, if Orca ended it, else -1 (unknown)."""
+        return -1 if self._ending_signal is None else 128 + self._ending_signal
 
     def deliver_exit(self, exit_code: int) -> None:
         """Record the child's exit (from our waitpid, or from the supervisor after adoption)."""
@@ -452,12 +461,25 @@ class Session:
         return spawn.signal_group(self.info.pid, signum)
 
     async def kill(self, grace: float = KILL_GRACE_S) -> None:
-        """SIGHUP + SIGTERM the group, SIGKILL after ``grace`` unless it exited."""
+        """SIGHUP + SIGTERM the group, SIGKILL after ``grace`` unless it exited.
+
+        Every way Orca ends a terminal comes here (``term.kill``/``term.close``, ``orca
+        down --kill-terminals``, a pane's retirement, a GC reap), so here it is noted
+        which signal ends the child: of two pending signals the kernel delivers the
+        lower-numbered first, so the first of SIGHUP, SIGTERM the child does not ignore
+        (a handler that exits otherwise is the one case this names wrongly), else the
+        SIGKILL after the grace. It becomes the exit code only if the real status is
+        out of reach (``_unseen_exit_code``)."""
+        if not self.exited.is_set():
+            ignored = spawn.ignored_signals(self.info.pid)
+            fatal = [s for s in (signal.SIGHUP, signal.SIGTERM) if s not in ignored]
+            self._ending_signal = fatal[0] if fatal else None
         for signum in (signal.SIGHUP, signal.SIGTERM):
             self.send_signal(signum)
         with trio.move_on_after(grace):
             await self.exited.wait()
             return
+        self._ending_signal = signal.SIGKILL
         self.send_signal(signal.SIGKILL)
 
     # -- reading -----------------------------------------------------------------------

@@ -78,6 +78,25 @@ class SpawnedChild:
     launch_token_sha256: str
 
 
+# The ORCA_* variables of ptyd's own environment a child keeps (issue 23), each for a
+# reason of the child's. Every other one is for Orca's processes, not for agents:
+# the supervisor's to its actors (ORCA_SUPERVISOR, ORCA_SUPERVISOR_PID,
+# ORCA_HEARTBEAT_S, ORCA_ACTOR_NAME, ORCA_PTYD_FD_KEEPER, ORCA_TCP_HOST) and the
+# actors' settings (ORCA_PTYD_*, ORCA_GATEWAY_*, ORCA_REMOTE_*, ORCA_LOG_LEVEL...): an
+# agent has no use for them, and an ``orca up`` run in the terminal must not start its
+# tree with ours.
+INHERITED_ORCA_VARS = frozenset(
+    {
+        # `orca` run in the terminal (by the user or the agent) reaches this profile.
+        "ORCA_HOME",
+        # The CLI there names the same execution host (the user's own setting).
+        "ORCA_HOST_ID",
+        # `orca watch --notify` there runs the user's own notifier.
+        "ORCA_NOTIFY_COMMAND",
+    }
+)
+
+
 def child_environment(
     base: Mapping[str, str],
     extra: Mapping[str, str] | None,
@@ -85,10 +104,15 @@ def child_environment(
     token: LaunchToken,
     hook_endpoint_file: Path,
 ) -> dict[str, str]:
-    """The environment of every child: ``base`` + ``extra`` + the Orca identity variables."""
-    env = dict(base)
+    """The environment of every child: ``base`` without Orca's internal variables (only
+    :data:`INHERITED_ORCA_VARS` stay), then ``extra`` (the caller's, as given), then the
+    pane's identity variables."""
+    env = {k: v for k, v in base.items() if not k.startswith("ORCA_") or k in INHERITED_ORCA_VARS}
     if extra:
         env.update(extra)
+    # For the hook script (orca/hook_script.py) and OSC 9999 emitters: the pane's
+    # identity, the launch token that proves it to hooks, and the endpoint file the
+    # script reads the port and secret from.
     env.update(
         {
             "TERM": CHILD_TERM,
@@ -179,6 +203,19 @@ def signal_group(pid: int, signum: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def ignored_signals(pid: int) -> set[int]:
+    """The signals ``pid`` ignores (``SigIgn`` in /proc/<pid>/status); empty if unknown."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"SigIgn:"):
+                    mask = int(line.split()[1], 16)
+                    return {n for n in range(1, 65) if mask >> (n - 1) & 1}
+    except (OSError, ValueError, IndexError):
+        pass
+    return set()
 
 
 def resize(master_fd: int, pid: int, cols: int, rows: int) -> None:

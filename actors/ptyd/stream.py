@@ -52,7 +52,8 @@ from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
 from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
 from orca.client.terminal import LOCAL_STREAM_FILE
 from orca.contracts import ptyd as contract
-from orca.wire.errors import NotFound, OrcaError
+from orca.wire.codec import MAX_FRAME_BYTES, FrameDecoder
+from orca.wire.errors import BadRequest, NotFound, OrcaError
 
 if TYPE_CHECKING:
     from actors.ptyd.actor import Ptyd
@@ -70,7 +71,10 @@ MAX_CATCH_UP = contract.MAX_READ_BYTES
 
 _NOBLOCK = int(zmq.NOBLOCK)
 _NOBLOCK_MORE = int(zmq.NOBLOCK) | int(zmq.SNDMORE)
-_decoder = msgspec.msgpack.Decoder(contract.ToPtyd)
+# The codec's bounded decoder: garbage, a wrong type, 10,000-deep nesting are BadFrame.
+_decoder: FrameDecoder[contract.ToPtyd] = FrameDecoder(
+    contract.ToPtyd, what="attach-stream message", max_bytes=MAX_FRAME_BYTES
+)
 _encoder = msgspec.msgpack.Encoder()
 
 
@@ -372,9 +376,9 @@ class AttachStream:
     def _receive(self, rid: bytes, body: bytes) -> None:
         try:
             message = _decoder.decode(body)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except BadRequest as exc:  # BadFrame, TooLarge
             self.refused += 1
-            self._error(rid, "bad_request", f"malformed attach-stream message: {exc}")
+            self._error(rid, BadRequest.code, exc.message)
             return
         try:
             self._handle(rid, message)

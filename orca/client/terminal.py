@@ -39,7 +39,7 @@ from orca.client.sync import invoke
 from orca.contracts import ptyd
 from orca.contracts.base import DecodeStats, decode_event_data, specs_by_type
 from orca.paths import OrcaPaths, resolve_paths
-from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES
+from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES, FrameDecoder
 from orca.wire.envelope import decode_event
 from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire
 
@@ -282,7 +282,11 @@ STREAM_RCVHWM = 1000
 _NOBLOCK = int(zmq.NOBLOCK)
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
-_stream_decoder = msgspec.msgpack.Decoder(ptyd.FromPtyd)
+# The codec's bounded decoder: a bad or hostile frame from ptyd is counted and dropped
+# (``malformed``), never raised into the caller's terminal loop.
+_stream_decoder: FrameDecoder[ptyd.FromPtyd] = FrameDecoder(
+    ptyd.FromPtyd, what="attach-stream message", max_bytes=None
+)
 _stream_encoder = msgspec.msgpack.Encoder()
 
 
@@ -383,7 +387,7 @@ class TerminalStream:
     def _decode(self, body: bytes) -> ptyd.FromPtyd | None:
         try:
             return _stream_decoder.decode(body)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except BadFrame:
             self.malformed += 1
             return None
 
@@ -683,6 +687,10 @@ class LocalTerminalStream(TerminalStream):
         if len(buf) - start < _LOCAL_HEADER.size:
             return False, None
         (size,) = _LOCAL_HEADER.unpack_from(buf, start)
+        if size > LOCAL_MAX_FRAME:  # not ptyd's: never buffer toward it, drop the link
+            self.malformed += 1
+            self._lost()
+            return False, None
         body_at = start + _LOCAL_HEADER.size
         end = body_at + size
         if len(buf) < end:

@@ -79,7 +79,8 @@ Who reaps an agent whose ``ptyd`` died: ``orcad``, the child subreaper (only an
 ancestor can be: the kernel re-parents an orphan to its nearest subreaper ancestor),
 which forwards the status as ``exited``. If ``orcad`` is gone too, the orphan goes to
 the next subreaper up (``systemd --user`` under ``orca service install``) or init; its
-output is complete, its exit code unknown (``-1``).
+output is complete, its exit code unknown (``-1``), unless ``ptyd`` ended it: then the code
+of the signal it used (``actors/ptyd/session.Session.kill``).
 
 Upgrades and crashes (``docs/actors.md`` lists every pair of deaths and whether it is
 survived): a ``ptyd`` that stops because ``orcad`` died first makes sure a keeper holds
@@ -108,6 +109,8 @@ import msgspec
 from orca import PROTOCOL_VERSION, __version__
 from orca.contracts.sys import build_id
 from orca.fsio import read_lock_holder
+from orca.wire.codec import FrameDecoder
+from orca.wire.errors import BadFrame, BadRequest
 
 KEEPER_ENV = "ORCA_PTYD_FD_KEEPER"
 # Where the supervisor listens unless KEEPER_ENV says otherwise (in the runtime dir).
@@ -150,7 +153,9 @@ class KeeperLockInfo(msgspec.Struct, frozen=True, kw_only=True):
     socket: str | None = None
 
 
-_LOCK_DECODER = msgspec.json.Decoder(KeeperLockInfo)
+_LOCK_DECODER: FrameDecoder[KeeperLockInfo] = FrameDecoder(
+    KeeperLockInfo, what="keeper lock file", max_bytes=None, fmt="json"
+)
 
 
 def encode_keeper_lock(info: KeeperLockInfo) -> bytes:
@@ -164,7 +169,7 @@ def read_keeper_lock(path: Path) -> KeeperLockInfo | None:
         return None
     try:
         return _LOCK_DECODER.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except BadFrame:
         return KeeperLockInfo()  # held, being written: a keeper with no name yet
 
 
@@ -270,8 +275,14 @@ Reply = Sessions | End | ExitStatus | KeeperHello | HandedOver
 
 M = TypeVar("M", bound=Message)
 
-REQUESTS: msgspec.json.Decoder[Request] = msgspec.json.Decoder(Request)
-REPLIES: msgspec.json.Decoder[Reply] = msgspec.json.Decoder(Reply)
+# The codec's bounded decoder (orca/wire/codec.py), as every socket's: a packet nested
+# past the recursion limit (an ``info`` map, a skipped field) is refused, not raised.
+REQUESTS: FrameDecoder[Request] = FrameDecoder(
+    Request, what="keeper request", max_bytes=MAX_PACKET, fmt="json"
+)
+REPLIES: FrameDecoder[Reply] = FrameDecoder(
+    Reply, what="keeper reply", max_bytes=MAX_PACKET, fmt="json"
+)
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -307,7 +318,7 @@ def encode_packet(message: Message, fds: Sequence[int] = ()) -> tuple[list[bytes
 
 
 def decode_packet(
-    data: bytes, ancdata: Ancillary, decoder: msgspec.json.Decoder[M]
+    data: bytes, ancdata: Ancillary, decoder: FrameDecoder[M]
 ) -> tuple[M | None, list[int]]:
     """What ``recvmsg(MAX_PACKET, ANCILLARY_SPACE)`` returned, as a message and its fds.
 
@@ -321,9 +332,9 @@ def decode_packet(
         return None, []
     try:
         return decoder.decode(data), fds
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except BadRequest as exc:  # BadFrame, TooLarge: whatever the bytes were
         close_fds(fds)
-        raise KeeperProtocolError(f"not a keeper message: {exc}") from None
+        raise KeeperProtocolError(f"not a keeper message: {exc.message}") from None
 
 
 def send_packet(sock: socket.socket, message: Message, fds: Sequence[int] = ()) -> None:
@@ -333,7 +344,7 @@ def send_packet(sock: socket.socket, message: Message, fds: Sequence[int] = ()) 
 
 
 def recv_packet(
-    sock: socket.socket, decoder: msgspec.json.Decoder[M]
+    sock: socket.socket, decoder: FrameDecoder[M]
 ) -> tuple[M | None, list[int]]:
     """Blocking receive of one message and its fds; ``(None, [])`` when the peer closed."""
     data, ancdata, _flags, _addr = sock.recvmsg(MAX_PACKET, ANCILLARY_SPACE)

@@ -6,7 +6,12 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     → {sessionId, paneKey, tabId, terminalHandle, pid, launchTokenSha256}
     Starts ``argv`` on a new PTY; ``worktreeId`` is a worktree id or a folder
     workspace's ``folder:<id>`` (``sessionId`` = ``<worktreeId>@@<8 hex>``,
-    orca.model.panes). Errors: ``bad_request`` (empty argv, bad worktree id
+    orca.model.panes). The child's environment is ptyd's without Orca's own
+    ``ORCA_*`` variables (``ORCA_HOME``, ``ORCA_HOST_ID`` and ``ORCA_NOTIFY_COMMAND``
+    stay: ``actors/ptyd/spawn.INHERITED_ORCA_VARS``), then ``env``, then the pane's
+    ``ORCA_PANE_KEY``, ``ORCA_TAB_ID``, ``ORCA_WORKTREE_ID``,
+    ``ORCA_AGENT_LAUNCH_TOKEN`` and ``ORCA_AGENT_HOOK_ENDPOINT`` (what the hook script
+    reads). Errors: ``bad_request`` (empty argv, bad worktree id
     or pane key, cwd not a directory, executable not found, cols/rows outside
     1..``MAX_DIMENSION``), ``internal`` (system).
 ``term.write`` {sessionId, data? (bytes), text? (str)} → {queued}

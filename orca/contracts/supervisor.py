@@ -74,7 +74,8 @@ import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
 from orca.fsio import read_lock_holder
-from orca.wire.errors import NotFound, Timeout, Unavailable
+from orca.wire.codec import FrameDecoder
+from orca.wire.errors import BadFrame, NotFound, Timeout, Unavailable
 
 ActorState = Literal["starting", "running", "backoff", "failed", "stopped"]
 
@@ -279,7 +280,9 @@ class LockInfo(Payload, frozen=True, kw_only=True):
 
 # Far above any LockInfo; a bigger file is not ours.
 _LOCK_FILE_MAX = 65536
-_LOCK_DECODER = msgspec.json.Decoder(LockInfo)
+_LOCK_DECODER: FrameDecoder[LockInfo] = FrameDecoder(
+    LockInfo, what="lock file", max_bytes=None, fmt="json"  # read at most _LOCK_FILE_MAX
+)
 
 
 def encode_lock_info(info: LockInfo) -> bytes:
@@ -290,7 +293,7 @@ def decode_lock_info(raw: bytes) -> LockInfo:
     """The holder a lock file names; a file being written or damaged names nobody."""
     try:
         return _LOCK_DECODER.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except BadFrame:
         return LockInfo()
 
 

@@ -315,7 +315,7 @@ def decode_json(cls: type[T], raw: bytes | str) -> T:
     """Decode UTF-8 JSON into ``cls``; raises ModelDecodeError on malformed or invalid input."""
     try:
         data = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested past the recursion limit
         raise ModelDecodeError(f"malformed JSON for {cls.__name__}: {exc}") from exc
     return from_builtins(cls, data)
 
@@ -329,6 +329,6 @@ def decode_msgpack(cls: type[T], raw: bytes) -> T:
     """Decode msgpack into ``cls``; raises ModelDecodeError on malformed or invalid input."""
     try:
         data = msgspec.msgpack.decode(raw)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested past the recursion limit
         raise ModelDecodeError(f"malformed msgpack for {cls.__name__}: {exc}") from exc
     return from_builtins(cls, data)

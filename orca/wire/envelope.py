@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from orca import PROTOCOL_VERSION
-from orca.wire.codec import DECODE_ERRORS, MAX_FRAME_BYTES, decode_any, encode
-from orca.wire.errors import BadFrame, BadRequest, BadVersion, OrcaError, TooLarge
+from orca.wire.codec import MAX_FRAME_BYTES, FrameDecoder, decode_any, encode
+from orca.wire.errors import BadFrame, BadRequest, BadVersion, OrcaError, WrongShape
 
 _EMPTY_MAP = msgspec.Raw(b"\x80")
 _S = TypeVar("_S", bound=msgspec.Struct)
@@ -59,19 +59,24 @@ class Event(msgspec.Struct, frozen=True):
     data: Any = None
 
 
-_decoders: dict[type, msgspec.msgpack.Decoder[Any]] = {}
+_decoders: dict[type, FrameDecoder[Any]] = {}
 
 
-def _decoder(cls: type[_S]) -> msgspec.msgpack.Decoder[_S]:
+def _decoder(cls: type[_S]) -> FrameDecoder[_S]:
     """The decoder of ``cls``, built on first use: building one resolves the Struct's
-    annotations, and a CLI process only ever decodes replies (bench/cli.py)."""
+    annotations, and a CLI process only ever decodes replies (bench/cli.py).
+
+    A request is bounded by MAX_FRAME_BYTES (answered ``too_large``); a reply or an
+    event by the socket it came on (a reply may carry a snapshot above that limit)."""
     found = _decoders.get(cls)
     if found is None:
-        found = _decoders[cls] = msgspec.msgpack.Decoder(cls)
+        what = "request" if cls is Request else f"{cls.__name__.lower()} frame"
+        limit = MAX_FRAME_BYTES if cls is Request else None
+        found = _decoders[cls] = FrameDecoder(cls, what=what, max_bytes=limit)
     return found
 
 
-def _refusal(frame: bytes, exc: msgspec.ValidationError) -> RequestError:
+def _refusal(frame: bytes, exc: WrongShape) -> RequestError:
     """Explain why a decodable frame is not a valid request, with its id when it has one."""
     try:
         value = decode_any(frame)
@@ -83,7 +88,8 @@ def _refusal(frame: bytes, exc: msgspec.ValidationError) -> RequestError:
         )
     rid = value.get("id")
     return RequestError(
-        BadRequest(f"invalid request envelope: {exc}"), rid if isinstance(rid, str) else None
+        BadRequest(f"invalid request envelope: {exc.__cause__ or exc}"),
+        rid if isinstance(rid, str) else None,
     )
 
 
@@ -98,17 +104,12 @@ class RequestError(Exception):
 
 def decode_request(frame: bytes) -> Request:
     """Decode and validate a request envelope, or raise ``RequestError``."""
-    if len(frame) > MAX_FRAME_BYTES:
-        raise RequestError(
-            TooLarge(f"request of {len(frame)} bytes exceeds the {MAX_FRAME_BYTES}-byte limit"),
-            None,
-        )
     try:
         req = _decoder(Request).decode(frame)
-    except msgspec.ValidationError as exc:
+    except WrongShape as exc:
         raise _refusal(frame, exc) from exc
-    except DECODE_ERRORS as exc:
-        raise RequestError(BadFrame(f"undecodable request frame: {exc}"), None) from exc
+    except BadRequest as exc:  # BadFrame, TooLarge
+        raise RequestError(exc, None) from exc
     if req.v != PROTOCOL_VERSION:
         raise RequestError(
             BadVersion(
@@ -148,17 +149,13 @@ def encode_error(request_id: str | None, error: OrcaError) -> bytes:
 
 
 def decode_reply(frame: bytes) -> Reply:
-    try:
-        return _decoder(Reply).decode(frame)
-    except DECODE_ERRORS as exc:
-        raise BadFrame(f"invalid reply frame: {exc}") from exc
+    """A reply envelope; ``BadFrame`` if it is not one."""
+    return _decoder(Reply).decode(frame)
 
 
 def decode_reply_raw(frame: bytes) -> RawReply:
-    try:
-        return _decoder(RawReply).decode(frame)
-    except DECODE_ERRORS as exc:
-        raise BadFrame(f"invalid reply frame: {exc}") from exc
+    """A reply envelope with ``result`` left raw; ``BadFrame`` if it is not one."""
+    return _decoder(RawReply).decode(frame)
 
 
 def encode_event(event: Event) -> bytes:
@@ -166,7 +163,5 @@ def encode_event(event: Event) -> bytes:
 
 
 def decode_event(frame: bytes) -> Event:
-    try:
-        return _decoder(Event).decode(frame)
-    except DECODE_ERRORS as exc:
-        raise BadFrame(f"invalid event frame: {exc}") from exc
+    """An event envelope; ``BadFrame`` if it is not one."""
+    return _decoder(Event).decode(frame)

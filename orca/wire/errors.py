@@ -5,6 +5,7 @@ Exception tree::
     OrcaError                      base; ``code`` is stable on the wire
     ├── BadRequest   bad_request   the caller sent something invalid
     │   ├── BadFrame     bad_frame     undecodable bytes / not a map
+    │   │   └── WrongShape (bad_frame)  decodable, but not the expected type
     │   ├── TooLarge     too_large     frame above the size limit
     │   ├── UnknownOp    unknown_op    no such op on this actor
     │   └── BadVersion   bad_version   protocol version we do not speak
@@ -59,6 +60,11 @@ class BadRequest(OrcaError):
 
 class BadFrame(BadRequest):
     code = "bad_frame"
+
+
+class WrongShape(BadFrame):
+    """A frame that decodes, but not into the expected type (``orca.wire.codec``);
+    travels as ``bad_frame``, kept apart for callers that answer it otherwise."""
 
 
 class TooLarge(BadRequest):

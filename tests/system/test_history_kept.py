@@ -8,6 +8,7 @@ CLI is run as a user runs it, agents are real shells on real PTYs.
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -159,6 +160,46 @@ async def test_history_kept_across_exit_and_down_kill_terminals(user: User) -> N
         closed = user.run("term", "close", done)  # the user deletes an ended terminal's history
         assert closed.returncode == 0 and "deleted" in closed.stderr, closed
         assert done not in listed(user, "--all") and live in listed(user, "--all")
+
+
+# Ended by Orca's kill (SIGHUP + SIGTERM, SIGKILL after the grace), each by another
+# signal: (script, what it prints once up, the code a shell reports for it: 128 + N).
+BY_HUP, BY_TERM, BY_KILL = (128 + s for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGKILL))
+ENDED_BY = [
+    ("printf 'PLAIN-%s\\n' UP; exec sleep 600", b"PLAIN-UP", BY_HUP),
+    ("trap '' HUP; printf 'NOHUP-%s\\n' UP; while :; do sleep 1; done", b"NOHUP-UP", BY_TERM),
+    ("trap '' HUP TERM; printf 'STUB-%s\\n' UP; while :; do sleep 1; done", b"STUB-UP", BY_KILL),
+]
+
+
+async def test_orca_ended_terminals_keep_their_exit_code_after_a_readoption(user: User) -> None:
+    """Issue 23: agents re-adopted across ``down --keep-terminals`` + ``up`` are no longer
+    ptyd's children (init reaps them, no wait status reaches Orca); once ``down
+    --kill-terminals`` ended them and ``up`` came back, ``term ls --all`` shows the
+    signal Orca ended each with (128 + N), not ``exited -1``."""
+    with trio.fail_after(120):
+        async with ptyd_events(user) as (mirror, rec, client):
+            sids = {}
+            for script, needle, code in ENDED_BY:
+                sid = (await spawn(client, script)).session_id
+                await output_of(client, mirror, rec, sid, needle)
+                sids[sid] = code
+        pids = [listed(user)[sid]["pid"] for sid in sids]
+        user.ok("down", "--keep-terminals")
+        user.ok("up")  # re-adopted: their parent is init now, not this ptyd
+        assert {sid: row["running"] for sid, row in listed(user).items()} == dict.fromkeys(
+            sids, True
+        )
+        down = user.run("down", "--kill-terminals")
+        assert down.returncode == 0, down.stderr
+        assert not any(psutil.pid_exists(pid) for pid in pids)
+        user.ok("up")
+        rows = listed(user, "--all")
+        assert {sid: (rows[sid]["exitCode"], rows[sid]["lost"]) for sid in sids} == {
+            sid: (code, False) for sid, code in sids.items()
+        }
+        table = user.ok("term", "ls", "--all")
+        assert all(f"exited {code}" in table for *_, code in ENDED_BY), table
 
 
 async def session_reconciled(user: User) -> store.SessionView:

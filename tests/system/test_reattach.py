@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -288,3 +289,104 @@ async def test_reattach_after_kill_9_of_ptyd_shows_the_exact_screen(
     expected = watcher.screen_state()
     assert expected.modes.alt_screen and expected.title == "reattach-title"
     assert rebuilt.screen_state() == expected
+
+
+# Issue 23 item 2: asks DSR, DA and OSC 11 before anyone attached (the model answers:
+# no terminal is there), then logs every byte its stdin receives, raw. "P" makes it ask
+# DSR and DA again (while attached: the attached terminal answers; not OSC 11, which a
+# tmux server without a client of its own leaves unanswered), "Q" DSR once more, "Z"
+# ends the log.
+QUERYING_AGENT = r"""
+import os, re, sys, tty
+tty.setraw(0)
+log = open(sys.argv[1], "ab", buffering=0)
+os.write(1, b"\x1b[6n\x1b[c\x1b]11;?\x07")
+got = b""
+while not (re.search(rb"\x1b\[\d+;\d+R", got) and re.search(rb"\x1b\[\?[\d;]*c", got)
+           and re.search(rb"\x1b\]11;rgb:[^\x07\x1b]*(\x07|\x1b\\)", got)):
+    data = os.read(0, 4096)
+    log.write(data)
+    got += data
+os.write(1, b"ANSWERED-AT-START\r\n")
+pending = 0
+while True:
+    data = os.read(0, 4096)
+    log.write(data)
+    if pending and re.search(rb"\x1b\[\d+;\d+R", data):
+        os.write(1, b"LIVE-ANSWERED-%d\r\n" % pending)
+    if b"P" in data:
+        pending += 1
+        os.write(1, b"\x1b[6n\x1b[cPRINTED-AGAIN\r\n")
+    if b"Q" in data:
+        pending += 1
+        os.write(1, b"\x1b[6nLIVE-QUERY\r\n")
+    if b"Z" in data:
+        os.write(1, b"LOG-DONE\r\n")
+"""
+DSR_ANSWER = re.compile(rb"\x1b\[\d+;\d+R")
+DA_ANSWER = re.compile(rb"\x1b\[\?[\d;]*c")
+OSC11_ANSWER = re.compile(rb"\x1b\]11;rgb:[^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+@needs_tmux
+@pytest.mark.timeout(120)
+async def test_reattach_types_no_answer_and_a_live_query_is_answered_once(
+    user: User, tmp_path: Path
+) -> None:
+    """An agent asked DSR, DA and OSC 11 before any attach (answered once, by ptyd's
+    model); attached in a tmux pane it asks DSR and DA again (answered once, by tmux);
+    detached and attached again, its stdin gets nothing; a DSR asked then gets exactly
+    one answer. The agent's own raw stdin log is the judge."""
+    log = tmp_path / "stdin.log"
+    sid = _spawn(user, tmp_path, [sys.executable, "-c", QUERYING_AGENT, str(log)])
+    attach = f"{sys.executable} -m orca.cli.main term attach {sid}"
+    with trio.fail_after(30):  # answered before anyone attached: by the model
+        async with (
+            open_rpc_client(user.paths.ipc_endpoint("ptyd", "rpc")) as client,
+            trio.open_nursery() as nursery,
+        ):
+            tap = await actor_tap(user.orca_home, ptyd.CONTRACT, topics=[ptyd.OUTPUT.type]).start(
+                nursery
+            )
+            await _read_from_start(client, tap, sid, b"ANSWERED-AT-START")
+            tap.close()
+            nursery.cancel_scope.cancel()
+    at_start = log.read_bytes()
+    tmux = Tmux(user.env, tmp_path / "pane.fifo")
+    try:
+        with trio.fail_after(90):
+            tmux.type(attach)
+            await tmux.wait_for(b"ANSWERED-AT-START")  # the redraw
+            tmux.run("send-keys", "P")  # asked again while attached
+            await tmux.wait_for(b"LIVE-ANSWERED-1")
+            tmux.run("send-keys", "C-]")
+            await tmux.wait_for(b"[detached]")
+            tmux.type("echo BETWEEN-''ATTACHES")
+            await tmux.wait_for(b"BETWEEN-ATTACHES")
+            tmux.type(attach)  # the history holds every query asked so far
+            await tmux.wait_for(b"PRINTED-AGAIN")
+            tmux.run("send-keys", "Q")
+            await tmux.wait_for(b"LIVE-ANSWERED-2")
+            tmux.run("send-keys", "Z")
+            await tmux.wait_for(b"LOG-DONE")
+            tmux.run("send-keys", "C-]")
+            await tmux.wait_for(b"[detached]")
+    finally:
+        tmux.close()
+    typed = log.read_bytes()
+    # Before any attach: one answer to each query, the model's (its cursor, its DA, its
+    # default background), and nothing else.
+    assert [len(p.findall(at_start)) for p in (DSR_ANSWER, DA_ANSWER, OSC11_ANSWER)] == [1, 1, 1]
+    assert DSR_ANSWER.sub(b"", DA_ANSWER.sub(b"", OSC11_ANSWER.sub(b"", at_start))) == b""
+    after = typed[len(at_start) :]
+    # Then: "P", its two answers (from tmux, the attached terminal), "Q" (typed after
+    # the reattach, so every byte the reattach could have typed came before it), its one
+    # answer, "Z". Nothing answers the queries the history holds a second time.
+    p, rest = after.split(b"P", 1)
+    assert p == b""
+    answers_to_p, rest = rest.split(b"Q", 1)
+    assert sorted(len(x.findall(answers_to_p)) for x in (DSR_ANSWER, DA_ANSWER)) == [1, 1]
+    assert DSR_ANSWER.sub(b"", DA_ANSWER.sub(b"", answers_to_p)) == b""
+    answer_to_q, tail = rest.split(b"Z", 1)
+    assert DSR_ANSWER.fullmatch(answer_to_q), answer_to_q
+    assert tail == b""

@@ -89,6 +89,10 @@ os.write(1, b"INPUT:%r\r\n" % got)
 """
 
 
+# A ping with one more field nested 10,000 deep (issue 23: RecursionError ended ptyd).
+DEEP_PING = b"\x82\xa1t\xa4ping\xa1x" + b"\x91" * 10_000 + b"\xc0"
+
+
 KINDS = pytest.mark.parametrize(
     "kind", [TerminalStream, LocalTerminalStream], ids=["router", "local"]
 )
@@ -253,6 +257,40 @@ async def test_a_query_split_across_chunks_is_answered_once(
         assert len(re.findall(rb"ANS:b'\\x1b\[\d+;\d+R'", output)) == 1
 
 
+@KINDS
+async def test_a_client_attaching_inside_a_query_does_not_answer_it(
+    ptyd: Ptyd, tmp_path: Path, kind: type[TerminalStream]
+) -> None:
+    """Issue 23 (a second attach's screen containing a query): a client that attaches
+    while the program is half-way through writing a query gets a redraw without that
+    half (the model's continuation of an unfinished CSI is empty), so when the rest
+    comes only the terminal that saw the first half answers: one answer."""
+    with trio.fail_after(60):
+        tap = await ptyd.tap([contract.OUTPUT.type])
+        sid = await spawn(ptyd, tmp_path, ASKER)
+        b = Client(ptyd, sid, kind=kind)
+        c: Client | None = None
+        try:
+            b.stream.write(b"split\r")
+            await b.until(b"CMD:b'split\\r'\r\n\x1b[6")  # the first half, shown to b
+            c = Client(ptyd, sid, kind=kind)  # attaches inside the query
+            assert not c.shown.endswith(b"\x1b[6"), "no half query in the redraw"
+            b.stream.write(b"x")  # the program writes the rest
+            await b.until(b"ANS:")
+            await c.until(b"ANS:")
+            b.stream.write(b"quit\r")
+            await b.until(b"CMD:b'quit")
+            await c.until(b"CMD:b'quit")
+            assert (len(b.answers), len(c.answers)) == (1, 0)
+        finally:
+            b.close()
+            if c is not None:
+                c.close()
+        output = await read_all(ptyd, tap, sid, b"CMD:b'quit\\r'")
+        assert re.findall(rb"CMD:b'([^']*)'", output) == [b"split\\r", b"quit\\r"]
+        assert len(re.findall(rb"ANS:b'\\x1b\[\d+;\d+R'", output)) == 1
+
+
 async def test_osc_colour_queries_are_answered_by_the_client_that_typed_last(
     ptyd: Ptyd, tmp_path: Path
 ) -> None:
@@ -401,6 +439,7 @@ async def test_stream_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path
             try:
                 for body in (
                     b"\xc1garbage",
+                    DEEP_PING,
                     msgspec.msgpack.encode({"t": "nope"}),
                     msgspec.msgpack.encode({"t": "input", "data": b"x"}),  # not attached
                     msgspec.msgpack.encode({"t": "hello", "sessionId": "repo1::/x@@00000000"}),
@@ -414,6 +453,7 @@ async def test_stream_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path
 
         answers = await trio.to_thread.run_sync(probe)
         assert [a.code for a in answers if isinstance(a, contract.StreamError)] == [
+            "bad_request",
             "bad_request",
             "bad_request",
             contract.NOT_ATTACHED,
@@ -559,6 +599,7 @@ async def test_local_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path:
                 sock.connect(str(path))
                 for body in (
                     b"\xc1garbage",
+                    DEEP_PING,
                     msgspec.msgpack.encode({"t": "input", "data": b"x"}),  # not attached
                     msgspec.msgpack.encode({"t": "hello", "sessionId": "repo1::/x@@00000000"}),
                 ):
@@ -571,6 +612,7 @@ async def test_local_socket_is_private_and_refuses_garbage(ptyd: Ptyd, tmp_path:
 
         answers, end = await trio.to_thread.run_sync(probe)
         assert [a.code for a in answers if isinstance(a, contract.StreamError)] == [
+            "bad_request",
             "bad_request",
             contract.NOT_ATTACHED,
             "not_found",

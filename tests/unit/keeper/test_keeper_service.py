@@ -27,8 +27,9 @@ from orca.contracts.fd_keeper import (
 async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_serving(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A garbage packet and a deposit without fds are refused (one warning each, fds
-    closed); the same connection then deposits and reclaims normally."""
+    """A garbage packet, a deposit nested 10,000 deep (issue 23: RecursionError ended
+    the keeper) and a deposit without fds are refused (one warning each, fds closed);
+    the same connection then deposits and reclaims normally."""
     path = str(tmp_path / "k.sock")
     keeper = FdKeeper(path)
     caplog.set_level(logging.WARNING, logger="actors.keeper.service")
@@ -41,6 +42,8 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
                 r, w = os.pipe()
                 _, anc = encode_packet(Reclaim(), [os.dup(r)])
                 await conn.sendmsg([b'{"op": "format_disk"}'], anc)
+                deep = b'{"op":"deposit","key":"deep","info":{"a":' + b"[" * 10_000
+                await conn.sendmsg([deep + b"]" * 10_000 + b"}}"], anc)
                 await conn.sendmsg(*encode_packet(Deposit(key="none", info={})))
                 await conn.sendmsg(*encode_packet(Deposit(key="k", info={"pid": 9}), [os.dup(w)]))
                 await conn.sendmsg(*encode_packet(Reclaim()))
@@ -57,5 +60,5 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
             nursery.cancel_scope.cancel()
     keeper.close_all()
     refusals = [r.getMessage() for r in caplog.records if "refused a packet" in r.getMessage()]
-    assert len(refusals) == 2, refusals
-    assert "format_disk" in refusals[0] and "fds" in refusals[1]
+    assert len(refusals) == 3, refusals
+    assert "format_disk" in refusals[0] and "too deep" in refusals[1] and "fds" in refusals[2]
