@@ -28,7 +28,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rich.text import Text
@@ -42,6 +42,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from actors.ui import layout
+from actors.ui.adoption import Adoptee, orphans
 from actors.ui.backend import ACTORS, Backend
 from actors.ui.dialogs import AskScreen, ConfirmScreen, LaunchRequest, LaunchScreen
 from actors.ui.fastpath import route_input
@@ -256,6 +257,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.group_views: dict[str | None, GroupView] = {}
         self._focus_target: str | None = None  # a pane to focus once it is shown
         self._repairing = False  # a normalize_groups write is on its way
+        self._adopting = False  # an adoption write is on its way (actors/ui/adoption.py)
+        self._adoption_refused: set[str] = set()  # pane keys the store would not take
         # (worktree, store revision) a repair was refused at: not tried again until the
         # session changes (a read-only store would otherwise be asked on every render)
         self._repair_refused: tuple[str, int] | None = None
@@ -409,6 +412,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.remote_groups = build_remote_groups(backend.remote, now_ms, self.filter_text)
         self._notify_transitions()
         session = backend.session()
+        self._adopt_orphans(session)
         if not self._chosen and self._known(session.active_worktree_id):
             # Until the user picks one, show the worktree the saved session had active.
             self.selected_worktree = session.active_worktree_id
@@ -427,6 +431,43 @@ class OrcaApp(App[None], inherit_bindings=False):
         if self.review_shown and (self._review_stale or self._review_for != self.selected_worktree):
             self._review_stale = False
             self._load_review()
+
+    def _adopt_orphans(self, session: WorkspaceSessionState) -> None:
+        """Give every running terminal no layout shows its pane (``actors/ui/adoption.py``),
+        saved in the store: one write for all of them, one at a time."""
+        backend = self.backend
+        if self._adopting or not (backend.alive["store"] and backend.alive["ptyd"]):
+            return
+        shown = {key for _wt, key in layout.all_pane_keys(session)}
+        found = orphans((backend.sessions or {}).values(), shown, self._adoption_refused)
+        if found:
+            self._adopting = True
+            self.guest.start_soon(self._adopt, found)
+
+    async def _adopt(self, found: Mapping[str, list[Adoptee]]) -> None:
+        def adopt(s: WorkspaceSessionState) -> WorkspaceSessionState:
+            for worktree_id, terminals in found.items():
+                s = layout.adopt_terminals(s, worktree_id, terminals)
+            return s
+
+        from orca.contracts import store
+
+        try:
+            await self.backend_edit(adopt)
+            # What the store did not take (a retired pane whose terminal is ending) is
+            # not asked for again.
+            view: store.SessionView = await self.backend.invoke(
+                "store", store.SESSION_GET, store.SessionGetArgs()
+            )
+        except OrcaError as exc:
+            self.report(f"a terminal's pane could not be saved: {exc.message}")
+        else:
+            kept = {key for _wt, key in layout.all_pane_keys(view.session)}
+            self._adoption_refused.update(
+                key for terminals in found.values() for key, _l, _c in terminals if key not in kept
+            )
+        finally:
+            self._adopting = False
 
     def _known(self, worktree_id: str | None) -> bool:
         return worktree_id is not None and any(

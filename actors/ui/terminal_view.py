@@ -157,10 +157,9 @@ class TerminalView(Widget, can_focus=True):
         if not self.is_attached:
             return
         if repaint:
-            # The screen is drawn for the session's size. Reflowing it to another width
-            # would break it (the redraw writes every cell, blanks too, so each row is
-            # a full line that wraps): show it at its own size, resize the PTY to the
-            # pane's, and let ptyd redraw the screen at that size (``resnap``).
+            # The screen is drawn for the session's size: shown at its own size, then
+            # the PTY is resized to the pane's and ptyd's model redraws the screen at
+            # that size (``resnap``): the pane shows ptyd's reflow, not a guess of its own.
             row = self.orca.backend.session_for_pane(self.pane_key)
             drawn = self._snap_size
             if drawn is None and row is not None:
