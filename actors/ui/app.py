@@ -49,7 +49,7 @@ from actors.ui.fastpath import route_input
 from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
 from actors.ui.review import ChangedFile, changed_files, file_diff
 from actors.ui.runtime import TrioGuest
-from actors.ui.terminal_view import LEADER_KEY, TerminalView
+from actors.ui.terminal_view import LEADER_KEY, TerminalView, ended_note
 from actors.ui.view import (
     FOLDER_PREFIX,
     LIGHT_COLOURS,
@@ -712,10 +712,9 @@ class OrcaApp(App[None], inherit_bindings=False):
         bound = []
         for key in [] if tab is None else layout.pane_keys(session, tab.id):
             row = self.backend.session_for_pane(key)
-            note = ""
-            if row is not None and not row.running:
-                note = f"[exited {row.exit_code}] Enter starts a shell in this pane"
-            bound.append((key, row.session_id if row else None, note))
+            note = "" if row is None or row.running else ended_note(row)
+            ended = row if row is not None and row.archived else None
+            bound.append((key, row.session_id if row else None, note, ended))
         signature = (tab.id if tab else None, repr(root), tuple(bound))
         if signature == view.signature:
             return
@@ -725,7 +724,9 @@ class OrcaApp(App[None], inherit_bindings=False):
             focused.screen.set_focus(None)
         await view.panes.remove_children()
         if tab is not None and root is not None:
-            views = {key: TerminalView(key, sid, note) for key, sid, note in bound}
+            views = {
+                key: TerminalView(key, sid, note, ended) for key, sid, note, ended in bound
+            }
             await view.panes.mount(self._build(tab.id, root, views))
 
     def _focused_view(self) -> TerminalView | None:
@@ -950,12 +951,16 @@ class OrcaApp(App[None], inherit_bindings=False):
         repos = list(self.backend.store.repos)
         return repos[0] if repos else None
 
-    def start_shell_in(self, pane_key: str) -> None:
+    def rerun_in(self, pane_key: str) -> None:
+        """Start the pane's terminal again: the command of the one that ended there, or
+        a shell in a pane that never had one."""
         worktree_id = self.selected_worktree
         if worktree_id is None:
             return
+        row = self.backend.session_for_pane(pane_key)
+        argv = list(row.argv) if row is not None and not row.running and row.argv else []
         self.guest.start_soon(
-            self._quiet, self.spawn_in_pane(worktree_id, pane_key, [self.shell()])
+            self._quiet, self.spawn_in_pane(worktree_id, pane_key, argv or [self.shell()])
         )
 
     # -- actions -------------------------------------------------------------------------

@@ -100,3 +100,43 @@ def test_a_resized_pane_shows_its_screen_again(tree: Any, drive: Any) -> None:
         await app.wait_for(lambda: shows_every_line(view))
 
     drive(OrcaApp(resolve_paths(), bell=False), scenario)
+
+
+def test_an_ended_terminal_shows_its_last_screen_and_runs_again(tree: Any, drive: Any) -> None:
+    """After `down --kill-terminals` + `up`, a pane whose terminal ended shows the screen
+    it left and says how it ended; Enter runs its command again in the same pane.
+    Before, the pane said "no terminal" although ptyd kept the history."""
+    alpha = tree.worktrees["alpha"]
+    row = cli_terminal(tree, "alpha", "echo before-down; exec sh")
+
+    async def adopt(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        app.select_worktree(alpha, focus_terminal=True)
+        await app.wait_for(lambda: [v.session_id for v in app.pane_views()] == [row.session_id])
+
+    drive(OrcaApp(resolve_paths(), bell=False), adopt)
+    tree.user.ok("down", "--kill-terminals")
+    tree.user.ok("up")
+
+    async def after(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        app.select_worktree(alpha, focus_terminal=True)
+        await app.wait_for(lambda: [v.session_id for v in app.pane_views()] == [row.session_id])
+        (view,) = app.pane_views()
+        await app.wait_for(lambda: "before-down" in view.screen_text())
+        assert view.ended is not None and view.note.startswith("[exited ")
+        assert "Enter runs sh -c" in view.note
+        view.focus()
+        await pilot.press("enter")
+        await app.wait_for(
+            lambda: [v.session_id for v in app.pane_views()] != [row.session_id]
+            and app.pane_views()[0].feed is not None
+        )
+        (again,) = app.pane_views()
+        assert again.pane_key == row.pane_key
+        await app.wait_for(lambda: "before-down" in again.screen_text())  # run again
+        again.focus()
+        await pilot.press(*"echo again-$((6*7))", "enter")
+        await app.wait_for(lambda: "again-42" in again.screen_text())
+
+    drive(OrcaApp(resolve_paths(), bell=False), after)
