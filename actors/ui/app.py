@@ -42,12 +42,13 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from actors.ui import layout
-from actors.ui.adoption import Adoptee, orphans
+from actors.ui.adoption import Adoptee, orphans, tab_label
 from actors.ui.backend import ACTORS, Backend
-from actors.ui.dialogs import AskScreen, ConfirmScreen, LaunchRequest, LaunchScreen
+from actors.ui.dialogs import AskScreen, ChoiceScreen, ConfirmScreen, LaunchRequest, LaunchScreen
 from actors.ui.fastpath import route_input
 from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
-from actors.ui.review import ChangedFile, changed_files, file_diff
+from actors.ui.removal import loss_details, refusal_text, removal_question
+from actors.ui.review import ChangedFile, changed_files, file_diff, uncommitted
 from actors.ui.runtime import TrioGuest
 from actors.ui.terminal_view import LEADER_KEY, TerminalView, ended_note
 from actors.ui.view import (
@@ -113,6 +114,25 @@ def osc9(text: str) -> str:
     return f"\x1b]9;{clean}\x07"
 
 
+class FilterBox(Input):
+    """The sidebar's filter (leader ``/``): Escape clears and closes it, Enter keeps it
+    and returns to the sidebar; the leader works here as everywhere (the key after it
+    is the UI's, not a letter of the filter)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        app = self.app
+        if isinstance(app, OrcaApp) and (app.leader_pending or event.key == LEADER_KEY):
+            event.stop()
+            event.prevent_default()
+            await app.leader_key(event.key)
+        elif event.key == "escape" and isinstance(app, OrcaApp):
+            event.stop()
+            event.prevent_default()
+            app.close_filter()
+        else:
+            await super()._on_key(event)
+
+
 class Sidebar(OptionList):
     """Repos → worktrees with branch, dirty count, commits ahead/behind (↑/↓) and one
     light per pane."""
@@ -172,9 +192,14 @@ class GroupView(Vertical):
         self.signature: Any = None
 
 
-def sidebar_prompt(item: WorktreeItem, stale: bool) -> Text:
+# The sidebar's cursor, drawn as a glyph too: a highlight made of colour alone is
+# invisible on a monochrome terminal, under NO_COLOR, or in a plain capture.
+CURSOR_MARK = "›"
+
+
+def sidebar_prompt(item: WorktreeItem, stale: bool, cursor: bool = False) -> Text:
     text = Text()
-    text.append("  ")
+    text.append(f"{CURSOR_MARK} " if cursor else "  ", style="bold")
     for light in item.lights or ():
         glyph = LIGHT_GLYPHS.get(light.state, "?")
         style = LIGHT_COLOURS.get(light.state, "white") + (" bold" if light.needs_me else "")
@@ -264,6 +289,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._repair_refused: tuple[str, int] | None = None
         self._edit_lock: Any = None  # trio.Lock: this UI's session edits, one at a time
         self._sidebar_signature: Any = None
+        self._cursor: str | None = None  # the sidebar row the cursor is on
+        self._cursor_request: str | None = None  # where the UI moves it (it opened one)
         self._lights: dict[str, str] | None = None
         self._refresh_scheduled = False
         self._refreshing = False
@@ -286,7 +313,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         yield Static("", id="banner")
         with Horizontal(id="body"):
             with Vertical(id="side"):
-                yield Input(placeholder="filter worktrees", id="filter")
+                yield FilterBox(placeholder="filter worktrees (Esc closes)", id="filter")
                 yield Sidebar(id="sidebar")
             with Vertical(id="main"):
                 yield Vertical(id="groups")
@@ -489,12 +516,19 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     # -- sidebar -------------------------------------------------------------------------
     def _render_sidebar(self) -> None:
-        stale = not (self.backend.alive["hooks"] and self.backend.alive["gitwatch"])
+        stale = self._sidebar_stale()
+        # The cursor stays where the user put it; it moves when the UI opens a worktree
+        # itself (``_move_cursor``), or when its row is gone (to the one open).
+        cursor = self._cursor_request or self._cursor
+        self._cursor_request = None
+        if self.item(cursor) is None:
+            cursor = self.selected_worktree
         prompts: list[tuple[str | None, Text]] = []
         for group in self.groups:
             prompts.append((None, Text(group.name, style="bold underline")))
             for item in group.worktrees:
-                prompts.append((item.worktree_id, sidebar_prompt(item, stale)))
+                mark = item.worktree_id == cursor
+                prompts.append((item.worktree_id, sidebar_prompt(item, stale, mark)))
         for group in self.remote_groups:
             # Read-only: a remote worktree's terminals are reached with
             # `orca term attach HOST:HANDLE`, not from this sidebar.
@@ -506,17 +540,35 @@ class OrcaApp(App[None], inherit_bindings=False):
             return
         self._sidebar_signature = signature
         sidebar = self.query_one(Sidebar)
-        highlighted = sidebar.highlighted_option.id if sidebar.highlighted_option else None
         sidebar.clear_options()
         sidebar.add_options(
             [Option(prompt, id=key, disabled=key is None) for key, prompt in prompts]
         )
-        target = self.selected_worktree or highlighted
-        if target is not None:
+        self._cursor = cursor
+        if cursor is not None:
             try:
-                sidebar.highlighted = sidebar.get_option_index(target)
+                sidebar.highlighted = sidebar.get_option_index(cursor)
             except Exception:
                 pass
+
+    def _sidebar_stale(self) -> bool:
+        return not (self.backend.alive["hooks"] and self.backend.alive["gitwatch"])
+
+    def _move_cursor(self, worktree_id: str | None) -> None:
+        """The sidebar's cursor goes to ``worktree_id`` at the next render."""
+        self._cursor_request = worktree_id
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """The user moved the cursor: the mark moves with it (two rows redrawn)."""
+        if not isinstance(event.option_list, Sidebar) or event.option.id == self._cursor:
+            return
+        old, self._cursor = self._cursor, event.option.id
+        self._sidebar_signature = None  # the rows drawn now are not the last render's
+        stale = self._sidebar_stale()
+        for key, mark in ((old, False), (self._cursor, True)):
+            item = self.item(key)
+            if item is not None and key is not None:
+                event.option_list.replace_option_prompt(key, sidebar_prompt(item, stale, mark))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "review-files":
@@ -527,6 +579,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             self.select_worktree(event.option.id, focus_terminal=True)
 
     def select_worktree(self, worktree_id: str, *, focus_terminal: bool) -> None:
+        self._move_cursor(worktree_id)
         self._chosen = True
         self._picks += 1
         self.selected_worktree = worktree_id
@@ -594,6 +647,12 @@ class OrcaApp(App[None], inherit_bindings=False):
         return str(self.query_one("#banner", Static).render())
 
     def _notify_transitions(self) -> None:
+        """Notify (and ring) when an agent *becomes* blocked or done. What the agents
+        were doing when the UI started is the baseline, taken once hooks' rows are in:
+        before, the first refresh (no rows yet) was the baseline, so every agent left
+        blocked or done was announced again at every start."""
+        if not self.backend.loaded("hooks"):
+            return
         lights = {light.pane_key: light.state for w in self.items() for light in w.lights}
         previous, self._lights = self._lights, lights
         if previous is None:
@@ -724,9 +783,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             focused.screen.set_focus(None)
         await view.panes.remove_children()
         if tab is not None and root is not None:
-            views = {
-                key: TerminalView(key, sid, note, ended) for key, sid, note, ended in bound
-            }
+            views = {key: TerminalView(key, sid, note, ended) for key, sid, note, ended in bound}
             await view.panes.mount(self._build(tab.id, root, views))
 
     def _focused_view(self) -> TerminalView | None:
@@ -939,6 +996,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             self._chosen = True
             self._picks += 1
             self.selected_worktree = target
+            self._move_cursor(target)
             self._focus_target = result["pane"]
             await self.spawn_in_pane(target, result["pane"], argv, type_after)
         except OrcaError as exc:
@@ -1123,6 +1181,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._chosen = True
         self._picks += 1
         self.selected_worktree = worktree_id
+        self._move_cursor(worktree_id)
         # Only a pane of the layout can take the focus (an agent started with `orca term
         # new` has a light but no pane here): a target never shown would block the next.
         shown = {key for _wt, key in layout.all_pane_keys(self.backend.session())}
@@ -1143,7 +1202,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.guest.start_soon(self._quiet, self.backend.ack(pane))
 
     def action_rename_worktree(self) -> None:
-        item = self.item(self.selected_worktree)
+        item = self.item(self.highlighted_worktree())
         if item is None:
             return
 
@@ -1165,40 +1224,87 @@ class OrcaApp(App[None], inherit_bindings=False):
         if shown and self._picks == picks:  # the user picked no other one meanwhile
             # The same worktree under its new id: keep showing it (and its terminals).
             self.selected_worktree = self._renamed_to = renamed.new_worktree_id
+            self._move_cursor(renamed.new_worktree_id)
             self.poke(view=True)
 
+    def highlighted_worktree(self) -> str | None:
+        """The worktree the sidebar's cursor is on (what its keys act on), else the one
+        open."""
+        option = self.query_one(Sidebar).highlighted_option
+        if option is not None and option.id is not None and self.item(option.id) is not None:
+            return option.id
+        return self.selected_worktree
+
+    async def ask(self, screen: ChoiceScreen[Any]) -> Any:
+        """Show ``screen`` and wait for its answer (from a trio task)."""
+        import trio
+
+        answered, answer = trio.Event(), []
+
+        def got(value: Any) -> None:
+            answer.append(value)
+            self.guest.run_sync_soon(answered.set)
+
+        self.push_screen(screen, got)
+        await answered.wait()
+        return answer[0]
+
     def action_remove_worktree(self) -> None:
-        item = self.item(self.selected_worktree)
-        if item is None:
-            return
+        item = self.item(self.highlighted_worktree())
+        if item is not None:
+            self.guest.start_soon(self._ask_removal, item)
+
+    async def _ask_removal(self, item: WorktreeItem) -> None:
+        """The CLI's rules, asked (``actors/ui/removal.py``)."""
         live = [
             s
             for s in (self.backend.sessions or {}).values()
             if s.worktree_id == item.worktree_id and s.running
         ]
+        commands = [tab_label(list(s.argv)) for s in live]
+        if item.worktree_id.startswith(FOLDER_PREFIX):
+            question = removal_question(
+                item.name, "the folder workspace (the folder stays)", commands
+            )
+            if await self.ask(ConfirmScreen(question)):
+                await self._remove(item, live, force=False)
+            return
+        lost = await uncommitted(self.worktree_cwd(item.worktree_id))
+        if lost:
+            await self._offer_force(item, live, refusal_text(item.name, len(lost), commands), lost)
+        elif await self.ask(ConfirmScreen(removal_question(item.name, "the worktree", commands))):
+            await self._remove(item, live, force=False)
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.guest.start_soon(self._remove, item.worktree_id, bool(live))
-
-        what = (
-            "the folder workspace (the folder stays)"
-            if item.worktree_id.startswith(FOLDER_PREFIX)
-            else "the worktree"
+    async def _offer_force(
+        self, item: WorktreeItem, live: list[Any], why: str, lost: list[str]
+    ) -> None:
+        """A refused removal: kept unless ``f`` and then yes (the only forced path)."""
+        choices: list[tuple[str, str, bool]] = [
+            ("n", "keep it", False),
+            ("f", "remove it anyway...", True),
+        ]
+        details = loss_details(lost)
+        if not await self.ask(
+            ChoiceScreen(why, choices, default=False, cancel=False, details=details)
+        ):
+            return
+        sure = ConfirmScreen(
+            f"Delete {item.name} and the changes listed for good? This cannot be undone.",
+            details=details,
         )
-        if live:
-            question = f"{item.name} has {len(live)} live agent(s). End them and remove {what}?"
-        else:
-            question = f"Remove {what} {item.name}?"
-        self.push_screen(ConfirmScreen(question), confirmed)
+        if await self.ask(sure):
+            await self._remove(item, live, force=True)
 
-    async def _remove(self, worktree_id: str, end_agents: bool) -> None:
+    async def _remove(self, item: WorktreeItem, live: list[Any], force: bool) -> None:
+        worktree_id = item.worktree_id
         try:
-            if end_agents:
-                session = self.backend.session()
-                for wt, pane_key in list(layout.all_pane_keys(session)):
-                    if wt == worktree_id:
-                        await self.backend.retire_pane(pane_key)
+            # Its terminals end first (their panes retired), those no layout shows too.
+            session = self.backend.session()
+            for wt, pane_key in list(layout.all_pane_keys(session)):
+                if wt == worktree_id:
+                    await self.backend.retire_pane(pane_key)
+            for row in live:
+                await self.backend.close_session(row.session_id)
             if worktree_id.startswith(FOLDER_PREFIX):
                 # A folder workspace is the store's record, not a git worktree (its
                 # terminals left are reaped by ptyd's GC once the record is gone).
@@ -1209,7 +1315,15 @@ class OrcaApp(App[None], inherit_bindings=False):
                     "store", store.FOLDER_WORKSPACE_REMOVE, store.IdArgs(id=folder_id)
                 )
                 return
-            await self.backend.remove_worktree(worktree_id, force=end_agents)
+            await self.backend.remove_worktree(worktree_id, force=force)
+        except Conflict as exc:
+            if force:
+                self.report(exc.message)
+                return
+            # gitwatch found what the UI did not (changes made since, a lock): its
+            # refusal, with the same explicit way to force it.
+            lost = await uncommitted(self.worktree_cwd(worktree_id)) or []
+            await self._offer_force(item, [], f"{item.name} is not removed: {exc.message}", lost)
         except OrcaError as exc:
             self.report(exc.message)
 
@@ -1292,6 +1406,14 @@ class OrcaApp(App[None], inherit_bindings=False):
             if not event.value:
                 event.input.remove_class("shown")
             self.query_one(Sidebar).focus()
+
+    def close_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        self.filter_text = ""
+        self.poke(view=True)
+        box.remove_class("shown")
+        self.query_one(Sidebar).focus()
 
     def action_focus_sidebar(self) -> None:
         self.query_one(Sidebar).focus()

@@ -156,6 +156,11 @@ class Backend:
     def service_up(self) -> bool:
         return self.alive["supervisor"]
 
+    def loaded(self, actor: str) -> bool:
+        """The actor's mirror holds a snapshot (its state is the actor's, not a default)."""
+        mirror = self.mirrors.get(actor)
+        return mirror is not None and mirror.snapshots > 0
+
     def session(self) -> WorkspaceSessionState:
         return layout.decode_session(self.store.session)
 
@@ -365,6 +370,18 @@ class Backend:
             "ptyd", ptyd.ATTACH, ptyd.AttachArgs(session_id=session_id)
         )
         return reply.data, reply.end
+
+    async def close_session(self, session_id: str) -> None:
+        """End a terminal by the retirement protocol (ptyd's ``term.close``: its pane
+        retired in store and hooks); one already gone is no error."""
+        from orca.wire.errors import NotFound
+
+        try:
+            await self.invoke(
+                "ptyd", ptyd.CLOSE, ptyd.SessionArgs(session_id=session_id), timeout=CLOSE_TIMEOUT_S
+            )
+        except NotFound:
+            pass
 
     async def retire_pane(self, pane_key: str) -> None:
         """Close a pane by the retirement protocol (docs/protocols.md §2): ptyd's

@@ -219,12 +219,18 @@ def test_current_revision_write_never_brings_a_retired_pane_back() -> None:
     state = sessions.retire_session_pane(state, None, "t", U2).state
     state = set_local(state, terminal_session({"t": {"root": split(leaf(U1), leaf(U2))}}), 1)
     assert leaves(state, "t") == [U1]
-    state = set_local(state, terminal_session({"t": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}}), 1)
+    state = set_local(
+        state, terminal_session({"t": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}}), 1
+    )
     assert leaves(state, "t2") == [U2]  # (a test of the test: the tab was there)
     state = sessions.retire_session_pane(state, None, "t2", U2).state
-    state = set_local(state, terminal_session({"t": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}}), 2)
+    state = set_local(
+        state, terminal_session({"t": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}}), 2
+    )
     assert leaves(state, "t2") == []
-    state = set_local(state, terminal_session({"t": {"root": leaf(U1)}, "t3": {"root": leaf(U3)}}), 2)
+    state = set_local(
+        state, terminal_session({"t": {"root": leaf(U1)}, "t3": {"root": leaf(U3)}}), 2
+    )
     assert leaves(state, "t3") == [U3]  # a new pane is still added
 
 
