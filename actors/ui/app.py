@@ -633,8 +633,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         banner.set_class(bool(message), "shown")
         needing = sum(1 for w in self.items() for light in w.lights if light.needs_me)
         hint = (
-            "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, p palette,"
-            " s/u group, m move tab, g next group)"
+            "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, d review,"
+            " p palette, s/u group, m move tab, g next group)"
         )
         leader = "LEADER… " if self.leader_pending else ""
         need = f"{needing} need you · " if needing else ""
@@ -1511,6 +1511,11 @@ class OrcaApp(App[None], inherit_bindings=False):
             "Remove worktree",
             "refuses with live agents unless confirmed",
             self.action_remove_worktree,
+        )
+        yield SystemCommand(
+            "Review changes",
+            "the worktree's changed files and their diff against its base (^G d)",
+            self.action_toggle_review,
         )
         yield SystemCommand("Toggle needs-me order", "sidebar order", self.action_toggle_order)
         for actor in ("store", "hooks", "ptyd", "gitwatch"):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from support.ui_pilot import open_shell, ready
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Static
 
 from actors.ui import layout
 from actors.ui.app import CURSOR_MARK, OrcaApp, Sidebar
@@ -277,7 +277,7 @@ def test_agents_blocked_before_the_ui_started_are_not_announced_again(
 def test_filter_closes_on_escape_and_the_leader_works_in_it(tree: Any, drive: Any) -> None:
     """`/` opens the filter; the leader's next key is the UI's there too (not a letter
     of the filter); Escape clears and closes it. The sidebar's cursor is a glyph, on the
-    highlighted row only, and follows the cursor."""
+    highlighted row only, and follows the cursor. The review is in the hint and palette."""
 
     async def scenario(app: OrcaApp, pilot: Any) -> None:
         await ready(app)
@@ -308,6 +308,11 @@ def test_filter_closes_on_escape_and_the_leader_works_in_it(tree: Any, drive: An
         await pilot.press("escape")
         await app.wait_for(lambda: {w.name for w in app.items()} >= {"alpha", "beta"})
         assert not box.has_class("shown") and box.value == "" and sidebar.has_focus
+        # The review (^G d) is in the hint and the palette, not only in the code.
+        assert "d review" in str(app.query_one("#status", Static).render())
+        (review,) = [c for c in app.get_system_commands(app.screen) if c.title == "Review changes"]
+        review.callback()
+        assert app.review_shown
 
     drive(OrcaApp(resolve_paths(), bell=False), scenario)
 
