@@ -16,8 +16,9 @@ from support.ui_pilot import open_shell, ready
 from textual.widgets import Input, Label, Static
 
 from actors.ui import layout
-from actors.ui.app import CURSOR_MARK, OrcaApp, Sidebar
+from actors.ui.app import OrcaApp
 from actors.ui.dialogs import ChoiceScreen, ConfirmScreen
+from actors.ui.widgets import CURSOR_MARK, Sidebar
 from orca.client.sync import invoke
 from orca.contracts import hooks, ptyd, store
 from orca.model.panes import make_pane_key
