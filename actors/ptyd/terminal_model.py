@@ -93,6 +93,8 @@ Cell = tuple[str, str, int]
 # A cursor position (CUP) in formatter output: what follows the last one is the pen.
 _CUP = re.compile(rb"\x1b\[\d+;\d+H")
 _SGR = re.compile(rb"\x1b\[[0-9;:]*m")
+# The scrolling region (DECSTBM) in formatter output: ``ESC [ top ; bottom r``.
+_DECSTBM = re.compile(rb"\x1b\[(\d+);(\d+)r")
 
 
 @dataclass(frozen=True)
@@ -300,7 +302,7 @@ class TerminalModel:
             beneath = self.copy()
             if beneath is not None:
                 beneath.feed(b"\x1b[?1049l")
-                parts.append(beneath._redraw_cells(beneath._cells()))
+                parts.append(beneath._redraw_cells(beneath._cells(), beneath._row_wraps()))
                 x, y = beneath.cursor
                 parts.append(b"\x1b[%d;%dH" % (y + 1, x + 1))
                 beneath.close()
@@ -311,7 +313,7 @@ class TerminalModel:
             formatted = SCREEN_SWITCH.sub(b"", formatted)
         cells = self._cells()
         parts.append(formatted)
-        parts.append(self._redraw_cells(cells))
+        parts.append(self._redraw_cells(cells, self._row_wraps(), _bottom_margin(formatted)))
         parts.append(self._mode_trailer(modes))
         parts.append(self._cursor_and_pen(formatted, cells))
         if self.title:
@@ -445,19 +447,67 @@ class TerminalModel:
             out.append(row)
         return out
 
-    def _redraw_cells(self, cells: list[list[Cell]]) -> bytes:
-        """Every cell of the active screen, blanks included, from the top left."""
+    def _row_wraps(self) -> list[bool]:
+        """Per row of the active screen: whether the program's text wrapped out of it
+        onto the next row (a soft wrap, which a terminal joins again when it reflows)."""
+        _cols, rows = self.size
+        grid_ref, t = _grid_ref(), self._t[0]
+        ref = ffi.new("GhosttyGridRef*")
+        ref.size = ffi.sizeof("GhosttyGridRef")
+        point = ffi.new("GhosttyPointS*")
+        point.tag = lib.GHOSTTY_POINT_TAG_ACTIVE
+        row, wrap = ffi.new("GhosttyRow*"), ffi.new("bool*")
+        wraps = []
+        for y in range(rows):
+            point.value.x, point.value.y = 0, y
+            if (
+                grid_ref(t, point[0], ref)
+                or lib.ghostty_grid_ref_row(ref, row)
+                or lib.ghostty_row_get(row[0], lib.GHOSTTY_ROW_DATA_WRAP, wrap)
+            ):
+                raise ModelError(f"libghostty-vt: row {y} failed")
+            wraps.append(bool(wrap[0]))
+        return wraps
+
+    def _redraw_cells(
+        self, cells: list[list[Cell]], wraps: list[bool], bottom_margin: int | None = None
+    ) -> bytes:
+        """The cells of the active screen that hold something, from the top left.
+
+        A client's terminal must end up with the same cells *and* the same lines, or
+        it breaks the screen when it reflows it to another width (a resized window, a
+        pane narrowed by a split): so a row is drawn only up to its last written or
+        styled cell and the rest is erased (blanks written out would be wrapped as
+        text), and a row the program's text wrapped out of is
+        drawn whole with no cursor move after it, so its continuation wraps onto the
+        next row in the client as it did here (and joins again on a wider reflow).
+        Not at the scrolling region's bottom (``bottom_margin``, 0-based): a wrap there
+        would scroll the region.
+        """
         out = bytearray()
         pen = None
+        joined = False  # the previous row wrapped onto this one: no cursor move
+        last = len(cells) - 1
         for y, row in enumerate(cells):
-            out += b"\x1b[%d;1H" % (y + 1)
-            for text, sgr, wide in row:
+            wraps_on = wraps[y] and y < last and y != bottom_margin
+            end = len(row) if wraps_on else _content_end(row)
+            if wraps_on and row[-1][2] == lib.GHOSTTY_CELL_WIDE_SPACER_HEAD:
+                end -= 1  # a wide character that did not fit: the client wraps it too
+            if not joined:
+                out += b"\x1b[%d;1H" % (y + 1)
+            for text, sgr, wide in row[:end]:
                 if wide == lib.GHOSTTY_CELL_WIDE_SPACER_TAIL:
                     continue  # drawn by the wide character before it
                 if sgr != pen:
                     out += b"\x1b[" + sgr.encode() + b"m"
                     pen = sgr
                 out += (text or " ").encode("utf-8", "replace")
+            if end < len(row):
+                # The rest erased, with no colour: the formatter's text is under it.
+                # (Never at a full row: the cursor waits on its last cell to wrap.)
+                out += b"\x1b[K" if pen == "0" else b"\x1b[0m\x1b[K"
+                pen = "0"
+            joined = wraps_on
         out += b"\x1b[0m"
         return bytes(out)
 
@@ -484,6 +534,21 @@ class TerminalModel:
         # An empty cell and a space of the same style look the same: both are " ".
         cells = tuple(tuple((t or " ", s) for t, s, _w in row) for row in self._cells())
         return ScreenState(cells=cells, cursor=self.cursor, modes=self.modes, title=self.title)
+
+
+def _content_end(row: list[Cell]) -> int:
+    """How many cells of ``row`` to draw: up to its last written or styled one."""
+    for x in range(len(row) - 1, -1, -1):
+        text, sgr, _wide = row[x]
+        if text or sgr != "0":
+            return x + 1
+    return 0
+
+
+def _bottom_margin(formatted: bytes) -> int | None:
+    """The scrolling region's bottom row (0-based) as the formatter set it, if it did."""
+    regions = _DECSTBM.findall(formatted)
+    return int(regions[-1][1]) - 1 if regions else None
 
 
 def _grid_ref() -> Any:

@@ -20,12 +20,13 @@ from typing import Any
 import msgspec
 
 from actors.store.change import Change, decode_record
-from actors.store.retired_log import append_retirement
+from actors.store.retired_log import append_retirement, host_log
 from actors.store.session_normalize import Mint, normalize_session_for_write
 from actors.store.session_topology import restrict_to_current_membership, retire_pane
 from orca.contracts import store as contract
 from orca.model.codec import to_builtins
 from orca.model.hosts import LOCAL_HOST_ID, is_execution_host_id
+from orca.model.layout import iter_terminal_leaf_ids
 from orca.model.session import WorkspaceSessionState
 from orca.model.state import (
     PersistedState,
@@ -106,6 +107,8 @@ def _write(
     stale = current_revision > 0 and (revision is None or revision < current_revision)
     if stale:
         incoming = restrict_to_current_membership(incoming, current)
+    else:
+        incoming = _without_retired_panes(state, host_id, incoming, current)
     normalized = normalize_session_for_write(incoming, current, mint).session
     # "metadata_only" tells a stale writer to re-read the session (and its revision).
     applied: contract.Applied = "metadata_only" if stale else "full"
@@ -118,6 +121,35 @@ def _write(
     event = session_changed_event(new_state, host_id, current)
     result = contract.SessionWritten(applied=applied, changed=True, revision=current_revision)
     return Change(new_state, result, (event,))
+
+
+def _without_retired_panes(
+    state: PersistedState,
+    host_id: str,
+    incoming: WorkspaceSessionState,
+    current: WorkspaceSessionState,
+) -> WorkspaceSessionState:
+    """``incoming`` without the panes it adds that the host retired (its bounded log).
+
+    A current write may add panes, but never one that was retired: pane keys are never
+    reused, so a retired one coming back is a writer that took a terminal still
+    dying for a new one (a UI adopting a terminal with no layout leaf, in the moment
+    between the retirement and ptyd ending it)."""
+    added = _pane_keys(incoming) - _pane_keys(current)
+    if not added:
+        return incoming
+    for pane in host_log(state, host_id):
+        if pane.pane_key in added:
+            incoming = retire_pane(incoming, pane.tab_id, pane.leaf_id)
+    return incoming
+
+
+def _pane_keys(session: WorkspaceSessionState) -> set[str]:
+    return {
+        f"{tab_id}:{leaf}"  # as the log writes them (not validated: normalized later)
+        for tab_id, snap in session.terminal_layouts_by_tab_id.items()
+        for leaf in iter_terminal_leaf_ids(snap.root)
+    }
 
 
 def set_session(

@@ -28,7 +28,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rich.text import Text
@@ -42,22 +42,30 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from actors.ui import layout
+from actors.ui.adoption import Adoptee, orphans, tab_label
 from actors.ui.backend import ACTORS, Backend
-from actors.ui.dialogs import AskScreen, ConfirmScreen, LaunchRequest, LaunchScreen
+from actors.ui.dialogs import AskScreen, ChoiceScreen, ConfirmScreen, LaunchRequest, LaunchScreen
 from actors.ui.fastpath import route_input
 from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
-from actors.ui.review import ChangedFile, changed_files, file_diff
+from actors.ui.removal import loss_details, refusal_text, removal_question
+from actors.ui.review import ChangedFile, changed_files, file_diff, uncommitted
 from actors.ui.runtime import TrioGuest
-from actors.ui.terminal_view import LEADER_KEY, TerminalView
+from actors.ui.terminal_view import LEADER_KEY, TerminalView, ended_note
 from actors.ui.view import (
     FOLDER_PREFIX,
-    LIGHT_COLOURS,
-    LIGHT_GLYPHS,
     RepoGroup,
     WorktreeItem,
     build_remote_groups,
     build_sidebar,
     next_needing_me,
+)
+from actors.ui.widgets import (
+    FilterBox,
+    GroupView,
+    Sidebar,
+    osc9,
+    sidebar_prompt,
+    strip_text,
 )
 from orca.model.ids import split_worktree_id_for_filesystem
 from orca.model.panes import make_pane_key, parse_pane_key
@@ -95,114 +103,6 @@ LEADER_ACTIONS: dict[str, str] = {
 HOOK_AGENTS = ("claude", "codex", "gemini")
 log = logging.getLogger(__name__)
 DETACH_HINT = "Ctrl-] returns to orca ui"
-
-
-# OSC 9 (iTerm2's, also ConEmu, WezTerm, kitty, foot, Windows Terminal; tmux passes it
-# through with ``allow-passthrough`` or as its own notification): "ESC ] 9 ; text BEL"
-# posts a desktop notification. https://iterm2.com/documentation-escape-codes.html
-OSC9_MAX_CHARS = 200
-
-
-def osc9(text: str) -> str:
-    """The OSC 9 notification for ``text``: controls dropped (an ESC or BEL would end
-    the string early), bounded, never an empty or ``4;`` one (ConEmu's progress)."""
-    clean = "".join(ch for ch in text if ch.isprintable())[:OSC9_MAX_CHARS]
-    if not clean or clean.startswith("4;"):
-        clean = "orca: " + clean
-    return f"\x1b]9;{clean}\x07"
-
-
-class Sidebar(OptionList):
-    """Repos → worktrees with branch, dirty count, commits ahead/behind (↑/↓) and one
-    light per pane."""
-
-    DEFAULT_CSS = "Sidebar { width: 38; height: 1fr; border: round $panel; } Sidebar:focus { border: round $accent; }"
-
-
-def strip_text(
-    tabs: Iterable[Any], active_tab_id: str | None, active_group: bool
-) -> tuple[Text, list[tuple[int, int, str]]]:
-    """One group's tab strip and where each tab sits on it: (text, [(start, end, tab id)])."""
-    text, spans = Text(), []
-    for index, tab in enumerate(tabs, 1):
-        label = f" {index}:{tab.custom_label or tab.label or 'terminal'} "
-        style = ""
-        if tab.id == active_tab_id:
-            style = "reverse bold" if active_group else "reverse"
-        spans.append((len(text), len(text) + len(label), tab.id))
-        text.append(label, style=style)
-    return text, spans
-
-
-class TabStrip(Static):
-    """One tab group's strip; a click on a tab selects it (and its group)."""
-
-    def __init__(self, group_id: str | None) -> None:
-        super().__init__("")
-        self.group_id = group_id
-        self.spans: list[tuple[int, int, str]] = []
-        self.plain = ""
-
-    def show(self, text: Text, spans: list[tuple[int, int, str]], active: bool) -> None:
-        self.spans, self.plain = spans, text.plain
-        self.update(text)
-        self.set_class(active, "active")
-
-    def tab_at(self, x: int) -> str | None:
-        return next((tab for start, end, tab in self.spans if start <= x < end), None)
-
-    def on_click(self, event: events.Click) -> None:
-        offset = event.get_content_offset(self)
-        app = self.app
-        if offset is None or self.group_id is None or not isinstance(app, OrcaApp):
-            return
-        event.stop()
-        app.click_strip(self.group_id, self.tab_at(offset.x))
-
-
-class GroupView(Vertical):
-    """One tab group: its strip over the pane tree of its active tab."""
-
-    def __init__(self, group_id: str | None) -> None:
-        self.group_id = group_id
-        self.strip = TabStrip(group_id)
-        self.panes = Vertical(classes="panes")
-        super().__init__(self.strip, self.panes, classes="group")
-        self.signature: Any = None
-
-
-def sidebar_prompt(item: WorktreeItem, stale: bool) -> Text:
-    text = Text()
-    text.append("  ")
-    for light in item.lights or ():
-        glyph = LIGHT_GLYPHS.get(light.state, "?")
-        style = LIGHT_COLOURS.get(light.state, "white") + (" bold" if light.needs_me else "")
-        text.append(glyph, style=style)
-        if light.unread:
-            text.append("*", style="bold magenta")
-    if not item.lights:
-        text.append("·", style="grey50")
-    text.append(" ")
-    text.append(item.name, style="bold" if item.needs_me else "")
-    details = []
-    if item.branch and item.branch != item.name:
-        details.append(item.branch)
-    if item.dirty:
-        details.append(f"±{item.dirty}")
-    ahead, behind = item.ahead_behind or (0, 0)
-    if ahead:
-        details.append(f"↑{ahead}")
-    if behind:
-        details.append(f"↓{behind}")
-    if details:
-        text.append("  " + " ".join(details), style="grey62")
-    if stale:
-        text.append(" (stale)", style="grey50 italic")
-    if item.host:
-        text.append(f"  @{item.host}", style="grey62")
-    if item.unverifiable:
-        text.append(f" ({item.unverifiable})", style="grey50 italic")
-    return text
 
 
 class OrcaApp(App[None], inherit_bindings=False):
@@ -256,11 +156,15 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.group_views: dict[str | None, GroupView] = {}
         self._focus_target: str | None = None  # a pane to focus once it is shown
         self._repairing = False  # a normalize_groups write is on its way
+        self._adopting = False  # an adoption write is on its way (actors/ui/adoption.py)
+        self._adoption_refused: set[str] = set()  # pane keys the store would not take
         # (worktree, store revision) a repair was refused at: not tried again until the
         # session changes (a read-only store would otherwise be asked on every render)
         self._repair_refused: tuple[str, int] | None = None
         self._edit_lock: Any = None  # trio.Lock: this UI's session edits, one at a time
         self._sidebar_signature: Any = None
+        self._cursor: str | None = None  # the sidebar row the cursor is on
+        self._cursor_request: str | None = None  # where the UI moves it (it opened one)
         self._lights: dict[str, str] | None = None
         self._refresh_scheduled = False
         self._refreshing = False
@@ -283,7 +187,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         yield Static("", id="banner")
         with Horizontal(id="body"):
             with Vertical(id="side"):
-                yield Input(placeholder="filter worktrees", id="filter")
+                yield FilterBox(placeholder="filter worktrees (Esc closes)", id="filter")
                 yield Sidebar(id="sidebar")
             with Vertical(id="main"):
                 yield Vertical(id="groups")
@@ -409,6 +313,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.remote_groups = build_remote_groups(backend.remote, now_ms, self.filter_text)
         self._notify_transitions()
         session = backend.session()
+        self._adopt_orphans(session)
         if not self._chosen and self._known(session.active_worktree_id):
             # Until the user picks one, show the worktree the saved session had active.
             self.selected_worktree = session.active_worktree_id
@@ -427,6 +332,43 @@ class OrcaApp(App[None], inherit_bindings=False):
         if self.review_shown and (self._review_stale or self._review_for != self.selected_worktree):
             self._review_stale = False
             self._load_review()
+
+    def _adopt_orphans(self, session: WorkspaceSessionState) -> None:
+        """Give every running terminal no layout shows its pane (``actors/ui/adoption.py``),
+        saved in the store: one write for all of them, one at a time."""
+        backend = self.backend
+        if self._adopting or not (backend.alive["store"] and backend.alive["ptyd"]):
+            return
+        shown = {key for _wt, key in layout.all_pane_keys(session)}
+        found = orphans((backend.sessions or {}).values(), shown, self._adoption_refused)
+        if found:
+            self._adopting = True
+            self.guest.start_soon(self._adopt, found)
+
+    async def _adopt(self, found: Mapping[str, list[Adoptee]]) -> None:
+        def adopt(s: WorkspaceSessionState) -> WorkspaceSessionState:
+            for worktree_id, terminals in found.items():
+                s = layout.adopt_terminals(s, worktree_id, terminals)
+            return s
+
+        from orca.contracts import store
+
+        try:
+            await self.backend_edit(adopt)
+            # What the store did not take (a retired pane whose terminal is ending) is
+            # not asked for again.
+            view: store.SessionView = await self.backend.invoke(
+                "store", store.SESSION_GET, store.SessionGetArgs()
+            )
+        except OrcaError as exc:
+            self.report(f"a terminal's pane could not be saved: {exc.message}")
+        else:
+            kept = {key for _wt, key in layout.all_pane_keys(view.session)}
+            self._adoption_refused.update(
+                key for terminals in found.values() for key, _l, _c in terminals if key not in kept
+            )
+        finally:
+            self._adopting = False
 
     def _known(self, worktree_id: str | None) -> bool:
         return worktree_id is not None and any(
@@ -448,12 +390,19 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     # -- sidebar -------------------------------------------------------------------------
     def _render_sidebar(self) -> None:
-        stale = not (self.backend.alive["hooks"] and self.backend.alive["gitwatch"])
+        stale = self._sidebar_stale()
+        # The cursor stays where the user put it; it moves when the UI opens a worktree
+        # itself (``_move_cursor``), or when its row is gone (to the one open).
+        cursor = self._cursor_request or self._cursor
+        self._cursor_request = None
+        if self.item(cursor) is None:
+            cursor = self.selected_worktree
         prompts: list[tuple[str | None, Text]] = []
         for group in self.groups:
             prompts.append((None, Text(group.name, style="bold underline")))
             for item in group.worktrees:
-                prompts.append((item.worktree_id, sidebar_prompt(item, stale)))
+                mark = item.worktree_id == cursor
+                prompts.append((item.worktree_id, sidebar_prompt(item, stale, mark)))
         for group in self.remote_groups:
             # Read-only: a remote worktree's terminals are reached with
             # `orca term attach HOST:HANDLE`, not from this sidebar.
@@ -465,17 +414,35 @@ class OrcaApp(App[None], inherit_bindings=False):
             return
         self._sidebar_signature = signature
         sidebar = self.query_one(Sidebar)
-        highlighted = sidebar.highlighted_option.id if sidebar.highlighted_option else None
         sidebar.clear_options()
         sidebar.add_options(
             [Option(prompt, id=key, disabled=key is None) for key, prompt in prompts]
         )
-        target = self.selected_worktree or highlighted
-        if target is not None:
+        self._cursor = cursor
+        if cursor is not None:
             try:
-                sidebar.highlighted = sidebar.get_option_index(target)
+                sidebar.highlighted = sidebar.get_option_index(cursor)
             except Exception:
                 pass
+
+    def _sidebar_stale(self) -> bool:
+        return not (self.backend.alive["hooks"] and self.backend.alive["gitwatch"])
+
+    def _move_cursor(self, worktree_id: str | None) -> None:
+        """The sidebar's cursor goes to ``worktree_id`` at the next render."""
+        self._cursor_request = worktree_id
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """The user moved the cursor: the mark moves with it (two rows redrawn)."""
+        if not isinstance(event.option_list, Sidebar) or event.option.id == self._cursor:
+            return
+        old, self._cursor = self._cursor, event.option.id
+        self._sidebar_signature = None  # the rows drawn now are not the last render's
+        stale = self._sidebar_stale()
+        for key, mark in ((old, False), (self._cursor, True)):
+            item = self.item(key)
+            if item is not None and key is not None:
+                event.option_list.replace_option_prompt(key, sidebar_prompt(item, stale, mark))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "review-files":
@@ -486,6 +453,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             self.select_worktree(event.option.id, focus_terminal=True)
 
     def select_worktree(self, worktree_id: str, *, focus_terminal: bool) -> None:
+        self._move_cursor(worktree_id)
         self._chosen = True
         self._picks += 1
         self.selected_worktree = worktree_id
@@ -539,8 +507,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         banner.set_class(bool(message), "shown")
         needing = sum(1 for w in self.items() for light in w.lights if light.needs_me)
         hint = (
-            "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, p palette,"
-            " s/u group, m move tab, g next group)"
+            "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, d review,"
+            " p palette, s/u group, m move tab, g next group)"
         )
         leader = "LEADER… " if self.leader_pending else ""
         need = f"{needing} need you · " if needing else ""
@@ -553,6 +521,12 @@ class OrcaApp(App[None], inherit_bindings=False):
         return str(self.query_one("#banner", Static).render())
 
     def _notify_transitions(self) -> None:
+        """Notify (and ring) when an agent *becomes* blocked or done. What the agents
+        were doing when the UI started is the baseline, taken once hooks' rows are in:
+        before, the first refresh (no rows yet) was the baseline, so every agent left
+        blocked or done was announced again at every start."""
+        if not self.backend.loaded("hooks"):
+            return
         lights = {light.pane_key: light.state for w in self.items() for light in w.lights}
         previous, self._lights = self._lights, lights
         if previous is None:
@@ -671,10 +645,9 @@ class OrcaApp(App[None], inherit_bindings=False):
         bound = []
         for key in [] if tab is None else layout.pane_keys(session, tab.id):
             row = self.backend.session_for_pane(key)
-            note = ""
-            if row is not None and not row.running:
-                note = f"[exited {row.exit_code}] Enter starts a shell in this pane"
-            bound.append((key, row.session_id if row else None, note))
+            note = "" if row is None or row.running else ended_note(row)
+            ended = row if row is not None and row.archived else None
+            bound.append((key, row.session_id if row else None, note, ended))
         signature = (tab.id if tab else None, repr(root), tuple(bound))
         if signature == view.signature:
             return
@@ -684,7 +657,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             focused.screen.set_focus(None)
         await view.panes.remove_children()
         if tab is not None and root is not None:
-            views = {key: TerminalView(key, sid, note) for key, sid, note in bound}
+            views = {key: TerminalView(key, sid, note, ended) for key, sid, note, ended in bound}
             await view.panes.mount(self._build(tab.id, root, views))
 
     def _focused_view(self) -> TerminalView | None:
@@ -897,6 +870,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             self._chosen = True
             self._picks += 1
             self.selected_worktree = target
+            self._move_cursor(target)
             self._focus_target = result["pane"]
             await self.spawn_in_pane(target, result["pane"], argv, type_after)
         except OrcaError as exc:
@@ -909,12 +883,16 @@ class OrcaApp(App[None], inherit_bindings=False):
         repos = list(self.backend.store.repos)
         return repos[0] if repos else None
 
-    def start_shell_in(self, pane_key: str) -> None:
+    def rerun_in(self, pane_key: str) -> None:
+        """Start the pane's terminal again: the command of the one that ended there, or
+        a shell in a pane that never had one."""
         worktree_id = self.selected_worktree
         if worktree_id is None:
             return
+        row = self.backend.session_for_pane(pane_key)
+        argv = list(row.argv) if row is not None and not row.running and row.argv else []
         self.guest.start_soon(
-            self._quiet, self.spawn_in_pane(worktree_id, pane_key, [self.shell()])
+            self._quiet, self.spawn_in_pane(worktree_id, pane_key, argv or [self.shell()])
         )
 
     # -- actions -------------------------------------------------------------------------
@@ -1077,6 +1055,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._chosen = True
         self._picks += 1
         self.selected_worktree = worktree_id
+        self._move_cursor(worktree_id)
         # Only a pane of the layout can take the focus (an agent started with `orca term
         # new` has a light but no pane here): a target never shown would block the next.
         shown = {key for _wt, key in layout.all_pane_keys(self.backend.session())}
@@ -1097,7 +1076,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.guest.start_soon(self._quiet, self.backend.ack(pane))
 
     def action_rename_worktree(self) -> None:
-        item = self.item(self.selected_worktree)
+        item = self.item(self.highlighted_worktree())
         if item is None:
             return
 
@@ -1119,40 +1098,87 @@ class OrcaApp(App[None], inherit_bindings=False):
         if shown and self._picks == picks:  # the user picked no other one meanwhile
             # The same worktree under its new id: keep showing it (and its terminals).
             self.selected_worktree = self._renamed_to = renamed.new_worktree_id
+            self._move_cursor(renamed.new_worktree_id)
             self.poke(view=True)
 
+    def highlighted_worktree(self) -> str | None:
+        """The worktree the sidebar's cursor is on (what its keys act on), else the one
+        open."""
+        option = self.query_one(Sidebar).highlighted_option
+        if option is not None and option.id is not None and self.item(option.id) is not None:
+            return option.id
+        return self.selected_worktree
+
+    async def ask(self, screen: ChoiceScreen[Any]) -> Any:
+        """Show ``screen`` and wait for its answer (from a trio task)."""
+        import trio
+
+        answered, answer = trio.Event(), []
+
+        def got(value: Any) -> None:
+            answer.append(value)
+            self.guest.run_sync_soon(answered.set)
+
+        self.push_screen(screen, got)
+        await answered.wait()
+        return answer[0]
+
     def action_remove_worktree(self) -> None:
-        item = self.item(self.selected_worktree)
-        if item is None:
-            return
+        item = self.item(self.highlighted_worktree())
+        if item is not None:
+            self.guest.start_soon(self._ask_removal, item)
+
+    async def _ask_removal(self, item: WorktreeItem) -> None:
+        """The CLI's rules, asked (``actors/ui/removal.py``)."""
         live = [
             s
             for s in (self.backend.sessions or {}).values()
             if s.worktree_id == item.worktree_id and s.running
         ]
+        commands = [tab_label(list(s.argv)) for s in live]
+        if item.worktree_id.startswith(FOLDER_PREFIX):
+            question = removal_question(
+                item.name, "the folder workspace (the folder stays)", commands
+            )
+            if await self.ask(ConfirmScreen(question)):
+                await self._remove(item, live, force=False)
+            return
+        lost = await uncommitted(self.worktree_cwd(item.worktree_id))
+        if lost:
+            await self._offer_force(item, live, refusal_text(item.name, len(lost), commands), lost)
+        elif await self.ask(ConfirmScreen(removal_question(item.name, "the worktree", commands))):
+            await self._remove(item, live, force=False)
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.guest.start_soon(self._remove, item.worktree_id, bool(live))
-
-        what = (
-            "the folder workspace (the folder stays)"
-            if item.worktree_id.startswith(FOLDER_PREFIX)
-            else "the worktree"
+    async def _offer_force(
+        self, item: WorktreeItem, live: list[Any], why: str, lost: list[str]
+    ) -> None:
+        """A refused removal: kept unless ``f`` and then yes (the only forced path)."""
+        choices: list[tuple[str, str, bool]] = [
+            ("n", "keep it", False),
+            ("f", "remove it anyway...", True),
+        ]
+        details = loss_details(lost)
+        if not await self.ask(
+            ChoiceScreen(why, choices, default=False, cancel=False, details=details)
+        ):
+            return
+        sure = ConfirmScreen(
+            f"Delete {item.name} and the changes listed for good? This cannot be undone.",
+            details=details,
         )
-        if live:
-            question = f"{item.name} has {len(live)} live agent(s). End them and remove {what}?"
-        else:
-            question = f"Remove {what} {item.name}?"
-        self.push_screen(ConfirmScreen(question), confirmed)
+        if await self.ask(sure):
+            await self._remove(item, live, force=True)
 
-    async def _remove(self, worktree_id: str, end_agents: bool) -> None:
+    async def _remove(self, item: WorktreeItem, live: list[Any], force: bool) -> None:
+        worktree_id = item.worktree_id
         try:
-            if end_agents:
-                session = self.backend.session()
-                for wt, pane_key in list(layout.all_pane_keys(session)):
-                    if wt == worktree_id:
-                        await self.backend.retire_pane(pane_key)
+            # Its terminals end first (their panes retired), those no layout shows too.
+            session = self.backend.session()
+            for wt, pane_key in list(layout.all_pane_keys(session)):
+                if wt == worktree_id:
+                    await self.backend.retire_pane(pane_key)
+            for row in live:
+                await self.backend.close_session(row.session_id)
             if worktree_id.startswith(FOLDER_PREFIX):
                 # A folder workspace is the store's record, not a git worktree (its
                 # terminals left are reaped by ptyd's GC once the record is gone).
@@ -1163,7 +1189,15 @@ class OrcaApp(App[None], inherit_bindings=False):
                     "store", store.FOLDER_WORKSPACE_REMOVE, store.IdArgs(id=folder_id)
                 )
                 return
-            await self.backend.remove_worktree(worktree_id, force=end_agents)
+            await self.backend.remove_worktree(worktree_id, force=force)
+        except Conflict as exc:
+            if force:
+                self.report(exc.message)
+                return
+            # gitwatch found what the UI did not (changes made since, a lock): its
+            # refusal, with the same explicit way to force it.
+            lost = await uncommitted(self.worktree_cwd(worktree_id)) or []
+            await self._offer_force(item, [], f"{item.name} is not removed: {exc.message}", lost)
         except OrcaError as exc:
             self.report(exc.message)
 
@@ -1246,6 +1280,14 @@ class OrcaApp(App[None], inherit_bindings=False):
             if not event.value:
                 event.input.remove_class("shown")
             self.query_one(Sidebar).focus()
+
+    def close_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        self.filter_text = ""
+        self.poke(view=True)
+        box.remove_class("shown")
+        self.query_one(Sidebar).focus()
 
     def action_focus_sidebar(self) -> None:
         self.query_one(Sidebar).focus()
@@ -1343,6 +1385,11 @@ class OrcaApp(App[None], inherit_bindings=False):
             "Remove worktree",
             "refuses with live agents unless confirmed",
             self.action_remove_worktree,
+        )
+        yield SystemCommand(
+            "Review changes",
+            "the worktree's changed files and their diff against its base (^G d)",
+            self.action_toggle_review,
         )
         yield SystemCommand("Toggle needs-me order", "sidebar order", self.action_toggle_order)
         for actor in ("store", "hooks", "ptyd", "gitwatch"):

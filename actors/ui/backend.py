@@ -119,6 +119,12 @@ class Backend:
         # beside the local rows, never written anywhere).
         self.remote: list[gw.HostMirror] = []
         self._remote_poke = trio.Event()
+        # Terminals that ended before this ptyd started, known from their history on
+        # disk (``term.list {history}``: not in ptyd's snapshot), by session id: a pane
+        # bound to one shows its last screen. Read again whenever ptyd's mirror takes a
+        # snapshot (ptyd restarted: its archive is read at its start).
+        self.history: dict[str, ptyd.SessionRow] = {}
+        self._history_poke = trio.Event()
 
     # -- state the app reads -----------------------------------------------------------
     def state(self, actor: str) -> Any:
@@ -150,12 +156,20 @@ class Backend:
     def service_up(self) -> bool:
         return self.alive["supervisor"]
 
+    def loaded(self, actor: str) -> bool:
+        """The actor's mirror holds a snapshot (its state is the actor's, not a default)."""
+        mirror = self.mirrors.get(actor)
+        return mirror is not None and mirror.snapshots > 0
+
     def session(self) -> WorkspaceSessionState:
         return layout.decode_session(self.store.session)
 
     def session_for_pane(self, pane_key: str) -> ptyd.SessionRow | None:
-        """ptyd's newest session of a pane (running ones first)."""
+        """ptyd's newest session of a pane (running ones first; one that ended before
+        ptyd's start, ``archived``, when it has no other)."""
         rows = [s for s in (self.sessions or {}).values() if s.pane_key == pane_key]
+        if not rows:
+            rows = [s for s in self.history.values() if s.pane_key == pane_key]
         rows.sort(key=lambda s: (s.running, s.created_at))
         return rows[-1] if rows else None
 
@@ -202,6 +216,7 @@ class Backend:
                 )
             )
             nursery.start_soon(self._follow_remotes, gateway)
+            nursery.start_soon(self._follow_history)
             task_status.started()
             await trio.sleep_forever()
 
@@ -216,12 +231,30 @@ class Backend:
                 if snapshot:
                     self._heard(actor)  # a snapshot is an answer: the actor is up
                 seen = (mirror.snapshots, mirror.applied)
+                if snapshot and actor == "ptyd":
+                    self._history_poke.set()
                 # The projections return the same object for an event that changes
                 # nothing the UI shows; a snapshot equal to what is shown (a narrowed
                 # mirror's check at its first heartbeat) changes nothing either.
                 if mirror.state is not shown and not (snapshot and mirror.state == shown):
                     shown = mirror.state
                     self._changed(actor)
+
+    async def _follow_history(self) -> None:
+        while True:
+            await self._history_poke.wait()
+            self._history_poke = trio.Event()
+            try:
+                listed: ptyd.SessionList = await self.invoke(
+                    "ptyd", ptyd.LIST, ptyd.ListArgs(history=True)
+                )
+            except OrcaError as exc:  # ptyd went away again: its next snapshot asks
+                log.info("ptyd did not list its ended terminals: %s", exc)
+                continue
+            history = {s.session_id: s for s in listed.sessions if s.archived}
+            if history != self.history:
+                self.history = history
+                self._changed("ptyd")
 
     # -- remote hosts ------------------------------------------------------------------
     async def _follow_remotes(self, gateway: RpcClient) -> None:
@@ -337,6 +370,18 @@ class Backend:
             "ptyd", ptyd.ATTACH, ptyd.AttachArgs(session_id=session_id)
         )
         return reply.data, reply.end
+
+    async def close_session(self, session_id: str) -> None:
+        """End a terminal by the retirement protocol (ptyd's ``term.close``: its pane
+        retired in store and hooks); one already gone is no error."""
+        from orca.wire.errors import NotFound
+
+        try:
+            await self.invoke(
+                "ptyd", ptyd.CLOSE, ptyd.SessionArgs(session_id=session_id), timeout=CLOSE_TIMEOUT_S
+            )
+        except NotFound:
+            pass
 
     async def retire_pane(self, pane_key: str) -> None:
         """Close a pane by the retirement protocol (docs/protocols.md §2): ptyd's

@@ -1,16 +1,19 @@
-"""Modal dialogs: launch an agent, confirm, ask for a line of text."""
+"""Modal dialogs: launch an agent, a question answered with a key, a line of text."""
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select
+
+T = TypeVar("T")
 
 # Agent presets: how each CLI takes a first prompt (its own docs):
 #   Claude Code: `claude "query"` starts an interactive session with it
@@ -80,7 +83,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Launch an agent (blank name: in {self.worktree_label})")
+            yield Label(f"Launch an agent (blank name: in {self.worktree_label})", markup=False)
             yield Input(placeholder="new worktree name (optional)", id="launch-name")
             yield Input(placeholder="base branch (optional)", id="launch-base")
             yield Select(
@@ -91,7 +94,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             )
             yield Input(placeholder="custom command (custom preset)", id="launch-command")
             yield Input(placeholder="first prompt (optional)", id="launch-prompt")
-            yield Label("", id="launch-error")
+            yield Label("", id="launch-error", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#launch-name", Input).focus()
@@ -120,26 +123,65 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         self.dismiss(LaunchRequest(name, base, preset, command, prompt))
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question (y / n, Enter = no unless ``default``)."""
+class ChoiceScreen(ModalScreen[T]):
+    """A question answered with one key (``choices``: key, what it does, the answer);
+    Enter gives ``default``, Escape ``cancel``. Every text is shown as written: a
+    worktree's name or a path is never read as markup (``[y]`` is no style tag)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "dismiss(True)", "yes"),
-        Binding("n,escape", "dismiss(False)", "no"),
-    ]
     DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 70; height: auto; border: round $warning; padding: 1 2; background: $surface; }
+    ChoiceScreen { align: center middle; }
+    ChoiceScreen > Vertical { width: 76; height: auto; border: round $warning; padding: 1 2; background: $surface; }
+    ChoiceScreen .details { color: $text-muted; margin: 1 0; }
     """
 
-    def __init__(self, question: str) -> None:
+    def __init__(
+        self,
+        question: str,
+        choices: list[tuple[str, str, T]],
+        *,
+        default: T,
+        cancel: T,
+        details: str = "",
+    ) -> None:
         super().__init__()
         self.question = question
+        self.details = details
+        self.choices = {key: answer for key, _what, answer in choices}
+        enter = next((key for key, _what, answer in choices if answer == default), None)
+        self.keys_line = "   ".join(
+            f"[{key}] {what}" + (" (Enter)" if key == enter else "") for key, what, _a in choices
+        )
+        self.default, self.cancel = default, cancel
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
-            yield Label("[y] yes   [n] no")
+            yield Label(self.question, markup=False)
+            if self.details:
+                yield Label(self.details, markup=False, classes="details")
+            yield Label(self.keys_line + "   [Esc] cancel", markup=False, id="choice-keys")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.key in self.choices:
+            self.dismiss(self.choices[event.key])
+        elif event.key == "enter":
+            self.dismiss(self.default)
+        elif event.key == "escape":
+            self.dismiss(self.cancel)
+
+
+class ConfirmScreen(ChoiceScreen[bool]):
+    """A yes/no question: y / n; Enter answers ``default`` (no, unless told)."""
+
+    def __init__(self, question: str, *, default: bool = False, details: str = "") -> None:
+        super().__init__(
+            question,
+            [("y", "yes", True), ("n", "no", False)],
+            default=default,
+            cancel=False,
+            details=details,
+        )
 
 
 class AskScreen(ModalScreen[str | None]):
@@ -158,7 +200,7 @@ class AskScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(self.question, markup=False)
             yield Input(value=self.value, id="ask-input")
 
     def on_mount(self) -> None:

@@ -33,7 +33,7 @@ Closing a pane is not here: it is the retirement protocol (the store drops the l
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, overload
 
 import msgspec
@@ -44,7 +44,7 @@ from orca.model.layout import (
     iter_terminal_leaf_ids,
     prune_tab_group_layout,
 )
-from orca.model.panes import make_pane_key
+from orca.model.panes import make_pane_key, parse_pane_key
 from orca.model.session import WorkspaceSessionState
 from orca.model.session_restore import group_without_tabs
 from orca.model.tabs import (
@@ -342,9 +342,11 @@ def _new_terminal_tab(
     tree: TabGroupLayoutNode,
     label: str,
     now_ms: int,
+    pane: tuple[str, str] | None = None,
 ) -> tuple[WorkspaceSessionState, str, str]:
-    """A terminal tab (one pane) added to ``group`` (new or not), which becomes active."""
-    tab_id, leaf_id = new_id(), new_id()
+    """A terminal tab (one pane) added to ``group`` (new or not), which becomes active;
+    ``pane``: its (tab id, leaf id), else new ones."""
+    tab_id, leaf_id = pane or (new_id(), new_id())
     tabs = (session.unified_tabs or {}).get(worktree_id, ())
     tab = Tab(
         id=tab_id,
@@ -393,6 +395,59 @@ def add_terminal_tab(
         group = TabGroup(id=new_id(), worktree_id=worktree_id)
         tree = TabGroupLeaf(group_id=group.id)
     return _new_terminal_tab(session, worktree_id, group, tree, label, now_ms)
+
+
+def adopt_terminals(
+    session: WorkspaceSessionState, worktree_id: str, terminals: Iterable[tuple[str, str, int]]
+) -> WorkspaceSessionState:
+    """A pane for every terminal of the worktree that no layout leaf shows (one started
+    with ``orca term new``, or by another client that saved no layout), the same object
+    when every one has its pane. ``terminals``: (pane key, tab label, created at ms).
+
+    ptyd gives every terminal a pane key, and the pane made here is the one that key
+    names (its tab id and leaf id), so the terminal is bound to it like any other: a
+    key whose tab exists in the worktree gets its leaf beside that tab's panes, any
+    other key a tab of its own at the end of the active group's strip. The tab shown
+    stays the one shown (a worktree with no tab shows the first adopted one). Pure and
+    idempotent: two UIs adopting the same terminal write the same panes."""
+    shown = {key for _wt, key in all_pane_keys(session)}
+    wanted = [t for t in terminals if t[0] not in shown]
+    if not wanted:
+        return session
+    s = normalize_groups(session, worktree_id)
+    own_tabs = {t.id for t in (s.unified_tabs or {}).get(worktree_id, ())}
+    for pane_key, label, created_ms in sorted(wanted, key=lambda t: t[2]):
+        parts = parse_pane_key(pane_key)
+        if parts is None or pane_key in {key for _wt, key in all_pane_keys(s)}:
+            continue
+        tab_id, leaf_id = parts.tab_id, parts.leaf_id
+        snap = pane_tree(s, tab_id)
+        if tab_id in own_tabs and snap is not None and snap.root is not None:
+            root = TerminalPaneSplit(
+                direction="vertical", first=snap.root, second=TerminalPaneLeaf(leaf_id=leaf_id)
+            )
+            layouts = {**s.terminal_layouts_by_tab_id, tab_id: replace(snap, root=root)}
+            s = replace(s, terminal_layouts_by_tab_id=layouts)
+            continue
+        if tab_id in s.terminal_layouts_by_tab_id or tab_id in own_tabs:
+            continue  # a tab of another worktree, or a row without a layout: not ours
+        shown_tab = active_tab(s, worktree_id)
+        group = group_of(s, worktree_id)
+        tree = s.tab_group_layouts.get(worktree_id)
+        if group is None or tree is None:
+            group = TabGroup(id=new_id(), worktree_id=worktree_id)
+            tree = TabGroupLeaf(group_id=group.id)
+        s, _tab, _leaf = _new_terminal_tab(
+            s, worktree_id, group, tree, label, created_ms, (tab_id, leaf_id)
+        )
+        own_tabs.add(tab_id)
+        if shown_tab is not None:
+            s = select_tab(s, worktree_id, shown_tab.id)
+    if session.active_worktree_id != worktree_id:  # adopting is not opening the worktree
+        s = replace(
+            s, active_worktree_id=session.active_worktree_id, active_tab_id=session.active_tab_id
+        )
+    return s
 
 
 @overload

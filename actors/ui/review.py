@@ -71,3 +71,13 @@ async def file_diff(cwd: str, point: str, path: str) -> str:
     if code == 0 and not out:
         return f"(untracked or unchanged: {path})"
     return out
+
+
+async def uncommitted(cwd: str) -> list[str] | None:
+    """What removing the worktree would lose: ``git status --porcelain`` lines (staged,
+    unstaged and untracked changes, every untracked file named; ignored ones are not
+    work). None when git could not tell (the folder is gone, git failed)."""
+    code, out = await _git(cwd, "status", "--porcelain=v1", "--untracked-files=all")
+    if code != 0:
+        return None
+    return [line for line in out.splitlines() if line.strip()]

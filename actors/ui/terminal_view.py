@@ -51,6 +51,8 @@ from actors.ui.screen import (
     row_segments,
     row_text,
 )
+from orca.contracts import ptyd
+from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:
     from actors.ui.app import OrcaApp
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LEADER_KEY = "ctrl+g"
+NO_TERMINAL_NOTE = "no terminal in this pane - Enter starts a shell"
 RESIZE_SETTLE_S = 0.15
 _PLACEHOLDER_STYLE = Style(color="grey50", italic=True)
 _SCROLLED_STYLE = Style(color="black", bgcolor="yellow")
@@ -73,6 +76,15 @@ TYPING_KEYS = {"enter", "backspace", "tab"}
 _BUTTONS = {1: 0, 2: 1, 3: 2}
 
 
+def ended_note(row: ptyd.SessionRow) -> str:
+    """What a pane whose terminal ended says under its last screen."""
+    import shlex
+
+    how = "lost (it ran when Orca stopped)" if row.lost else f"exited {row.exit_code}"
+    command = shlex.join(row.argv) if row.argv else "a shell"
+    return f"[{how}] Enter runs {command} again · ^G x closes the pane"
+
+
 class TerminalView(Widget, can_focus=True):
     """One pane: its key, its session (if any), its screen."""
 
@@ -81,13 +93,22 @@ class TerminalView(Widget, can_focus=True):
     TerminalView:focus { border: round $accent; }
     """
 
-    def __init__(self, pane_key: str, session_id: str | None, note: str = "") -> None:
+    def __init__(
+        self,
+        pane_key: str,
+        session_id: str | None,
+        note: str = "",
+        ended: ptyd.SessionRow | None = None,
+    ) -> None:
+        """``ended``: the pane's terminal ended before ptyd's start (``archived``): its
+        last screen is shown, from its history on disk, and nothing streams."""
         # writes the changed rows out (actors/ui/paint.py); first: styles may come early
         self.painter = RowPainter(self)
         super().__init__(classes="pane")
         self.pane_key = pane_key
         self.session_id = session_id
         self.note = note
+        self.ended = ended
         self.model = PaneScreen(80, 24, on_reply=self._answer)
         self.feed: PaneFeed | None = None
         self._scope: trio.CancelScope | None = None
@@ -113,7 +134,9 @@ class TerminalView(Widget, can_focus=True):
     # -- feed ------------------------------------------------------------------------
     def on_mount(self) -> None:
         self._adopt_colors()
-        if self.session_id is not None:
+        if self.ended is not None:
+            self.orca.guest.start_soon(self._show_last_screen, self.ended)
+        elif self.session_id is not None:
             backend = self.orca.backend
             self.feed = PaneFeed(
                 self.session_id,
@@ -125,6 +148,29 @@ class TerminalView(Widget, can_focus=True):
                 lambda: self.orca.frames.flush(self),
             )
             self.orca.guest.start_soon(self._run_feed, self.feed)
+
+    async def _show_last_screen(self, row: ptyd.SessionRow) -> None:
+        """The screen an ended terminal left (``term.attach`` of its history)."""
+        try:
+            data, _end = await self.orca.backend.screen(row.session_id)
+        except OrcaError as exc:
+            self.note = f"{self.note} ({exc.message})"
+            self._strips = None
+        else:
+            self.model.resize(row.cols, row.rows)
+            self.model.repaint(data)
+        self._redraw()
+        self.orca.poke()
+
+    @property
+    def has_ended(self) -> bool:
+        """The pane's terminal ended (or it never had one): Enter starts it again."""
+        feed = self.feed
+        return (
+            self.session_id is None
+            or self.ended is not None
+            or (feed is not None and feed.exit_code is not None)
+        )
 
     def _adopt_colors(self) -> None:
         """OSC 10/11 answers: the colours this pane draws a program's default cells in."""
@@ -157,10 +203,9 @@ class TerminalView(Widget, can_focus=True):
         if not self.is_attached:
             return
         if repaint:
-            # The screen is drawn for the session's size. Reflowing it to another width
-            # would break it (the redraw writes every cell, blanks too, so each row is
-            # a full line that wraps): show it at its own size, resize the PTY to the
-            # pane's, and let ptyd redraw the screen at that size (``resnap``).
+            # The screen is drawn for the session's size: shown at its own size, then
+            # the PTY is resized to the pane's and ptyd's model redraws the screen at
+            # that size (``resnap``): the pane shows ptyd's reflow, not a guess of its own.
             row = self.orca.backend.session_for_pane(self.pane_key)
             drawn = self._snap_size
             if drawn is None and row is not None:
@@ -276,9 +321,9 @@ class TerminalView(Widget, can_focus=True):
         if event.key in SCROLL_KEYS:
             self.scroll_history(SCROLL_KEYS[event.key] * max(1, self.model.size[1] - 1))
             return
-        if self.session_id is None or (self.feed is not None and self.feed.exit_code is not None):
+        if self.has_ended:
             if event.key == "enter":
-                self.orca.start_shell_in(self.pane_key)
+                self.orca.rerun_in(self.pane_key)
             return
         data = encode_key(event.key, event.character, app_cursor=self.model.mode(MODE_CURSOR_KEYS))
         if data is not None:
@@ -294,9 +339,8 @@ class TerminalView(Widget, can_focus=True):
             not (event.is_printable or event.key in TYPING_KEYS)
             or event.key == LEADER_KEY
             or self.model.scroll
-            or self.session_id is None
+            or self.has_ended
             or feed is None
-            or feed.exit_code is not None
         ):
             return False
         data = encode_key(event.key, event.character, app_cursor=self.model.mode(MODE_CURSOR_KEYS))
@@ -430,7 +474,7 @@ class TerminalView(Widget, can_focus=True):
             strips.append(strip)
         self._row_strips = kept
         if self.session_id is None or self.note:
-            note = self.note or "no terminal in this pane - Enter starts a shell"
+            note = self.note or NO_TERMINAL_NOTE
             strips[-1:] = [Strip([Segment(note[:cols].ljust(cols), _PLACEHOLDER_STYLE)], cols)]
         if self.model.scroll and strips:
             mark = f" history -{self.model.scroll} (Shift-PgDn, or type to return) "[:cols]

@@ -215,3 +215,39 @@ async def test_ui_in_tmux_zoom_detach_kill_9_and_restore(
             "the same layout and screen in a new UI",
         )
         assert screen.count("●") + screen.count("✓") >= 2
+
+
+async def test_a_terminal_started_from_the_cli_is_typed_into_from_the_ui(
+    world: tuple[User, Tmux], tmp_path: Path
+) -> None:
+    """One truth in both faces (issue 23): a user starts a shell with `orca term new`,
+    opens `orca ui` in a real terminal, finds the shell in the worktree's pane (adopted
+    into a tab), types into it, and reads the answer there and with `orca term read`;
+    a smaller window (`tmux resize-window`) still shows it all."""
+    user, tmux = world
+    with trio.fail_after(120):
+        project = make_git_repo(tmp_path / "project")
+        user.ok("repo", "add", str(project))
+        (repo,) = user.json("repo", "ls")["repos"]
+        user.json("worktree", "create", repo["id"], "alpha", "--setup", "skip")
+        user.ok("term", "new", "alpha", "--", "sh", "-c", "echo started-by-cli; exec sh")
+        tmux.start([sys.executable, "-m", "orca.cli.main", "ui", "--no-bell"])
+        await tmux.wait_screen(lambda s: "alpha" in s and "orcad:up" in s, "the sidebar")
+        tmux.keys("Down")  # from the repo's main worktree (open first) to alpha
+        await tmux.wait_screen(lambda s: "› · alpha" in s, "the cursor on alpha")
+        tmux.keys("Enter")
+        await tmux.wait_screen(
+            lambda s: "started-by-cli" in s and "1:sh" in s, "the CLI's terminal in a tab"
+        )
+        tmux.keys("-l", "echo typed-in-ui-$((6*7))")
+        tmux.keys("Enter")
+        await tmux.wait_screen(lambda s: "typed-in-ui-42" in s, "the shell's answer in the UI")
+        read = user.ok("term", "read", "alpha")
+        assert "typed-in-ui-42" in read
+        tmux.run("resize-window", "-x", "100", "-y", "30")
+        await tmux.wait_screen(
+            lambda s: (
+                "started-by-cli" in s and "typed-in-ui-42" in s and len(s.split("\n")[0]) <= 100
+            ),
+            "the pane's screen after a smaller window",
+        )

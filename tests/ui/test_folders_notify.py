@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from actors.ui import layout
-from actors.ui.app import OrcaApp, osc9
+from actors.ui.app import OrcaApp
 from actors.ui.dialogs import ConfirmScreen
 from actors.ui.view import WorktreeItem, build_sidebar
+from actors.ui.widgets import osc9
 from orca.client.sync import invoke
 from orca.contracts import hooks, ptyd, store
 from orca.model.agent_status import AgentStatusRow

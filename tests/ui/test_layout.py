@@ -307,3 +307,41 @@ def test_any_sequence_of_split_close_move_keeps_the_tree_valid(ops: list[Op]) ->
     again = layout.decode_session(layout.layout_patch(session))
     assert problems(again, WT) == []
     assert layout.group_ids(again, WT) == layout.group_ids(session, WT)
+
+
+WT2 = "11111111-1111-4111-8111-111111111111::/tmp/wt2"
+CLI_PANE = "term-184203d933fb:e2ac83ea-0a71-4cad-a26a-f656604a9e3d"  # as ptyd mints one
+
+
+def test_a_terminal_without_a_leaf_is_adopted_into_a_tab_of_its_own_pane_key() -> None:
+    """A terminal started with `orca term new` gets a tab whose pane key is the one ptyd
+    gave it; the tab shown stays shown, and adopting again changes nothing."""
+    session, shown, _leaf = layout.add_terminal_tab(WorkspaceSessionState(), WT, "shell", 0)
+    adopted = layout.adopt_terminals(session, WT, [(CLI_PANE, "claude", 7)])
+    assert layout.active_tab(adopted, WT).id == shown  # type: ignore[union-attr]
+    tabs = layout.terminal_tabs(adopted, WT)
+    assert [t.id for t in tabs] == [shown, "term-184203d933fb"]
+    assert tabs[1].label == "claude" and tabs[1].created_at == 7
+    assert layout.pane_keys(adopted, "term-184203d933fb") == [CLI_PANE]
+    assert layout.normalize_groups(adopted, WT) is adopted
+    assert layout.adopt_terminals(adopted, WT, [(CLI_PANE, "claude", 7)]) is adopted
+
+
+def test_adopting_into_an_empty_worktree_shows_it_without_opening_the_worktree() -> None:
+    """The adopted tab is the worktree's active one, but the session's open worktree
+    stays the one the user had open."""
+    session, _tab, _leaf = layout.add_terminal_tab(WorkspaceSessionState(), WT2, "shell", 0)
+    adopted = layout.adopt_terminals(session, WT, [(CLI_PANE, "bash", 1)])
+    assert layout.active_tab(adopted, WT).id == "term-184203d933fb"  # type: ignore[union-attr]
+    assert adopted.active_worktree_id == WT2 and adopted.active_tab_id == session.active_tab_id
+    assert layout.active_pane_key(adopted, "term-184203d933fb") == CLI_PANE
+
+
+def test_a_terminal_of_an_existing_tab_becomes_a_pane_beside_its_panes() -> None:
+    """A pane key naming a tab the worktree has (another client split it and saved no
+    layout) is adopted as a leaf of that tab; an unparsable key is left alone."""
+    session, tab, leaf = layout.add_terminal_tab(WorkspaceSessionState(), WT, "shell", 0)
+    other = make_pane_key(tab, "0b3d6c1e-9d7a-4c1e-8f00-5b2f1f0c9a11")
+    adopted = layout.adopt_terminals(session, WT, [(other, "sh", 1), ("junk", "sh", 2)])
+    assert layout.pane_keys(adopted, tab) == [make_pane_key(tab, leaf), other]
+    assert [t.id for t in layout.terminal_tabs(adopted, WT)] == [tab]

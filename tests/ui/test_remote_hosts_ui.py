@@ -21,7 +21,8 @@ from support.journey import make_git_repo
 from support.procs import FIXTURES
 from support.remote import Tree, loopback_pair
 
-from actors.ui.app import OrcaApp, Sidebar
+from actors.ui.app import OrcaApp
+from actors.ui.widgets import Sidebar
 
 AGENT = FIXTURES / "support" / "remote_agent.sh"
 

@@ -176,3 +176,36 @@ def test_restore_sequence_resets_what_programs_leave_on() -> None:
         or modes.cursor_keys
     )
     assert modes.cursor_visible
+
+
+_TEXT = st.lists(
+    st.one_of(
+        st.text(alphabet="abc xyz-", min_size=1, max_size=150).map(str.encode),
+        st.sampled_from(
+            [b"\r\n", b"\x1b[31m", b"\x1b[44m", b"\x1b[0m", "界".encode(), "é".encode(), b"\x1b[K"]
+        ),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    _TEXT,
+    st.integers(min_value=8, max_value=120),
+    st.integers(min_value=3, max_value=30),
+)
+def test_a_reattached_screen_reflows_as_the_watched_one(
+    parts: list[bytes], cols: int, rows: int
+) -> None:
+    """Resized after a reattach (a narrower pane, a wider window), the client shows what
+    a client that watched the output shows: the snapshot draws no blanks to wrap and
+    keeps the program's soft wraps (before, every row was drawn full width: a narrower
+    pane showed the blanks wrapped and the text scrolled away)."""
+    output = b"".join(parts)
+    watcher = model_of(output)
+    client = model_of(model_of(output).snapshot())
+    watcher.resize(cols, rows)
+    client.resize(cols, rows)
+    assert client.screen_state().cells == watcher.screen_state().cells
+    assert client.cursor == watcher.cursor

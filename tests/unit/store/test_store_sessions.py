@@ -209,6 +209,31 @@ def test_current_revision_write_may_add_new_panes() -> None:
     assert leaves(state, "t") == [U3]
 
 
+def test_current_revision_write_never_brings_a_retired_pane_back() -> None:
+    """A writer that saw the latest revision still cannot add a pane the host retired
+    (a UI adopting a terminal that was retired but not yet ended by ptyd)."""
+    # (U2 in tab t is kept out by the same rule: its key t:U2 was retired.)
+    state = set_local(
+        PersistedState(), terminal_session({"t": {"root": split(leaf(U1), leaf(U2))}})
+    )
+    state = sessions.retire_session_pane(state, None, "t", U2).state
+    state = set_local(state, terminal_session({"t": {"root": split(leaf(U1), leaf(U2))}}), 1)
+    assert leaves(state, "t") == [U1]
+    state = set_local(
+        state, terminal_session({"t": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}}), 1
+    )
+    assert leaves(state, "t2") == [U2]  # (a test of the test: the tab was there)
+    state = sessions.retire_session_pane(state, None, "t2", U2).state
+    state = set_local(
+        state, terminal_session({"t": {"root": leaf(U1)}, "t2": {"root": leaf(U2)}}), 2
+    )
+    assert leaves(state, "t2") == []
+    state = set_local(
+        state, terminal_session({"t": {"root": leaf(U1)}, "t3": {"root": leaf(U3)}}), 2
+    )
+    assert leaves(state, "t3") == [U3]  # a new pane is still added
+
+
 def test_retiring_the_last_pane_removes_the_tab_everywhere() -> None:
     """A tab whose only pane died leaves layouts, tab rows and its group's order."""
     state = set_local(
