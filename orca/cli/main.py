@@ -30,7 +30,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "up": ("orca.cli.service",),
     "down": ("orca.cli.service",),
     "status": ("orca.cli.service",),
-    "restart": ("orca.cli.service",),
+    "restart": ("orca.cli.restart",),
     "logs": ("orca.cli.service",),
     "service": ("orca.cli.service",),
     "repo": ("orca.cli.repo",),
@@ -108,6 +108,18 @@ def parser_class() -> type[argparse.ArgumentParser]:
             kwargs.setdefault("formatter_class", Formatter)
             super().__init__(*args, **kwargs)
 
+        def parse_known_args(  # type: ignore[override]
+            self, args: Any = None, namespace: Any = None
+        ) -> tuple[argparse.Namespace, list[str]]:
+            """Words this parser (a command's, ``orca worktree ls``) cannot take are an
+            error with *its* usage: argparse leaves a sub-command's unknown words to the
+            top parser, which printed ``orca``'s usage for ``orca worktree ls --bogus``.
+            """
+            parsed, extras = super().parse_known_args(args, namespace)
+            if extras:
+                self.error(f"unrecognized arguments: {' '.join(extras)}")
+            return parsed, extras
+
     return Parser
 
 
@@ -120,7 +132,27 @@ def build_parser(topic: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in TOPICS.get(topic or "", COMMAND_MODULES):
         importlib.import_module(name).add_parser(sub)
+    for topic_parser in sub.choices.values():
+        _help_without_subcommand(topic_parser)
     return parser
+
+
+def _help_without_subcommand(parser: argparse.ArgumentParser) -> None:
+    """A command group typed alone (``orca worktree``) prints its own help, listing its
+    subcommands, on stderr with exit 2 (not ``orca``'s help); so does every group below."""
+    import argparse
+
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+
+        def print_help(_args: argparse.Namespace) -> int:
+            parser.print_help(sys.stderr)
+            return 2
+
+        parser.set_defaults(func=print_help)
+        for nested in action.choices.values():
+            _help_without_subcommand(nested)
 
 
 # The listings a shell loop or a status bar runs, written exactly as typed: the

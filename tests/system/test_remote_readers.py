@@ -95,7 +95,7 @@ def test_watch_shows_remote_rows_labelled_and_unverifiable_on_link_loss(pair: Pa
     repo = make_git_repo(pair.tmp / "repo")
     pair.buildbox.ok("repo", "add", str(repo))
     stop = pair.tmp / "stop"
-    session = pair.buildbox.ok("term", "new", "repo", "--", str(AGENT), str(stop)).strip()
+    session = pair.buildbox.new_terminal("repo", str(AGENT), str(stop))["sessionId"]
     local_repo = make_git_repo(pair.tmp / "local-repo")
     pair.laptop.ok("repo", "add", str(local_repo))
     pair.laptop.ok("term", "new", "local-repo", "--", str(AGENT), str(pair.tmp / "stop-local"))
@@ -213,7 +213,7 @@ def test_remote_attach_waits_for_output_instead_of_polling(pair: Pair) -> None:
     repo = make_git_repo(pair.tmp / "repo")
     pair.buildbox.ok("repo", "add", str(repo))
     stop = pair.tmp / "stop"
-    session = pair.buildbox.ok("term", "new", "repo", "--", str(AGENT), str(stop)).strip()
+    session = pair.buildbox.new_terminal("repo", str(AGENT), str(stop))["sessionId"]
     handle = wait_until(pair.remote_terms, "the buildbox session on the laptop")[0]["handle"]
     out = pair.tmp / "attached.out"
     with out.open("wb") as sink:
