@@ -4,7 +4,7 @@ terminal handles, worktree names, repos and actors.
 The scripts are thin: on every Tab they run the hidden ``orca __complete -- WORD...``
 (the words after ``orca``, the last one the word being completed) and offer what it
 prints, one candidate a line. The logic lives here, once, for the three shells:
-walk the argparse tree of the topic typed (``main.build_parser(topic)`` imports only
+walk the argparse tree of the topic typed (``parser.build_parser(topic)`` imports only
 that topic's module), then offer subcommands, options, an argument's ``choices``, or
 the live names from the service (:data:`DYNAMIC`). A service that is down, slow or
 refusing yields no names and no message: completion must never print an error into a
@@ -151,6 +151,14 @@ def _restartable() -> list[str]:
     return [a.name for a in invoke(sup.STATUS, timeout=COMPLETE_TIMEOUT_S).actors]
 
 
+def _hosts() -> list[str]:
+    """The remote hosts this machine follows (its own file: no service needed)."""
+    from orca.paths import resolve_paths
+    from orca.remote.hosts import load_hosts
+
+    return sorted(load_hosts(resolve_paths()))
+
+
 # Which live names an argument takes: (topic, subcommand or "", argument dest).
 DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     **{("term", cmd, "id"): _terminals for cmd in ("attach", "read", "close")},
@@ -165,6 +173,21 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     ("folder", "rm", "folder"): _folders,
     ("restart", "", "actor"): _restartable,
     ("logs", "", "actor"): _actors,
+    ("host", "rm", "name"): _hosts,
+    ("host", "status", "name"): _hosts,
+}
+# The arguments that take no name Orca knows (a path, a new name, text, a command).
+FREE_TEXT = {
+    ("repo", "add", "path"),
+    ("folder", "add", "path"),
+    ("worktree", "create", "name"),
+    ("worktree", "mv", "new_name"),
+    ("term", "new", "cmd"),
+    ("term", "send", "text"),
+    ("host", "authorize", "key"),
+    ("host", "revoke", "key"),
+    ("host", "add", "name"),
+    ("host", "add", "endpoint"),
 }
 
 
@@ -186,7 +209,7 @@ def _takes_value(action: argparse.Action) -> bool:
 
 def candidates(words: list[str]) -> list[str]:
     """What may replace the last of ``words`` (the words after ``orca``)."""
-    from orca.cli.main import TOPICS, build_parser
+    from orca.cli.parser import TOPICS, build_parser
 
     *done, current = words or [""]
     topic = done[0] if done else None

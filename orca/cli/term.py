@@ -69,19 +69,18 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _options_after_worktree(args: argparse.Namespace) -> list[str]:
-    """The command of ``term new WORKTREE [OPTIONS] [--] CMD...``, the options taken out.
+    """The command of ``term new WORKTREE [OPTIONS --] CMD...``, the options taken out.
 
-    argparse's REMAINDER keeps everything after WORKTREE, options of ``term new``
-    included (``--json -- claude``), and the ``--``. With a ``--``, what comes before
-    it is parsed as ``term new``'s options (an unknown one is a usage error) and what
-    follows is the command, every later ``--`` its own; without one, the words are
-    the command as typed."""
+    argparse's REMAINDER keeps every word after WORKTREE, options of ``term new`` typed
+    there included (``--json -- claude``), and drops a ``--`` only when it comes first.
+    So words that start with ``-`` up to a ``--`` are ``term new``'s options (an unknown
+    one is a usage error) and what follows is the command; otherwise every word is the
+    command as typed, a ``--`` inside it included (``-- git log -- README``)."""
     words = list(args.cmd)
-    if "--" not in words:
+    if not words or not words[0].startswith("-") or "--" not in words:
         return words
     cut = words.index("--")
-    if cut:
-        args.new_options.parse_args(words[:cut], namespace=args)
+    args.new_options.parse_args(words[:cut], namespace=args)
     return words[cut + 1 :]
 
 
