@@ -14,15 +14,21 @@ What is acknowledged, by what is named (``orca.cli.lookup`` resolves it):
   that terminal's pane (ptyd's ``term.list`` row carries the pane key);
 * ``--all``: every agent.
 
-A worktree is looked for before a terminal, so a worktree's name means all its agents
-even when a terminal alias (``fix-login`` naming its only terminal) would also match.
+A worktree's whole name is looked for before a terminal, so it means all its agents
+even when a terminal alias (``fix-login`` naming its only terminal) would also match;
+a prefix is tried as a terminal's first (``3f2a`` is a terminal's hex, not the start of
+a worktree id), then as a worktree's.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json
+
+if TYPE_CHECKING:
+    from orca.contracts.gitwatch import WorktreeRow
 
 ACK_TIMEOUT_S = 2.0
 
@@ -43,28 +49,47 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def pane_keys(ref: str) -> list[str]:
     """The pane keys of the agents ``ref`` names (module docstring); raises
     AmbiguousReference when it names nothing, or several worktrees or terminals."""
-    from orca.cli.handles import NothingMatches, resolve_worktree
+    from orca.cli.handles import NothingMatches
     from orca.cli.lookup import find_terminal, list_worktrees
-    from orca.client.sync import invoke
-    from orca.contracts import hooks
     from orca.model.panes import parse_pane_key
     from orca.wire.errors import Unavailable
 
     if parse_pane_key(ref) is not None:
         return [ref]
     try:
-        worktree = resolve_worktree(list_worktrees().worktrees, ref)
-    except (NothingMatches, Unavailable):  # gitwatch down: a terminal may still be named
-        pass
-    else:
-        rows = invoke(hooks.SNAPSHOT, timeout=ACK_TIMEOUT_S).rows
-        return [r.pane_key for r in rows if r.worktree_id == worktree.id]
+        worktrees = list_worktrees().worktrees
+    except Unavailable:
+        worktrees = []  # gitwatch down: a terminal may still be named
+    worktree = _worktree_named(worktrees, ref, prefixes=False)
+    if worktree is not None:
+        return _agents_of(worktree.id)
     try:
         return [find_terminal(ref).pane_key]
     except NothingMatches:
-        raise NothingMatches(
-            f"no worktree or terminal matches {ref!r} (see `orca worktree ps`)"
-        ) from None
+        pass
+    worktree = _worktree_named(worktrees, ref, prefixes=True)
+    if worktree is not None:
+        return _agents_of(worktree.id)
+    raise NothingMatches(f"no worktree or terminal matches {ref!r} (see `orca worktree ps`)")
+
+
+def _worktree_named(rows: list[WorktreeRow], ref: str, *, prefixes: bool) -> WorktreeRow | None:
+    """The worktree ``ref`` names, None if none does (several: AmbiguousReference)."""
+    from orca.cli.handles import NothingMatches, resolve_worktree
+
+    try:
+        return resolve_worktree(rows, ref, prefixes=prefixes)
+    except NothingMatches:
+        return None
+
+
+def _agents_of(worktree_id: str) -> list[str]:
+    """The pane keys of every agent row hooks holds for the worktree."""
+    from orca.client.sync import invoke
+    from orca.contracts import hooks
+
+    rows = invoke(hooks.SNAPSHOT, timeout=ACK_TIMEOUT_S).rows
+    return [r.pane_key for r in rows if r.worktree_id == worktree_id]
 
 
 def cmd_ack(args: argparse.Namespace) -> int:

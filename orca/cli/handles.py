@@ -252,8 +252,9 @@ def looks_like_path(ref: str) -> bool:
     return os.sep in ref or ref.startswith(("~", "."))
 
 
-def resolve(targets: Sequence[Target], ref: str, what: str) -> Target:
-    """The one target ``ref`` names (see the module docstring for the order)."""
+def resolve(targets: Sequence[Target], ref: str, what: str, *, prefixes: bool = True) -> Target:
+    """The one target ``ref`` names (see the module docstring for the order); without
+    ``prefixes``, only by a whole id, handle or alias."""
     if not ref:
         raise NothingMatches(f"an empty {what} name matches nothing")
     for target in targets:
@@ -266,7 +267,7 @@ def resolve(targets: Sequence[Target], ref: str, what: str) -> Target:
     if looks_like_path(ref):
         names.add(os.path.realpath(os.path.expanduser(ref)))
     matches = [t for t in targets if names & t.aliases]
-    if not matches:
+    if not matches and prefixes:
         matches = [t for t in targets if t.handle.startswith(ref) or t.id.startswith(ref)]
     if len(matches) == 1:
         return matches[0]
@@ -284,11 +285,13 @@ def by_id(targets: Iterable[Target]) -> Mapping[str, Target]:
     return {t.id: t for t in targets}
 
 
-def resolve_worktree(rows: Sequence[WorktreeRow], ref: str) -> WorktreeRow:
+def resolve_worktree(
+    rows: Sequence[WorktreeRow], ref: str, *, prefixes: bool = True
+) -> WorktreeRow:
     """The gitwatch row ``ref`` names (:func:`resolve`'s rules)."""
     handles = worktree_handles((r.id, r.path) for r in rows)
     targets = [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
-    chosen = resolve(targets, ref, "worktree")
+    chosen = resolve(targets, ref, "worktree", prefixes=prefixes)
     return next(r for r in rows if r.id == chosen.id)
 
 

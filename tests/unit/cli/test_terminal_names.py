@@ -115,3 +115,15 @@ def test_a_terminal_started_after_the_watch_is_listed_once_for_its_handle() -> N
 
 def test_remote_lines_carry_their_host() -> None:
     assert LineHandles([LIVE], prefix="box:").name(agent_line(LIVE.pane_key)) == "box:fix-login:0bad"
+
+
+def test_without_prefixes_only_a_whole_name_resolves() -> None:
+    """`orca ack 3f2a` must not take a hex for the start of a worktree id (`3f2a...::`):
+    worktrees are first matched by whole names only."""
+    from orca.cli.handles import NothingMatches, resolve, worktree_target
+
+    targets = [worktree_target("3f2a91::/ws/proj/fix-login", "fix-login")]
+    assert resolve(targets, "3f2a", "worktree").handle == "fix-login"
+    with pytest.raises(NothingMatches):
+        resolve(targets, "3f2a", "worktree", prefixes=False)
+    assert resolve(targets, "fix-login", "worktree", prefixes=False).handle == "fix-login"
