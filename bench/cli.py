@@ -29,10 +29,10 @@ under msgspec ~10 (import_msgspec_lean); interpreter teardown 6-9
 (cli.main.exit_without_teardown); ``json.dump(indent=2)`` of 300 rows ~10
 (output.print_json encodes with msgspec); dataclasses+inspect ~6, secrets/hashlib
 3-5, tempfile+shutil 2-3, platformdirs ~3, socket.py's enums ~2, argparse's shutil ~2
-(not imported: hand-written classes, deferred imports, cli.main.parser_class);
+(not imported: hand-written classes, deferred imports, cli.parser.parser_class);
 op decoders ~0.7 per op (built on first use); the gateway's contract and call ~10
 (skipped when no remote host is known). Session 4: argparse's gettext look-ups ~3
-(cli.main.parser_class), then argparse itself for the listings typed exactly
+(cli.parser.parser_class), then argparse itself for the listings typed exactly
 (cli.main.FAST_COMMANDS); ``platform`` under msgspec's uuid ~1.5
 (import_msgspec_lean); the `worktree ps` footer's whole-session decode ~7
 (``session.bindings``) and the full store contract it imported ~4

@@ -177,8 +177,8 @@ def main() -> int:
             for wt in range(5):
                 box.ok("term", "new", "repo", "--", "sh", "-c",
                        f"printf '\\033]9999;{{\"state\":\"working\",\"agent\":\"a{wt}\"}}\\007'; exec sleep 600")  # fmt: skip
-            big = box.ok("term", "new", "repo", "--", "sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x; sleep 600").strip()
-            cat = box.ok("term", "new", "repo", "--", "cat").strip()
+            big = box.new_terminal("repo", "sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x; sleep 600")["sessionId"]
+            cat = box.new_terminal("repo", "cat")["sessionId"]
             time.sleep(2.0)  # let the 3 MB reach ptyd (it keeps the last 1 MiB)
             session = next(s for s in invoke(ptyd.LIST, ptyd.ListArgs(), paths=box.paths).sessions if s.session_id == big)
             time.sleep(3.0)  # let both trees settle before timing anything

@@ -66,7 +66,8 @@ HANDLER_NAME = "orca-agent-status"
 
 
 class UnreadableConfig(Exception):
-    """The agent's config file exists but is not a JSON object; we will not edit it."""
+    """The agent's config file exists but cannot be read as a JSON object; we will not
+    edit it (``orca hooks status`` shows it as that agent's error)."""
 
 
 @dataclass(frozen=True)
@@ -551,10 +552,16 @@ def _target(path: Path) -> Path:
 
 
 def _read(path: Path) -> str | None:
+    """The file's text; None when there is none. One that cannot be read (not UTF-8, a
+    directory, no permission) is an :class:`UnreadableConfig`, never edited."""
     try:
         return _target(path).read_text()
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise UnreadableConfig(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise UnreadableConfig(f"{path} cannot be read: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, old: str | None, new: str) -> bool:

@@ -4,7 +4,7 @@ terminal handles, worktree names, repos and actors.
 The scripts are thin: on every Tab they run the hidden ``orca __complete -- WORD...``
 (the words after ``orca``, the last one the word being completed) and offer what it
 prints, one candidate a line. The logic lives here, once, for the three shells:
-walk the argparse tree of the topic typed (``main.build_parser(topic)`` imports only
+walk the argparse tree of the topic typed (``parser.build_parser(topic)`` imports only
 that topic's module), then offer subcommands, options, an argument's ``choices``, or
 the live names from the service (:data:`DYNAMIC`). A service that is down, slow or
 refusing yields no names and no message: completion must never print an error into a
@@ -84,21 +84,27 @@ def cmd_completion(args: argparse.Namespace) -> int:
 
 
 def _terminals() -> list[str]:
-    from orca.cli.handles import session_handles
-    from orca.client.sync import invoke
-    from orca.contracts import gitwatch, ptyd
+    """Every terminal's handle, as ``orca term ls --all`` shows it (read, attach and
+    close take ended terminals too)."""
+    from orca.cli.lookup import list_terminals
 
-    sessions = invoke(ptyd.LIST, ptyd.ListArgs(), timeout=COMPLETE_TIMEOUT_S).sessions
-    try:
-        rows = invoke(
-            gitwatch.WORKTREE_LIST, gitwatch.ListArgs(), timeout=COMPLETE_TIMEOUT_S
-        ).worktrees
-    except OrcaError:
-        rows = []
-    handles = session_handles(
-        ((s.session_id, s.worktree_id) for s in sessions), ((r.id, r.path) for r in rows)
-    )
-    return sorted(handles.values())
+    return sorted(list_terminals(timeout=COMPLETE_TIMEOUT_S).handles.values())
+
+
+def _running_terminals() -> list[str]:
+    """The running terminals' handles (what ``term send`` and ``term kill`` act on)."""
+    from orca.cli.lookup import list_terminals
+
+    found = list_terminals(timeout=COMPLETE_TIMEOUT_S)
+    return sorted(found.handles[s.session_id] for s in found.sessions if s.running)
+
+
+def _agents() -> list[str]:
+    """What ``orca ack`` takes: every terminal's handle and every worktree's."""
+    from orca.cli.lookup import list_terminals
+
+    found = list_terminals(timeout=COMPLETE_TIMEOUT_S)
+    return sorted({*found.handles.values(), *found.worktrees.values()})
 
 
 def _worktrees() -> list[str]:
@@ -120,11 +126,13 @@ def _repos() -> list[str]:
 
 
 def _folders() -> list[str]:
+    """Folder workspaces' handles (``orca folder ls``'s first column)."""
+    from orca.cli.folder import folder_handles
     from orca.client.sync import invoke
     from orca.contracts import store
 
     folders = invoke(store.FOLDER_WORKSPACE_LIST, timeout=COMPLETE_TIMEOUT_S).folder_workspaces
-    return sorted(f.name for f in folders if f.name)
+    return sorted(folder_handles(folders, COMPLETE_TIMEOUT_S).values())
 
 
 def _actors() -> list[str]:
@@ -135,12 +143,27 @@ def _actors() -> list[str]:
 
 
 def _restartable() -> list[str]:
-    return [a for a in _actors() if a != "orcad"]
+    """The actors orcad supervises: what ``orca restart`` takes (not orcad, not the
+    keeper, whose logs ``orca logs`` shows)."""
+    from orca.client.sync import invoke
+    from orca.contracts import supervisor as sup
+
+    return [a.name for a in invoke(sup.STATUS, timeout=COMPLETE_TIMEOUT_S).actors]
+
+
+def _hosts() -> list[str]:
+    """The remote hosts this machine follows (its own file: no service needed)."""
+    from orca.paths import resolve_paths
+    from orca.remote.hosts import load_hosts
+
+    return sorted(load_hosts(resolve_paths()))
 
 
 # Which live names an argument takes: (topic, subcommand or "", argument dest).
 DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
-    **{("term", cmd, "id"): _terminals for cmd in ("attach", "send", "read", "kill", "close")},
+    **{("term", cmd, "id"): _terminals for cmd in ("attach", "read", "close")},
+    **{("term", cmd, "id"): _running_terminals for cmd in ("send", "kill")},
+    ("ack", "", "target"): _agents,
     ("term", "new", "worktree"): _worktrees,
     ("worktree", "rm", "worktree"): _worktrees,
     ("worktree", "mv", "worktree"): _worktrees,
@@ -150,6 +173,21 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     ("folder", "rm", "folder"): _folders,
     ("restart", "", "actor"): _restartable,
     ("logs", "", "actor"): _actors,
+    ("host", "rm", "name"): _hosts,
+    ("host", "status", "name"): _hosts,
+}
+# The arguments that take no name Orca knows (a path, a new name, text, a command).
+FREE_TEXT = {
+    ("repo", "add", "path"),
+    ("folder", "add", "path"),
+    ("worktree", "create", "name"),
+    ("worktree", "mv", "new_name"),
+    ("term", "new", "cmd"),
+    ("term", "send", "text"),
+    ("host", "authorize", "key"),
+    ("host", "revoke", "key"),
+    ("host", "add", "name"),
+    ("host", "add", "endpoint"),
 }
 
 
@@ -171,7 +209,7 @@ def _takes_value(action: argparse.Action) -> bool:
 
 def candidates(words: list[str]) -> list[str]:
     """What may replace the last of ``words`` (the words after ``orca``)."""
-    from orca.cli.main import TOPICS, build_parser
+    from orca.cli.parser import TOPICS, build_parser
 
     *done, current = words or [""]
     topic = done[0] if done else None

@@ -10,8 +10,9 @@ owns the records (``folderWorkspace.*``, ``projectGroup.*``); this module only a
 group has that name; ``folders`` by default). ``rm`` refuses while a terminal runs in
 the folder, as ``orca worktree rm`` does; ``--force`` closes them first, as ``orca term
 close`` does (otherwise ptyd's GC would reap them only a grace after the record went).
-References are what ``term new`` takes: ``folder:<id>``, the bare id, a unique name or
-the folder's path.
+References are what ``term new`` takes: the handle (``ls``'s first column, the one
+``worktree ls`` and ``term ls`` show: the folder's directory name), ``folder:<id>``, the
+bare id, a unique name or the folder's path.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from orca.cli.lookup import WORKTREES_TIMEOUT_S
 from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 from orca.model.ids import FOLDER_WORKSPACE_KEY_PREFIX as FOLDER_PREFIX
 from orca.wire.errors import BadRequest
@@ -77,14 +79,39 @@ def _add(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def folder_handles(
+    folders: list[FolderWorkspace], timeout: float = WORKTREES_TIMEOUT_S
+) -> dict[str, str]:
+    """Each folder workspace's handle by its id: the one ``orca worktree ls`` and ``orca
+    term ls`` show for it (gitwatch lists folder workspaces among the worktrees, under
+    ``folder:<id>``), unique against every worktree; without gitwatch, against the
+    folders alone."""
+    from orca.cli.handles import worktree_handles
+    from orca.client.sync import invoke
+    from orca.contracts import gitwatch_core
+    from orca.wire.errors import OrcaError
+
+    try:
+        listed = invoke(gitwatch_core.WORKTREE_PATHS, timeout=timeout).worktrees
+        every = {r.id: r.path for r in listed}
+    except OrcaError:
+        every = {}
+    for f in folders:
+        every[FOLDER_PREFIX + f.id] = f.folder_path  # the store's record is the truth here
+    handles = worktree_handles(every.items())
+    return {f.id: handles[FOLDER_PREFIX + f.id] for f in folders}
+
+
 def _ls(args: argparse.Namespace) -> int:
     folders, groups = _state()
     group_names = {g.id: g.name for g in groups}
+    handles = folder_handles(folders)
     if args.json:
         from orca.model.codec import to_builtins
 
         rows = [
             {
+                "handle": handles[f.id],
                 "worktreeId": FOLDER_PREFIX + f.id,
                 "group": group_names.get(f.project_group_id, ""),
                 **to_builtins(f),
@@ -94,10 +121,10 @@ def _ls(args: argparse.Namespace) -> int:
         print_json("folders", rows)
         return EXIT_OK
     table = [
-        (f.name, group_names.get(f.project_group_id, "?"), f.folder_path)
-        for f in sorted(folders, key=lambda f: (f.name, f.id))
+        (handles[f.id], f.name, group_names.get(f.project_group_id, "?"), f.folder_path)
+        for f in sorted(folders, key=lambda f: (handles[f.id], f.id))
     ]
-    print_table(("FOLDER", "GROUP", "PATH"), table)
+    print_table(("FOLDER", "NAME", "GROUP", "PATH"), table)
     return EXIT_OK
 
 
@@ -105,12 +132,19 @@ def resolve_folder(folders: list[FolderWorkspace], ref: str) -> FolderWorkspace:
     """The folder workspace ``ref`` names (see the module's docstring); raises BadRequest."""
     from orca.cli.handles import Target, resolve
 
+    handles = folder_handles(folders)
     targets = [
         Target(
             id=f.id,
-            handle=FOLDER_PREFIX + f.id,
+            handle=handles[f.id],
             aliases=frozenset(
-                {f.id, f.name, f.folder_path, os.path.realpath(f.folder_path)} - {""}
+                {
+                    FOLDER_PREFIX + f.id,
+                    f.name,
+                    f.folder_path,
+                    os.path.realpath(f.folder_path),
+                }
+                - {""}
             ),
         )
         for f in folders
@@ -120,7 +154,7 @@ def resolve_folder(folders: list[FolderWorkspace], ref: str) -> FolderWorkspace:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from orca.cli.service import end_terminals_or_refuse
+    from orca.cli.live_terminals import end_terminals_or_refuse
     from orca.client.sync import invoke
     from orca.contracts import store
     from orca.paths import resolve_paths
@@ -153,6 +187,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ls.add_argument("--json", action="store_true", help='print {"folders": [...]}')
     ls.set_defaults(func=_ls)
     rm = commands.add_parser("rm", help="forget a folder workspace (the directory stays)")
-    rm.add_argument("folder", help="folder:<id>, id, name or path")
+    rm.add_argument("folder", help="folder: handle, name, path, folder:<id> or id")
     rm.add_argument("--force", action="store_true", help="end the terminals running in it first")
     rm.set_defaults(func=_rm)

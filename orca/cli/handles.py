@@ -22,7 +22,10 @@ hex digits, the full id) keeps resolving, so a script can use the id.
 (display name, branch, folder, any trailing part of the path, the path itself; for a
 terminal also its bare hex or ``<any worktree alias>:<hex prefix>``, or the worktree
 alone when it has one terminal); a unique prefix of a handle or id. Nothing or several
-matching is :class:`AmbiguousReference` (a bad request: exit 2) naming the candidates.
+matching is :class:`AmbiguousReference` (a bad request: exit 2) naming the candidates;
+nothing is its :class:`NothingMatches`. :func:`resolve_terminal` looks among running
+terminals before ended ones, so ended terminals (their history kept) never make a
+worktree's name ambiguous.
 """
 
 from __future__ import annotations
@@ -30,9 +33,14 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from orca.wire.errors import BadRequest
+
+if TYPE_CHECKING:
+    from orca.contracts.gitwatch import WorktreeRow
+    from orca.contracts.ptyd import SessionRow
+    from orca.model.types_repo import Repo
 
 # Four hex digits tell ~65k terminals of one worktree apart; shorter looks like a number.
 MIN_HEX = 4
@@ -44,6 +52,10 @@ _NAMED_AT_MOST = 8
 
 class AmbiguousReference(BadRequest):
     """The name given matches no, or several, worktrees/terminals/repos."""
+
+
+class NothingMatches(AmbiguousReference):
+    """The name given matches nothing (so a caller may look among other things)."""
 
 
 class Target(NamedTuple):
@@ -240,10 +252,11 @@ def looks_like_path(ref: str) -> bool:
     return os.sep in ref or ref.startswith(("~", "."))
 
 
-def resolve(targets: Sequence[Target], ref: str, what: str) -> Target:
-    """The one target ``ref`` names (see the module docstring for the order)."""
+def resolve(targets: Sequence[Target], ref: str, what: str, *, prefixes: bool = True) -> Target:
+    """The one target ``ref`` names (see the module docstring for the order); without
+    ``prefixes``, only by a whole id, handle or alias."""
     if not ref:
-        raise AmbiguousReference(f"an empty {what} name matches nothing")
+        raise NothingMatches(f"an empty {what} name matches nothing")
     for target in targets:
         if ref == target.id:
             return target
@@ -254,12 +267,12 @@ def resolve(targets: Sequence[Target], ref: str, what: str) -> Target:
     if looks_like_path(ref):
         names.add(os.path.realpath(os.path.expanduser(ref)))
     matches = [t for t in targets if names & t.aliases]
-    if not matches:
+    if not matches and prefixes:
         matches = [t for t in targets if t.handle.startswith(ref) or t.id.startswith(ref)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise AmbiguousReference(f"no {what} matches {ref!r}")
+        raise NothingMatches(f"no {what} matches {ref!r}")
     raise AmbiguousReference(f"{ref!r} matches {len(matches)} {what}s: {describe(matches)}")
 
 
@@ -270,3 +283,54 @@ def describe(targets: Sequence[Target]) -> str:
 
 def by_id(targets: Iterable[Target]) -> Mapping[str, Target]:
     return {t.id: t for t in targets}
+
+
+def resolve_worktree(
+    rows: Sequence[WorktreeRow], ref: str, *, prefixes: bool = True
+) -> WorktreeRow:
+    """The gitwatch row ``ref`` names (:func:`resolve`'s rules)."""
+    handles = worktree_handles((r.id, r.path) for r in rows)
+    targets = [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
+    chosen = resolve(targets, ref, "worktree", prefixes=prefixes)
+    return next(r for r in rows if r.id == chosen.id)
+
+
+def resolve_repo(repos: Sequence[Repo], ref: str) -> Repo:
+    """The repo ``ref`` names: its id, handle, a unique display name, folder or path."""
+    handles = repo_handles((r.id, r.display_name) for r in repos)
+    targets = [repo_target(r.id, handles[r.id], r.path, r.display_name) for r in repos]
+    chosen = resolve(targets, ref, "repo")
+    return next(r for r in repos if r.id == chosen.id)
+
+
+def resolve_terminal(
+    sessions: Sequence[SessionRow], handles: Mapping[str, str], ref: str
+) -> SessionRow:
+    """The session ``ref`` names among ptyd's ``sessions`` (``handles``: their handles).
+
+    An exact id or handle names its terminal, whatever its state. Any other name is
+    looked up among the running terminals first, then among those that ended since
+    ptyd's start, then among those from before it (``archived``): a worktree with one
+    running terminal names it, however many ended ones kept their history there (those
+    are named by their own handle, or by the worktree once nothing runs in it). Several
+    matches within the first group that has any is :class:`AmbiguousReference`.
+    """
+    for session in sessions:
+        if ref in (session.session_id, handles[session.session_id]):
+            return session
+    groups = (
+        [s for s in sessions if s.running],
+        [s for s in sessions if not s.running and not s.archived],
+        [s for s in sessions if s.archived],
+    )
+    for group in groups:
+        targets = [
+            session_target(s.session_id, handles[s.session_id], worktree_id=s.worktree_id)
+            for s in group
+        ]
+        try:
+            chosen = resolve(targets, ref, "terminal")
+        except NothingMatches:
+            continue
+        return next(s for s in group if s.session_id == chosen.id)
+    raise NothingMatches(f"no terminal matches {ref!r}")

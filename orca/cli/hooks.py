@@ -4,7 +4,8 @@
 one handler per documented event to the agent's own config file (backing the file up
 first, keeping the user's hooks); running it again changes nothing. ``uninstall``
 removes only Orca's handlers. ``status`` shows, per agent, which events are wired and
-whether the hooks actor is serving. The agent configs live under ``$HOME``; Orca's
+whether the hooks actor is serving; an agent whose config file cannot be read is shown
+as that agent's ``error`` row, and the others as they are (exit 0, as any listing). The agent configs live under ``$HOME``; Orca's
 own files under ``ORCA_HOME`` (or the platform dirs).
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from orca.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, print_json, print_table
+from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 from orca.paths import resolve_paths
 from orca.wire.errors import OrcaError
 
@@ -73,24 +74,37 @@ def _server_port() -> int | None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    """One row per agent; an agent whose config cannot be read is an ``error`` row (its
+    ``error`` in ``--json``, the reason on stderr), the others print as they are."""
+    import sys
+
     from orca import integrations
 
     port = _server_port()
     report: list[dict[str, object]] = []
     rows: list[list[object]] = []
     for agent in (args.agent,) if args.agent else AGENTS:
+        path = integrations.INTEGRATIONS[agent].config_path(Path.home())
         try:
             status = integrations.status(agent, Path.home())
         except integrations.UnreadableConfig as exc:
-            return fail(str(exc), EXIT_FAILED)
+            print(f"orca: {agent}: {exc}", file=sys.stderr)
+            report.append(
+                {"handle": agent, "agent": agent, "configPath": str(path), "installed": False,
+                 "error": str(exc), "serverPort": port}
+            )  # fmt: skip
+            rows.append([agent, "error", str(path), f"unreadable config: {exc}"])
+            continue
         report.append(
             {
+                "handle": agent,
                 "agent": agent,
                 "configPath": str(status.config_path),
                 "installed": status.installed,
                 "installedEvents": list(status.installed_events),
                 "missingEvents": list(status.missing_events),
                 "untrustedEvents": list(status.untrusted_events),
+                "error": None,
                 "serverPort": port,
             }
         )

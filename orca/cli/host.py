@@ -122,7 +122,10 @@ def _ls(args: argparse.Namespace) -> int:
         if args.json:
             print_json(
                 "clients",
-                [{"name": c.name, "key": c.public.decode(), "access": c.access} for c in clients],
+                [
+                    {"handle": c.name, "name": c.name, "key": c.public.decode(), "access": c.access}
+                    for c in clients
+                ],
             )
         else:
             print_table(
@@ -137,7 +140,8 @@ def _ls(args: argparse.Namespace) -> int:
     for host in hosts:
         link = links.get(host.name)
         state = link_text(link) if link is not None else "not followed (gateway not running)"
-        rows.append({"name": host.name, "endpoint": host.endpoint, "hostId": host.host_id,
+        rows.append({"handle": host.name, "name": host.name, "endpoint": host.endpoint,
+                     "hostId": host.host_id,
                      "serverKey": host.server_key.decode(), "link": state})  # fmt: skip
     if args.json:
         print_json("hosts", rows)

@@ -1,4 +1,5 @@
-"""``orca``: the command line. Each topic lives in its own module with ``add_parser``.
+"""``orca``: the command line. Each topic lives in its own module with ``add_parser``;
+``orca.cli.parser`` builds the tree of them.
 
 Exit codes: 0 success, 1 the operation failed, 2 bad usage or input (including a name
 that matches nothing or several things, and a request the current state refuses),
@@ -15,112 +16,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from orca import __version__
 from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:
     import argparse
 
-# Topic → the modules adding its commands (each exposes add_parser(subparsers)), in
-# the order ``orca --help`` lists them. tests/unit/cli/test_main.py checks that every
-# module adds exactly the topics named here.
-TOPICS: dict[str, tuple[str, ...]] = {
-    "up": ("orca.cli.service",),
-    "down": ("orca.cli.service",),
-    "status": ("orca.cli.service",),
-    "restart": ("orca.cli.service",),
-    "logs": ("orca.cli.service",),
-    "service": ("orca.cli.service",),
-    "repo": ("orca.cli.repo",),
-    "folder": ("orca.cli.folder",),
-    "worktree": ("orca.cli.worktree", "orca.cli.worktree_ps"),
-    "hooks": ("orca.cli.hooks",),
-    "state": ("orca.cli.state",),
-    "term": ("orca.cli.term",),
-    "watch": ("orca.cli.watch",),
-    "ack": ("orca.cli.ack",),
-    "ui": ("orca.cli.ui",),
-    "completion": ("orca.cli.completion",),
-    "host": ("orca.cli.host",),
-}
-COMMAND_MODULES = tuple(dict.fromkeys(m for mods in TOPICS.values() for m in mods))
 # The hidden command shell completion calls on every Tab (orca.cli.completion).
 COMPLETE_COMMAND = "__complete"
-
-
-def terminal_columns() -> int:
-    """The terminal's width as ``shutil.get_terminal_size().columns`` finds it: ``COLUMNS``
-    when set and positive, else stdout's terminal, else 80."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-def _untranslated(message: str) -> str:
-    return message
-
-
-def _untranslated_plural(singular: str, plural: str, n: int) -> str:
-    return singular if n == 1 else plural
-
-
-def parser_class() -> type[argparse.ArgumentParser]:
-    """``ArgumentParser`` whose help formatter is given its width: argparse's own
-    formatter imports ``shutil`` (and with it ``bz2``, ``lzma``, ``zlib``: ~2 ms, a tenth
-    of a bare interpreter start) only to ask the terminal's width, and every parser
-    builds one (``add_subparsers`` does). Sub-parsers inherit the class, so the whole
-    tree formats exactly as before.
-
-    argparse's messages are looked up in gettext's catalogues one by one (``_()``: 27
-    look-ups, each searching the locale directories for a catalogue, for one topic's
-    parser: ~3 ms, a tenth of a bare interpreter start, bench/cli.py). Orca's own help
-    is English only, and CPython installs no catalogue for argparse's domain, so every
-    look-up falls back to the English message; argparse is given that fallback
-    directly: the same text, without the search.
-    """
-    import argparse
-
-    argparse._ = _untranslated  # type: ignore[attr-defined]
-    argparse.ngettext = _untranslated_plural  # type: ignore[attr-defined]
-
-    class Formatter(argparse.HelpFormatter):
-        def __init__(
-            self,
-            prog: str,
-            indent_increment: int = 2,
-            max_help_position: int = 24,
-            width: int | None = None,
-        ) -> None:
-            width = terminal_columns() - 2 if width is None else width
-            super().__init__(prog, indent_increment, max_help_position, width)
-
-    class Parser(argparse.ArgumentParser):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs.setdefault("formatter_class", Formatter)
-            super().__init__(*args, **kwargs)
-
-    return Parser
-
-
-def build_parser(topic: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with ``topic`` (a known one), only that topic's modules are imported."""
-    import importlib
-
-    parser = parser_class()(prog="orca", description="Orca: many coding agents, one service.")
-    parser.add_argument("--version", action="version", version=f"orca {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in TOPICS.get(topic or "", COMMAND_MODULES):
-        importlib.import_module(name).add_parser(sub)
-    return parser
 
 
 # The listings a shell loop or a status bar runs, written exactly as typed: the
@@ -267,6 +171,8 @@ def run(argv: list[str]) -> int:
         return run_complete(argv[1:])
     args = fast_args(argv)
     if args is None:
+        from orca.cli.parser import build_parser
+
         parser = build_parser(argv[0] if argv else None)
         args = parser.parse_args(argv)
         if getattr(args, "func", None) is None:

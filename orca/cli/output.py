@@ -1,14 +1,15 @@
 """Shared CLI output: the ``--json`` convention, readable tables, error exits.
 
 ``--json`` prints one object keyed by the collection (``{"actors": [...]}``) with the
-model's field names; without it, a table. Errors go to stderr as ``orca: <message>``.
+model's field names, each row with its ``handle`` (what a command takes to name it);
+without it, a table. Errors go to stderr as ``orca: <message>``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
@@ -19,8 +20,9 @@ EXIT_USAGE = 2
 EXIT_NOT_RUNNING = 3
 
 
-def print_json(collection: str, rows: Any) -> None:
-    """``{collection: rows}`` as indented JSON, ASCII only (``\\u`` escapes).
+def print_json(collection: str, rows: Any, also: Mapping[str, Any] | None = None) -> None:
+    """``{collection: rows}`` (then ``also``'s keys) as indented JSON, ASCII only
+    (``\\u`` escapes).
 
     msgspec encodes and indents in C: 0.5 ms for ``worktree ps --json`` with 300 rows,
     where ``json.dump(indent=2)`` (pure Python whenever ``indent`` is set) takes 10 ms,
@@ -32,8 +34,9 @@ def print_json(collection: str, rows: Any) -> None:
     output stays ASCII for scripts."""
     import msgspec
 
+    document = {collection: rows, **(also or {})}
     try:
-        data = msgspec.json.format(msgspec.json.encode({collection: rows}, enc_hook=str), indent=2)
+        data = msgspec.json.format(msgspec.json.encode(document, enc_hook=str), indent=2)
     except (TypeError, ValueError, msgspec.EncodeError):  # ValueError: lone surrogates
         data = b""
     if data and data.isascii() and b"\x7f" not in data:
@@ -41,7 +44,7 @@ def print_json(collection: str, rows: Any) -> None:
     else:
         import json
 
-        json.dump({collection: rows}, sys.stdout, indent=2, sort_keys=False, default=str)
+        json.dump(document, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
 
 

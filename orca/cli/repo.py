@@ -2,7 +2,7 @@
 
 A repo is imported by absolute path and gets a fresh id from the store (seed 01 §4.1);
 ``kind`` is ``git`` when the directory has a ``.git`` entry, else ``folder``. ``rm``
-takes what every other command takes for a repo (``orca.cli.worktree.resolve_repo``):
+takes what every other command takes for a repo (``orca.cli.handles.resolve_repo``):
 its handle, display name, folder name, path, id or a unique prefix.
 """
 
@@ -63,7 +63,7 @@ def _ls(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from orca.cli.worktree import resolve_repo
+    from orca.cli.handles import resolve_repo
     from orca.client.sync import invoke
     from orca.contracts import store
 

@@ -1,18 +1,12 @@
-"""``orca up | down | status | restart | logs | service``: the service's lifecycle.
+"""``orca up | down | status | logs | service``: the service's lifecycle.
 
-``orca down`` never ends an agent by surprise: with live terminals it refuses (exit 1),
-lists them and names the two ways on: ``--keep-terminals`` (every process stops but the
-fd keeper, which holds the terminals for the next ``orca up``) or ``--kill-terminals``
-(each session is closed first, as ``orca term close`` does, then everything stops).
+``orca down`` never ends an agent by surprise: with live terminals it refuses (exit 2,
+a request the current state refuses), lists them by the handles ``orca term ls`` shows
+and names the two ways on: ``--keep-terminals`` (every process stops but the fd keeper,
+which holds the terminals for the next ``orca up``) or ``--kill-terminals`` (each
+agent is ended first, as ``orca term kill`` ends it, then everything stops).
 
-``orca restart --all`` replaces every Orca process with the code installed now while
-every agent keeps running: (1) ``sup.hand_over`` (checked in orcad's ``sys.hello``
-capabilities first) stops the old tree but the keeper; (2) a new keeper started with
-``--take-over`` takes every PTY master from the old one (``hand_over``, or ``reclaim``
-+ ``stop`` for a keeper that predates it) and the old one exits; (3) a new orcad starts,
-whose ``ptyd`` reclaims every session from the new keeper. Output written meanwhile
-waits in each PTY (the agent blocks when it is full): nothing is lost, it arrives late.
-``orca status`` shows each process's version and build (``orca.contracts.sys.build_id``).
+``orca restart`` lives in ``orca.cli.restart``.
 """
 
 from __future__ import annotations
@@ -45,10 +39,12 @@ if TYPE_CHECKING:
 
     from orca.client.sync import Pending
     from orca.contracts import supervisor as sup
-    from orca.contracts.ptyd import SessionRow
     from orca.contracts.supervisor import LockInfo
     from orca.paths import OrcaPaths
 
+# The two processes that are no actor of the tree, as `orca logs` names them.
+ORCAD = "orcad"
+KEEPER = "keeper"
 # How long `orca up` waits for the tree to report ready before giving up.
 UP_TIMEOUT_S = 60.0
 # How long `orca down` waits for orcad to stop everything and exit.
@@ -150,94 +146,6 @@ def _start_orcad(paths: OrcaPaths) -> tuple[str, int, float, Path, int]:
     return verdict, pid, elapsed, log_path, run_starts_at
 
 
-def live_sessions(paths: OrcaPaths, worktree_id: str | None = None) -> list[SessionRow]:
-    """ptyd's running sessions (of one worktree, if given); raises OrcaError if ptyd
-    cannot answer (then nobody can tell whether an agent is live)."""
-    from orca.client.sync import invoke
-    from orca.contracts import ptyd
-
-    rows = invoke(ptyd.LIST, ptyd.ListArgs(worktree_id=worktree_id), paths=paths).sessions
-    return [r for r in rows if r.running]
-
-
-def print_sessions(rows: list[SessionRow]) -> None:
-    """One ``handle  pid  argv`` line per session on stderr (handles as ``term ls``)."""
-    from orca.cli.handles import session_handles
-
-    handles = session_handles([(r.session_id, r.worktree_id) for r in rows])
-    for r in rows:
-        handle = handles.get(r.session_id, r.session_id)
-        print(f"  {handle}  pid {r.pid}  {' '.join(r.argv)}", file=sys.stderr)
-
-
-def end_terminals_or_refuse(
-    paths: OrcaPaths, owner_id: str, place: str, command: str, *, force: bool
-) -> bool:
-    """Before removing a workspace (issue 13): with terminals running in it, refuse
-    (listing them, and how ``command --force`` ends them; False) unless ``force``,
-    which closes them first as ``orca term close`` does. A ptyd that cannot answer
-    leaves them unchecked, said on stderr."""
-    try:
-        live = live_sessions(paths, owner_id)
-    except OrcaError as exc:
-        print(
-            f"orca: note: ptyd did not answer ({exc.message}): terminals unchecked", file=sys.stderr
-        )
-        live = []
-    if live and not force:
-        print(f"orca: {len(live)} terminal(s) still running in {place}:", file=sys.stderr)
-        print_sessions(live)
-        print(f"  `{command} --force` ends them first", file=sys.stderr)
-        return False
-    close_sessions(live, paths)
-    return True
-
-
-def close_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
-    """Close each session as ``orca term close`` does (the pane is retired and fenced)."""
-    from orca.cli.term import CLOSE_TIMEOUT_S
-    from orca.client.sync import invoke
-    from orca.contracts import ptyd
-
-    for r in rows:
-        args = ptyd.SessionArgs(session_id=r.session_id)
-        invoke(ptyd.CLOSE, args, paths=paths, timeout=CLOSE_TIMEOUT_S)
-
-
-# How long `down --kill-terminals` waits for the agents to exit after term.kill (its
-# SIGHUP/SIGTERM, then ptyd's SIGKILL after a grace) before stopping the tree anyway.
-END_TIMEOUT_S = 15.0
-
-
-def end_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
-    """End each session's agent as ``orca term kill`` does and wait for the exits (ptyd's
-    ``term.exit`` events); the panes, their layout and their output history stay (unlike
-    ``close_sessions``)."""
-    from orca.client.sync import invoke, subscribe
-    from orca.contracts import ptyd
-
-    ending = {r.session_id for r in rows}
-    if not ending:
-        return
-    exits = subscribe(
-        ptyd.CONTRACT.actor,
-        [ptyd.EXIT],
-        consumer="orca down",
-        topics=[ptyd.exit_topic(sid) for sid in ending],
-        paths=paths,
-    )
-    try:
-        exits.wait_live(timeout=2.0)  # subscribed before the kills: no exit is missed
-        for sid in ending:
-            invoke(ptyd.KILL, ptyd.SessionArgs(session_id=sid), paths=paths)
-        for _, exited in exits.until(time.monotonic() + END_TIMEOUT_S):
-            ending.discard(exited.session_id)
-            if not ending:
-                break
-    finally:
-        exits.close()
-
-
 def cmd_down(args: argparse.Namespace) -> int:
     import psutil
 
@@ -253,8 +161,10 @@ def cmd_down(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
 
     if not args.keep_terminals:
+        from orca.cli.live_terminals import end_sessions, print_running, running_terminals
+
         try:
-            live = live_sessions(paths)
+            live = running_terminals(paths)
         except OrcaError as exc:
             if not args.kill_terminals:
                 return fail(
@@ -262,18 +172,18 @@ def cmd_down(args: argparse.Namespace) -> int:
                     "`orca down --keep-terminals` keeps whatever runs, "
                     "`orca down --kill-terminals` ends it"
                 )
-            live = []  # ptyd is down: stopping the keeper below ends what it holds
-        if live and not args.kill_terminals:
-            print(f"orca: {len(live)} terminal(s) still running:", file=sys.stderr)
-            print_sessions(live)
+            live = None  # ptyd is down: stopping the keeper below ends what it holds
+        if live is not None and live.sessions and not args.kill_terminals:
+            print(f"orca: {len(live.sessions)} terminal(s) still running:", file=sys.stderr)
+            print_running(live)
             print(
                 "  `orca down --keep-terminals` stops Orca but keeps them running"
                 " (the next `orca up` re-adopts them);\n"
                 "  `orca down --kill-terminals` ends them first.",
                 file=sys.stderr,
             )
-            return EXIT_FAILED
-        end_sessions(live, paths)
+            return EXIT_USAGE  # a request the current state refuses (README "Exit codes")
+        end_sessions(live.sessions if live is not None else [], paths)
     try:
         invoke(
             sup.STOP,
@@ -320,7 +230,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             status = asked.result()
         except OrcaError as exc:
             if args.json:
-                print_json("actors", [])
+                print_json("actors", [], {"orcad": None, "keeper": None})
             return fail_from(exc)
         return _print_status(args, status, store_asked)
 
@@ -329,9 +239,7 @@ def _print_status(
     args: argparse.Namespace, status: sup.Status, store_asked: Pending[dict[str, Any]] | None
 ) -> int:
     if args.json:
-        from orca.model.codec import to_builtins
-
-        print_json("actors", [to_builtins(a) for a in status.actors])
+        print_json("actors", *status_json(status))
         return EXIT_OK
     rows = [
         (
@@ -366,6 +274,26 @@ def _print_status(
     ]:
         print(f"warning: {line}")
     return EXIT_OK
+
+
+def status_json(status: sup.Status) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``status --json``: the actors' rows (``handle``: the name ``orca restart`` and
+    ``orca logs`` take), then what the table's header line says - ``orcad`` (the
+    supervisor's own report) and ``keeper`` (the fd keeper; null while none answers)."""
+    from orca.model.codec import to_builtins
+
+    actors = [{"handle": a.name, **to_builtins(a)} for a in status.actors]
+    orcad = status.supervisor
+    keeper = None
+    if orcad.keeper_pid:
+        keeper = {
+            "handle": KEEPER,
+            "pid": orcad.keeper_pid,
+            "version": orcad.keeper_version,
+            "build": orcad.keeper_build,
+        }
+    own = {k: v for k, v in to_builtins(orcad).items() if not k.startswith("keeper")}
+    return actors, {"orcad": {"handle": ORCAD, **own}, "keeper": keeper}
 
 
 def _version(version: str | None, build: str | None) -> str:
@@ -432,181 +360,6 @@ def _store_warnings(
         return []
 
 
-def cmd_restart(args: argparse.Namespace) -> int:
-    from orca.client.sync import invoke
-    from orca.contracts import supervisor as sup
-
-    if args.all:
-        if args.actor:
-            return fail("name an actor or give --all, not both", EXIT_USAGE)
-        return cmd_restart_all(args)
-    if not args.actor:
-        return fail("name the actor to restart, or --all for every Orca process", EXIT_USAGE)
-    invoke(sup.RESTART, sup.RestartArgs(name=args.actor))
-    print(f"restarting {args.actor}")
-    return EXIT_OK
-
-
-# How long the new keeper may take to take every terminal over from the old one.
-TAKE_OVER_TIMEOUT_S = 30.0
-
-
-def cmd_restart_all(args: argparse.Namespace) -> int:
-    """Replace orcad, every actor and the keeper with the installed code; agents stay."""
-    import psutil
-
-    from orca.client.sync import endpoint_for, invoke
-    from orca.contracts import supervisor as sup
-    from orca.contracts import sys as sys_contract
-    from orca.contracts.fd_keeper import launch_keeper, wait_keeper_ready
-    from orca.paths import resolve_paths
-
-    paths = resolve_paths().ensure()
-    info = _running(paths)
-    if info is None:
-        return fail("orca is not running: `orca up` starts the installed code", EXIT_NOT_RUNNING)
-    try:
-        before = invoke(sup.STATUS, paths=paths)
-        hello = invoke(sys_contract.HELLO, endpoint=endpoint_for("supervisor", paths))
-    except OrcaError as exc:
-        return fail_from(exc)
-    if sup.HAND_OVER.name not in hello.capabilities:
-        return fail(
-            f"orcad pid {hello.pid} ({_version(hello.version, hello.build)}) predates"
-            f" `orca restart --all` (it offers no {sup.HAND_OVER.name}); nothing was stopped."
-            " `orca down --keep-terminals` then `orca up` restarts it, the terminals kept"
-        )
-    checked = time.monotonic()
-    broken = _installed_code_fails(
-        ["actors.supervisor", "actors.keeper", *(a.module for a in before.actors)]
-    )
-    if broken:
-        return fail(f"the installed code does not start, so nothing was stopped:\n{broken}")
-    print(f"installed code checked in {time.monotonic() - checked:.2f}s")
-    started = time.monotonic()
-    # The new keeper starts now (its imports overlap the old tree's stop) and takes the
-    # terminals over once no orcad runs any more.
-    try:
-        keeper_pid, ready_fd = launch_keeper(
-            sys.executable,
-            dict(os.environ),
-            paths.log_file("keeper"),
-            ["--take-over", "--after-orcad", f"{DOWN_TIMEOUT_S + TAKE_OVER_TIMEOUT_S:g}"],
-        )
-    except OSError as exc:
-        return fail(f"cannot start a new fd keeper ({exc}); nothing was stopped")
-    try:
-        handed = invoke(sup.HAND_OVER, paths=paths, timeout=DOWN_TIMEOUT_S)
-    except OrcaError as exc:
-        _end_process(keeper_pid)
-        os.close(ready_fd)
-        return fail(f"orcad did not hand over: {exc.message}")
-    if isinstance(info.pid, int):
-        try:
-            psutil.Process(info.pid).wait(timeout=DOWN_TIMEOUT_S)
-        except psutil.NoSuchProcess:
-            pass
-        except psutil.TimeoutExpired:
-            return fail(f"orcad (pid {info.pid}) did not exit within {DOWN_TIMEOUT_S:g}s")
-    print(f"old tree stopped in {time.monotonic() - started:.2f}s; the keeper holds every terminal")
-    problems: list[str] = []
-    step = time.monotonic()
-    verdict = wait_keeper_ready(ready_fd, TAKE_OVER_TIMEOUT_S)
-    if verdict != "ready":
-        problems.append(
-            f"the fd keeper was not replaced ({verdict}); keeper pid {handed.keeper_pid}"
-            " still holds every terminal"
-        )
-    else:
-        print(f"fd keeper replaced in {time.monotonic() - step:.2f}s (every terminal handed over)")
-    restarted_by = _running(paths)
-    if restarted_by is not None:
-        # The service manager restarted orcad itself (Restart=always): wait for that one.
-        up = time.monotonic()
-        try:
-            invoke(
-                sup.WAIT_READY,
-                sup.WaitReadyArgs(timeout=UP_TIMEOUT_S),
-                paths=paths,
-                timeout=UP_TIMEOUT_S + 5,
-            )
-            up_verdict = "ready"
-        except OrcaError as exc:
-            up_verdict = exc.message
-        pid, up_s, log_path = restarted_by.pid or 0, time.monotonic() - up, paths.log_file("orcad")
-        run_starts_at = 0
-    else:
-        up_verdict, pid, up_s, log_path, run_starts_at = _start_orcad(paths)
-    if up_verdict != "ready":
-        print(f"orca: restart failed: {up_verdict or 'orcad exited'}", file=sys.stderr)
-        for line in _tail(log_path, 15, since=run_starts_at):
-            print(f"  {line}", file=sys.stderr)
-        for problem in problems:
-            print(f"orca: {problem}", file=sys.stderr)
-        return EXIT_FAILED
-    try:
-        after = invoke(sup.STATUS, paths=paths)
-    except OrcaError as exc:
-        return fail_from(exc)
-    old = {a.name: a.pid for a in before.actors}
-    old["orcad"], old["fd keeper"] = before.supervisor.pid, before.supervisor.keeper_pid
-    new = {a.name: (a.pid, _version(a.version, a.build)) for a in after.actors}
-    new["orcad"] = (
-        after.supervisor.pid,
-        _version(after.supervisor.version, after.supervisor.build),
-    )
-    new["fd keeper"] = (
-        after.supervisor.keeper_pid,
-        _version(after.supervisor.keeper_version, after.supervisor.keeper_build),
-    )
-    rows = [(name, old.get(name), pid_now, version) for name, (pid_now, version) in new.items()]
-    print_table(("PROCESS", "OLD PID", "NEW PID", "VERSION"), rows)
-    unchanged = [name for name, (pid_now, _) in new.items() if pid_now == old.get(name)]
-    if unchanged:
-        problems.append(f"not replaced: {', '.join(unchanged)}")
-    for problem in problems:
-        print(f"orca: {problem}", file=sys.stderr)
-    print(f"new tree ready in {up_s:.2f}s")
-    print(f"orca restarted in {time.monotonic() - started:.2f}s (orcad pid {pid})")
-    return EXIT_FAILED if problems else EXIT_OK
-
-
-# How long importing every process's code may take in the pre-flight check.
-PREFLIGHT_TIMEOUT_S = 60.0
-_PREFLIGHT = (
-    "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m + '.__main__')"
-)
-
-
-def _installed_code_fails(modules: list[str]) -> str | None:
-    """Import every process's ``__main__`` as it would start (``-P``, a fresh
-    interpreter); the tail of the traceback if one fails, None if all import."""
-    import subprocess
-
-    try:
-        done = subprocess.run(
-            [sys.executable, "-P", "-c", _PREFLIGHT, *dict.fromkeys(modules)],
-            capture_output=True,
-            text=True,
-            timeout=PREFLIGHT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"  {exc}"
-    if done.returncode == 0:
-        return None
-    return "\n".join(f"  {line}" for line in done.stderr.strip().splitlines()[-6:])
-
-
-def _end_process(pid: int) -> None:
-    """SIGTERM a process we started (the waiting keeper of a refused hand-over)."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
-
-
 def known_actors(paths: OrcaPaths) -> list[str]:
     """orcad and every actor it has started at least once (orcad opens an actor's log
     when it spawns it), read from the log dir: no need to parse the supervision tree."""
@@ -666,19 +419,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     status = sub.add_parser("status", help="each actor's pid, state, restarts, uptime and RSS")
     status.add_argument("--json", action="store_true", help='print {"actors": [...]}')
     status.set_defaults(func=cmd_status)
-
-    restart = sub.add_parser(
-        "restart",
-        help="restart one actor (clears a failed state), or --all: every Orca process,"
-        " orcad and the fd keeper included, on the installed code; the terminals keep running",
-    )
-    restart.add_argument("actor", nargs="?")
-    restart.add_argument(
-        "--all",
-        action="store_true",
-        help="replace every Orca process (an upgrade); running agents are kept",
-    )
-    restart.set_defaults(func=cmd_restart)
 
     logs = sub.add_parser("logs", help="show an actor's log (orcad for the supervisor)")
     logs.add_argument("actor")

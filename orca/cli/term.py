@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
-from orca.wire.errors import BadRequest, OrcaError
+from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:
     import argparse
@@ -30,47 +30,22 @@ DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get 
 # How long attach waits in one poll; bounds the delay of noticing a resize.
 POLL_MS = 200
 CLEAR_SCREEN = b"\x1b[H\x1b[2J"
-# term.close replies once hooks fenced the pane and store retired it, or within ~3 s
-# when either is down (orca/contracts/ptyd.py); this leaves room above that bound.
-CLOSE_TIMEOUT_S = 8.0
-# Worktree rows only refine the handles' worktree part: a slow gitwatch must not stall ls.
-WORKTREES_TIMEOUT_S = 2.0
-
-
-def resolve_worktree(arg: str) -> tuple[str, str]:
-    """(worktree id, cwd) from a worktree id, or any reference ``orca worktree`` accepts
-    (a worktree's path, folder, branch or display name); raises BadRequest. A folder
-    workspace (``folder:<id>``, its name or folder) is one of gitwatch's rows: its cwd
-    is the folder of the store's record."""
-    from orca.model.ids import split_worktree_id_for_filesystem
-
-    if "::" in arg:
-        parts = split_worktree_id_for_filesystem(arg)
-        if parts is None:
-            raise BadRequest(f"not a worktree id: {arg!r}")
-        return arg, parts.path
-    from orca.cli.worktree import AmbiguousReference, list_worktrees
-    from orca.cli.worktree import resolve_worktree as resolve_row
-
-    try:
-        row = resolve_row(list_worktrees().worktrees, arg)
-    except AmbiguousReference as exc:
-        raise AmbiguousReference(f"{exc.message} (see `orca worktree ls`)") from None
-    parts = split_worktree_id_for_filesystem(row.id)
-    return row.id, parts.path if parts is not None else row.path
 
 
 def _new(args: argparse.Namespace) -> int:
+    """Print the new terminal's handle (``--json``: it with ptyd's ids and pid)."""
     from orca.client.sync import invoke
     from orca.contracts import ptyd
     from orca.remote.terminal import remote_new  # HOST:WORKTREE of a known host
 
+    args.cmd = _options_after_worktree(args)
     remote = remote_new(args)
     if remote is not None:
         return remote
+    from orca.cli.lookup import list_terminals, worktree_and_cwd
 
-    argv = [a for a in args.cmd if a != "--"] or [os.environ.get("SHELL", "/bin/sh")]
-    worktree_id, cwd = resolve_worktree(args.worktree)
+    argv = args.cmd or [os.environ.get("SHELL", "/bin/sh")]
+    worktree_id, cwd = worktree_and_cwd(args.worktree)
     size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((80, 24))
     request = ptyd.SpawnArgs(
         argv=argv,
@@ -79,58 +54,34 @@ def _new(args: argparse.Namespace) -> int:
         cols=size.columns,
         rows=size.lines,
     )
-    print(invoke(ptyd.SPAWN, request).session_id)
+    spawned = invoke(ptyd.SPAWN, request)
+    try:  # the handle `term ls` shows for it, now that it is one of them
+        handle = list_terminals().handles.get(spawned.session_id, spawned.session_id)
+    except OrcaError:
+        handle = spawned.session_id  # ptyd stopped answering: the id still names it
+    if args.json:
+        from orca.model.codec import to_builtins
+
+        print_json("session", {"handle": handle, **to_builtins(spawned)})
+    else:
+        print(handle)
     return EXIT_OK
 
 
-def session_listing(history: bool = False) -> tuple[list[SessionRow], dict[str, str]]:
-    """ptyd's sessions and their handles, unique against every worktree gitwatch lists
-    (so ``term ls`` and ``worktree ls`` show the same worktree part); without gitwatch,
-    against the sessions' own worktrees. ``history``: also the sessions that ended
-    before ptyd's start, known from their history on disk (``archived``)."""
-    from orca.cli.handles import session_handles
-    from orca.client.sync import begin
-    from orca.contracts import gitwatch_core, ptyd  # not the full gitwatch contract
+def _options_after_worktree(args: argparse.Namespace) -> list[str]:
+    """The command of ``term new WORKTREE [OPTIONS --] CMD...``, the options taken out.
 
-    # ptyd and gitwatch are asked at once: their replies overlap (bench/cli.py).
-    with (
-        begin(ptyd.LIST, ptyd.ListArgs(history=history)) as asked_sessions,
-        begin(gitwatch_core.WORKTREE_PATHS, timeout=WORKTREES_TIMEOUT_S) as asked_worktrees,
-    ):
-        sessions = asked_sessions.result().sessions
-        try:
-            paths = [(r.id, r.path) for r in asked_worktrees.result().worktrees]
-        except OrcaError:
-            paths = []  # gitwatch down: handles from the sessions' own worktree ids
-    pairs = [(s.session_id, s.worktree_id) for s in sessions]
-    return sessions, session_handles(pairs, paths)
-
-
-def resolve_session(ref: str) -> str:
-    """The full session id ``ref`` names: an id, a handle, ``<worktree>:<hex prefix>``,
-    a bare hex prefix, or a worktree with one terminal; raises AmbiguousReference."""
-    from orca.cli.handles import resolve, session_suffix, session_target
-
-    if session_suffix(ref):
-        return ref  # a full id: ptyd itself says whether it exists
-    # Handles are made unique over every session ptyd lists, ended ones from before its
-    # start included, so `term ls` and `term ls --all` show the same handle for each.
-    sessions, handles = session_listing(history=True)
-    targets = [
-        session_target(s.session_id, handles[s.session_id], worktree_id=s.worktree_id)
-        for s in sessions
-    ]
-    current = [t for t, s in zip(targets, sessions, strict=True) if not s.archived]
-    try:
-        return resolve(current, ref, "terminal").id
-    except BadRequest as exc:
-        if exc.message.startswith("no "):  # nothing this ptyd runs: a session that ended
-            archived = [t for t, s in zip(targets, sessions, strict=True) if s.archived]
-            try:  # before its start (`term ls --all`)?
-                return resolve(archived, ref, "terminal").id
-            except BadRequest:
-                pass
-        raise type(exc)(f"{exc.message} (see `orca term ls --all`)") from None
+    argparse's REMAINDER keeps every word after WORKTREE, options of ``term new`` typed
+    there included (``--json -- claude``), and drops a ``--`` only when it comes first.
+    So words that start with ``-`` up to a ``--`` are ``term new``'s options (an unknown
+    one is a usage error) and what follows is the command; otherwise every word is the
+    command as typed, a ``--`` inside it included (``-- git log -- README``)."""
+    words = list(args.cmd)
+    if not words or not words[0].startswith("-") or "--" not in words:
+        return words
+    cut = words.index("--")
+    args.new_options.parse_args(words[:cut], namespace=args)
+    return words[cut + 1 :]
 
 
 def _with_session(
@@ -144,6 +95,8 @@ def _with_session(
         remote = run_remote_term(command.__name__, args)
         if remote is not None:
             return remote
+        from orca.cli.lookup import resolve_session
+
         args.id = resolve_session(args.id)
         return command(args)
 
@@ -156,7 +109,9 @@ def _ls(args: argparse.Namespace) -> int:
     also the ended ones, those from before ptyd's start included (issue 13: history is
     kept across ``orca down``, crashes and reboots). ``--json`` lists what ptyd's table
     holds (running and ended since its start), ``--all`` adds the archived ones."""
-    sessions, handles = session_listing(history=True)
+    from orca.cli.lookup import list_terminals
+
+    sessions, handles, _ = list_terminals()
     bindings = _binding_rows(sessions) if args.all else []
     from orca.remote import any_known_host
 
@@ -254,6 +209,7 @@ def _kill(args: argparse.Namespace) -> int:
 
 def _close(args: argparse.Namespace) -> int:
     """A pane close: on success the pane is fenced in hooks (late status is rejected)."""
+    from orca.cli.live_terminals import CLOSE_TIMEOUT_S
     from orca.client.sync import invoke
     from orca.contracts import ptyd
 
@@ -428,11 +384,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     term = sub.add_parser("term", help="terminals owned by ptyd (outlive every UI)")
     tsub = term.add_subparsers(dest="term_command", metavar="SUBCOMMAND")
 
-    p = tsub.add_parser("new", help="start a command in a new terminal of a worktree")
+    p = tsub.add_parser(
+        "new", help="start a command in a new terminal of a worktree; prints its handle"
+    )
     p.add_argument("worktree", help="worktree: handle, name, path or id")
-    p.add_argument("--cwd", help="working directory (default: the worktree)")
+    options = argparse.ArgumentParser(prog=p.prog, add_help=False)  # options typed after it
+    for parser in (p, options):
+        parser.add_argument("--cwd", help="working directory (default: the worktree)")
+        parser.add_argument(
+            "--json", action="store_true", help='print {"session": {handle, sessionId, ...}}'
+        )
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... (default: $SHELL)")
-    p.set_defaults(func=_new)
+    p.set_defaults(func=_new, new_options=options)
 
     p = tsub.add_parser("ls", help="list terminal sessions")
     p.add_argument("--json", action="store_true", help='print {"sessions": [...]}')

@@ -8,9 +8,15 @@ and waiting for the publisher's heartbeat first, so no change between the two is
 lost; events at or before the snapshot's ``seq`` are skipped. No polling: the process
 sleeps in the socket until an event arrives.
 
-``--json``: one JSON object a line - for a row ``{"event": "set", "paneKey",
-"worktreeId", "agent", "state", "displayState", "unread", "source", "detail", "rev"}``;
-for a removal ``{"event": "clear", "paneKey", "worktreeId", "reason", "exitCode"?}``.
+Each line names its agent by its terminal's handle, the one ``orca worktree ps`` shows
+(what ``orca term attach`` and ``orca ack`` take; the worktree's for an agent no Orca
+terminal runs): ``orca.cli.agent_handles.LineHandles``, which lists ptyd's terminals
+again when a line names a pane of a terminal started after the watch began.
+
+``--json``: one JSON object a line - for a row ``{"event": "set", "handle", "paneKey",
+"worktreeId", "terminalHandle", "agent", "state", "displayState", "unread", "source",
+"detail", "rev"}``; for a removal ``{"event": "clear", "handle", "paneKey",
+"worktreeId", "reason", "exitCode"?}``.
 
 Remote hosts (``orca host add``): their rows too, each line labelled with its host,
 and ``unverifiable`` when a host's link is lost (``orca.remote.watch``; without a
@@ -32,6 +38,7 @@ import sys
 import time
 from typing import Any
 
+from orca.cli.agent_handles import LineHandles
 from orca.cli.output import EXIT_OK
 
 WATCH_CONSUMER = "orca watch"
@@ -64,6 +71,7 @@ def set_line(row: Any, now_ms: int) -> dict[str, object]:
         "event": "set",
         "paneKey": row.pane_key,
         "worktreeId": row.worktree_id,
+        "terminalHandle": row.terminal_handle,
         "agent": row.agent,
         "state": row.state,
         "displayState": display_state(row, now_ms),
@@ -94,16 +102,26 @@ def _human(line: dict[str, object]) -> str:
         return f"{stamp}  {line['text']} ({line['rows']} rows)"
     if line["event"] == "clear":
         code = f" (exit {line['exitCode']})" if "exitCode" in line else ""
-        return f"{stamp}  {line['worktreeId']}  {line['paneKey']}  gone: {line['reason']}{code}"
+        return f"{stamp}  {line['handle']}  gone: {line['reason']}{code}"
     unread = " (unread)" if line["unread"] else ""
     detail = f"  {line['detail']}" if line["detail"] else ""
     state = line["displayState"]
     if "lastSeen" in line:
         state = f"{line['unverifiableDetail']} (last seen {line['lastSeen']})"  # as worktree ps
-    return (
-        f"{stamp}  {line['worktreeId']}  {line['paneKey']}  {line['agent']}  "
-        f"{state}{unread}{detail}"
-    )
+    return f"{stamp}  {line['handle']}  {line['agent']}  {state}{unread}{detail}"
+
+
+def _terminals() -> list[Any] | None:
+    """ptyd's sessions (every one it knows: the handles of ``orca term ls``), or None
+    when it does not answer (lines then keep the handles they had)."""
+    from orca.client.sync import invoke
+    from orca.contracts import ptyd
+    from orca.wire.errors import OrcaError
+
+    try:
+        return invoke(ptyd.LIST, ptyd.ListArgs(history=True), timeout=SNAPSHOT_TIMEOUT_S).sessions
+    except OrcaError:
+        return None
 
 
 class Notifier:
@@ -136,7 +154,7 @@ class Notifier:
         self.states[pane] = state
         if state in NOTIFY_STATES and before != state and self.argv is not None:
             title = f"{line['agent']} {'needs you' if state == 'blocked' else 'is done'}"
-            body = f"{line['worktreeId']}  {pane}  {line['detail']}".strip()
+            body = f"{line['handle']}  {line['detail']}".strip()
             self._run([*self.argv, title, body])
 
     def _run(self, argv: list[str]) -> None:
@@ -167,6 +185,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
         remote = RemoteWatch(set_line)
 
+    local = LineHandles(_terminals(), relist=_terminals)
+
+    def named(line: dict[str, object]) -> dict[str, object]:
+        """A local line with its handle (a remote one has its own: orca.remote.watch)."""
+        if line["event"] in ("set", "clear") and "handle" not in line:
+            line = {"event": line["event"], "handle": local.name(line), **line}
+        return line if remote is None else remote.label_local(line)
+
     def emit(line: dict[str, object]) -> None:
         print(json.dumps(line) if args.json else _human(line), flush=True)
         if notifier is not None:
@@ -178,7 +204,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
         now_ms = time.time_ns() // 1_000_000
         for row in snapshot.rows:
-            line = set_line(row, now_ms) if remote is None else remote.label_local(set_line(row, now_ms))
+            line = named(set_line(row, now_ms))
             print(json.dumps(line) if args.json else _human(line), flush=True)
             if notifier is not None:
                 notifier.prime(row.pane_key, row.state, line.get("host", ""))
@@ -206,7 +232,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     if isinstance(event, hooks.StatusSet)
                     else clear_line(event)
                 )
-                emit(line if remote is None else remote.label_local(line))
+                emit(named(line))
         except KeyboardInterrupt:
             return EXIT_OK
         finally:

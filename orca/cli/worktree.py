@@ -23,29 +23,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from orca.cli.handles import AmbiguousReference
+from orca.cli.handles import resolve_repo, short_branch, worktree_handles
+from orca.cli.lookup import find_worktree, list_repos, list_worktrees
 from orca.cli.output import EXIT_OK, fail, print_json, print_table
 from orca.wire.errors import OrcaError
 
-__all__ = ["AmbiguousReference", "list_worktrees", "resolve_repo", "resolve_worktree"]
-
 if TYPE_CHECKING:
-    from orca.cli.handles import Target
-    from orca.contracts.gitwatch import (
-        AheadBehind,
-        CreateArgs,
-        Created,
-        GitStatus,
-        WorktreeList,
-        WorktreeRow,
-    )
-    from orca.model.types_repo import Repo
+    from orca.contracts.gitwatch import CreateArgs, Created
 
-# Listing is served from memory: five seconds keeps a wedged actor from hanging the shell.
-LIST_TIMEOUT_S = 5.0
 # git worktree add checks out every file: a big repo on a slow disk takes a while.
 CREATE_TIMEOUT_S = 180.0
 # With a setup script (dependency installs) the actor's own bound is 30 minutes.
@@ -60,7 +47,6 @@ TAIL_WAIT_S = 1.0
 # How often the progress loop looks whether the create's reply has arrived.
 PROGRESS_POLL_S = 0.05
 PROGRESS_CONSUMER = "cli<-gitwatch"
-_HEADS = "refs/heads/"
 
 
 def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -102,65 +88,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_worktree_subcommands(topic_subparsers(sub, "worktree", "worktrees and their agents"))
 
 
-# -- reference resolution (pure; the rules live in orca.cli.handles) ------------------
-
-
-def worktree_targets(rows: Sequence[WorktreeRow]) -> list[Target]:
-    from orca.cli.handles import worktree_handles, worktree_target
-
-    handles = worktree_handles((r.id, r.path) for r in rows)
-    return [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
-
-
-def resolve_worktree(rows: Sequence[WorktreeRow], ref: str) -> WorktreeRow:
-    """The row ``ref`` names: an id, a handle, a unique name/branch/folder or path, or a
-    unique prefix of a handle (orca.cli.handles.resolve)."""
-    from orca.cli.handles import resolve
-
-    chosen = resolve(worktree_targets(rows), ref, "worktree")
-    return next(r for r in rows if r.id == chosen.id)
-
-
-def resolve_repo(repos: Sequence[Repo], ref: str) -> Repo:
-    """The repo ``ref`` names: its id, handle, a unique display name, folder or path."""
-    from orca.cli.handles import repo_handles, repo_target, resolve
-
-    handles = repo_handles((r.id, r.display_name) for r in repos)
-    targets = [repo_target(r.id, handles[r.id], r.path, r.display_name) for r in repos]
-    chosen = resolve(targets, ref, "repo")
-    return next(r for r in repos if r.id == chosen.id)
-
-
-def _short(branch: str) -> str:
-    return branch[len(_HEADS) :] if branch.startswith(_HEADS) else branch
-
-
 # -- commands -------------------------------------------------------------------------
 
 
-def _repos() -> list[Repo]:
-    from orca.client.sync import invoke
-    from orca.contracts import store
-
-    return invoke(store.REPO_LIST, timeout=LIST_TIMEOUT_S).repos
-
-
-def list_worktrees(repo_id: str | None = None, *, timeout: float = LIST_TIMEOUT_S) -> WorktreeList:
-    """gitwatch's rows (of one repo, or every repo); raises OrcaError when it is down."""
-    from orca.client.sync import invoke
-    from orca.contracts import gitwatch
-
-    return invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs(repo_id=repo_id), timeout=timeout)
-
-
 def cmd_ls(args: argparse.Namespace) -> int:
-    repo_id = resolve_repo(_repos(), args.repo).id if args.repo else None
+    repo_id = resolve_repo(list_repos(), args.repo).id if args.repo else None
     listing = list_worktrees(repo_id)
     rows = listing.worktrees
     for gone in listing.unavailable_repos:
         print(f"orca: repo {gone.path} is unavailable: {gone.reason}", file=sys.stderr)
     # Handles are computed over every row, hidden ones included: --all must not rename.
-    handles = {t.id: t.handle for t in worktree_targets(rows)}
+    handles = worktree_handles((r.id, r.path) for r in rows)
     shown = rows if args.all else [r for r in rows if r.visible]
     from orca.remote import any_known_host
 
@@ -174,53 +112,12 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
         print_json("worktrees", [{"handle": handles[r.id], **to_builtins(r)} for r in shown])
         return EXIT_OK
-    table = [
-        [
-            handles[r.id],
-            _short(r.branch) or ("(detached)" if r.head else "-"),
-            ahead_behind_text(r.ahead_behind),
-            _dirty_text(r.git_status),
-            owner_text(r),
-            r.path,
-        ]
-        for r in shown
-    ]
-    print_table(["WORKTREE", "BRANCH", "AHEAD/BEHIND", "DIRTY", "OWNER", "PATH"], table)
+    from orca.cli.tables import WORKTREE_COLUMNS, worktree_cells
+
+    print_table(WORKTREE_COLUMNS, [worktree_cells(r, handles[r.id]) for r in shown])
     if len(shown) < len(rows):
         print(f"({len(rows) - len(shown)} hidden; --all shows them)", file=sys.stderr)
     return EXIT_OK
-
-
-def owner_text(row: WorktreeRow) -> str:
-    """The JSON's ``ownership`` word, then ``main`` / ``locked`` when they apply."""
-    flags: list[str] = [row.ownership]
-    if row.is_main_worktree:
-        flags.append("main")
-    if row.locked:
-        flags.append("locked")
-    return " ".join(flags)
-
-
-def ahead_behind_text(counts: AheadBehind | None) -> str | None:
-    """``+ahead/-behind`` against the comparison ref (``--json`` names it); None (shown
-    ``-``) when there is none."""
-    if counts is None:
-        return None
-    return f"+{counts.ahead}/-{counts.behind}"
-
-
-def _dirty_text(status: GitStatus | None) -> str | None:
-    if status is None:
-        return None
-    if not status.total:
-        return "clean"
-    counts = (
-        ("staged", status.staged),
-        ("unstaged", status.unstaged),
-        ("untracked", status.untracked),
-        ("conflicted", status.conflicted),
-    )
-    return " ".join(f"{n}{name[0]}" for name, n in counts if n)
 
 
 def cmd_create(args: argparse.Namespace) -> int:
@@ -230,7 +127,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     if (remote := remote_worktree("create", args)) is not None:
         return remote
 
-    repo = resolve_repo(_repos(), args.repo)
+    repo = resolve_repo(list_repos(), args.repo)
     request = gitwatch.CreateArgs(
         repo_id=repo.id,
         name=args.name,
@@ -247,7 +144,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         # ``id`` as in `worktree ls --json` (one vocabulary); ``worktreeId`` kept for scripts.
         print_json("worktree", {"id": result.worktree_id, **to_builtins(result)})
     else:
-        print(f"created {result.path} on {_short(result.branch)}")
+        print(f"created {result.path} on {short_branch(result.branch)}")
     if result.setup.ran and result.setup.exit_code:
         return fail(f"setup script exited with {result.setup.exit_code} (the worktree was kept)")
     return EXIT_OK
@@ -319,8 +216,8 @@ def _create_with_progress(request: CreateArgs, timeout: float, *, quiet: bool) -
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
+    from orca.cli.live_terminals import end_terminals_or_refuse
     from orca.cli.output import EXIT_USAGE
-    from orca.cli.service import end_terminals_or_refuse
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
     from orca.paths import resolve_paths
@@ -328,7 +225,7 @@ def cmd_rm(args: argparse.Namespace) -> int:
 
     if (remote := remote_worktree("rm", args)) is not None:
         return remote
-    row = resolve_worktree(list_worktrees().worktrees, args.worktree)
+    row = find_worktree(args.worktree)
     # Issue 13: removing a worktree under a running agent refuses unless --force,
     # which ends its terminals first, as `orca term close` does.
     paths = resolve_paths()
@@ -352,10 +249,10 @@ def cmd_mv(args: argparse.Namespace) -> int:
     if (remote := remote_worktree("mv", args)) is not None:
         return remote
 
-    row = resolve_worktree(list_worktrees().worktrees, args.worktree)
+    row = find_worktree(args.worktree)
     request = gitwatch.RenameArgs(worktree_id=row.id, new_name=args.new_name)
     # Branch, display name and folder are renamed together (seed 01 §4.3).
     result = invoke(gitwatch.WORKTREE_RENAME, request, timeout=MUTATE_TIMEOUT_S)
-    branch = f" on {_short(result.branch)}" if result.branch else ""
+    branch = f" on {short_branch(result.branch)}" if result.branch else ""
     print(f"renamed {row.display_name!r} -> {result.display_name!r}: {result.path}{branch}")
     return EXIT_OK

@@ -13,8 +13,9 @@ answer, the rows are shown as hooks holds them.
 seen - unread until ``orca term attach`` or ``orca ack``).
 
 The table leads with the handle of each agent's terminal (``orca term ls``'s:
-``orca term attach`` takes it) and fits the terminal's width (``output.print_table``);
-``--json`` keeps the full worktree ids and pane keys.
+``orca term attach`` and ``orca ack`` take it) and fits the terminal's width
+(``output.print_table``); ``--json`` keeps the full worktree ids and pane keys and adds
+each worktree's and each agent's ``handle`` (``orca.cli.agent_handles.ps_handles``).
 
 Kept import-light - the whole command must start, call and print within 300 ms
 (issue 7; upstream users saw 7-10 s): no trio, no actor runtime, and a plain
@@ -24,10 +25,10 @@ fixed-width table (rich needs ~0.5 s to lay out 300 rows on a loaded 2-core box)
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from orca.cli.output import EXIT_OK, human_duration, print_json, print_table
+from orca.cli.agent_handles import ps_handles, with_ps_handles
+from orca.cli.output import EXIT_OK, print_json, print_table
 
 if TYPE_CHECKING:
     import argparse
@@ -90,7 +91,10 @@ def begin_sessions() -> Pending[SessionList]:
     from orca.client.sync import begin
     from orca.contracts import ptyd
 
-    return begin(ptyd.LIST, ptyd.ListArgs(), timeout=PTYD_TIMEOUT_S)
+    # Every session ptyd knows, ended ones from before its start included: the handles
+    # are those of `orca term ls` (computed over all of them); the terminals' facts come
+    # from the sessions of this ptyd only (``fetch_worktrees``).
+    return begin(ptyd.LIST, ptyd.ListArgs(history=True), timeout=PTYD_TIMEOUT_S)
 
 
 def begin_snapshot() -> Pending[Snapshot]:
@@ -115,7 +119,7 @@ def fetch_worktrees(
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     if sessions is None:
         sessions = list_sessions()
-    facts = None if sessions is None else terminal_facts(sessions)
+    facts = None if sessions is None else terminal_facts([s for s in sessions if not s.archived])
     worktrees = project_worktrees(snapshot.rows, now, facts, snapshot.fates)
     if not needs_me:
         return worktrees
@@ -125,88 +129,6 @@ def fetch_worktrees(
         if agents:
             kept.append({**worktree, "agents": agents})
     return kept
-
-
-# The table's columns: the terminal's handle first (what ``orca term attach`` takes).
-TABLE_COLUMNS = ["TERMINAL", "AGENT", "STATE", "AGE", "SOURCE", "DETAIL"]
-STATE_COLUMN = TABLE_COLUMNS.index("STATE")
-
-
-def terminal_labels(
-    worktrees: list[dict[str, Any]],
-    sessions: list[Any] | None,
-    known: Sequence[tuple[str, str]] = (),
-) -> dict[tuple[str, str], str]:
-    """The handle shown for each ``(worktree id, pane key)`` of ``worktrees``: its
-    terminal's, the running one before an ended one; the worktree's handle for a pane
-    ptyd lists no terminal for. Handles are made unique over these worktrees, the
-    sessions' and ``known`` (``(id, path)``; ``orca term ls`` uses every worktree
-    gitwatch lists, which this listing does not ask for: where a worktree without
-    agents or terminals shares a folder name, ``term ls`` may show a longer handle,
-    and both resolve)."""
-    from orca.cli.handles import session_handles, worktree_handles
-    from orca.model.ids import folder_workspace_id_of_worktree_id
-
-    listed = sessions or []
-    # A folder workspace's id (``folder:<id>``) names no directory: its handle comes
-    # from the folder its terminals run in, as gitwatch's row would give it (term ls).
-    paths = {
-        s.worktree_id: s.cwd
-        for s in listed
-        if folder_workspace_id_of_worktree_id(s.worktree_id) is not None
-    }
-    paths.update(known)
-    every = [
-        *paths.items(),
-        *((w["worktreeId"], "") for w in worktrees if w["worktreeId"] not in paths),
-    ]
-    handles = session_handles([(s.session_id, s.worktree_id) for s in listed], every)
-    by_pane: dict[str, str] = {}
-    by_terminal: dict[str, str] = {}
-    for s in sorted(listed, key=lambda s: (s.running, s.created_at)):  # the running one last
-        by_pane[s.pane_key] = by_terminal[s.terminal_handle] = handles[s.session_id]
-    worktree_names = worktree_handles(every + [(s.worktree_id, "") for s in listed])
-    labels: dict[tuple[str, str], str] = {}
-    for worktree in worktrees:
-        wid = worktree["worktreeId"]
-        for agent in worktree["agents"]:
-            pane = agent["paneKey"]
-            labels[(wid, pane)] = (
-                by_pane.get(pane)
-                or by_terminal.get(agent["terminalHandle"] or "")
-                or worktree_names[wid]
-            )
-    return labels
-
-
-def table_rows(
-    worktrees: list[dict[str, Any]], labels: dict[tuple[str, str], str]
-) -> list[list[object]]:
-    """One row per agent, in :data:`TABLE_COLUMNS` order (``labels``: ``terminal_labels``)."""
-    table: list[list[object]] = []
-    for worktree in worktrees:
-        for agent in worktree["agents"]:
-            state = agent["displayState"]
-            terminal = agent["terminal"]
-            if agent["restoredUnconfirmed"]:
-                state = f"{state} (restored: {agent['state']})"
-            elif terminal["state"] == "exited":
-                state = f"exited {terminal.get('exitCode')}"
-            elif terminal["state"] == "gone":
-                state = f"terminal gone (was {agent['state']})"
-            elif agent["unread"]:
-                state = f"{state} (unread)"
-            table.append(
-                [
-                    labels[(worktree["worktreeId"], agent["paneKey"])],
-                    agent["agent"],
-                    state,
-                    human_duration(agent["ageMs"] / 1000),
-                    agent["source"],
-                    agent["detail"] or None,
-                ]
-            )
-    return table
 
 
 def cmd_ps(args: argparse.Namespace) -> int:
@@ -239,13 +161,16 @@ def _ps(
 
         if ps_with_remotes(worktrees, args, sessions):
             return EXIT_OK
+    handles = ps_handles(worktrees, sessions)
     if args.json:
-        print_json("worktrees", worktrees)
+        print_json("worktrees", with_ps_handles(worktrees, handles))
         return EXIT_OK
     if not worktrees:
         print("nothing needs you" if args.needs_me else "no agents reporting")
     else:
-        print_table(TABLE_COLUMNS, table_rows(worktrees, terminal_labels(worktrees, sessions)))
+        from orca.cli.tables import PS_COLUMNS, ps_rows
+
+        print_table(PS_COLUMNS, ps_rows(worktrees, handles.terminals))
     if asked_bindings is not None and sessions is not None:  # issue 13: a saved binding
         from orca.cli.pty_bindings import stale_binding_summary  # is never shown live
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # annotations only; the gateway contract imports every other contract
@@ -60,7 +61,7 @@ def _local_label() -> dict[str, Any]:
     }
 
 
-def _print_table(columns: list[str], rows: list[list[object]]) -> None:
+def _print_table(columns: Sequence[str], rows: list[list[object]]) -> None:
     from orca.cli.output import print_table
 
     print_table(columns, rows)
@@ -100,34 +101,44 @@ def ps_with_remotes(
     mirrors = _mirrors()
     if not mirrors:
         return False
+    from orca.cli.agent_handles import PsHandles, ps_handles, with_ps_handles
     from orca.cli.output import print_json
-    from orca.cli.worktree_ps import STATE_COLUMN, TABLE_COLUMNS, table_rows, terminal_labels
+    from orca.cli.tables import PS_COLUMNS, PS_STATE_COLUMN, ps_rows
 
     now_ms = time.time_ns() // 1_000_000
-    sections: list[
-        tuple[dict[str, Any], str | None, list[dict[str, Any]], dict[tuple[str, str], str]]
-    ] = [(_local_label(), None, local, terminal_labels(local, sessions))]
+    sections: list[tuple[dict[str, Any], str | None, list[dict[str, Any]], PsHandles]] = [
+        (_local_label(), None, local, ps_handles(local, sessions))
+    ]
     for mirror in mirrors:
         rows = remote_ps(mirror, now_ms, args.needs_me)
         host = mirror.link.name  # its terminals as `term read HOST:HANDLE` takes them
         paths = [(str(w.get("id", "")), str(w.get("path", ""))) for w in mirror.worktrees]
-        labels = {
-            k: f"{host}:{v}" for k, v in terminal_labels(rows, mirror.sessions, paths).items()
-        }
-        sections.append((_label(mirror.link), _unverifiable(mirror.link), rows, labels))
+        found = ps_handles(rows, mirror.sessions, paths)
+        handles = PsHandles(
+            {k: f"{host}:{v}" for k, v in found.terminals.items()},
+            {k: f"{host}:{v}" for k, v in found.worktrees.items()},
+        )
+        sections.append((_label(mirror.link), _unverifiable(mirror.link), rows, handles))
     if args.json:
-        print_json("worktrees", [{**label, **w} for label, _, rows, _ in sections for w in rows])
+        print_json(
+            "worktrees",
+            [
+                {**label, **w}
+                for label, _, rows, handles in sections
+                for w in with_ps_handles(rows, handles)
+            ],
+        )
         return True
     table: list[list[object]] = []
-    for label, stale, rows, labels in sections:
-        for row in table_rows(rows, labels):
+    for label, stale, rows, handles in sections:
+        for row in ps_rows(rows, handles.terminals):
             if stale is not None:  # never shown as live: the last known state, labelled
-                row[STATE_COLUMN] = f"{stale} (last seen {row[STATE_COLUMN]})"
+                row[PS_STATE_COLUMN] = f"{stale} (last seen {row[PS_STATE_COLUMN]})"
             table.append([label["host"], *row])
     if not table:
         print("nothing needs you" if args.needs_me else "no agents reporting")
     else:
-        _print_table(["HOST", *TABLE_COLUMNS], table)
+        _print_table(["HOST", *PS_COLUMNS], table)
     for label, stale, _, _ in sections[1:]:
         if stale is not None:
             print(
@@ -177,7 +188,7 @@ def worktrees_with_remotes(
         return False
     from orca.cli.handles import worktree_handles
     from orca.cli.output import print_json
-    from orca.cli.worktree import _dirty_text, _short, ahead_behind_text, owner_text
+    from orca.cli.tables import WORKTREE_COLUMNS, worktree_cells
     from orca.contracts.gitwatch import WorktreeRow
     from orca.model.codec import from_builtins, to_builtins
 
@@ -222,22 +233,11 @@ def worktrees_with_remotes(
     if args.json:
         print_json("worktrees", [d for d, _, _ in entries])
         return True
-    table: list[list[object]] = [
-        [
-            d["host"],
-            d["handle"],
-            d["repoName"],
-            _short(r.branch) or ("(detached)" if r.head else "-"),
-            ahead_behind_text(r.ahead_behind),
-            stale or _dirty_text(r.git_status),
-            owner_text(r),
-            r.path,
-        ]
-        for d, r, stale in entries
-    ]
-    _print_table(
-        ["HOST", "WORKTREE", "REPO", "BRANCH", "AHEAD/BEHIND", "DIRTY", "OWNER", "PATH"], table
-    )
+    table: list[list[object]] = []
+    for d, r, stale in entries:
+        cells = worktree_cells(r, d["handle"], stale)
+        table.append([d["host"], cells[0], d["repoName"], *cells[1:]])
+    _print_table(["HOST", WORKTREE_COLUMNS[0], "REPO", *WORKTREE_COLUMNS[1:]], table)
     return True
 
 

@@ -243,21 +243,29 @@ class RemoteStream:
 
 
 # -- resolving HOST:HANDLE --------------------------------------------------------------
-def resolve_remote_session(link: RemoteLink, ref: str) -> str:
-    from orca.cli.handles import resolve, session_handles, session_suffix, session_target
+def remote_terminals(link: RemoteLink) -> tuple[list[ptyd.SessionRow], dict[str, str]]:
+    """The host's sessions and their handles, as ``orca term ls`` shows them there."""
+    from orca.cli.handles import session_handles
 
-    if session_suffix(ref):
-        return ref
     sessions = link.invoke(ptyd.LIST, ptyd.ListArgs()).sessions
     try:
         listed = link.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs()).worktrees
         paths = [(w.id, w.path) for w in listed]
     except OrcaError:
         paths = []
-    handles = session_handles([(s.session_id, s.worktree_id) for s in sessions], paths)
-    targets = [session_target(s.session_id, handles[s.session_id], worktree_id=s.worktree_id) for s in sessions]
+    return sessions, session_handles([(s.session_id, s.worktree_id) for s in sessions], paths)
+
+
+def resolve_remote_session(link: RemoteLink, ref: str) -> str:
+    """The id of the host's session ``ref`` names, by the local rules (running first:
+    ``orca.cli.handles.resolve_terminal``)."""
+    from orca.cli.handles import resolve_terminal, session_suffix
+
+    if session_suffix(ref):
+        return ref
+    sessions, handles = remote_terminals(link)
     try:
-        return resolve(targets, ref, "terminal").id
+        return resolve_terminal(sessions, handles, ref).session_id
     except BadRequest as exc:
         raise type(exc)(f"{exc.message} (on host {link.host.name}; see `orca term ls`)") from None
 
@@ -283,14 +291,24 @@ def remote_new(args: argparse.Namespace) -> int | None:
         targets = [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
         row_id = resolve(targets, ref, "worktree").id
         row = next(r for r in rows if r.id == row_id)
-        argv = [a for a in args.cmd if a != "--"] or ["/bin/sh"]
+        argv = args.cmd or ["/bin/sh"]  # the command as typed, `term new`'s options out
         spawned = link.invoke(
             ptyd.SPAWN,
             ptyd.SpawnArgs(argv=argv, cwd=args.cwd or row.path, worktree_id=row.id),
         )
+        try:  # as `orca term ls` shows it: HOST:<handle there>
+            handle = remote_terminals(link)[1].get(spawned.session_id, spawned.session_id)
+        except OrcaError:
+            handle = spawned.session_id
     finally:
         link.close()
-    print(f"{host.name}:{spawned.session_id}")
+    if getattr(args, "json", False):
+        from orca.cli.output import print_json
+        from orca.model.codec import to_builtins
+
+        print_json("session", {"handle": f"{host.name}:{handle}", **to_builtins(spawned)})
+    else:
+        print(f"{host.name}:{handle}")
     return 0
 
 

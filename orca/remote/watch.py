@@ -12,7 +12,8 @@ being printed after it). No polling: the watch sleeps in one poll on the hooks
 subscription and the gateway's.
 
 Every line carries its host (``host``, ``hostId``, ``verifiable``,
-``unverifiableSince``; local lines ``host: "local"``). When a host's link is lost, a
+``unverifiableSince``; local lines ``host: "local"``); a remote agent's line its
+``handle`` as ``orca worktree ps`` shows it (``HOST:<terminal handle>``). When a host's link is lost, a
 ``{"event": "link", "verifiable": false, ...}`` line, then each of its rows once more,
 as ``worktree ps`` shows them: ``displayState: "unverifiable"`` with ``lastSeen`` (its
 last known state) - kept, never shown as live, never cleared. When the link is back,
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
+from orca.cli.agent_handles import LineHandles
 from orca.remote.readers import _label, _local_label, _mirrors, _unverifiable
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ class RemoteWatch:
         self._reachable: dict[str, bool] = {}
         self._labels: dict[str, dict[str, Any]] = {}
         self._revs: dict[tuple[str, str], int] = {}  # (host, pane) -> highest rev shown
+        self._names: dict[str, LineHandles] = {}  # host -> its agents' handles
         self._gateway_epoch: str | None = None
 
     def close(self) -> None:
@@ -80,9 +83,17 @@ class RemoteWatch:
         for mirror in _mirrors():
             self._host(mirror, now_ms, emit)
 
+    def _named(self, host: str, line: Line) -> Line:
+        """``line`` with its agent's handle, ``HOST:<handle>`` as ``orca worktree ps``
+        shows it (the host's terminals as last mirrored)."""
+        return {"event": line["event"], "handle": self._names[host].name(line), **line}
+
     def _host(self, mirror: HostMirror, now_ms: int, emit: Emit) -> None:
         link = mirror.link
         label = self._labels[link.name] = _label(link)
+        paths = [(str(w.get("id", "")), str(w.get("path", ""))) for w in mirror.worktrees]
+        names = self._names.setdefault(link.name, LineHandles([], prefix=f"{link.name}:"))
+        names.update(mirror.sessions, paths)
         before = self._rows.get(link.name)
         was = self._reachable.get(link.name)
         self._reachable[link.name] = link.reachable
@@ -95,7 +106,7 @@ class RemoteWatch:
             self._rows[link.name] = kept
             emit({"event": "link", **label, "text": stale, "rows": len(kept)})
             for _, row in kept.values():
-                line = {**self._set_line(row, now_ms), **label}
+                line = self._named(link.name, {**self._set_line(row, now_ms), **label})
                 line["lastSeen"] = line["displayState"]
                 line["displayState"] = "unverifiable"
                 line["unverifiableDetail"] = stale
@@ -108,18 +119,17 @@ class RemoteWatch:
         for pane, (key, row) in rows.items():
             self._seen(link.name, pane, row.rev)
             if before is None or before.get(pane, (None,))[0] != key:
-                emit({**self._set_line(row, now_ms), **label})
+                emit(self._named(link.name, {**self._set_line(row, now_ms), **label}))
         for pane, (_, row) in (before or {}).items():
             if pane not in rows:
-                emit(
-                    {
-                        "event": "clear",
-                        "paneKey": pane,
-                        "worktreeId": row.worktree_id,
-                        "reason": "cleared",
-                        **label,
-                    }
-                )
+                gone: Line = {
+                    "event": "clear",
+                    "paneKey": pane,
+                    "worktreeId": row.worktree_id,
+                    "reason": "cleared",
+                    **label,
+                }
+                emit(self._named(link.name, gone))
 
     def _seen(self, host: str, pane: str, rev: int) -> bool:
         """Record ``rev`` for the pane; False if a higher or equal one was shown."""
@@ -142,7 +152,8 @@ class RemoteWatch:
             row = change.row
             if self._seen(host, row.pane_key, row.rev):
                 rows[row.pane_key] = (_row_key(row), row)
-                emit({**self._set_line(row, time.time_ns() // 1_000_000), **label})
+                now_ms = time.time_ns() // 1_000_000
+                emit(self._named(host, {**self._set_line(row, now_ms), **label}))
         elif change.cleared is not None and rows.pop(change.cleared.pane_key, None) is not None:
             cleared = change.cleared
             line: Line = {
@@ -153,7 +164,7 @@ class RemoteWatch:
             }
             if cleared.exit_code is not None:
                 line["exitCode"] = cleared.exit_code
-            emit({**line, **label})
+            emit(self._named(host, {**line, **label}))
 
     # -- the combined wait -----------------------------------------------------------
     def receive(self, sub: Any, timeout: float, emit: Emit) -> Any:

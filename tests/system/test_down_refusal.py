@@ -65,10 +65,11 @@ def gone(pid: int) -> bool:
 
 
 def test_down_with_a_live_agent_refuses_and_lists_it(up: OrcaPaths, orca_home: Path) -> None:
-    """Exit 1, the terminal's handle and pid listed, both flags named; nothing stopped."""
+    """Exit 2 (a request the current state refuses, README "Exit codes"), the terminal's
+    handle and pid listed, both flags named; nothing stopped."""
     agent = spawn(up)
     result = run_cli(orca_home, "down")
-    assert result.returncode == 1, result
+    assert result.returncode == 2, result
     assert f"pid {agent.pid}" in result.stderr
     assert "down:" in result.stderr  # the handle: the worktree folder + the id's hex
     assert "--keep-terminals" in result.stderr and "--kill-terminals" in result.stderr

@@ -143,11 +143,11 @@ async def test_first_hour_items_1_2_3_8(orca_home: Path, tmp_path: Path) -> None
         ]
         assert created["id"] == made["id"], "one field vocabulary across create and ls"
         async with recorded(orca_home, ptyd.CONTRACT, ptyd.SNAPSHOT) as (tmirror, trec, tclient):
-            first = ok(user, "term", "new", "fix-login", "--", "/bin/sh").strip()
-            assert first.startswith(made["id"] + "@@"), "stdout keeps the full id for scripts"
+            printed = ok(user, "term", "new", "fix-login", "--", "/bin/sh").strip()
             (listed,) = json.loads(ok(user, "term", "ls", "--json"))["sessions"]
-            assert listed["sessionId"] == first and HANDLE.match(listed["handle"])
-            handle = listed["handle"]
+            assert printed == listed["handle"] and HANDLE.match(printed), "stdout: its handle"
+            first, handle = listed["sessionId"], listed["handle"]
+            assert first.startswith(made["id"] + "@@")
             ok(
                 user, "term", "send", "fix-login", "echo hi-$((1+2))", "--enter"
             )  # its only terminal
@@ -168,7 +168,7 @@ async def test_first_hour_items_1_2_3_8(orca_home: Path, tmp_path: Path) -> None
             (ps_row,) = json.loads(ok(user, "worktree", "ps", "--json"))["worktrees"]
             assert ps_row["worktreeId"] == made["id"]
 
-            second = ok(user, "term", "new", "fix-login", "--", "/bin/sh").strip()
+            second = user.new_terminal("fix-login", "/bin/sh")["sessionId"]  # --json: its id
             handles = {
                 s["sessionId"]: s["handle"]
                 for s in json.loads(ok(user, "term", "ls", "--json"))["sessions"]

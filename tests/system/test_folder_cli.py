@@ -32,7 +32,7 @@ def test_a_folder_is_added_used_refused_and_removed(orca_home: Path, tmp_path: P
         table = user.ok("folder", "ls")
         assert "research" in table and str(notes) in table
 
-        session = user.ok("term", "new", "my notes", "--", "sleep", "600").strip()
+        session = user.new_terminal("my notes", "sleep", "600")["sessionId"]
         assert session.startswith(row["worktreeId"] + "@@")
         assert [s["running"] for s in user.json("term", "ls")["sessions"]] == [True]
         refused = user.run("folder", "rm", "my notes")

@@ -58,7 +58,10 @@ async def test_a_folder_workspace_runs_a_terminal_lit_listed_and_reaped_with_it(
             def cli(*args: str) -> Any:
                 return trio.to_thread.run_sync(lambda: user.ok(*args))
 
-            session_id = (await cli("term", "new", "notes", "--", "/bin/sh")).strip()
+            def new(worktree: str, *argv: str) -> Any:  # the new session's id
+                return trio.to_thread.run_sync(lambda: user.new_terminal(worktree, *argv))
+
+            session_id = (await new("notes", "/bin/sh"))["sessionId"]
             assert session_id.startswith(owner + "@@"), session_id
             (row,) = user.json("term", "ls")["sessions"]
             assert (row["sessionId"], row["worktreeId"], row["cwd"]) == (
@@ -103,14 +106,14 @@ async def test_a_folder_workspace_runs_a_terminal_lit_listed_and_reaped_with_it(
                 await mirror.wait_until(lambda m: rec.seen(ptyd.CLOSED))
             assert not rec.seen(ptyd.CLOSED), "reaped while the store lists the folder"
             # A pane close (term close) retires the folder's pane like any other.
-            closing = (await cli("term", "new", "notes", "--", "sleep", "600")).strip()
+            closing = (await new("notes", "sleep", "600"))["sessionId"]
             closed = await trio.to_thread.run_sync(lambda: user.run("term", "close", closing))
             assert closed.returncode == 0 and "fence" not in closed.stderr, closed.stderr
             await mirror.wait_until(
                 lambda m: rec.seen(ptyd.CLOSED, lambda d: d.session_id == closing)
             )
             # Named by its id too; both terminals are the folder's.
-            by_id = (await cli("term", "new", owner, "--", "sleep", "600")).strip()
+            by_id = (await new(owner, "sleep", "600"))["sessionId"]
             assert parse_pty_session_id(by_id) is not None and by_id.startswith(owner + "@@")
             listed = {s["sessionId"]: s for s in user.json("term", "ls")["sessions"]}
             assert set(listed) == {session_id, by_id}

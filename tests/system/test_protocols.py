@@ -365,7 +365,7 @@ async def test_term_close_fences_the_pane(orca_home: Path, tmp_path: Path) -> No
     with trio.fail_after(60):
         user, repo = setup_user(orca_home, tmp_path)
         worktree = create_worktree(user, repo, "closing")
-        sid = user.ok("term", "new", worktree, "--", "sleep", "600").strip()
+        sid = user.new_terminal(worktree, "sleep", "600")["sessionId"]
         (row,) = user.json("term", "ls")["sessions"]
         assert row["sessionId"] == sid
         user.ok("term", "close", sid)

@@ -89,9 +89,7 @@ def soak_hosts(tmp_path: Path) -> Iterator[Hosts]:
 def test_remote_status_and_sessions_are_visible_locally(hosts: Hosts, tmp_path: Path) -> None:
     repo = make_git_repo(tmp_path / "repo")
     hosts.buildbox.ok("repo", "add", str(repo))
-    session = hosts.buildbox.ok(
-        "term", "new", "repo", "--", str(AGENT), str(tmp_path / "stop")
-    ).strip()
+    session = hosts.buildbox.new_terminal("repo", str(AGENT), str(tmp_path / "stop"))["sessionId"]
     rows = wait_until(
         lambda: [a for w in hosts.remote_ps() for a in w["agents"] if a["state"] == "working"],
         "the buildbox agent's row on the laptop",
@@ -135,7 +133,7 @@ def _link_loss_keeps_agents_and_stream(hosts: Hosts, tmp_path: Path, down_s: flo
     repo = make_git_repo(tmp_path / "repo")
     hosts.buildbox.ok("repo", "add", str(repo))
     stop = tmp_path / "stop"
-    session = hosts.buildbox.ok("term", "new", "repo", "--", str(AGENT), str(stop)).strip()
+    session = hosts.buildbox.new_terminal("repo", str(AGENT), str(stop))["sessionId"]
     terms = wait_until(hosts.remote_terms, "the buildbox session on the laptop")
     handle = terms[0]["handle"]
     wait_until(lambda: [a for w in hosts.remote_ps() for a in w["agents"]], "the agent's row")

@@ -13,14 +13,14 @@ import os
 import re
 import signal
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.journey import make_git_repo
+from support.lines import Lines
 from support.procs import FIXTURES
 from support.remote import Tree, attached_stream, loopback_pair, wait_until
 
@@ -56,46 +56,11 @@ def pair(tmp_path: Path) -> Iterator[Pair]:
         yield Pair(laptop, buildbox, tmp_path)
 
 
-class Lines:
-    """A child's stdout, line by line, read by a thread (so a wait can time out)."""
-
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self.seen = 0
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            with self._cond:
-                self.lines.append(raw.decode(errors="replace"))
-                self._cond.notify_all()
-
-    def wait_for(
-        self, match: Callable[[dict[str, Any]], bool], what: str, timeout: float = 30.0
-    ) -> dict[str, Any]:
-        """The first matching line after the previous match."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for i, line in enumerate(self.lines[self.seen :], self.seen):
-                    doc = json.loads(line)
-                    if match(doc):
-                        self.seen = i + 1
-                        return doc  # type: ignore[no-any-return]
-                remaining = deadline - time.monotonic()
-                assert remaining > 0, f"no line with {what}; got:\n{''.join(self.lines)[-3000:]}"
-                self._cond.wait(remaining)
-
-
 def test_watch_shows_remote_rows_labelled_and_unverifiable_on_link_loss(pair: Pair) -> None:
     repo = make_git_repo(pair.tmp / "repo")
     pair.buildbox.ok("repo", "add", str(repo))
     stop = pair.tmp / "stop"
-    session = pair.buildbox.ok("term", "new", "repo", "--", str(AGENT), str(stop)).strip()
+    session = pair.buildbox.new_terminal("repo", str(AGENT), str(stop))["sessionId"]
     local_repo = make_git_repo(pair.tmp / "local-repo")
     pair.laptop.ok("repo", "add", str(local_repo))
     pair.laptop.ok("term", "new", "local-repo", "--", str(AGENT), str(pair.tmp / "stop-local"))
@@ -213,7 +178,7 @@ def test_remote_attach_waits_for_output_instead_of_polling(pair: Pair) -> None:
     repo = make_git_repo(pair.tmp / "repo")
     pair.buildbox.ok("repo", "add", str(repo))
     stop = pair.tmp / "stop"
-    session = pair.buildbox.ok("term", "new", "repo", "--", str(AGENT), str(stop)).strip()
+    session = pair.buildbox.new_terminal("repo", str(AGENT), str(stop))["sessionId"]
     handle = wait_until(pair.remote_terms, "the buildbox session on the laptop")[0]["handle"]
     out = pair.tmp / "attached.out"
     with out.open("wb") as sink:

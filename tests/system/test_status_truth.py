@@ -175,7 +175,7 @@ async def _play(
     os.mkfifo(fifo)
     fd = os.open(fifo, os.O_RDWR)  # never blocks, keeps the FIFO open between steps
     try:
-        sid = user.ok("term", "new", worktree, "--", "/bin/sh", str(driver), str(fifo)).strip()
+        sid = user.new_terminal(worktree, "/bin/sh", str(driver), str(fifo))["sessionId"]
         (session,) = [s for s in user.json("term", "ls")["sessions"] if s["sessionId"] == sid]
         pane = session["paneKey"]
         for n, (kind, arg, light) in enumerate(steps):

@@ -87,9 +87,9 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
             recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (ptyd_mirror, ptyd_rec, ptyd),
         ):
             sessions = {
-                name: user.ok(
-                    "term", "new", ids[name], "--", str(FAKE_AGENT), str(user.hook_script)
-                ).strip()
+                name: user.new_terminal(ids[name], str(FAKE_AGENT), str(user.hook_script))[
+                    "sessionId"
+                ]
                 for name in ("alpha", "beta")
             }
             await rows.wait_until(
@@ -144,7 +144,7 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
         keeper = invoke(sup.STATUS, paths=user.paths).supervisor.keeper_pid
         # Terminals are running, so a plain `down` refuses; the user keeps them.
         refused = user.run("down")
-        assert refused.returncode == 1 and "--keep-terminals" in refused.stderr
+        assert refused.returncode == 2 and "--keep-terminals" in refused.stderr
         user.ok("down", "--keep-terminals")
         left = set(alive([*everything, keeper] if keeper else everything))
         assert agents <= left and left - agents <= {keeper}, "only the keeper and agents stay"
@@ -180,7 +180,7 @@ async def test_agent_status_follows_a_renamed_worktree(orca_home: Path, tmp_path
             hooks_mirror(orca_home) as (rows, _),
             recorded(orca_home, ptyd_contract.CONTRACT, ptyd_contract.SNAPSHOT) as (ptyd_mirror, ptyd_rec, _),
         ):
-            sid = user.ok("term", "new", old_id, "--", str(FAKE_AGENT), str(user.hook_script))
+            sid = user.new_terminal(old_id, str(FAKE_AGENT), str(user.hook_script))["sessionId"]
             await rows.wait_until(lambda m: states(m.state, old_id) == ["working"])
             user.ok("worktree", "mv", old_id, "after")
             new_id = old_id.replace("/before", "/after")

@@ -11,8 +11,8 @@ import pytest
 import trio
 from support.gitwatch_harness import Actors, running_actors
 
+from orca.cli.handles import AmbiguousReference, resolve_repo, resolve_worktree
 from orca.cli.main import main
-from orca.cli.worktree import AmbiguousReference, resolve_repo, resolve_worktree
 from orca.contracts import gitwatch as gw
 from orca.contracts import store
 from orca.model.types_repo import Repo

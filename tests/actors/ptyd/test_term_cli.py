@@ -53,11 +53,12 @@ async def test_new_ls_send_read_kill(home: Path, tmp_path: Path) -> None:
     """A session created by the CLI is listed as JSON, takes input, and shows output."""
     with trio.fail_after(30):
         wt = f"repo1::{tmp_path}"
-        new = await run_cli(home, "new", wt, "--", "/bin/sh")
+        new = await run_cli(home, "new", wt, "--json", "--", "/bin/sh")
         assert new.returncode == 0
-        sid = new.stdout.decode().strip()
+        made = json.loads(new.stdout)["session"]
+        sid = made["sessionId"]
         listed = json.loads((await run_cli(home, "ls", "--json")).stdout)
-        assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+        assert [(s["sessionId"], s["handle"]) for s in listed["sessions"]] == [(sid, made["handle"])]
         assert listed["sessions"][0]["cwd"] == str(tmp_path)
         tap = actor_tap(home, contract.CONTRACT, topics=[contract.output_topic(sid)])
         async with trio.open_nursery() as nursery:

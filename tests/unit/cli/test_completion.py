@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from orca.cli.completion import SCRIPTS, candidates, run_complete
-from orca.cli.main import COMMAND_MODULES, TOPICS, build_parser
+from orca.cli.completion import DYNAMIC, FREE_TEXT, SCRIPTS, candidates, run_complete
+from orca.cli.parser import COMMAND_MODULES, TOPICS, build_parser
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +45,16 @@ def test_commands_options_and_choices_complete(words: list[str], expected: list[
 
 @pytest.mark.parametrize(
     "words",
-    [["term", "attach", ""], ["worktree", "rm", ""], ["repo", "rm", ""], ["term", "new", "x", "--", ""]],
+    [
+        ["term", "attach", ""],
+        ["term", "kill", ""],
+        ["ack", ""],
+        ["restart", ""],
+        ["folder", "rm", ""],
+        ["worktree", "rm", ""],
+        ["repo", "rm", ""],
+        ["term", "new", "x", "--", ""],
+    ],
 )
 def test_live_names_while_the_service_is_down_are_nothing(
     words: list[str], capsys: pytest.CaptureFixture[str]
@@ -58,3 +69,24 @@ def test_bash_candidates_drop_what_bash_splits_off_at_a_colon() -> None:
     assert candidates(["completion", "ba"]) == ["bash"]
     for shell, script in SCRIPTS.items():
         assert "orca __complete" in script, shell
+
+
+def _positionals(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, str, str, bool]]:
+    """(topic, subcommand, dest, has choices) of every positional argument of the tree."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.extend(_positionals(sub, (*path, name)))
+        elif not action.option_strings:
+            topic, command = [*path, ""][:2]
+            found.append((topic, command, action.dest, action.choices is not None))
+    return found
+
+
+def test_every_argument_that_names_something_completes_its_names() -> None:
+    """A terminal, worktree, repo, folder, actor or host argument - `ack`'s included -
+    has live names to offer; the rest take free text (a path, a new name, a command)."""
+    for topic, command, dest, has_choices in _positionals(build_parser()):
+        key = (topic, command, dest)
+        assert has_choices or key in DYNAMIC or key in FREE_TEXT, key

@@ -8,12 +8,13 @@ import sys
 import pytest
 
 from orca.cli import main as cli_main
+from orca.cli.parser import build_parser
 
 
 @pytest.mark.parametrize("argv", sorted(cli_main.FAST_COMMANDS), ids=" ".join)
 def test_a_fast_command_gets_argparses_namespace(argv: tuple[str, ...]) -> None:
     fast = cli_main.fast_args(list(argv))
-    parsed = cli_main.build_parser(argv[0]).parse_args(list(argv))
+    parsed = build_parser(argv[0]).parse_args(list(argv))
     assert fast is not None and vars(fast) == vars(parsed)
 
 

@@ -19,6 +19,7 @@ import pytest
 from support.procs import child_env, run_cli
 
 from orca.cli import main as cli_main
+from orca.cli import parser as cli_parser
 from orca.cli.state import STORE_ACTOR
 from orca.contracts import gateway, store
 from orca.remote.client import GATEWAY_ACTOR
@@ -121,10 +122,10 @@ def test_help_reads_as_plain_argparse_formats_it(
     """The parser class that spares the shutil import formats every help text of every
     topic exactly as argparse's own formatter does, for any COLUMNS."""
     monkeypatch.setenv("COLUMNS", columns)
-    assert cli_main.terminal_columns() == shutil.get_terminal_size().columns
-    ours = _helps(cli_main.build_parser())
-    monkeypatch.setattr(cli_main, "parser_class", lambda: argparse.ArgumentParser)
-    assert ours == _helps(cli_main.build_parser())
+    assert cli_parser.terminal_columns() == shutil.get_terminal_size().columns
+    ours = _helps(cli_parser.build_parser())
+    monkeypatch.setattr(cli_parser, "parser_class", lambda: argparse.ArgumentParser)
+    assert ours == _helps(cli_parser.build_parser())
 
 
 def test_the_lean_msgspec_import_leaves_typing_extensions_importable() -> None:

@@ -138,9 +138,10 @@ def test_human_lines_name_the_host_and_never_show_a_stale_row_as_live(watch: Any
     watch._host(_mirror([_row("t:1")], True), 0, lines.append)
     watch._host(_mirror([], False, since=100.0), 0, lines.append)
     text = [_human(x) for x in lines]
-    assert "  box  r::/w  t:1  claude  working" in text[0]
+    # No terminal of the host runs the pane: the worktree's handle, as `worktree ps`.
+    assert "  box  box:w  claude  working" in text[0]
     assert "  box  unverifiable since " in text[1] and text[1].endswith("(1 rows)")
-    assert re.search(r"  t:1  claude  unverifiable since \d\d:\d\d:\d\d \(last seen working\)$", text[2])
+    assert re.search(r"  box:w  claude  unverifiable since \d\d:\d\d:\d\d \(last seen working\)$", text[2])
     assert " working" not in text[2].replace("(last seen working)", "")
 
 
@@ -181,3 +182,23 @@ def test_the_mirror_hands_over_each_applied_status_change_once() -> None:
     mirror.apply([_ev("hooks", 4, hooks.STATUS_SET.type, {"row": row})])
     mirror.load_hooks(hooks.Snapshot(epoch="e1", seq=9, rev=0, rows=[]))  # superseded: readers diff
     assert mirror.take_changes() == []
+
+
+def test_a_remote_line_names_the_agent_by_its_terminal_handle_on_that_host(watch: Any) -> None:
+    """The host's terminal running the pane names the line (`box:<handle>`, what
+    `orca term read box:...` takes), never the pane key; a clear line too."""
+    from orca.cli.watch import _human
+    from orca.contracts import ptyd
+
+    session = ptyd.SessionRow(
+        session_id="r::/w@@3f2a9c01", host_id="runtime:box", worktree_id="r::/w", pane_key="t:1",
+        tab_id="t", terminal_handle="h", argv=["claude"], cwd="/w", pid=7, cols=80, rows=24,
+        created_at=1.0, exit_code=None, running=True, end_offset=0, subscribers=0,
+    )  # fmt: skip
+    lines: list[dict[str, Any]] = []
+    mirror = _mirror([_row("t:1")], True)
+    watch._host(msgspec.structs.replace(mirror, sessions=[session]), 0, lines.append)
+    watch._host(msgspec.structs.replace(mirror, rows=[], sessions=[session]), 0, lines.append)
+    assert [(x["event"], x["handle"]) for x in lines] == [("set", "box:w:3f2a"), ("clear", "box:w:3f2a")]
+    assert "  box:w:3f2a  claude  working" in _human(lines[0]) and "t:1" not in _human(lines[0])
+

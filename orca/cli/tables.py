@@ -1,0 +1,116 @@
+"""The cells of the worktree tables, for local and remote rows alike.
+
+``orca worktree ls`` and ``orca worktree ps`` (``orca.cli.worktree``,
+``orca.cli.worktree_ps``) and their versions with remote hosts' rows
+(``orca.remote.readers``) print the same columns from the same kinds of row. This
+module is the one place a row becomes its cells, so the listings never drift, and the
+remote reader needs no command module (which import it back: an import circle).
+
+``DIRTY`` is ``clean`` or the counts, one letter each: ``s`` staged, ``m`` modified
+but not staged, ``u`` untracked, ``c`` conflicted (``2s 1m 3u``).
+
+Pure and import-light (it runs in every listing): the row types are annotations only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from orca.cli.handles import short_branch
+
+if TYPE_CHECKING:
+    from orca.contracts.gitwatch import AheadBehind, GitStatus, WorktreeRow
+
+# -- worktree ls ------------------------------------------------------------------------
+WORKTREE_COLUMNS = ("WORKTREE", "BRANCH", "AHEAD/BEHIND", "DIRTY", "OWNER", "PATH")
+# One letter per kind of change; each differs, so `1m 1u` says which is which.
+DIRTY_LETTERS = (("staged", "s"), ("unstaged", "m"), ("untracked", "u"), ("conflicted", "c"))
+
+
+def branch_text(row: WorktreeRow) -> str:
+    """The short branch, ``(detached)`` for a HEAD on no branch, ``-`` with no HEAD."""
+    return short_branch(row.branch) or ("(detached)" if row.head else "-")
+
+
+def ahead_behind_text(counts: AheadBehind | None) -> str | None:
+    """``+ahead/-behind`` against the comparison ref (``--json`` names it); None (shown
+    ``-``) when there is none."""
+    if counts is None:
+        return None
+    return f"+{counts.ahead}/-{counts.behind}"
+
+
+def dirty_text(status: GitStatus | None) -> str | None:
+    """``clean``, or the counts by kind (module docstring); None when git said nothing."""
+    if status is None:
+        return None
+    if not status.total:
+        return "clean"
+    return " ".join(
+        f"{n}{letter}" for field, letter in DIRTY_LETTERS if (n := getattr(status, field))
+    )
+
+
+def owner_text(row: WorktreeRow) -> str:
+    """The JSON's ``ownership`` word, then ``main`` / ``locked`` when they apply."""
+    flags: list[str] = [row.ownership]
+    if row.is_main_worktree:
+        flags.append("main")
+    if row.locked:
+        flags.append("locked")
+    return " ".join(flags)
+
+
+def worktree_cells(row: WorktreeRow, handle: str, dirty: str | None = None) -> list[object]:
+    """One row in :data:`WORKTREE_COLUMNS` order; ``dirty`` replaces the DIRTY cell (a
+    remote row that cannot be verified says so there)."""
+    return [
+        handle,
+        branch_text(row),
+        ahead_behind_text(row.ahead_behind),
+        dirty or dirty_text(row.git_status),
+        owner_text(row),
+        row.path,
+    ]
+
+
+# -- worktree ps ------------------------------------------------------------------------
+# The terminal's handle first (what ``orca term attach`` and ``orca ack`` take).
+PS_COLUMNS = ("TERMINAL", "AGENT", "STATE", "AGE", "SOURCE", "DETAIL")
+PS_STATE_COLUMN = PS_COLUMNS.index("STATE")
+
+
+def agent_state_text(agent: dict[str, Any]) -> str:
+    """An agent's STATE cell: what the user should know first about it."""
+    state = str(agent["displayState"])
+    terminal = agent["terminal"]
+    if agent["restoredUnconfirmed"]:
+        return f"{state} (restored: {agent['state']})"
+    if terminal["state"] == "exited":
+        return f"exited {terminal.get('exitCode')}"
+    if terminal["state"] == "gone":
+        return f"terminal gone (was {agent['state']})"
+    if agent["unread"]:
+        return f"{state} (unread)"
+    return state
+
+
+def ps_rows(
+    worktrees: list[dict[str, Any]], labels: dict[tuple[str, str], str]
+) -> list[list[object]]:
+    """One row per agent, in :data:`PS_COLUMNS` order; ``labels``: the terminal handle
+    of each ``(worktree id, pane key)`` (``orca.cli.agent_handles.ps_handles``)."""
+    from orca.cli.output import human_duration
+
+    return [
+        [
+            labels[(worktree["worktreeId"], agent["paneKey"])],
+            agent["agent"],
+            agent_state_text(agent),
+            human_duration(agent["ageMs"] / 1000),
+            agent["source"],
+            agent["detail"] or None,
+        ]
+        for worktree in worktrees
+        for agent in worktree["agents"]
+    ]
