@@ -3,10 +3,11 @@
 Start-up order: hydrate ``last-status.json`` (rows come back ``restoredUnconfirmed``,
 retired-pane fences come back in force), start the HTTP server on a random loopback port with a fresh secret, write
 ``endpoint.env`` atomically, install the hook script (so ``orca hooks install`` and
-running agents find an up-to-date one), follow the store's pane retirements and
-worktree renames (:mod:`actors.hooks.store_follower`), re-resolve the restored rows'
-worktree ids with the store (bounded; a down store leaves them; rows of a worktree the
-store calls unknown are dropped - seed 03 strict hydrate), register ops. Restored rows stay ``restoredUnconfirmed`` until
+running agents find an up-to-date one), follow the store's pane retirements,
+worktree renames and removals (:mod:`actors.hooks.store_follower`), re-resolve the
+restored rows' worktree ids with the store (bounded; a down store leaves them, asked
+again in the background; rows of a worktree the store calls unknown are dropped - seed
+03 strict hydrate), register ops. Restored rows stay ``restoredUnconfirmed`` until
 ptyd's truth (``agentStatus.reconcile_ptys``, pushed by ptyd once it sees this
 incarnation's heartbeat) ties them to their live terminal. Stop: one synchronous flush.
 """
@@ -270,6 +271,7 @@ async def setup(ctx: ActorContext) -> None:
     # -- end issue 16 item 5 --
     ctx.nursery.start_soon(actor.saver.run)
     await ctx.nursery.start(actor.follower.run)
+    ctx.nursery.start_soon(actor.follower.run_worktree_checks)
     await actor.follower.resolve_restored_worktrees()
     # Retirements missed while down: in the background, never delaying readiness.
     ctx.nursery.start_soon(actor.follower.run_catch_up)

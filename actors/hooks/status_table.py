@@ -474,14 +474,26 @@ class AgentStatusTable:
         return TableEffects("applied", events=tuple(events), persist=True)
 
     def drop_worktree(self, worktree_id: str, reason: str) -> TableEffects:
-        """Remove every row filed under ``worktree_id`` (strict hydrate: unknown id)."""
+        """Remove every row and fate filed under ``worktree_id`` (the store calls it
+        unknown: strict hydrate, a removed worktree). A fate goes with a clear of its
+        pane too, so a reader that keeps fates drops it as well."""
         events: list[StatusEventData] = []
+        persist = False
         for pane, row in sorted(self._rows.items()):
             if row.worktree_id == worktree_id:
                 events.extend(self._remove(pane, reason).events)
+                persist = True
+        for pane, fate in sorted(self._fates.items()):
+            if fate.worktree_id == worktree_id:
+                self._fates.pop(pane)
+                events.append(StatusCleared(pane_key=pane, worktree_id=worktree_id, reason=reason))
         if not events:
             return TableEffects("unchanged")
-        return TableEffects("applied", reason, events=tuple(events), persist=True)
+        return TableEffects("applied", reason, events=tuple(events), persist=persist)
+
+    def fate_worktree_ids(self) -> list[str]:
+        """The distinct worktree ids the fates are filed under."""
+        return sorted({fate.worktree_id for _, fate in self._fates.items()})
 
     def reconcile_ptys(
         self, running: list[LivePty], ended: list[EndedPty], now_ms: int

@@ -103,13 +103,23 @@ Followed (``store`` PUB, decoded with :mod:`orca.contracts.store`;
 ``worktree.renamed`` {oldId, newId} - rows filed under ``oldId`` are re-published
     under ``newId`` (``agentStatus.set``), and later writes naming ``oldId`` land under
     ``newId``. At start, restored rows' ids are checked with ``identity.resolve``.
+``worktreeMeta.removed`` {worktreeIds}, ``repo.removed`` {id, worktreeIds},
+``folderWorkspace.removed`` {id} - a worktree may be gone (``orca worktree rm``):
+    each named id, and for a repo or folder workspace every id of it that rows or fates
+    name, is checked with ``identity.resolve``; *unknown* drops its rows and its fates
+    (one ``agentStatus.clear`` per pane, reason ``worktree_removed``: a reader that
+    keeps fates drops the pane's too), saved at once; *alias* re-keys as
+    ``worktree.renamed``; *current* keeps them. Checked in the background, retried
+    while the store does not answer; missed while hooks was down: the start-up check
+    of the restored rows' ids (unknown ones dropped).
+
 Events (PUB; envelope {v, src, epoch, seq, type, data}):
 
 ``agentStatus.set`` StatusSet {row} - a row was written (every accepted write,
     including a refresh of the same state: freshness is part of the row).
 ``agentStatus.clear`` StatusCleared {paneKey, worktreeId, reason} - the row is gone
     everywhere (``retired``, ``session_ended``, ``aliased``, ``replaced``,
-    ``pty_exited``, ``evicted``, or a clear's reason).
+    ``pty_exited``, ``worktree_removed``, ``evicted``, or a clear's reason).
 
 Mirrors (TUI, web, remote hosts, tests) keep a copy with ``orca.actor.Mirror`` using
 :func:`load_mirror` and :func:`apply_to_mirror` with ``SNAPSHOT`` and ``EVENTS``; the

@@ -1,9 +1,11 @@
-"""Issue 23: agent status across restarts, over the real tree.
+"""Issue 23: agent status across restarts and worktree removal, over the real tree.
 
 1. After `orca restart --all`, or `kill -9` of orcad and `orca up`, an agent whose PTY
    lived on is shown as it last reported (not `idle (restored: ...)`) without
    reporting again; one whose PTY died meanwhile is never shown working
    (docs/protocols.md §3 "Restored rows and ptyd's truth").
+2. `orca worktree rm` of a worktree whose agent had exited leaves no row in
+   `orca worktree ps`, also when hooks was down during the removal.
 
 Every agent reports through the installed hook script (`orca-agent-hook.sh`), as a real
 agent's hook does, exactly once: nothing after a restart can come from it.
@@ -19,9 +21,14 @@ from typing import Any
 
 import psutil
 import trio
+from support.actors import event_tap
 from support.chaos import wait_gone
 from support.journey import User, hooks_mirror, make_git_repo
+from support.lifecycle import lifecycle
 from support.procs import kill_all
+
+from orca.contracts import hooks
+from orca.contracts import supervisor as sup
 
 # Reports one turn in progress through the hook script, then waits (as an agent at
 # work does) until its FIFO says how to end.
@@ -155,3 +162,82 @@ async def test_orcad_crash_keeps_the_live_agent_and_never_shows_a_dead_one_worki
             user.run("down", "--kill-terminals")
             kill_all([live.pid, dead.pid])
 
+
+async def _exited(user: User, tmp_path: Path, worktree: str, code: int) -> Agent:
+    """An agent of ``worktree`` that reported working, then exited with ``code``."""
+    agent = Agent(user, tmp_path, worktree, "gone")
+    await wait_reported(user, agent)
+    agent.exit(code)
+    await wait_gone([agent.pid])
+    async with hooks_mirror(user.orca_home) as (rows, _):
+        await rows.wait_until(lambda m: agent.pane not in m.state)  # the exit reached hooks
+    return agent
+
+
+async def test_worktree_rm_removes_the_exited_agents_row(orca_home: Path, tmp_path: Path) -> None:
+    """The agent exited (ps: `exited 3`), then `orca worktree rm`: its status goes with
+    the worktree (one clear), from ps too; the other worktree's agent stays."""
+    with trio.fail_after(120):
+        user, worktrees = setup(orca_home, tmp_path, "done-with", "still-here")
+        other = Agent(user, tmp_path, worktrees["still-here"], "other")
+        agent: Agent | None = None
+        try:
+            agent = await _exited(user, tmp_path, worktrees["done-with"], 3)
+            shown = ps_agents(user)[agent.pane]
+            assert (shown["displayState"], shown["terminal"]["exitCode"]) == ("exited", 3)
+            pane = agent.pane
+            async with event_tap(orca_home, hooks.CONTRACT, topics=["agentStatus.clear"]) as tap:
+                user.ok("worktree", "rm", worktrees["done-with"])
+                cleared = await tap.next_of(hooks.STATUS_CLEARED, lambda c: c.pane_key == pane)
+            assert (cleared.worktree_id, cleared.reason) == (
+                worktrees["done-with"],
+                "worktree_removed",
+            )
+            agents = ps_agents(user)
+            assert [a for a in agents.values() if a["worktreeId"] == worktrees["done-with"]] == []
+            assert other.pane in agents
+        finally:
+            for a in (other, agent):
+                if a is not None:
+                    a.close()
+            user.run("down", "--kill-terminals")
+            kill_all([other.pid])
+
+
+async def test_worktree_rm_while_hooks_is_down_leaves_no_row_after(
+    orca_home: Path, tmp_path: Path
+) -> None:
+    """hooks stopped (orcad held so it stays down), the agent exits meanwhile (the exit
+    never reaches hooks, whose file still holds the row working), `orca worktree rm`,
+    then hooks comes back: no row of the removed worktree, in ps or on disk."""
+    with trio.fail_after(120):
+        user, worktrees = setup(orca_home, tmp_path, "removed-blind")
+        worktree = worktrees["removed-blind"]
+        agent = Agent(user, tmp_path, worktree, "blind")
+        try:
+            await wait_reported(user, agent)
+            status = {a["name"]: a["pid"] for a in user.json("status")["actors"]}
+            orcad = int(json.loads(user.paths.lock_file.read_text())["pid"])
+            async with lifecycle(orca_home) as (life, rec):
+                os.kill(orcad, signal.SIGSTOP)
+                try:
+                    os.kill(status["hooks"], signal.SIGTERM)  # it saves its rows first
+                    await wait_gone([status["hooks"]])
+                    saved = json.loads((user.paths.hooks_dir / "last-status.json").read_bytes())
+                    assert [r["paneKey"] for r in saved["rows"]] == [agent.pane]
+                    agent.exit(3)
+                    await wait_gone([agent.pid])
+                    user.ok("worktree", "rm", worktree)
+                finally:
+                    os.kill(orcad, signal.SIGCONT)
+                await life.wait_until(
+                    lambda m: rec.seen(sup.STARTED, "hooks", lambda d: d.pid != status["hooks"])
+                )
+            saved = json.loads((user.paths.hooks_dir / "last-status.json").read_bytes())
+            assert all(r["worktreeId"] != worktree for r in saved["rows"]), saved
+            snapshot_ps = ps_agents(user)
+            assert [a for a in snapshot_ps.values() if a["worktreeId"] == worktree] == []
+        finally:
+            agent.close()
+            user.run("down", "--kill-terminals")
+            kill_all([agent.pid])

@@ -174,3 +174,21 @@ def test_a_later_exit_of_an_older_terminal_removes_nothing_after_reconcile() -> 
     assert (stale.outcome, stale.reason) == ("unchanged", "stale_terminal")
     assert table.row(PANE) is not None
 
+
+def test_dropping_a_worktree_drops_its_rows_and_fates() -> None:
+    """A removed worktree leaves no row and no fate (one clear each); idempotent."""
+    table = AgentStatusTable()
+    for pane in (PANE, OTHER):
+        table.restart_pane(pane, FIRST, WT)
+        table.apply_normalized_status(
+            StatusEvent(pane_key=pane, state="working", source="terminal", worktree_id=WT), T0
+        )
+    table.pty_exited(OTHER, "", 3, T0 + 1)
+    assert [f.pane_key for f in table.fates()] == [OTHER]
+    fx = table.drop_worktree(WT, "worktree_removed")
+    assert fx.events == (
+        hooks.StatusCleared(pane_key=PANE, worktree_id=WT, reason="worktree_removed"),
+        hooks.StatusCleared(pane_key=OTHER, worktree_id=WT, reason="worktree_removed"),
+    )
+    assert fx.persist and table.rows() == [] and table.fates() == []
+    assert table.drop_worktree(WT, "worktree_removed").outcome == "unchanged"
