@@ -3,10 +3,13 @@
 Start-up order: hydrate ``last-status.json`` (rows come back ``restoredUnconfirmed``,
 retired-pane fences come back in force), start the HTTP server on a random loopback port with a fresh secret, write
 ``endpoint.env`` atomically, install the hook script (so ``orca hooks install`` and
-running agents find an up-to-date one), follow the store's pane retirements and
-worktree renames (:mod:`actors.hooks.store_follower`), re-resolve the restored rows'
-worktree ids with the store (bounded; a down store leaves them; rows of a worktree the
-store calls unknown are dropped - seed 03 strict hydrate), register ops. Stop: one synchronous flush.
+running agents find an up-to-date one), follow the store's pane retirements,
+worktree renames and removals (:mod:`actors.hooks.store_follower`), re-resolve the
+restored rows' worktree ids with the store (bounded; a down store leaves them, asked
+again in the background; rows of a worktree the store calls unknown are dropped - seed
+03 strict hydrate), register ops. Restored rows stay ``restoredUnconfirmed`` until
+ptyd's truth (``agentStatus.reconcile_ptys``, pushed by ptyd once it sees this
+incarnation's heartbeat) ties them to their live terminal. Stop: one synchronous flush.
 """
 
 from __future__ import annotations
@@ -162,6 +165,28 @@ class HooksActor:
         effects = self.service.pty_exited(args.pane_key, args.terminal_handle, args.exit_code)
         return hooks.Removed(removed=bool(effects.events))
 
+    async def reconcile_ptys(self, args: hooks.ReconcilePtysArgs) -> hooks.PtysReconciled:
+        named = [(p.pane_key, p.launch_token_sha256) for p in args.running]
+        named += [(p.pane_key, p.launch_token_sha256) for p in args.ended]
+        for pane_key, digest in named:
+            _require_pane_key(pane_key)
+            if not is_sha256_hex(digest):
+                raise BadRequest("launchTokenSha256 must be 64 lowercase hex digits")
+        effects, verdicts = self.service.reconcile_ptys(args.running, args.ended)
+        if effects.events:
+            log.info(
+                "ptyd's truth: %d rows tied to their live terminal, %d replaced, %d exited",
+                len(verdicts.confirm),
+                len(verdicts.replaced),
+                len(verdicts.exited),
+            )
+        return hooks.PtysReconciled(
+            epoch=self.ctx.events.epoch,
+            confirmed=len(verdicts.confirm),
+            exited=len(verdicts.exited),
+            replaced=len(verdicts.replaced),
+        )
+
     async def pane_input(self, args: hooks.PaneInputArgs) -> hooks.IngestResult:
         _require_pane_key(args.pane_key)
         return _answer(self.service.pane_input(args.pane_key))
@@ -227,6 +252,7 @@ class HooksActor:
             (hooks.ALIAS_PANE, self.alias_pane),
             (hooks.CLEAR, self.clear),
             (hooks.PTY_EXITED, self.pty_exited),
+            (hooks.RECONCILE_PTYS, self.reconcile_ptys),
             (hooks.PANE_INPUT, self.pane_input),
             (hooks.ACK, self.ack),
             (hooks.ENDPOINT, self.endpoint),
@@ -245,6 +271,7 @@ async def setup(ctx: ActorContext) -> None:
     # -- end issue 16 item 5 --
     ctx.nursery.start_soon(actor.saver.run)
     await ctx.nursery.start(actor.follower.run)
+    ctx.nursery.start_soon(actor.follower.run_worktree_checks)
     await actor.follower.resolve_restored_worktrees()
     # Retirements missed while down: in the background, never delaying readiness.
     ctx.nursery.start_soon(actor.follower.run_catch_up)

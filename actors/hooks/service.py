@@ -15,8 +15,9 @@ from collections.abc import Callable
 
 from actors.hooks.http_request import HookReply, HookSubmission
 from actors.hooks.ingest import event_from_hook
+from actors.hooks.pty_truth import PtyVerdicts
 from actors.hooks.status_table import AgentStatusTable, StatusEvent, TableEffects
-from orca.contracts.hooks import StatusEventData
+from orca.contracts.hooks import EndedPty, LivePty, StatusEventData
 from orca.model.agent_status import AgentStatusRow
 
 EmitFn = Callable[[StatusEventData], object]
@@ -96,6 +97,12 @@ class HooksService:
         return self.carry_out(
             self.table.pty_exited(pane_key, terminal_handle, exit_code, self._clock_ms())
         )
+
+    def reconcile_ptys(
+        self, running: list[LivePty], ended: list[EndedPty]
+    ) -> tuple[TableEffects, PtyVerdicts]:
+        effects, verdicts = self.table.reconcile_ptys(running, ended, self._clock_ms())
+        return self.carry_out(effects), verdicts
 
     def pane_input(self, pane_key: str) -> TableEffects:
         return self.carry_out(self.table.pane_input(pane_key, self._clock_ms()))

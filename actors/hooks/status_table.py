@@ -51,7 +51,8 @@ from actors.hooks.pane_authority import (
     is_sha256_hex,
     parse_pane_key,
 )
-from orca.contracts.hooks import StatusCleared, StatusEventData, StatusSet
+from actors.hooks.pty_truth import PtyVerdicts, judge_rows
+from orca.contracts.hooks import EndedPty, LivePty, StatusCleared, StatusEventData, StatusSet
 from orca.model.agent_status import (
     SOURCE_RANK,
     AgentState,
@@ -473,14 +474,69 @@ class AgentStatusTable:
         return TableEffects("applied", events=tuple(events), persist=True)
 
     def drop_worktree(self, worktree_id: str, reason: str) -> TableEffects:
-        """Remove every row filed under ``worktree_id`` (strict hydrate: unknown id)."""
+        """Remove every row and fate filed under ``worktree_id`` (the store calls it
+        unknown: strict hydrate, a removed worktree). A fate goes with a clear of its
+        pane too, so a reader that keeps fates drops it as well."""
         events: list[StatusEventData] = []
+        persist = False
         for pane, row in sorted(self._rows.items()):
             if row.worktree_id == worktree_id:
                 events.extend(self._remove(pane, reason).events)
+                persist = True
+        for pane, fate in sorted(self._fates.items()):
+            if fate.worktree_id == worktree_id:
+                self._fates.pop(pane)
+                events.append(StatusCleared(pane_key=pane, worktree_id=worktree_id, reason=reason))
         if not events:
             return TableEffects("unchanged")
-        return TableEffects("applied", reason, events=tuple(events), persist=True)
+        return TableEffects("applied", reason, events=tuple(events), persist=persist)
+
+    def fate_worktree_ids(self) -> list[str]:
+        """The distinct worktree ids the fates are filed under."""
+        return sorted({fate.worktree_id for _, fate in self._fates.items()})
+
+    def reconcile_ptys(
+        self, running: list[LivePty], ended: list[EndedPty], now_ms: int
+    ) -> tuple[TableEffects, PtyVerdicts]:
+        """ptyd's truth about every pane's PTYs: confirm, replace or end each row
+        (:mod:`actors.hooks.pty_truth`); note each pane's one current launch."""
+        auth = self.authority
+        running = [replace_row(p, pane_key=auth.resolve(p.pane_key)) for p in running]
+        ended = [replace_row(p, pane_key=auth.resolve(p.pane_key)) for p in ended]
+        launches = {
+            pane: launch
+            for pane in self._rows
+            if (launch := self._row_tokens.get(pane) or auth.commitments.get(pane))
+        }
+        verdicts = judge_rows(self._rows.values(), launches, running, ended)
+        events: list[StatusEventData] = []
+        persist = False
+        for pane, handle in sorted(verdicts.confirm.items()):
+            row = self._rows[pane]
+            if not row.restored_unconfirmed and row.terminal_handle == handle:
+                continue
+            self._rev += 1
+            confirmed = replace_row(row, restored_unconfirmed=False, terminal_handle=handle)
+            self._rows[pane] = replace_row(confirmed, rev=self._rev)
+            events.append(StatusSet(row=self._rows[pane]))
+            persist = persist or is_persistable(confirmed)
+        for pane in verdicts.replaced:
+            removed = self._remove(pane, "replaced")
+            events.extend(removed.events)
+            persist = persist or removed.persist
+        for pane, end in sorted(verdicts.exited.items()):
+            gone = self.pty_exited(pane, end.terminal_handle, end.exit_code, now_ms)
+            events.extend(gone.events)
+            persist = persist or gone.persist
+        for pane, (launch, handle) in verdicts.current.items():
+            if auth.is_fenced(pane):
+                continue  # a closed pane stays closed; only a live restart reopens it
+            self._terminals.put(pane, handle)
+            if auth.commitments.get(pane) != launch:
+                auth.commitments[pane] = launch
+                persist = persist or pane in self._rows
+        outcome: Outcome = "applied" if events else "unchanged"
+        return TableEffects(outcome, events=tuple(events), persist=persist), verdicts
 
     def clear_pane(self, pane_key: str, reason: str) -> TableEffects:
         """Remove a pane's row without fencing (authenticated exit, session removal)."""

@@ -1,18 +1,27 @@
-"""Following the ``store`` actor: pane retirements and worktree renames (thin, trio).
+"""Following the ``store`` actor: pane retirements, worktree renames and removals (thin, trio).
 
-``store`` owns pane topology and worktree identity; hooks only mirrors the two facts
-that change which rows may exist and where they are filed:
+``store`` owns pane topology and worktree identity; hooks only mirrors the facts that
+change which rows may exist and where they are filed:
 
 * ``session.paneRetired {hostId, tabId, leafId, revision}`` - the pane closed
   (architecture §3.2 pane retirement fences): handled exactly like
   ``agentStatus.retire_pane``, including the synchronous flush of the fence.
 * ``worktree.renamed {oldId, newId}`` - ``git worktree move`` changed the id; rows
   and remembered panes of ``oldId`` move to ``newId``.
+* ``worktreeMeta.removed``, ``repo.removed``, ``folderWorkspace.removed`` - a worktree
+  may be gone (``orca worktree rm`` drops its meta). Only a hint: the store's identity
+  rule decides, as for ptyd's session GC (docs/protocols.md §1). Each id the event may
+  have ended is asked with ``identity.resolve`` in the background
+  (:meth:`StoreFollower.run_worktree_checks`, retried while the store does not
+  answer): *unknown* drops its rows (one clear each, reason ``worktree_removed``) and
+  fates, flushed at once; *alias* re-keys; *current* keeps them.
 
 Events missed while hooks was down are recovered once at start:
 :meth:`StoreFollower.resolve_restored_worktrees` asks ``identity.resolve`` for each
-worktree id the restored rows name and re-keys the aliases, before the ops answer.
-A store that does not answer leaves the rows as they are (no answer is not "unknown").
+worktree id the restored rows name, re-keys the aliases and drops the unknown ones
+(renamed or removed meanwhile), before the ops answer. A store that does not answer
+leaves the rows as they are (no answer is not "unknown"); the ids it did not answer
+for are asked again in the background.
 Retirements missed while down are replayed from the store's bounded log:
 :meth:`StoreFollower.run_catch_up` asks ``session.retired_since`` from the last ``local``
 topology revision hooks applied (persisted in ``last-status.json``) and applies each
@@ -30,7 +39,7 @@ like a store that did not answer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import trio
@@ -41,13 +50,22 @@ from orca.actor import ActorContext
 from orca.actor.subscriber import Subscriber
 from orca.contracts import store
 from orca.model.hosts import LOCAL_HOST_ID
+from orca.model.ids import folder_workspace_id_of_worktree_id, repo_id_of_worktree_id
 from orca.wire.envelope import Event
 from orca.wire.errors import OrcaError, Timeout
 
 log = logging.getLogger(__name__)
 
 # The store events hooks follows.
-FOLLOWED = (store.PANE_RETIRED, store.WORKTREE_RENAMED)
+FOLLOWED = (
+    store.PANE_RETIRED,
+    store.WORKTREE_RENAMED,
+    store.WORKTREE_META_REMOVED,
+    store.REPO_REMOVED,
+    store.FOLDER_WORKSPACE_REMOVED,
+)
+# The clear reason of the rows of a worktree the store no longer knows.
+WORKTREE_REMOVED = "worktree_removed"
 CONSUMER = "hooks<-store"
 # identity.resolve deadline at start; a slow store means "no answer", never "unknown".
 RESOLVE_TIMEOUT_S = 2.0
@@ -68,6 +86,19 @@ def wanted_retirements(
 ) -> list[store.RetiredPane]:
     """The replayed retirements of ``answer`` not applied yet, oldest first."""
     return [pane for pane in answer.panes if cursor.wants(pane.revision)]
+
+
+def removal_candidates(fact: Any, filed: Iterable[str]) -> set[str]:
+    """The worktree ids a removal event may have ended: those it names, and of the ids
+    rows or fates are ``filed`` under, every one of a removed repo or folder workspace
+    (a repo's main checkout and worktrees without meta are named by no meta event)."""
+    if isinstance(fact, store.WorktreeMetaRemoved):
+        return set(fact.worktree_ids)
+    if isinstance(fact, store.RepoRemoved):
+        return {*fact.worktree_ids, *(w for w in filed if repo_id_of_worktree_id(w) == fact.id)}
+    if isinstance(fact, store.FolderWorkspaceRemoved):
+        return {w for w in filed if folder_workspace_id_of_worktree_id(w) == fact.id}
+    return set()
 
 
 def renamed_to(asked: str, answer: store.IdentityResolved) -> str | None:
@@ -93,6 +124,9 @@ class StoreFollower:
         self._catch_up_wanted = trio.Event()
         self._catch_up_wanted.set()  # once at start
         self.catch_ups = 0
+        # Worktree ids a removal hinted at, not yet asked about (run_worktree_checks).
+        self._unchecked: set[str] = set()
+        self._check_wanted = trio.Event()
         self.subscriber = Subscriber(
             ctx.paths.ipc_endpoint(store.CONTRACT.actor, "pub"),
             FOLLOWED,
@@ -130,6 +164,55 @@ class StoreFollower:
         elif isinstance(fact, store.WorktreeRenamed):
             self.service.rekey_worktree(fact.old_id, fact.new_id)
             log.info("re-keyed agent status %s -> %s", fact.old_id, fact.new_id)
+        else:
+            self.check_worktrees(removal_candidates(fact, self._filed_worktree_ids()))
+
+    def _filed_worktree_ids(self) -> list[str]:
+        table = self.service.table
+        return sorted({*table.worktree_ids(), *table.fate_worktree_ids()})
+
+    def check_worktrees(self, worktree_ids: Iterable[str]) -> None:
+        """Have ``run_worktree_checks`` ask the store about these ids (a removal hint)."""
+        before = len(self._unchecked)
+        self._unchecked.update(worktree_ids)
+        if len(self._unchecked) > before:
+            self._check_wanted.set()
+
+    async def run_worktree_checks(self) -> None:
+        """Drop the rows and fates of every hinted worktree the store calls unknown
+        (re-key an alias); forever, retrying while the store does not answer."""
+        client = self.ctx.connect(store.CONTRACT.actor)
+        while True:
+            await self._check_wanted.wait()
+            self._check_wanted = trio.Event()
+            delay = CATCH_UP_FIRST_RETRY_S
+            while self._unchecked:
+                worktree_id = min(self._unchecked)
+                try:
+                    answer = await client.invoke(
+                        store.IDENTITY_RESOLVE,
+                        store.WorktreeIdArgs(worktree_id=worktree_id),
+                        timeout=CATCH_UP_TIMEOUT_S,
+                    )
+                except OrcaError as exc:  # down, busy, or a malformed answer (BadFrame)
+                    log.info("worktree check: store did not answer (%s); retrying", exc)
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, CATCH_UP_MAX_RETRY_S)
+                    continue
+                self._unchecked.discard(worktree_id)
+                self.apply_resolution(worktree_id, answer)
+
+    def apply_resolution(self, worktree_id: str, answer: store.IdentityResolved) -> None:
+        """The store's answer about a worktree rows or fates are filed under."""
+        if answer.status == "unknown":
+            if self.service.drop_worktree(worktree_id, WORKTREE_REMOVED).persist:
+                self.flush()  # a removed worktree's rows must not come back from disk
+            log.info("dropped agent status of removed worktree %s", worktree_id)
+            return
+        current = renamed_to(worktree_id, answer)
+        if current is not None:
+            self.service.rekey_worktree(worktree_id, current)
+            log.info("re-keyed agent status %s -> %s", worktree_id, current)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Apply the store's events until cancelled (subscribed from construction on)."""
@@ -166,18 +249,22 @@ class StoreFollower:
             return
 
     async def resolve_restored_worktrees(self) -> None:
-        """Catch up on renames missed while down: re-key every id the store calls an alias.
+        """Catch up on renames and removals missed while down: re-key every id the store
+        calls an alias, drop the rows of every id it calls unknown.
 
         Run once at start, before the ops answer, so the first snapshot is already
         filed under current ids. Bounded by ``RESOLVE_BUDGET_S`` in all; the first
-        unanswered call ends it (the store is down: leave the rows as they are).
+        unanswered call ends it (the store is down: the rows stay as they are, and
+        the ids not answered yet are asked again in the background by
+        ``run_worktree_checks``, until the store answers).
         """
-        worktree_ids = self.service.table.worktree_ids()
-        if not worktree_ids:
+        pending = self.service.table.worktree_ids()
+        if not pending:
             return
         client = self.ctx.connect(store.CONTRACT.actor)
         with trio.move_on_after(RESOLVE_BUDGET_S) as budget:
-            for worktree_id in worktree_ids:
+            while pending:
+                worktree_id = pending[0]
                 try:
                     answer = await client.invoke(
                         store.IDENTITY_RESOLVE,
@@ -186,14 +273,17 @@ class StoreFollower:
                     )
                 except Timeout as exc:
                     log.info("store did not answer (%s); restored rows left as they are", exc)
-                    return
+                    break
                 except OrcaError as exc:
                     log.info("store refused to resolve %s: %s", worktree_id, exc)
+                    pending.pop(0)
                     continue
+                pending.pop(0)
                 if answer.status == "unknown":
                     # Strict hydrate (seed 03): a row for a worktree the store does not
                     # know is not restored at all.
-                    self.service.drop_worktree(worktree_id, "unknown_worktree")
+                    if self.service.drop_worktree(worktree_id, "unknown_worktree").persist:
+                        self.flush()  # gone from disk too before the first snapshot
                     log.info("dropped restored agent status of unknown worktree %s", worktree_id)
                     continue
                 current = renamed_to(worktree_id, answer)
@@ -201,4 +291,5 @@ class StoreFollower:
                     self.service.rekey_worktree(worktree_id, current)
                     log.info("re-keyed restored agent status %s -> %s", worktree_id, current)
         if budget.cancelled_caught:
-            log.info("identity.resolve budget spent; remaining restored rows left as they are")
+            log.info("identity.resolve budget spent; the rest are checked in the background")
+        self.check_worktrees(pending)

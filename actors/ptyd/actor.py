@@ -41,7 +41,8 @@ from actors.ptyd.gc import (
     SessionGc,
 )
 from actors.ptyd.history import DEFAULT_HISTORY_BYTES
-from actors.ptyd.hooks_link import HooksLink
+from actors.ptyd.hooks_link import HooksLink, pty_truth
+from actors.ptyd.retire import CATCH_UP_FIRST_RETRY_S, CATCH_UP_MAX_RETRY_S
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk
 from actors.ptyd.session import Session
 from actors.ptyd.sessions import SessionTable, TableConfig, UnknownSession
@@ -66,6 +67,7 @@ STORE_TIMEOUT_S = 5.0
 # The store events ptyd follows (re-key, end a retired pane's PTYs).
 STORE_EVENTS = (store.WORKTREE_RENAMED, store.PANE_RETIRED)
 STORE_CONSUMER = "ptyd<-store"
+HOOKS_CONSUMER = "ptyd<-hooks"
 # How often the ended-history budget is applied when no session exits (age bound).
 HISTORY_BUDGET_INTERVAL_S = 3600.0
 
@@ -110,6 +112,11 @@ class Ptyd:
         # Issue 13: ended sessions' history, kept within a budget (archive.py).
         self.archive = HistoryArchive(ctx.paths.terminal_history_dir, settings.scrollback_bytes)
         self.history_budget = load_budget(ctx.paths.config_dir)
+        # The hooks incarnation that last took our PTY truth (reconcile_hooks); wanted
+        # once at start, then on every heartbeat of another one.
+        self._hooks_epoch: str | None = None
+        self._hooks_truth_wanted = trio.Event()
+        self._hooks_truth_wanted.set()
 
     def store_client(self) -> RpcClient:
         return self.ctx.connect(store.CONTRACT.actor)
@@ -337,6 +344,43 @@ class Ptyd:
         except UnknownSession:
             raise NotFound(f"no terminal session {session_id!r}") from None
 
+    async def reconcile_hooks(self) -> None:
+        """Tell hooks every pane's PTYs after this start and whenever hooks restarted
+        (docs/protocols.md §3): its restored rows of launches still running are
+        confirmed, those of ended launches leave. Each try takes the truth afresh, so
+        an exit whose ``pty_exited`` hooks missed is in the next one."""
+        while True:
+            await self._hooks_truth_wanted.wait()
+            self._hooks_truth_wanted = trio.Event()
+            delay = CATCH_UP_FIRST_RETRY_S
+            while True:
+                running, ended = pty_truth(
+                    (s.info for s in self.table.sessions()),
+                    (e.info for e in self.archive.sessions()),
+                )
+                answer = await self.hooks.reconcile_ptys(running, ended)
+                if answer is not None:
+                    self._hooks_epoch = answer.epoch
+                    break
+                await trio.sleep(delay)
+                delay = min(delay * 2, CATCH_UP_MAX_RETRY_S)
+
+    def hooks_follower(self) -> Subscriber:
+        """hooks' heartbeats: one from an epoch our truth has not reached (hooks
+        restarted while ptyd kept running) asks ``reconcile_hooks`` for another push."""
+
+        def on_beat(event: Event) -> None:
+            if event.epoch != self._hooks_epoch:
+                self._hooks_truth_wanted.set()
+
+        return Subscriber(
+            self.ctx.paths.ipc_endpoint(hooks.CONTRACT.actor, "pub"),
+            (),
+            lambda _envelope, _data: None,
+            consumer=HOOKS_CONSUMER,
+            on_other=on_beat,
+        )
+
     async def reconcile_bindings(self) -> None:
         """Issue 13: after this start, the store marks its saved bindings to PTYs that do
         not run (``bindings.py``; the split is defended in actors/store/pty_bindings.py)."""
@@ -447,6 +491,8 @@ async def setup(ctx: ActorContext) -> None:
     ctx.nursery.start_soon(ptyd.stream.run)
     ctx.rpc.extra_stats = ptyd.stats
     ctx.nursery.start_soon(ptyd.hooks.run)
+    ctx.nursery.start_soon(ptyd.reconcile_hooks)  # after the adoption above
+    ctx.nursery.start_soon(ptyd.hooks_follower().run)
     ctx.nursery.start_soon(ptyd.run_gc)
     ctx.nursery.start_soon(ptyd.run_history_budget)
     ctx.nursery.start_soon(ptyd.store_follower().run)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 from msgspec.structs import replace
@@ -24,6 +24,9 @@ from orca.actor import RpcClient
 from orca.contracts import hooks
 from orca.contracts.base import Args, Op
 from orca.wire.errors import OrcaError
+
+if TYPE_CHECKING:
+    from actors.ptyd.info import SessionInfo
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,36 @@ HOOKS_TIMEOUT_S = 2.0
 # call plus room for a short backlog of queued OSC updates ahead of it. Below the CLI's
 # close timeout, so a down hooks yields an answer ("not fenced"), not a client timeout.
 FENCE_WAIT_S = 3.0
+
+
+def pty_truth(
+    sessions: Iterable[SessionInfo], archived: Iterable[SessionInfo]
+) -> tuple[list[hooks.LivePty], list[hooks.EndedPty]]:
+    """Every pane's PTYs as ``agentStatus.reconcile_ptys`` takes them: the sessions
+    that run, and those that ended (listed or archived; exit -1, unknown, as None)."""
+    running: list[hooks.LivePty] = []
+    ended: list[hooks.EndedPty] = []
+    for info in (*sessions, *archived):
+        if info.exit_code is None:
+            running.append(
+                hooks.LivePty(
+                    pane_key=info.pane_key,
+                    terminal_handle=info.terminal_handle,
+                    launch_token_sha256=info.launch_token_sha256,
+                )
+            )
+            continue
+        ended.append(
+            hooks.EndedPty(
+                pane_key=info.pane_key,
+                terminal_handle=info.terminal_handle,
+                launch_token_sha256=info.launch_token_sha256,
+                exit_code=None if info.exit_code == -1 else info.exit_code,
+            )
+        )
+    # Only the newest ends fit one call; hooks judges rows, and a row's launch that
+    # ended long ago was told to hooks (``pty_exited``) long ago too.
+    return running, ended[-hooks.MAX_RECONCILED_PTYS :]
 
 
 @dataclass(eq=False)
@@ -51,6 +84,7 @@ class HooksCall:
     pane_key: str
     acked: trio.Event | None = None
     delivered: bool = False
+    reply: Any = None  # hooks' answer, once delivered
     # When the evidence was seen (monotonic): an OSC's ``evidenceAgeMs`` is the time
     # it spent queued, measured on ptyd's own clock (seed 03 "证据年龄").
     seen_at: float = 0.0
@@ -145,6 +179,21 @@ class HooksLink:
             await item.acked.wait()
         return item.delivered
 
+    async def reconcile_ptys(
+        self, running: list[hooks.LivePty], ended: list[hooks.EndedPty]
+    ) -> hooks.PtysReconciled | None:
+        """ptyd's truth about every pane's PTYs, queued behind every earlier message (an
+        exit queued before it is not undone by it); hooks' answer, None if not delivered
+        within ``FENCE_WAIT_S`` (the caller retries with a fresh truth)."""
+        args = hooks.ReconcilePtysArgs(running=running, ended=ended)
+        acked = trio.Event()
+        item = HooksCall(hooks.RECONCILE_PTYS, args, "every pane", acked=acked)
+        if not self._tell(item):
+            return None
+        with trio.move_on_after(FENCE_WAIT_S):
+            await acked.wait()
+        return item.reply if item.delivered else None
+
     def _tell(self, item: HooksCall) -> bool:
         try:
             self._send.send_nowait(item)
@@ -161,7 +210,7 @@ class HooksLink:
             age_ms = int((time.monotonic() - item.seen_at) * 1000)
             args = replace(args, evidence_age_ms=max(0, age_ms))
         try:
-            await self._connect().invoke(item.op, args, timeout=HOOKS_TIMEOUT_S)
+            item.reply = await self._connect().invoke(item.op, args, timeout=HOOKS_TIMEOUT_S)
         except OrcaError as exc:
             self.failed += 1
             # While hooks is down every message fails: say so when the streak starts.

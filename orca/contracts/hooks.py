@@ -56,6 +56,30 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
     ``fates``. Ignored (``removed: false``) when the pane has since been relaunched
     under another terminal handle (seed 03 PR 1b "经过认证的 PTY 退出").
     Errors: ``bad_request`` (pane key malformed).
+``agentStatus.reconcile_ptys`` {running: [LivePty], ended: [EndedPty]} → PtysReconciled
+    {epoch, confirmed, exited, replaced}
+    ``ptyd``'s truth about every pane's PTYs (docs/protocols.md §3 "Restored rows and
+    ptyd's truth"), sent after every ptyd start and whenever ptyd sees a new hooks
+    ``epoch`` (hooks restarted alone), queued behind every earlier ptyd message.
+    ``LivePty`` {paneKey, terminalHandle, launchTokenSha256}: a running PTY;
+    ``EndedPty`` {paneKey, terminalHandle, launchTokenSha256, exitCode (null: unknown,
+    lost)}: one ptyd saw end (still listed or archived). Per row (structured rows
+    aside), the row's launch is the pane's launch-token commitment (persisted with the
+    row) or, for a live row, its terminal handle:
+    * the pane runs that launch → the row is *confirmed*: ``restoredUnconfirmed``
+      false, ``terminalHandle`` the live one, state and evidence times unchanged (the
+      display decay still counts from the agent's last report), one ``agentStatus.set``;
+    * the pane runs only other launches → the row is *replaced* (clear reason
+      ``replaced``, as ``restart_pane`` would have done);
+    * that launch ended → *exited*, as ``pty_exited`` (clear ``pty_exited`` with the
+      exit code, a ``PaneFate``);
+    * ptyd knows nothing of it → unchanged (a restored row stays unconfirmed).
+    A pane running exactly one launch also gets that launch's token hash committed and
+    its terminal handle as current (a ``restart_pane`` lost while hooks was down); a
+    fence is never lifted. ``epoch``: this hooks incarnation's (ptyd pushes again when
+    it sees another). Counts are rows. Idempotent.
+    Errors: ``bad_request`` (a pane key malformed, a hash not 64 lowercase hex digits,
+    more than ``MAX_RECONCILED_PTYS`` entries in a list).
 ``agentStatus.pane_input`` {paneKey, terminalHandle} → IngestResult {outcome, reason}
     The user typed into the pane (``ptyd`` ``term.write``). A ``blocked`` row (a
     permission prompt) returns to ``working`` at once: input into the blocked pane is
@@ -79,13 +103,23 @@ Followed (``store`` PUB, decoded with :mod:`orca.contracts.store`;
 ``worktree.renamed`` {oldId, newId} - rows filed under ``oldId`` are re-published
     under ``newId`` (``agentStatus.set``), and later writes naming ``oldId`` land under
     ``newId``. At start, restored rows' ids are checked with ``identity.resolve``.
+``worktreeMeta.removed`` {worktreeIds}, ``repo.removed`` {id, worktreeIds},
+``folderWorkspace.removed`` {id} - a worktree may be gone (``orca worktree rm``):
+    each named id, and for a repo or folder workspace every id of it that rows or fates
+    name, is checked with ``identity.resolve``; *unknown* drops its rows and its fates
+    (one ``agentStatus.clear`` per pane, reason ``worktree_removed``: a reader that
+    keeps fates drops the pane's too), saved at once; *alias* re-keys as
+    ``worktree.renamed``; *current* keeps them. Checked in the background, retried
+    while the store does not answer; missed while hooks was down: the start-up check
+    of the restored rows' ids (unknown ones dropped).
 
 Events (PUB; envelope {v, src, epoch, seq, type, data}):
 
 ``agentStatus.set`` StatusSet {row} - a row was written (every accepted write,
     including a refresh of the same state: freshness is part of the row).
 ``agentStatus.clear`` StatusCleared {paneKey, worktreeId, reason} - the row is gone
-    everywhere (``retired``, ``session_ended``, ``aliased``, or a clear's reason).
+    everywhere (``retired``, ``session_ended``, ``aliased``, ``replaced``,
+    ``pty_exited``, ``worktree_removed``, ``evicted``, or a clear's reason).
 
 Mirrors (TUI, web, remote hosts, tests) keep a copy with ``orca.actor.Mirror`` using
 :func:`load_mirror` and :func:`apply_to_mirror` with ``SNAPSHOT`` and ``EVENTS``; the
@@ -94,7 +128,7 @@ rows are then projected with :mod:`orca.model.agent_status` (seed 03 "镜像不�
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -162,6 +196,31 @@ class PaneInputArgs(Args, frozen=True, kw_only=True):
     terminal_handle: str = ""
 
 
+# One reconciliation names every PTY ptyd holds (ended ones are bounded by its history
+# budget); far more than any real host, small enough to bound the work of one call.
+MAX_RECONCILED_PTYS = 65_536
+
+
+class LivePty(Payload, frozen=True, kw_only=True):
+    pane_key: str
+    terminal_handle: str
+    launch_token_sha256: str
+
+
+class EndedPty(Payload, frozen=True, kw_only=True):
+    pane_key: str
+    terminal_handle: str
+    launch_token_sha256: str
+    exit_code: int | None = None
+
+
+class ReconcilePtysArgs(Args, frozen=True, kw_only=True):
+    running: Annotated[list[LivePty], msgspec.Meta(max_length=MAX_RECONCILED_PTYS)]
+    ended: Annotated[list[EndedPty], msgspec.Meta(max_length=MAX_RECONCILED_PTYS)] = (
+        msgspec.field(default_factory=list)
+    )
+
+
 class AckArgs(Args, frozen=True, kw_only=True):
     pane_key: str | None = None
 
@@ -191,6 +250,13 @@ class IngestResult(Payload, frozen=True, kw_only=True):
 
 class Removed(Payload, frozen=True, kw_only=True):
     removed: bool
+
+
+class PtysReconciled(Payload, frozen=True, kw_only=True):
+    epoch: str
+    confirmed: int
+    exited: int
+    replaced: int
 
 
 class Restarted(Payload, frozen=True, kw_only=True):
@@ -248,6 +314,13 @@ CLEAR = CONTRACT.op(
 )
 PTY_EXITED = CONTRACT.op(
     "agentStatus.pty_exited", PtyExitedArgs, Removed, BadRequest, doc="a pane's PTY exited"
+)
+RECONCILE_PTYS = CONTRACT.op(
+    "agentStatus.reconcile_ptys",
+    ReconcilePtysArgs,
+    PtysReconciled,
+    BadRequest,
+    doc="ptyd's truth about every pane's PTYs",
 )
 PANE_INPUT = CONTRACT.op(
     "agentStatus.pane_input", PaneInputArgs, IngestResult, BadRequest, doc="input into a pane"

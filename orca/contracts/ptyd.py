@@ -157,7 +157,9 @@ Calls ``ptyd`` makes (never on the output path; hooks calls go through one order
 bounded queue): ``hooks`` ``agentStatus.restart_pane`` {paneKey, launchTokenSha256,
 worktreeId} on every spawn, ``agentStatus.ingest_osc`` {paneKey, terminalHandle,
 worktreeId, payload} per OSC 9999 sequence, ``agentStatus.retire_pane`` {paneKey} on
-``term.close``; ``store`` ``identity.resolve`` {worktreeId} (session GC),
+``term.close``, ``agentStatus.reconcile_ptys`` {running, ended} (every pane's PTYs) after
+every start and whenever hooks' heartbeat shows an epoch it has not told (hooks
+restarted; docs/protocols.md §3); ``store`` ``identity.resolve`` {worktreeId} (session GC),
 ``session.reconcile_ptys`` {hostId, running, ended} once after every start (in the
 background, retrying while the store is down; ``actors/store/pty_bindings.py``,
 docs/protocols.md §4), ``session.retire_pane`` {hostId, tabId, leafId} on ``term.close`` (directly, short

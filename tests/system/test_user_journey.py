@@ -154,8 +154,15 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
         assert {t["pid"] for t in listed.values() if t["running"]} == agents, "re-adopted"
         (restored,) = user.json("repo", "ls")["repos"]
         assert restored == repo
+        # Issue 23: beta's agent was re-adopted (same pid), so ptyd's truth confirms the
+        # row it wrote before the restart, without the agent reporting again.
+        async with hooks_mirror(orca_home) as (rows, _):
+            await rows.wait_until(
+                lambda m: [r.restored_unconfirmed for r in m.state.values()
+                           if r.worktree_id == ids["beta"]] == [False]
+            )
         ps = ps_states(user)
-        assert ps[ids["beta"]] == [("working", True)], "a hydrated row is restoredUnconfirmed"
+        assert ps[ids["beta"]] == [("working", False)], "a re-adopted agent's row is confirmed"
         assert [s for wt_rows in ps.values() for s in wt_rows if s[0] == "done"] == [
             ("done", False)
         ], "a finished turn is restored as it was"

@@ -121,3 +121,34 @@ async def test_retirement_missed_while_hooks_was_down_is_replayed_from_store(
             assert await hooks.rows() == []
             late = await hooks.call("agentStatus.ingest_osc", _osc("done", OLD))
             assert late == {"outcome": "rejected", "reason": "retired_pane"}
+
+
+async def test_removed_worktree_takes_its_rows_and_fates_everywhere(orca_home: Path) -> None:
+    """worktreeMeta.removed (``orca worktree rm``): the store now calls the id unknown, so
+    its rows go (one clear each), its fates too, and the file no longer holds them; a
+    worktree the store still knows keeps its rows."""
+    other_pane = "tab-2:3f1c2a9e-0000-4000-8000-000000000002"
+    with trio.fail_after(40):
+        async with running_store(orca_home) as store, running_hooks(orca_home) as hooks:
+            for worktree_id in (OLD, NEW):
+                await store.call("worktreeMeta.patch", {"worktreeId": worktree_id, "patch": {}})
+            await hooks.call("agentStatus.ingest_osc", _osc("working", OLD))
+            exited = {**_osc("done", OLD), "paneKey": other_pane}
+            await hooks.call("agentStatus.ingest_osc", exited)
+            await hooks.call(
+                "agentStatus.pty_exited", {"paneKey": other_pane, "terminalHandle": "t", "exitCode": 3}
+            )
+            kept = {**_osc("working", NEW), "paneKey": "tab-3:3f1c2a9e-0000-4000-8000-000000000003"}
+            await hooks.call("agentStatus.ingest_osc", kept)
+            before = await hooks.invoke(contract.SNAPSHOT)
+            assert [f.worktree_id for f in before.fates] == [OLD]
+            await store.call("worktreeMeta.remove", {"worktreeId": OLD})
+            event = await hooks.tap.next_event_of(
+                contract.STATUS_CLEARED, lambda c: c.reason == "worktree_removed"
+            )
+            assert event.data == {"paneKey": PANE, "worktreeId": OLD, "reason": "worktree_removed"}
+            snapshot = await hooks.invoke(contract.SNAPSHOT)
+            assert [(r.worktree_id, r.state) for r in snapshot.rows] == [(NEW, "working")]
+            assert snapshot.fates == []
+            saved = json.loads((hooks.paths.hooks_dir / "last-status.json").read_bytes())
+            assert [r["worktreeId"] for r in saved["rows"]] == [NEW]

@@ -15,6 +15,7 @@ NEVER_RELAYED = {
     "agentStatus.alias_pane",
     "agentStatus.clear",
     "agentStatus.pty_exited",
+    "agentStatus.reconcile_ptys",
     "agentStatus.pane_input",
     "hooks.endpoint",
 }

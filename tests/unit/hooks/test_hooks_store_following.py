@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from actors.hooks.service import HooksService
 from actors.hooks.status_table import AgentStatusTable, StatusEvent
-from actors.hooks.store_follower import CONSUMER, FOLLOWED, StoreFollower, renamed_to
+from actors.hooks.store_follower import (
+    CONSUMER,
+    FOLLOWED,
+    StoreFollower,
+    removal_candidates,
+    renamed_to,
+)
 from orca.actor import ActorContext
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
@@ -187,6 +193,22 @@ def test_identity_resolution_re_keys_only_aliases() -> None:
     assert renamed_to(OLD, _resolved("unknown", None)) is None
     assert renamed_to(OLD, _resolved("alias", None)) is None
     assert renamed_to(OLD, _resolved("alias", OLD)) is None
+
+
+def test_removal_events_name_the_worktrees_to_check() -> None:
+    """A meta removal names its ids; a repo or folder removal also every filed id of it."""
+    filed = ["repo1::/src/a", "repo1::/src/main", "repo2::/x", "folder:f1"]
+    meta = store.WorktreeMetaRemoved(worktree_ids=["repo1::/src/a"])
+    assert removal_candidates(meta, filed) == {"repo1::/src/a"}
+    repo = store.RepoRemoved(id="repo1", worktree_ids=["repo1::/src/gone"])
+    assert removal_candidates(repo, filed) == {
+        "repo1::/src/a",
+        "repo1::/src/main",
+        "repo1::/src/gone",
+    }
+    folder = store.FolderWorkspaceRemoved(id="f1")
+    assert removal_candidates(folder, filed) == {"folder:f1"}
+    assert removal_candidates(store.FolderWorkspaceRemoved(id="f2"), filed) == set()
 
 
 async def test_follower_logs_a_malformed_store_event_once_and_applies_the_next(
