@@ -118,6 +118,11 @@ def apply_status(view: StatusView, event: Event, data: Any) -> StatusView:
         # A new row for a pane supersedes its recorded fate (the contract's rule).
         fates = tuple(f for f in view.fates if f.pane_key != data.row.pane_key)
         return StatusView(rows=rows, fates=fates)
+    if isinstance(data, hooks.StatusCleared) and data.reason != "pty_exited":
+        # A row cleared for another reason than its PTY's exit (the pane retired, its
+        # worktree removed) takes the pane's fate with it, as hooks does.
+        fates = tuple(f for f in view.fates if f.pane_key != data.pane_key)
+        return StatusView(rows=rows, fates=fates)
     return StatusView(rows=rows, fates=view.fates)
 
 

@@ -84,12 +84,14 @@ def agent_state_text(agent: dict[str, Any]) -> str:
     """An agent's STATE cell: what the user should know first about it."""
     state = str(agent["displayState"])
     terminal = agent["terminal"]
-    if agent["restoredUnconfirmed"]:
-        return f"{state} (restored: {agent['state']})"
+    # ptyd's facts first: a restored row whose terminal ended or is gone is no agent
+    # that may still be working (the JSON says the same: terminal.state).
     if terminal["state"] == "exited":
         return f"exited {terminal.get('exitCode')}"
     if terminal["state"] == "gone":
         return f"terminal gone (was {agent['state']})"
+    if agent["restoredUnconfirmed"]:
+        return f"{state} (restored: {agent['state']})"
     if agent["unread"]:
         return f"{state} (unread)"
     return state

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from actors.ui.mirrors import WorktreeFacts
 from actors.ui.screen import PaneScreen, bracketed, encode_key
 from actors.ui.view import build_sidebar, next_needing_me
@@ -110,3 +112,26 @@ def test_screen_renders_colours_and_cursor_and_keys_follow_modes() -> None:
     assert bracketed("a\nb", True) == b"\x1b[200~a\rb\x1b[201~"
     screen.resize(10, 2)
     assert screen.size == (10, 2)
+
+
+def test_a_pane_cleared_for_another_reason_than_its_exit_loses_its_fate() -> None:
+    """The UI's status mirror drops a pane's fate with a clear that is not its PTY's exit
+    (its worktree removed, the pane retired), as hooks does; an exit's clear keeps it."""
+    from actors.ui.mirrors import StatusView, apply_status
+    from orca.contracts import hooks
+    from orca.model.agent_status import PaneFate
+
+    fate = PaneFate(
+        pane_key="t:1",
+        worktree_id="r::/w",
+        agent="claude",
+        terminal_handle="h",
+        exit_code=3,
+        ended_at_ms=1,
+    )
+    view = StatusView(rows={}, fates=(fate,))
+    event: Any = None
+    exited = hooks.StatusCleared(pane_key="t:1", worktree_id="r::/w", reason="pty_exited")
+    assert apply_status(view, event, exited).fates == (fate,)
+    removed = hooks.StatusCleared(pane_key="t:1", worktree_id="r::/w", reason="worktree_removed")
+    assert apply_status(view, event, removed).fates == ()

@@ -72,10 +72,17 @@ def test_nothing_matching_in_any_group_is_refused() -> None:
 
 def test_dirty_counts_have_a_letter_each() -> None:
     """Unstaged and untracked used to share `u` (`1u 1u`)."""
-    def status(staged: int = 0, unstaged: int = 0, untracked: int = 0, conflicted: int = 0) -> GitStatus:
+
+    def status(
+        staged: int = 0, unstaged: int = 0, untracked: int = 0, conflicted: int = 0
+    ) -> GitStatus:
         total = staged + unstaged + untracked + conflicted
         return GitStatus(
-            staged=staged, unstaged=unstaged, untracked=untracked, conflicted=conflicted, total=total
+            staged=staged,
+            unstaged=unstaged,
+            untracked=untracked,
+            conflicted=conflicted,
+            total=total,
         )
 
     assert dirty_text(status(1, 2, 3, 4)) == "1s 2m 3u 4c"
@@ -114,7 +121,9 @@ def test_a_terminal_started_after_the_watch_is_listed_once_for_its_handle() -> N
 
 
 def test_remote_lines_carry_their_host() -> None:
-    assert LineHandles([LIVE], prefix="box:").name(agent_line(LIVE.pane_key)) == "box:fix-login:0bad"
+    assert (
+        LineHandles([LIVE], prefix="box:").name(agent_line(LIVE.pane_key)) == "box:fix-login:0bad"
+    )
 
 
 def test_without_prefixes_only_a_whole_name_resolves() -> None:
@@ -127,3 +136,23 @@ def test_without_prefixes_only_a_whole_name_resolves() -> None:
     with pytest.raises(NothingMatches):
         resolve(targets, "3f2a", "worktree", prefixes=False)
     assert resolve(targets, "fix-login", "worktree", prefixes=False).handle == "fix-login"
+
+
+def test_a_restored_row_whose_terminal_ended_reads_as_ended() -> None:
+    """ptyd's facts come before the restored mark: a row hooks could not confirm whose
+    terminal is gone or exited is no agent that may still be working (the table said
+    "idle (restored: working)" while the JSON said the terminal was gone)."""
+    from orca.cli.tables import agent_state_text
+
+    def agent(terminal: dict[str, object], restored: bool) -> dict[str, object]:
+        return {
+            "displayState": "idle",
+            "state": "working",
+            "restoredUnconfirmed": restored,
+            "unread": False,
+            "terminal": terminal,
+        }
+
+    assert agent_state_text(agent({"state": "gone"}, True)) == "terminal gone (was working)"
+    assert agent_state_text(agent({"state": "exited", "exitCode": 3}, True)) == "exited 3"
+    assert agent_state_text(agent({"state": "live"}, True)) == "idle (restored: working)"
