@@ -50,9 +50,8 @@ class Agent:
         # Held open read-write so writing never blocks and the agent's read waits.
         self._fd = os.open(self.fifo, os.O_RDWR)
         argv = ("/bin/sh", str(script), str(user.hook_script), str(self.fifo))
-        sid = user.ok("term", "new", worktree, "--", *argv).strip()
-        (row,) = [s for s in user.json("term", "ls")["sessions"] if s["sessionId"] == sid]
-        self.session_id, self.pane, self.pid = sid, str(row["paneKey"]), int(row["pid"])
+        row = user.new_terminal(worktree, *argv)
+        self.session_id, self.pane, self.pid = row["sessionId"], str(row["paneKey"]), int(row["pid"])
 
     def exit(self, code: int) -> None:
         os.write(self._fd, f"{code}\n".encode())
