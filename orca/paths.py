@@ -128,10 +128,11 @@ class OrcaPaths:
 
 
 def user_tmp_root() -> Path:
-    """``/tmp/orca-<uid>``: the per-user parent of runtime dirs that cannot live elsewhere."""
-    import tempfile  # here: tempfile imports shutil, random... (~2 ms of every command)
-
-    return Path(tempfile.gettempdir()) / f"orca-{os.getuid()}"
+    """``/tmp/orca-<uid>`` (``$TMPDIR`` if set): the per-user parent of runtime dirs
+    that cannot live elsewhere. Not ``tempfile.gettempdir()``: importing tempfile (it
+    imports shutil, random...) cost every command run under a long ``ORCA_HOME`` ~2 ms;
+    the directory made here is checked for owner and mode anyway (``ensure``)."""
+    return Path(os.environ.get("TMPDIR") or "/tmp") / f"orca-{os.getuid()}"
 
 
 def _short_runtime_dir(natural: Path) -> Path:

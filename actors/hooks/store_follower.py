@@ -127,6 +127,10 @@ class StoreFollower:
         # Worktree ids a removal hinted at, not yet asked about (run_worktree_checks).
         self._unchecked: set[str] = set()
         self._check_wanted = trio.Event()
+        # Set once the start-up retirement catch-up is done: the removal checks wait
+        # for it, so a pane retired while hooks was down is cleared as retired (and
+        # fenced) before its worktree's removal could clear it under another reason.
+        self._caught_up = trio.Event()
         self.subscriber = Subscriber(
             ctx.paths.ipc_endpoint(store.CONTRACT.actor, "pub"),
             FOLLOWED,
@@ -184,6 +188,7 @@ class StoreFollower:
         client = self.ctx.connect(store.CONTRACT.actor)
         while True:
             await self._check_wanted.wait()
+            await self._caught_up.wait()
             self._check_wanted = trio.Event()
             delay = CATCH_UP_FIRST_RETRY_S
             while self._unchecked:
@@ -242,6 +247,7 @@ class StoreFollower:
             if answer.truncated:
                 log.warning("store's retirement log no longer reaches revision %d", args.revision)
             applied = self.apply_catch_up(answer)
+            self._caught_up.set()
             self.catch_ups += 1
             log.info(
                 "retirement catch-up to revision %d: %d panes retired", answer.revision, applied

@@ -19,7 +19,7 @@ def tmp_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     as a real one so socket paths below it fit the kernel's limit as they would."""
     root = Path(tempfile.mkdtemp(prefix="ot-", dir="/tmp"))
     root.chmod(0o1777)
-    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(root))
+    monkeypatch.setenv("TMPDIR", str(root))
     try:
         yield root
     finally:
