@@ -166,6 +166,7 @@ class RemoteStream:
     reconnects: int = 0
     exit_code: int | None = None
     ended: bool = False
+    output_ended: bool = False
     waits: bool = True  # False: the remote gateway has no termWait (poll term.read)
     requests: int = 0
     shown: bool = False  # the first answer (the screen) was handed to on_data
@@ -204,7 +205,13 @@ class RemoteStream:
             self.start = got.end if self.offset is None else got.offset
         self.offset = got.end
         self.exit_code = got.exit_code
-        self.ended = got.output_ended or (not got.running and got.end == got.offset + len(got.data))
+        # Ended once the program exited and every byte was read: its PTY's output can
+        # end (the last fd closed) a moment before ptyd reaps it and knows its exit
+        # code, and an attach that stopped then said "exited None".
+        self.output_ended = got.output_ended
+        self.ended = not got.running and (
+            got.output_ended or got.end == got.offset + len(got.data)
+        )
         return got.data, repaint
 
     def follow(
@@ -238,7 +245,8 @@ class RemoteStream:
                 self.shown = True
             elif self.ended:
                 return
-            elif not self.waits:
+            elif not self.waits or self.output_ended:
+                # (ended output answers a wait at once: the exit is a moment away)
                 time.sleep(IDLE_POLL_S)
 
 
