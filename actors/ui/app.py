@@ -48,7 +48,6 @@ from actors.ui.dialogs import AskScreen, ChoiceScreen, ConfirmScreen, LaunchRequ
 from actors.ui.fastpath import route_input
 from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
 from actors.ui.removal import loss_details, refusal_text, removal_question
-from actors.ui.review import ChangedFile, changed_files, file_diff, uncommitted
 from actors.ui.runtime import TrioGuest
 from actors.ui.terminal_view import LEADER_KEY, TerminalView, ended_note
 from actors.ui.view import (
@@ -71,6 +70,7 @@ from orca.model.ids import split_worktree_id_for_filesystem
 from orca.model.panes import make_pane_key, parse_pane_key
 from orca.model.session import WorkspaceSessionState
 from orca.paths import OrcaPaths
+from orca.review import ChangedFile, changed_files, file_diff, uncommitted
 from orca.wire.errors import Conflict, OrcaError
 
 # Leader (Ctrl-G) + key → action; the same keys work bare while the sidebar has focus.
