@@ -115,6 +115,7 @@ class WebActor:
     async def revoke(self, args: web.RevokeArgs) -> web.Revoked:
         if not self.access.revoke(args.device_id):
             raise NotFound(f"no device {args.device_id!r}")
+        self.source.poke()  # its open sockets close now
         return web.Revoked(revoked=True)
 
     async def stop(self) -> None:

@@ -127,6 +127,7 @@ class WebApp:
     async def logout(self, request: Request) -> Response:
         device = self.device(request, "view")
         self.access.revoke(device.device_id)
+        self.source.poke()
         response = JSONResponse({"revoked": device.device_id})
         response.headers["set-cookie"] = session_cookie(self.current_site(), "", clear=True)
         return response

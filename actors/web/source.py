@@ -70,6 +70,13 @@ class BoardSource:
         """gitwatch's worktree rows as last read."""
         return list(self._parts["worktrees"])
 
+    def poke(self) -> None:
+        """Wake every open page's socket now (a device was revoked: each re-checks its
+        own credential, and the one revoked is closed at once)."""
+        self.version += 1
+        self._changed.set()
+        self._changed = trio.Event()
+
     def mark_stale(self, *_: object) -> None:
         self._stale.set()
 

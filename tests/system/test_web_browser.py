@@ -104,6 +104,11 @@ def test_typing_into_a_terminal_reads_its_echo(site: WebTree, page: Any) -> None
     shot = terminal.screenshot_as_png
     _shot(page, "terminal-echo")
     assert bright_pixels(shot, max_rows=120) > 200, "the terminal's text is not drawn visibly"
+    # xterm.js's own rules (drawn into <style> elements the CSP must let in): its theme's
+    # colour and a monospace cell grid, not the page's inherited text style.
+    rows = "return getComputedStyle(document.querySelector('#terminal .xterm-rows'))"
+    assert page.execute_script(rows + ".color") == "rgb(232, 232, 232)"
+    assert "monospace" in page.execute_script(rows + ".fontFamily")
     assert not [e for e in console_errors(page) if "Content Security Policy" in e]
 
 
@@ -147,3 +152,85 @@ def test_approving_a_blocked_agent_from_the_page(site: WebTree, page: Any) -> No
 def _output(site: WebTree, session_id: str) -> bytes:
     read = invoke(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=0), paths=site.tree.paths)
     return bytes(read.data)
+
+
+def _term_socket(site: WebTree, cookie: str, session_id: str, since: int | None = None) -> Any:
+    import websocket
+
+    query = "" if since is None else f"?since={since}"
+    return websocket.create_connection(
+        f"ws://127.0.0.1:{site.port}/ws/term/{session_id}{query}",
+        cookie=cookie,
+        origin=f"http://127.0.0.1:{site.port}",
+        timeout=10,
+    )
+
+
+def _next_binary(ws: Any) -> tuple[int, int, bytes]:
+    """(kind: 0 output / 1 screen, offset after it, bytes) of the next data frame."""
+    while True:
+        frame = ws.recv()
+        if isinstance(frame, bytes):
+            return frame[0], int.from_bytes(frame[1:9], "big"), frame[9:]
+
+
+def test_a_reconnecting_terminal_resumes_by_offset(site: WebTree, page: Any) -> None:
+    """A page's socket drops; what the agent printed meanwhile arrives on the next one,
+    which names the offset it had shown: the bytes that followed, no redraw."""
+    agent = site.tree.new_terminal(site.worktree, "sh", str(FAKE_AGENT), str(site.hook_script))
+    sid = agent["sessionId"]
+    _write(site, sid, b"first\n")
+    wait_until(lambda: b"agent: done" in _output(site, sid), "the agent done")
+    cookie = f"orca_web={page.get_cookie('orca_web')['value']}"
+    first = _term_socket(site, cookie, sid)
+    try:
+        kind, shown, screen = _next_binary(first)
+        assert kind == 1 and b"agent: done" in screen
+    finally:
+        first.close()
+    _write(site, sid, b"second\n")
+    wait_until(lambda: b"agent: echo second" in _output(site, sid), "the echo")
+    again = _term_socket(site, cookie, sid, since=shown)
+    try:
+        got = b""
+        while b"agent: echo second" not in got:
+            kind, offset, data = _next_binary(again)
+            assert kind == 0, "a resume within the scrollback is not redrawn"
+            got += data
+        assert got.startswith(b"second") and offset == shown + len(got)
+    finally:
+        again.close()
+
+
+def test_a_view_only_device_cannot_type(site: WebTree, page: Any) -> None:
+    """Keys from a device without ``type`` are dropped; a typing device's reach the PTY."""
+    agent = site.tree.new_terminal(site.worktree, "sh", str(FAKE_AGENT), str(site.hook_script))
+    sid = agent["sessionId"]
+    _write(site, sid, b"first\n")
+    wait_until(lambda: b"agent: done" in _output(site, sid), "the agent done")
+    viewer = _term_socket(site, site.login("view"), sid)
+    typist = _term_socket(site, f"orca_web={page.get_cookie('orca_web')['value']}", sid)
+    try:
+        assert '"type": false' in viewer.recv()
+        assert '"type": true' in typist.recv()
+        viewer.send('{"t": "in", "d": "from the viewer\\n"}')
+        typist.send('{"t": "in", "d": "from the typist\\n"}')
+        wait_until(lambda: b"agent: echo from the typist" in _output(site, sid), "the typist's keys")
+        assert b"from the viewer" not in _output(site, sid)
+    finally:
+        viewer.close()
+        typist.close()
+
+
+def test_review_shows_the_worktrees_diff(site: WebTree, page: Any) -> None:
+    """A change in the worktree is listed against its base, with its diff."""
+    worktree = next(
+        w for w in site.tree.json("worktree", "ls")["worktrees"] if w["path"].endswith("/fix-login")
+    )
+    Path(worktree["path"], "README").write_text("hello\nreviewed line\n")
+    page.get(page.current_url.split("#")[0] + "#/review/" + worktree["id"])
+    wait_for(page, lambda d: d.find_elements("css selector", '#files a[data-path="README"]'), "the file")
+    wait_for(page, lambda d: "+reviewed line" in d.find_element("id", "diff").text, "the diff")
+    added = page.find_element("css selector", "#diff .add")
+    assert added.value_of_css_property("color") != page.find_element("id", "diff").value_of_css_property("color")
+    _shot(page, "review")
