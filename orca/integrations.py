@@ -40,6 +40,11 @@ removes them, with tomlkit (format-preserving). Codex's legacy ``notify`` progra
 (``notify = [argv]``, ``agent-turn-complete``) is set to the hook script only when the
 user has none.
 
+Held events (issue 27): the ``PermissionRequest`` handler runs the hook script's
+``permission`` mode (``<agent> permission <hold>``) with a timeout of its own
+(``AgentHookConfig.held_events``), the hold ``HOLD_MARGIN_S`` shorter, so the script
+answers (a verdict, or ``{}``) before the agent gives up on it.
+
 Only the CLI uses this module (no actor edits an agent's config); it imports neither
 trio nor ``actors.*``.
 """

@@ -50,13 +50,16 @@ class Approvals:
         return sorted(requests.values(), key=lambda r: (r.created_at_ms, r.request_id))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self.mirror.run)
-            task_status.started()
-            while True:
-                self._on_change()
-                seen = (self.mirror.snapshots, self.mirror.applied)
-                await self.mirror.wait_until(partial(_moved_since, seen))
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.mirror.run)
+                task_status.started()
+                while True:
+                    self._on_change()
+                    seen = (self.mirror.snapshots, self.mirror.applied)
+                    await self.mirror.wait_until(partial(_moved_since, seen))
+        finally:
+            self.mirror.close()  # its SUB socket, before the UI's zmq context goes
 
     def status_text(self, names: Callable[[str], str]) -> str:
         """The status bar's line: what waits for an answer (``names``: pane → handle)."""

@@ -184,3 +184,26 @@ def test_a_non_loopback_bind_is_refused_without_token_and_tls(site: WebTree) -> 
             assert "without a token and TLS" in done.stderr
     finally:
         (site.tree.home / "config" / "web.toml").write_text(f'[web]\nport = 0\ntoken = "{TOKEN}"\n')
+
+
+def test_the_web_actor_is_supervised_and_its_devices_survive_a_crash(site: WebTree) -> None:
+    """Enabled, web is a child of orcad (`orca status` lists it): a kill -9 is restarted
+    and a paired device is still paired (its digest is on disk, never its secret)."""
+    import os
+    import signal
+
+    from support.remote import wait_until
+
+    cookie = site.login("view")
+    assert "web " in site.tree.ok("status")
+    (before,) = [a for a in site.tree.status().actors if a.name == "web"]
+    assert before.state == "running" and before.pid is not None
+    os.kill(before.pid, signal.SIGKILL)
+
+    def restarted() -> bool:
+        (now,) = [a for a in site.tree.status().actors if a.name == "web"]
+        return now.state == "running" and now.pid not in (None, before.pid)
+
+    wait_until(restarted, "web restarted by orcad")
+    site.port = invoke(web.STATUS, paths=site.tree.paths).port  # web.toml's port 0: a new one
+    assert request(site, "GET", "/api/me", cookie=cookie)[0] == 200
