@@ -66,7 +66,8 @@ def _hypercorn_config(config: WebConfig, sock: socket.socket) -> Config:
     hc.include_server_header = False
     hc.graceful_timeout = GRACEFUL_STOP_S
     hc.websocket_max_message_size = MAX_WS_MESSAGE_BYTES
-    hc.accesslog = None
+    hc.accesslog = None  # requests are not logged (a pairing code rides only in fragments)
+    hc.errorlog = logging.getLogger("hypercorn.error")  # the actor's log, once, its format
     hc.keep_alive_timeout = 30
     return hc
 

@@ -65,7 +65,12 @@ def test_a_wrong_token_code_or_cookie_is_refused(site: WebTree, cookie: str) -> 
 
 
 def test_a_pairing_code_works_once(site: WebTree) -> None:
-    code = site.pair("view").split("#pair=", 1)[1]
+    """``orca web pair`` shows its link as a QR code; the code in it signs in one browser."""
+    shown = site.tree.ok("web", "pair", "--name", "phone", "--scopes", "view")
+    assert {"▀", "▄", "█"} & set(shown), "a QR code drawn with block characters"
+    link = next(w for w in shown.split() if "#pair=" in w)
+    code = link.split("#pair=", 1)[1]
+    assert link.startswith(f"http://127.0.0.1:{site.port}/")
     assert request(site, "POST", "/api/session", {"code": code})[0] == 200
     assert request(site, "POST", "/api/session", {"code": code})[0] == 401
 

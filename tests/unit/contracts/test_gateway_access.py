@@ -44,3 +44,11 @@ def test_answering_a_permission_request_needs_a_full_key() -> None:
     assert hooks.PERMISSION_SNAPSHOT in gw.allowed_ops("read-only")
     assert hooks.ANSWER_PERMISSION not in gw.allowed_ops("read-only")
     assert gw.is_mutating(hooks.ANSWER_PERMISSION)
+
+
+def test_the_web_actors_ops_never_cross_a_machine() -> None:
+    """Issue 27: pairing a device and revoking one are for this machine's CLI only."""
+    from orca.contracts import web
+
+    assert web.CONTRACT not in gw.RELAYED_CONTRACTS
+    assert not {op.name for op in gw.FULL_OPS} & set(web.CONTRACT.ops)
