@@ -116,6 +116,10 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 def _foreground(args: argparse.Namespace) -> int:
     env = {**os.environ, **({"ORCA_WEB_BIND": args.bind} if args.bind else {})}
+    # The actor runtime stops an actor whose parent of record dies (orca.actor.app): so
+    # this command is that parent, and a killed `orca web` leaves no dashboard behind.
+    env["ORCA_SUPERVISOR_PID"] = str(os.getpid())
+    env.pop("ORCA_SUPERVISOR", None)
     child = subprocess.Popen([sys.executable, "-m", "actors.web"], env=env)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
