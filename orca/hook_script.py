@@ -3,7 +3,12 @@
 Contract (issue 7):
 
 * it prints ``{}`` before anything else - every supported agent parses hook stdout
-  as JSON, and an empty object means "no decision, carry on";
+  as JSON, and an empty object means "no decision, carry on" - except in its
+  ``permission`` mode (issue 27; ``<agent> permission <seconds>``, which the installer
+  gives the PermissionRequest event): there it prints exactly one document, the
+  verdict the hooks actor answered after holding the request (``POST
+  /permission/<agent>``, ``actors.hooks.permission_http``), or ``{}`` for none - on
+  any failure, timeout or when Orca is not running, so the agent's own prompt decides;
 * outside Orca (no ``ORCA_PANE_KEY``) or when Orca is not running (no readable
   endpoint file, no curl) it exits 0 silently: a hook must never break the agent;
 * it re-reads ``endpoint.env`` on every call, so an agent that outlives a restart of
@@ -45,20 +50,37 @@ SCRIPT_MODE = 0o700
 # server is wedged (connect) or slow (total). The agents' own hook timeouts are longer.
 CONNECT_TIMEOUT_S = 1
 TOTAL_TIMEOUT_S = 2
+# The permission mode (issue 27): the second argument that selects it, the hold when
+# the installer named none, and how much longer curl waits than the hold (the server
+# answers when the hold ends; this only bounds a wedged one).
+PERMISSION_MODE = "permission"
+DEFAULT_HOLD_S = 60
+HOLD_SLACK_S = 3
 
 _TEMPLATE = r"""#!/bin/sh
 # Orca agent-status hook, installed by `orca hooks install`. Forwards this agent
 # hook's JSON payload (stdin) to the local Orca hooks actor; does nothing outside
 # Orca. Safe to delete: `orca hooks uninstall <agent>` removes its config entries.
-printf '{}\n'
-[ -n "${ORCA_PANE_KEY:-}" ] || exit 0
+# `<agent> permission <seconds>`: a PermissionRequest hook, held by Orca until it is
+# answered (web, orca ui) or <seconds> pass; prints the verdict, or {} for none.
+if [ "${2:-}" = permission ]; then
+  mode=permission
+else
+  mode=status
+  printf '{}\n'
+fi
+no_decision() {
+  [ "$mode" = permission ] && printf '{}\n'
+  exit 0
+}
+[ -n "${ORCA_PANE_KEY:-}" ] || no_decision
 case ${1:-} in
   @AGENTS@) agent=$1 ;;
   *) agent=generic ;;
 esac
 endpoint_file=${ORCA_AGENT_HOOK_ENDPOINT:-'@ENDPOINT_FILE@'}
-[ -r "$endpoint_file" ] || exit 0
-command -v curl >/dev/null 2>&1 || exit 0
+[ -r "$endpoint_file" ] || no_decision
+command -v curl >/dev/null 2>&1 || no_decision
 port=
 secret=
 while IFS='=' read -r key value; do
@@ -68,14 +90,36 @@ while IFS='=' read -r key value; do
   esac
 done < "$endpoint_file"
 case $port in
-  '' | *[!0-9]*) exit 0 ;;
+  '' | *[!0-9]*) no_decision ;;
 esac
-[ -n "$secret" ] || exit 0
+[ -n "$secret" ] || no_decision
 post() {
   curl --silent --output /dev/null --connect-timeout @CONNECT@ --max-time @TOTAL@ \
     -X POST -H 'Content-Type: application/json' -H 'Expect:' -H @/dev/fd/3 \
     --data-binary @- "http://127.0.0.1:$port/hook/$agent" >/dev/null 2>&1
 }
+if [ "$mode" = permission ]; then
+  hold=${3:-}
+  case $hold in
+    '' | *[!0-9]*) hold=@DEFAULT_HOLD@ ;;
+  esac
+  body=$(curl --silent --fail --connect-timeout @CONNECT@ --max-time $((hold + @SLACK@)) \
+    -X POST -H 'Content-Type: application/json' -H 'Expect:' -H @/dev/fd/3 \
+    --data-binary @- "http://127.0.0.1:$port/permission/$agent" 2>/dev/null 3<<ORCA_HEADERS
+X-Orca-Hook-Secret: $secret
+X-Orca-Pane-Key: $ORCA_PANE_KEY
+X-Orca-Tab-Id: ${ORCA_TAB_ID:-}
+X-Orca-Worktree-Id: ${ORCA_WORKTREE_ID:-}
+X-Orca-Launch-Token: ${ORCA_AGENT_LAUNCH_TOKEN:-}
+X-Orca-Hold-S: $hold
+ORCA_HEADERS
+  ) || body=
+  case $body in
+    '{'*) printf '%s\n' "$body" ;;
+    *) printf '{}\n' ;;
+  esac
+  exit 0
+fi
 if [ -n "${2:-}" ]; then
   printf '%s' "$2" | post 3<<ORCA_HEADERS
 X-Orca-Hook-Secret: $secret
@@ -106,6 +150,8 @@ def render_hook_script(endpoint_file: Path) -> str:
         .replace("@ENDPOINT_FILE@", str(endpoint_file))
         .replace("@CONNECT@", str(CONNECT_TIMEOUT_S))
         .replace("@TOTAL@", str(TOTAL_TIMEOUT_S))
+        .replace("@DEFAULT_HOLD@", str(DEFAULT_HOLD_S))
+        .replace("@SLACK@", str(HOLD_SLACK_S))
     )
 
 

@@ -40,6 +40,11 @@ removes them, with tomlkit (format-preserving). Codex's legacy ``notify`` progra
 (``notify = [argv]``, ``agent-turn-complete``) is set to the hook script only when the
 user has none.
 
+Held events (issue 27): the ``PermissionRequest`` handler runs the hook script's
+``permission`` mode (``<agent> permission <hold>``) with a timeout of its own
+(``AgentHookConfig.held_events``), the hold ``HOLD_MARGIN_S`` shorter, so the script
+answers (a verdict, or ``{}``) before the agent gives up on it.
+
 Only the CLI uses this module (no actor edits an agent's config); it imports neither
 trio nor ``actors.*``.
 """
@@ -59,7 +64,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from orca.fsio import write_atomic
-from orca.hook_script import HOOK_SCRIPT_NAME
+from orca.hook_script import HOOK_SCRIPT_NAME, PERMISSION_MODE
 
 BACKUP_SUFFIX = ".orca-backup"
 HANDLER_NAME = "orca-agent-status"
@@ -80,9 +85,16 @@ class AgentHookConfig:
     named_handlers: bool = False
     empty_matcher: bool = False
     codex_trust: bool = False
+    # Events whose hook Orca holds until a verdict (issue 27: the hook script's
+    # ``permission`` mode), each with the timeout (the agent's unit) the agent gives it.
+    held_events: Mapping[str, int] = field(default_factory=dict)
 
     def config_path(self, home: Path) -> Path:
         return home / self.relative_path
+
+    def timeout_for(self, event: str) -> int:
+        """The handler's timeout for ``event``: a held event's own, else the default."""
+        return self.held_events.get(event, self.timeout)
 
 
 INTEGRATIONS: Mapping[str, AgentHookConfig] = {
@@ -108,6 +120,10 @@ INTEGRATIONS: Mapping[str, AgentHookConfig] = {
         ),
         timeout=10,
         empty_matcher=True,
+        # "PermissionRequest: runs when the user is shown a permission dialog" (the
+        # hooks reference): the dialog is up while Orca holds, so the user at the
+        # terminal loses nothing by a longer hold; two minutes to answer from a phone.
+        held_events={"PermissionRequest": 120},
     ),
     "codex": AgentHookConfig(
         "codex",
@@ -122,6 +138,10 @@ INTEGRATIONS: Mapping[str, AgentHookConfig] = {
         ),
         timeout=10,
         codex_trust=True,
+        # Codex runs the hook "in the approval path, before guardian or user approval UI
+        # is shown" (codex-rs/hooks/src/events/permission_request.rs): its own prompt
+        # appears only when the hold ends, so the hold is shorter.
+        held_events={"PermissionRequest": 60},
     ),
     "gemini": AgentHookConfig(
         "gemini",
@@ -164,6 +184,16 @@ def _is_orca_handler(handler: object) -> bool:
 
 def hook_command(script: Path, agent: str) -> str:
     return f"{shlex.quote(str(script))} {agent}"
+
+
+# A held hook's script must answer before the agent's timeout ends it (seconds).
+HOLD_MARGIN_S = 5
+
+
+def held_command(command: str, timeout_s: int) -> str:
+    """A held event's handler command (``hook_command``'s, in the script's ``permission``
+    mode): it holds at most ``timeout_s - HOLD_MARGIN_S`` seconds (at least one)."""
+    return f"{command} {PERMISSION_MODE} {max(1, timeout_s - HOLD_MARGIN_S)}"
 
 
 # -- JSON with comments, as spans ---------------------------------------------------
@@ -335,8 +365,11 @@ def _unit(text: str, root: Node) -> str:
 
 
 # -- the edits ----------------------------------------------------------------------
-def _orca_group(spec: AgentHookConfig, command: str) -> dict[str, object]:
-    handler: dict[str, object] = {"type": "command", "command": command, "timeout": spec.timeout}
+def _orca_group(spec: AgentHookConfig, command: str, event: str = "") -> dict[str, object]:
+    timeout = spec.timeout_for(event)
+    if event in spec.held_events:  # (seconds: the unit of every agent with held events)
+        command = held_command(command, timeout)
+    handler: dict[str, object] = {"type": "command", "command": command, "timeout": timeout}
     if spec.named_handlers:
         handler = {"name": HANDLER_NAME, **handler}
     group: dict[str, object] = {"hooks": [handler]}
@@ -368,8 +401,8 @@ def install_text(text: str, spec: AgentHookConfig, command: str, path: Path | st
     """``text`` with exactly one Orca group per event of ``spec`` (others untouched)."""
     if not text.strip():
         text = "{}\n"
-    group = _orca_group(spec, command)
     for event in spec.events:
+        group = _orca_group(spec, command, event)
         root = parse_jsonc(text, path)
         unit = _unit(text, root)
         hooks = root.member("hooks")

@@ -27,6 +27,8 @@ from actors.hooks.endpoint_file import (
 from actors.hooks.http import HookHttpServer
 from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
 from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
+from actors.hooks.permission_desk import PermissionDesk
+from actors.hooks.permission_hold import PermissionHolds
 from actors.hooks.persistence import DebouncedSaver, StatusFileLoad, load_status_file
 from actors.hooks.service import HooksService, wall_clock_ms
 from actors.hooks.status_file import encode_status_file
@@ -69,15 +71,27 @@ class HooksActor:
         self.status_path = hooks_dir / STATUS_FILE_NAME
         self.table = AgentStatusTable(current_host_id())
         self.saver = DebouncedSaver(self.status_path, self.render_status)
-        self.service = HooksService(self.table, ctx.events.emit, self.saver.schedule)
+        self.service = HooksService(self.table, self._publish_status, self.saver.schedule)
         self.follower = StoreFollower(ctx, self.service, self.saver.flush_now)
         self.secret = new_secret()
-        self.http = HookHttpServer(self.secret, self.service.ingest_hook)
+        # -- issue 27: held PermissionRequest hooks (the verdict store) --
+        self.permissions = PermissionHolds(
+            PermissionDesk(current_host_id()), self.service, ctx.events.emit
+        )
+        self.http = HookHttpServer(
+            self.secret, self.service.ingest_hook, hold=self.permissions.hold
+        )
         self.script_path = install_hook_script(hooks_dir)
         # -- issue 16 items 5/7/12 (hooks-hardening): disk and endpoint health --
         self.status_load: StatusFileLoad | None = None
         self.endpoint_file: EndpointPublisher | None = None
         # -- end issue 16 items 5/7/12 --
+
+    def _publish_status(self, event: hooks.StatusEventData) -> None:
+        """Publish a status event; a held permission request of its pane may end with it
+        (the prompt answered in the agent's terminal, the pane gone)."""
+        self.ctx.events.emit(event)
+        self.permissions.observe(event)
 
     def render_status(self) -> bytes:
         authority = self.table.authority
@@ -216,6 +230,13 @@ class HooksActor:
             script_path=str(self.script_path),
         )
 
+    # -- issue 27: permission requests --
+    async def permission_snapshot(self, _: NoArgs) -> hooks.PermissionSnapshot:
+        return self.permissions.snapshot(self.ctx.events.epoch, self.ctx.events.seq)
+
+    async def answer_permission(self, args: hooks.AnswerPermissionArgs) -> hooks.PermissionAnswered:
+        return self.permissions.answer(args)
+
     async def flush(self) -> None:
         self.saver.flush_now()
 
@@ -256,6 +277,8 @@ class HooksActor:
             (hooks.PANE_INPUT, self.pane_input),
             (hooks.ACK, self.ack),
             (hooks.ENDPOINT, self.endpoint),
+            (hooks.PERMISSION_SNAPSHOT, self.permission_snapshot),
+            (hooks.ANSWER_PERMISSION, self.answer_permission),
         ]
 
 

@@ -15,6 +15,11 @@ actor keeps running):
 * a protocol error gets h11's status hint; a peer reset just ends the connection;
   a request without the secret is answered and its connection closed.
 
+Held requests (issue 27): ``POST /permission/<agent>`` is answered only when its
+permission request is settled (``hold``, :mod:`actors.hooks.permission_hold`); the
+deadlines above bound reading it, not the hold, and its connection closes after the
+reply. While held, the connection is watched: its closing withdraws the request.
+
 Connection flood (issue 16 item 7: 1,500 idle connections exhausted the fds and libzmq
 aborted the actor; 128 idle ones stalled every agent's hook to its timeout):
 
@@ -39,7 +44,7 @@ import itertools
 import json
 import logging
 import resource
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 
 import h11
@@ -54,6 +59,7 @@ from actors.hooks.http_request import (
     parse_submission,
     route_agent,
 )
+from actors.hooks.permission_http import hold_seconds, is_permission_route, route_permission
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +126,8 @@ def _camel(name: str) -> str:
 
 
 IngestFn = Callable[[HookSubmission], HookReply]
+# (submission, hold in seconds, "returns when the client went away") -> the reply.
+HoldFn = Callable[[HookSubmission, float, Callable[[], Awaitable[None]]], Awaitable[HookReply]]
 
 
 @dataclass(frozen=True)
@@ -149,9 +157,11 @@ class HookHttpServer:
         first_byte_timeout_s: float = FIRST_BYTE_TIMEOUT_S,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS,
+        hold: HoldFn | None = None,
     ) -> None:
         self._secret = secret
         self._ingest = ingest
+        self._hold = hold
         self._request_timeout_s = request_timeout_s
         self._first_byte_timeout_s = first_byte_timeout_s
         self._idle_timeout_s = idle_timeout_s
@@ -270,6 +280,10 @@ class HookHttpServer:
             return False
         if framed is None:
             return False
+        if self._hold is not None and is_permission_route(framed.target):
+            reply = await self._held(stream, framed)
+            await self._respond(stream, conn, reply.status, reply.body, True)
+            return False
         reply = self._handle(framed)
         # Only a caller that knows the secret may keep its connection (and its slot).
         close = cid in self._unproven
@@ -362,6 +376,24 @@ class HookHttpServer:
             return HookReply(submission.status, {"error": submission.reason})
         return self._ingest(submission)
 
+    async def _held(self, stream: trio.SocketStream, framed: _Framed) -> HookReply:
+        """A permission request, answered when settled (its connection closes after)."""
+        assert self._hold is not None
+        agent = route_permission(framed.method, framed.target)
+        if isinstance(agent, HttpRejection):
+            return HookReply(agent.status, {"error": agent.reason})
+        refused = check_secret(framed.headers, self._secret)
+        if refused is not None:
+            return HookReply(refused.status, {"error": refused.reason})
+        submission = parse_submission(agent, framed.headers, framed.body)
+        if isinstance(submission, HttpRejection):
+            return HookReply(submission.status, {"error": submission.reason})
+        try:
+            return await self._hold(submission, hold_seconds(framed.headers), lambda: _closed(stream))
+        except Exception:
+            log.exception("held permission request failed: %s", framed.target)
+            return HookReply(500, {"error": "internal"})
+
     async def _respond(
         self,
         stream: trio.SocketStream,
@@ -386,6 +418,20 @@ class HookHttpServer:
             await stream.send_all(data)
         if close:
             await _linger(stream)
+
+
+async def _closed(stream: trio.SocketStream) -> None:
+    """Return once the peer closed its side (a held hook's agent gave up on it); bytes it
+    sends meanwhile are read and dropped, up to a bound (then it is treated as gone)."""
+    drained = 0
+    try:
+        while drained < LINGER_MAX_BYTES:
+            chunk = await stream.receive_some(RECEIVE_CHUNK)
+            if not chunk:
+                return
+            drained += len(chunk)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        return
 
 
 async def _linger(stream: trio.SocketStream) -> None:

@@ -42,6 +42,8 @@ class ChildSpec:
     restart: Restart = "permanent"
     shutdown_grace_s: float | None = None  # None: the supervisor-wide grace
     args: tuple[str, ...] = ()
+    # Off children are not part of the tree (``web``, issue 27: off unless enabled).
+    enabled: bool = True
 
 
 @dataclass(frozen=True)
@@ -126,10 +128,29 @@ def _parse_child(raw: Any, where: str) -> ChildSpec:
     args = raw.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigError(f"{where}: child {name}: args must be a list of strings")
-    unknown = set(raw) - {"name", "module", "restart", "shutdown_grace_s", "args"}
+    enabled = raw.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: child {name}: enabled must be true or false")
+    unknown = set(raw) - {"name", "module", "restart", "shutdown_grace_s", "args", "enabled"}
     if unknown:
         raise ConfigError(f"{where}: child {name}: unknown keys {sorted(unknown)}")
-    return ChildSpec(name, module, restart, None if grace is None else float(grace), tuple(args))
+    return ChildSpec(
+        name, module, restart, None if grace is None else float(grace), tuple(args), enabled
+    )
+
+
+def _enable(children: tuple[ChildSpec, ...], raw: Any, where: str) -> tuple[ChildSpec, ...]:
+    """``[enable]``: turn children of the tree on or off by name (``web = true``),
+    without restating the whole ``[[child]]`` list."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [enable] must be a table of child names = true/false")
+    known = {c.name for c in children}
+    for name, value in raw.items():
+        if name not in known:
+            raise ConfigError(f"{where}: [enable] names no child {name!r} (known: {sorted(known)})")
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: [enable] {name} must be true or false")
+    return tuple(replace(c, enabled=raw.get(c.name, c.enabled)) for c in children)
 
 
 def _apply(spec: SupervisorSpec, doc: dict[str, Any], where: str) -> SupervisorSpec:
@@ -157,7 +178,9 @@ def _apply(spec: SupervisorSpec, doc: dict[str, Any], where: str) -> SupervisorS
         if len(set(names)) != len(names):
             raise ConfigError(f"{where}: duplicate child names in {names}")
         changes["children"] = children
-    unknown_top = set(doc) - {"supervisor", "child"}
+    if "enable" in doc:
+        changes["children"] = _enable(changes.get("children", spec.children), doc["enable"], where)
+    unknown_top = set(doc) - {"supervisor", "child", "enable"}
     if unknown_top:
         raise ConfigError(f"{where}: unknown top-level keys {sorted(unknown_top)}")
     return replace(spec, **changes)
@@ -192,6 +215,7 @@ def load_config(
     if os.path.lexists(override):  # a dangling symlink is an error, not "no override"
         where = str(override)
         spec = _apply(spec, _read(override), where)
+    spec = replace(spec, children=tuple(c for c in spec.children if c.enabled))
     if not spec.children:
         raise ConfigError("the supervision tree has no children")
     if spec.heartbeat_timeout_s <= spec.heartbeat_interval_s:

@@ -43,12 +43,12 @@ from textual.widgets.option_list import Option
 
 from actors.ui import layout
 from actors.ui.adoption import Adoptee, orphans, tab_label
+from actors.ui.approvals import Approvals, answer_dialog
 from actors.ui.backend import ACTORS, Backend
 from actors.ui.dialogs import AskScreen, ChoiceScreen, ConfirmScreen, LaunchRequest, LaunchScreen
 from actors.ui.fastpath import route_input
 from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
 from actors.ui.removal import loss_details, refusal_text, removal_question
-from actors.ui.review import ChangedFile, changed_files, file_diff, uncommitted
 from actors.ui.runtime import TrioGuest
 from actors.ui.terminal_view import LEADER_KEY, TerminalView, ended_note
 from actors.ui.view import (
@@ -71,6 +71,7 @@ from orca.model.ids import split_worktree_id_for_filesystem
 from orca.model.panes import make_pane_key, parse_pane_key
 from orca.model.session import WorkspaceSessionState
 from orca.paths import OrcaPaths
+from orca.review import ChangedFile, changed_files, file_diff, uncommitted
 from orca.wire.errors import Conflict, OrcaError
 
 # Leader (Ctrl-G) + key → action; the same keys work bare while the sidebar has focus.
@@ -140,6 +141,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self.guest = TrioGuest(on_crash=self._runtime_crashed)
         self.frames = FrameClock()  # when each pane's output is drawn (actors/ui/frames.py)
         self.backend = Backend(paths, self._on_backend_change)
+        self.approvals: Approvals | None = None  # issue 27: held permission requests
         self.leader_pending = False
         self.filter_text = ""
         self.needs_me_first = False
@@ -201,6 +203,8 @@ class OrcaApp(App[None], inherit_bindings=False):
     async def on_mount(self) -> None:
         async def start_backend(nursery: Any) -> None:
             await nursery.start(self.backend.run)
+            self.approvals = Approvals(self.paths, self.backend.clients["hooks"], self.poke)
+            nursery.start_soon(self.approvals.run)
 
         await self.guest.start(start_backend)
         route_input(self, self._take_key)
@@ -512,10 +516,38 @@ class OrcaApp(App[None], inherit_bindings=False):
         )
         leader = "LEADER… " if self.leader_pending else ""
         need = f"{needing} need you · " if needing else ""
+        asks = self.approvals.status_text(self.pane_name) if self.approvals else ""
+        asks = f"{asks} · " if asks else ""
         error = f" · {self.last_error}" if self.last_error else ""
         self.query_one("#status", Static).update(
-            f"{leader}{need}{self.health_text()}{error} · {hint}"
+            f"{leader}{need}{asks}{self.health_text()}{error} · {hint}"
         )
+
+    # -- permission requests (issue 27; actors/ui/approvals.py) --------------------------------
+    def pane_name(self, pane_key: str) -> str:
+        """The worktree whose agent runs in ``pane_key`` (the pane key if none shows it)."""
+        for item in self.items():
+            if any(light.pane_key == pane_key for light in item.lights):
+                return item.name
+        return pane_key
+
+    def action_answer_permission(self, request_id: str) -> None:
+        approvals = self.approvals
+        request = next((r for r in approvals.pending if r.request_id == request_id), None) if approvals else None
+        if approvals is None or request is None:
+            return
+
+        def answered(behavior: Any) -> None:
+            if behavior is not None:
+                self.guest.start_soon(self._answer_permission, approvals, request_id, behavior)
+
+        self.push_screen(answer_dialog(request, self.pane_name(request.pane_key)), answered)
+
+    async def _answer_permission(self, approvals: Approvals, request_id: str, behavior: Any) -> None:
+        try:
+            self.notify(await approvals.answer(request_id, behavior))
+        except OrcaError as exc:
+            self.report(exc.message)
 
     def banner_text(self) -> str:
         return str(self.query_one("#banner", Static).render())
@@ -1397,6 +1429,12 @@ class OrcaApp(App[None], inherit_bindings=False):
                 f"Restart {actor}",
                 "ask orcad to restart it",
                 lambda a=actor: self.action_restart_actor(a),
+            )
+        for request in self.approvals.pending if self.approvals else ():
+            yield SystemCommand(
+                f"Answer: {self.pane_name(request.pane_key)} wants {request.tool_name}",
+                request.summary or "a permission request",
+                lambda r=request.request_id: self.action_answer_permission(r),
             )
         for agent in HOOK_AGENTS:
             yield SystemCommand(

@@ -80,7 +80,10 @@ SPECS: dict[str, MirrorSpec] = {
         mirrors.load_store,
         mirrors.apply_store,
     ),
-    "hooks": MirrorSpec(hooks.CONTRACT, hooks.SNAPSHOT, mirrors.load_status, mirrors.apply_status),
+    # The status events only: hooks also publishes permission requests (issue 27).
+    "hooks": MirrorSpec(
+        hooks.CONTRACT, hooks.SNAPSHOT, mirrors.load_status, mirrors.apply_status, hooks.EVENTS
+    ),
     # Not term.output: the sessions' bytes reach the panes that show them, by topic
     # (their attach streams). Not even received: 20 agents printing are thousands of
     # chunks a second, each a trio wake-up on the UI's one thread (bench/ui.py).

@@ -159,6 +159,17 @@ def _hosts() -> list[str]:
     return sorted(load_hosts(resolve_paths()))
 
 
+def _web_devices() -> list[str]:
+    """The web dashboard's paired devices (its device file: no service needed)."""
+    from orca.paths import resolve_paths
+    from orca.web_devices import DevicesFile, DevicesFileError
+
+    try:
+        return sorted(d.device_id for d in DevicesFile(resolve_paths().data_dir).load())
+    except DevicesFileError:
+        return []
+
+
 # Which live names an argument takes: (topic, subcommand or "", argument dest).
 DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     **{("term", cmd, "id"): _terminals for cmd in ("attach", "read", "close")},
@@ -175,6 +186,7 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     ("logs", "", "actor"): _actors,
     ("host", "rm", "name"): _hosts,
     ("host", "status", "name"): _hosts,
+    ("web", "devices", "device"): _web_devices,
 }
 # The arguments that take no name Orca knows (a path, a new name, text, a command).
 FREE_TEXT = {

@@ -35,6 +35,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "watch": ("orca.cli.watch",),
     "ack": ("orca.cli.ack",),
     "ui": ("orca.cli.ui",),
+    "web": ("orca.cli.web",),
     "completion": ("orca.cli.completion",),
     "host": ("orca.cli.host",),
 }
@@ -130,7 +131,8 @@ def build_parser(topic: str | None = None) -> argparse.ArgumentParser:
 
 def _help_without_subcommand(parser: argparse.ArgumentParser) -> None:
     """A command group typed alone (``orca worktree``) prints its own help, listing its
-    subcommands, on stderr with exit 2 (not ``orca``'s help); so does every group below."""
+    subcommands, on stderr with exit 2 (not ``orca``'s help); so does every group below,
+    unless the group is a command itself (``orca web``, ``orca web devices``)."""
     import argparse
 
     for action in parser._actions:
@@ -142,6 +144,7 @@ def _help_without_subcommand(parser: argparse.ArgumentParser) -> None:
             return 2
 
         action.required = False  # a group declared required would only name "COMMAND"
-        parser.set_defaults(func=print_help)
+        if parser.get_default("func") is None:
+            parser.set_defaults(func=print_help)
         for nested in action.choices.values():
             _help_without_subcommand(nested)

@@ -104,6 +104,16 @@ def begin_snapshot() -> Pending[Snapshot]:
     return begin(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
 
 
+def project_ps(snapshot: Snapshot, sessions: list[Any] | None, now_ms: int) -> list[dict[str, object]]:
+    """The projection ``orca worktree ps`` prints (and the web dashboard shows): hooks'
+    rows and fates, with ptyd's facts about this ptyd's sessions (``sessions``: None
+    when ptyd did not answer). Pure."""
+    from orca.model.agent_status import project_worktrees, terminal_facts
+
+    facts = None if sessions is None else terminal_facts([s for s in sessions if not s.archived])
+    return project_worktrees(snapshot.rows, now_ms, facts, snapshot.fates)
+
+
 def fetch_worktrees(
     now_ms: int | None = None,
     needs_me: bool = False,
@@ -113,14 +123,13 @@ def fetch_worktrees(
     """The projected worktree list from one snapshot (raises OrcaError when down);
     ``sessions``: ptyd's listing when the caller has it (else listed here); ``asked``:
     a :func:`begin_snapshot` already sent."""
-    from orca.model.agent_status import needs_user, project_worktrees, terminal_facts
+    from orca.model.agent_status import needs_user
 
     snapshot = (asked or begin_snapshot()).result()
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     if sessions is None:
         sessions = list_sessions()
-    facts = None if sessions is None else terminal_facts([s for s in sessions if not s.archived])
-    worktrees = project_worktrees(snapshot.rows, now, facts, snapshot.fates)
+    worktrees = project_ps(snapshot, sessions, now)
     if not needs_me:
         return worktrees
     kept = []

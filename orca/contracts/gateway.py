@@ -213,6 +213,7 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         EVENTS,
         TERM_WAIT,
         hooks.SNAPSHOT,
+        hooks.PERMISSION_SNAPSHOT,
         ptyd.LIST,
         ptyd.READ,
         ptyd.SNAPSHOT,
@@ -250,6 +251,9 @@ MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
         gitwatch.WORKTREE_RENAME,
         gitwatch.WORKTREE_RENAME_FROM_FIRST_MESSAGE,
         hooks.ACK,
+        # Issue 27: approving an agent's tool call from another machine is a write; a
+        # read-only key sees the pending requests, a full key may answer them.
+        hooks.ANSWER_PERMISSION,
         store.REPO_ADD,
         store.REPO_UPDATE,
         store.REPO_REMOVE,

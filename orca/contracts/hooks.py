@@ -124,6 +124,35 @@ Events (PUB; envelope {v, src, epoch, seq, type, data}):
 Mirrors (TUI, web, remote hosts, tests) keep a copy with ``orca.actor.Mirror`` using
 :func:`load_mirror` and :func:`apply_to_mirror` with ``SNAPSHOT`` and ``EVENTS``; the
 rows are then projected with :mod:`orca.model.agent_status` (seed 03 "镜像不是合并").
+Permission requests (issue 27; ``actors.hooks.permission_desk`` decides,
+``actors.hooks.permission_hold`` holds): an agent's PermissionRequest hook, posted by the
+hook script in its ``permission`` mode to ``POST /permission/<agent>``, is held open
+until the first answer or until its hold (the installer's per-event timeout less a
+margin) ends. hooks is the one verdict store: the web dashboard and ``orca ui`` answer
+through ``permission.answer``; the agent's own terminal answers by being answered (the
+pane's row leaving ``blocked``: keys typed into the pane, the agent's next hook); a
+timeout gives no verdict, so the agent's own prompt decides. Pending requests live in
+memory only: a hooks restart drops the held connections and the script answers "no
+decision".
+
+``permission.snapshot`` {} → PermissionSnapshot {epoch, seq, pending: [PermissionRequest],
+    settled: [PermissionSettlement]} - the mirror snapshot (``settled``: the most recent
+    ones, bounded). ``PermissionRequest`` {requestId, paneKey, worktreeId, agent,
+    toolName, summary, sessionId, createdAtMs, expiresAtMs, hostId};
+    ``PermissionSettlement`` {requestId, paneKey, worktreeId, outcome (allow | deny |
+    timeout | answered_elsewhere | withdrawn), by, message, settledAtMs}.
+``permission.answer`` {requestId, behavior (allow | deny), message="", by} →
+    PermissionAnswered {outcome (decided | already_settled), settlement}
+    The first answer wins; a later one (the same or another behavior, from anyone) gets
+    ``already_settled`` with the first one's settlement. ``by`` names who answered
+    (``web:<device>``, ``ui``), cut to 64 characters. Errors: ``not_found`` (no such
+    request, or settled too long ago to be remembered), ``bad_request``.
+
+Events: ``permission.requested`` PermissionRequested {request};
+``permission.settled`` PermissionSettled {settlement} - the request is answered, timed
+out, answered in the agent's terminal or withdrawn (the agent's hook went away, the
+pane's row was cleared). Mirrors fold them with :func:`load_permissions` /
+:func:`apply_permissions`.
 """
 
 from __future__ import annotations
@@ -142,7 +171,7 @@ from orca.model.agent_status import (
     without_pane,
 )
 from orca.wire.envelope import Event
-from orca.wire.errors import BadRequest
+from orca.wire.errors import BadRequest, NotFound
 
 IngestOutcome = Literal["applied", "unchanged", "rejected", "ignored"]
 
@@ -342,9 +371,106 @@ def load_mirror(snapshot: Snapshot) -> dict[str, AgentStatusRow]:
 
 
 def apply_to_mirror(
-    rows: dict[str, AgentStatusRow], _envelope: Event, event: StatusEventData
+    rows: dict[str, AgentStatusRow], _envelope: Event, event: object
 ) -> dict[str, AgentStatusRow]:
-    """Fold one typed event into a mirror's rows (``Mirror.apply``; returns a new dict)."""
+    """Fold one typed event into a mirror's rows (``Mirror.apply``; returns a new dict).
+    Events that are not status events (``permission.*``, on the same publisher) leave
+    the rows as they are."""
     if isinstance(event, StatusSet):
         return with_row(rows, event.row)
-    return without_pane(rows, event.pane_key)
+    if isinstance(event, StatusCleared):
+        return without_pane(rows, event.pane_key)
+    return rows
+
+# -- permission requests (issue 27) -------------------------------------------------
+PermissionBehavior = Literal["allow", "deny"]
+PermissionOutcome = Literal["allow", "deny", "timeout", "answered_elsewhere", "withdrawn"]
+# ``by`` and ``message`` are labels shown to people and agents: bounded.
+MAX_ANSWERED_BY_CHARS = 64
+MAX_PERMISSION_MESSAGE_CHARS = 500
+
+
+class PermissionRequest(Payload, frozen=True, kw_only=True):
+    request_id: str
+    pane_key: str
+    worktree_id: str
+    agent: str
+    tool_name: str
+    # What the agent wants to do, one line (a command, a path): for a person to judge.
+    summary: str
+    session_id: str
+    created_at_ms: int
+    expires_at_ms: int
+    host_id: str = "local"
+
+
+class PermissionSettlement(Payload, frozen=True, kw_only=True):
+    request_id: str
+    pane_key: str
+    worktree_id: str
+    outcome: PermissionOutcome
+    by: str
+    message: str
+    settled_at_ms: int
+
+
+class PermissionSnapshot(Payload, frozen=True, kw_only=True):
+    epoch: str
+    seq: int
+    pending: list[PermissionRequest]
+    settled: list[PermissionSettlement] = msgspec.field(default_factory=list)
+
+
+class AnswerPermissionArgs(Args, frozen=True, kw_only=True):
+    request_id: str
+    behavior: PermissionBehavior
+    message: str = ""
+    by: str = ""
+
+
+class PermissionAnswered(Payload, frozen=True, kw_only=True):
+    outcome: Literal["decided", "already_settled"]
+    settlement: PermissionSettlement
+
+
+class PermissionRequested(Payload, frozen=True, kw_only=True):
+    request: PermissionRequest
+
+
+class PermissionSettled(Payload, frozen=True, kw_only=True):
+    settlement: PermissionSettlement
+
+
+PERMISSION_SNAPSHOT = CONTRACT.op(
+    "permission.snapshot", NoArgs, PermissionSnapshot, doc="pending permission requests"
+)
+ANSWER_PERMISSION = CONTRACT.op(
+    "permission.answer",
+    AnswerPermissionArgs,
+    PermissionAnswered,
+    NotFound,
+    BadRequest,
+    doc="answer a held permission request (the first answer wins)",
+)
+PERMISSION_REQUESTED = CONTRACT.event(
+    "permission.requested", PermissionRequested, doc="an agent waits for a permission"
+)
+PERMISSION_SETTLED = CONTRACT.event(
+    "permission.settled", PermissionSettled, doc="a permission request is settled"
+)
+PermissionEventData = PermissionRequested | PermissionSettled
+PERMISSION_EVENTS: tuple[EventSpec[Any], ...] = (PERMISSION_REQUESTED, PERMISSION_SETTLED)
+
+
+def load_permissions(snapshot: PermissionSnapshot) -> dict[str, PermissionRequest]:
+    """A mirror's pending requests by id from one ``permission.snapshot``."""
+    return {r.request_id: r for r in snapshot.pending}
+
+
+def apply_permissions(
+    pending: dict[str, PermissionRequest], _envelope: Event, event: PermissionEventData
+) -> dict[str, PermissionRequest]:
+    """Fold one permission event into a mirror's pending requests (a new dict)."""
+    if isinstance(event, PermissionRequested):
+        return {**pending, event.request.request_id: event.request}
+    return {k: v for k, v in pending.items() if k != event.settlement.request_id}

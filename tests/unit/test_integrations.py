@@ -279,3 +279,56 @@ def test_codex_trust_hash_reproduces_hashes_codex_itself_wrote() -> None:
     for event, digest in known.items():
         assert integrations.codex_trust_hash(event, command, None, "*") == digest
     assert integrations.codex_trust_hash("Stop", command, None, None) == known["Stop"]
+
+
+@pytest.mark.parametrize(("agent", "timeout"), [("claude", 120), ("codex", 60)])
+def test_permission_request_is_installed_held_with_its_own_timeout(
+    home: Path, script: Path, agent: str, timeout: int
+) -> None:
+    """Issue 27: the PermissionRequest handler runs the script's permission mode, holding
+    a margin less than the timeout the installer sets for that event alone; a
+    re-install changes nothing; Codex's trust entry covers the held handler."""
+    assert integrations.install(agent, home, script)
+    spec = integrations.INTEGRATIONS[agent]
+    config = json.loads(spec.config_path(home).read_text())
+    (group,) = config["hooks"]["PermissionRequest"]
+    (handler,) = group["hooks"]
+    hold = timeout - integrations.HOLD_MARGIN_S
+    assert handler["command"] == f"{integrations.hook_command(script, agent)} permission {hold}"
+    assert handler["timeout"] == timeout
+    (pre,) = config["hooks"]["PreToolUse"]
+    assert pre["hooks"][0]["timeout"] == spec.timeout
+    assert pre["hooks"][0]["command"] == integrations.hook_command(script, agent)
+    assert not integrations.install(agent, home, script)
+    assert integrations.status(agent, home).installed
+
+
+def test_an_older_unheld_permission_handler_is_rewritten_in_place(home: Path, script: Path) -> None:
+    """A config installed before issue 27 (status-only PermissionRequest handler) gets the
+    held one on the next install, at the same index."""
+    spec = integrations.INTEGRATIONS["claude"]
+    old = {
+        "hooks": {
+            "PermissionRequest": [
+                USER_HOOK_GROUP,
+                {
+                    "matcher": "",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": integrations.hook_command(script, "claude"),
+                            "timeout": 10,
+                        }
+                    ],
+                },
+            ]
+        }
+    }
+    _write(spec.config_path(home), old)
+    assert integrations.install("claude", home, script)
+    groups = json.loads(spec.config_path(home).read_text())["hooks"]["PermissionRequest"]
+    assert groups[0] == USER_HOOK_GROUP
+    assert groups[1]["hooks"][0]["command"].endswith(" permission 115")
+
+
+USER_HOOK_GROUP = {"matcher": "Bash", "hooks": [USER_HOOK]}

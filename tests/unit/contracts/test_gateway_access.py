@@ -35,3 +35,20 @@ def test_read_only_and_mutating_do_not_overlap_and_read_only_keys_get_no_writes(
     assert gw.allowed_ops("read-only") == gw.READ_ONLY_OPS
     assert all(gw.is_mutating(op) for op in gw.MUTATING_OPS)
     assert gw.STATUS not in gw.FULL_OPS and gw.INJECT_ZAP_FAULT not in gw.FULL_OPS
+
+
+def test_answering_a_permission_request_needs_a_full_key() -> None:
+    """Issue 27: a read-only key sees pending requests but cannot approve one."""
+    from orca.contracts import hooks
+
+    assert hooks.PERMISSION_SNAPSHOT in gw.allowed_ops("read-only")
+    assert hooks.ANSWER_PERMISSION not in gw.allowed_ops("read-only")
+    assert gw.is_mutating(hooks.ANSWER_PERMISSION)
+
+
+def test_the_web_actors_ops_never_cross_a_machine() -> None:
+    """Issue 27: pairing a device and revoking one are for this machine's CLI only."""
+    from orca.contracts import web
+
+    assert web.CONTRACT not in gw.RELAYED_CONTRACTS
+    assert not {op.name for op in gw.FULL_OPS} & set(web.CONTRACT.ops)

@@ -110,3 +110,19 @@ def test_unreadable_override_is_a_clear_error(tmp_path: Path) -> None:
     (paths.config_dir / "supervisor.toml").symlink_to(tmp_path / "nowhere")
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(paths, environ={})
+
+
+def test_web_is_off_unless_enabled(tmp_path: Path) -> None:
+    """Issue 27: the shipped tree lists ``web`` off; ``[enable] web = true`` in the user's
+    file turns it on without restating the children; a name that is no child is refused."""
+    shipped = load_config(paths_with(tmp_path / "a", None), environ={})
+    assert "web" not in [c.name for c in shipped.children]
+    assert [c.name for c in shipped.children] == ["store", "hooks", "ptyd", "gitwatch", "gateway"]
+    enabled = load_config(paths_with(tmp_path / "b", "[enable]\nweb = true\n"), environ={})
+    assert [c.name for c in enabled.children][-1] == "web"
+    assert enabled.child("web").module == "actors.web"
+    off = load_config(paths_with(tmp_path / "c", "[enable]\ngateway = false\n"), environ={})
+    assert "gateway" not in [c.name for c in off.children]
+    for text, needle in (("[enable]\nnope = true\n", "names no child"), ("[enable]\nweb = 1\n", "true or false")):
+        with pytest.raises(ConfigError, match=needle):
+            load_config(paths_with(tmp_path / needle.replace(" ", "_"), text), environ={})

@@ -1,4 +1,7 @@
-"""The review pane: a worktree's changed files against its base, and one file's diff.
+"""Review: a worktree's changed files against its base, and one file's diff.
+
+Read by ``orca ui``'s review pane and the web dashboard's review page (issue 27), so
+both show the same files from the same git commands.
 
 gitwatch publishes git *facts* (HEAD, branch, dirty counts) but serves no diffs, so the
 pane reads them with git itself, read-only: ``--no-optional-locks`` keeps ``git diff``

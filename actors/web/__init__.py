@@ -1,0 +1,1 @@
+"""The web dashboard and phone approvals (issue 27): a client actor serving HTTP(S)."""
