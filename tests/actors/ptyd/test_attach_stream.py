@@ -337,6 +337,17 @@ async def test_a_client_that_went_away_leaves_the_answer_to_the_model(
         else:
             gone.stream.socket.close(linger=0)
         gone.terminal.close()
+        # ptyd learns a ROUTER peer is gone when a send to it fails, and libzmq may
+        # take a moment to tear its pipe down: until ptyd has let it go, a query sent
+        # its way is lost with it (a window this test does not measure). Lines typed
+        # make ptyd send until it does.
+        for n in range(1, 1000):
+            listed = await ptyd.call("term.list", {})
+            (row,) = [r for r in listed["sessions"] if r["sessionId"] == sid]
+            if row["subscribers"] == 0:
+                break
+            await ptyd.call("term.write", {"sessionId": sid, "text": f"noop{n}\r"})
+            await read_all(ptyd, tap, sid, f"CMD:b'noop{n}\\r'".encode())
         await ptyd.call("term.write", {"sessionId": sid, "text": "ask\r"})
         output = await read_all(ptyd, tap, sid, b"ANS:")
         assert output.count(b"ANS:b'\\x1b[") == 1
