@@ -175,7 +175,7 @@ def test_bare_curve_server_with_a_dead_zap_handler_accepts_any_key() -> None:
 
     libzmq tears the handler's socket down in its own thread: a client that connects
     while it is still going away may wait on it forever, so each attempt is a new
-    client (up to ``ATTEMPTS``), and every socket is closed whatever happens (a socket
+    client (up to ten), and every socket is closed whatever happens (a socket
     left open made ``ctx.term()`` hang the worker until the 600 s timeout)."""
     attempts = 10
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
