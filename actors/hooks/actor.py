@@ -25,10 +25,12 @@ from actors.hooks.endpoint_file import (
     new_secret,
 )
 from actors.hooks.http import HookHttpServer
+from actors.hooks.http_request import HookReply, HookSubmission
 from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
 from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
 from actors.hooks.persistence import DebouncedSaver, StatusFileLoad, load_status_file
 from actors.hooks.service import HooksService, wall_clock_ms
+from actors.hooks.session_binder import SessionBinder
 from actors.hooks.status_file import encode_status_file
 from actors.hooks.status_table import (
     MAX_ROWS,
@@ -72,7 +74,9 @@ class HooksActor:
         self.service = HooksService(self.table, ctx.events.emit, self.saver.schedule)
         self.follower = StoreFollower(ctx, self.service, self.saver.flush_now)
         self.secret = new_secret()
-        self.http = HookHttpServer(self.secret, self.service.ingest_hook)
+        # issue 25: hooks bind agent sessions to panes (the vault's exact join).
+        self.sessions = SessionBinder(hooks_dir, ctx.events.emit, self.table.authority, wall_clock_ms)
+        self.http = HookHttpServer(self.secret, self.ingest_hook)
         self.script_path = install_hook_script(hooks_dir)
         # -- issue 16 items 5/7/12 (hooks-hardening): disk and endpoint health --
         self.status_load: StatusFileLoad | None = None
@@ -102,7 +106,16 @@ class HooksActor:
             self.table.authority.fence_count(),
         )
 
+    def ingest_hook(self, submission: HookSubmission) -> HookReply:
+        """A hook request: its status first, then the session binding it states."""
+        reply = self.service.ingest_hook(submission)
+        self.sessions.observe(submission)
+        return reply
+
     # ops -------------------------------------------------------------------
+    async def session_bindings(self, _: NoArgs) -> hooks.SessionBindings:
+        return self.sessions.snapshot(self.ctx.events.epoch, self.ctx.events.seq)
+
     async def snapshot(self, _: NoArgs) -> hooks.Snapshot:
         return hooks.Snapshot(
             epoch=self.ctx.events.epoch,
@@ -218,6 +231,7 @@ class HooksActor:
 
     async def flush(self) -> None:
         self.saver.flush_now()
+        self.sessions.saver.flush_now()
 
     # -- issue 16 items 5/7/12 (hooks-hardening) --
     def stats(self) -> dict[str, Any]:
@@ -256,12 +270,15 @@ class HooksActor:
             (hooks.PANE_INPUT, self.pane_input),
             (hooks.ACK, self.ack),
             (hooks.ENDPOINT, self.endpoint),
+            (hooks.SESSION_BINDINGS, self.session_bindings),
         ]
 
 
 async def setup(ctx: ActorContext) -> None:
     actor = HooksActor(ctx)
     actor.hydrate()
+    actor.sessions.hydrate()
+    ctx.nursery.start_soon(actor.sessions.saver.run)
     port = await ctx.nursery.start(actor.http.run)
     # -- issue 16 item 5: a refused endpoint.env is reported and retried, never fatal --
     actor.endpoint_file = EndpointPublisher(ctx.paths.hooks_dir, port, actor.secret)
