@@ -36,10 +36,17 @@ class LineBatch:
 
 
 def read_lines(
-    fd: int, start: int, size: int, budget: int, *, mid_line: bool = False
+    fd: int,
+    start: int,
+    size: int,
+    budget: int,
+    *,
+    mid_line: bool = False,
+    max_line: int = MAX_LINE_BYTES,
 ) -> LineBatch:
     """Complete lines from ``start`` up to ``size`` (the size the caller saw), taking
-    at most about ``budget`` bytes; ``mid_line``: ``start`` is inside an overlong line."""
+    at most about ``budget`` bytes; ``mid_line``: ``start`` is inside an overlong line
+    (longer than ``max_line``)."""
     lines: list[bytes] = []
     skipped = 0
     pos = start  # the next byte to read
@@ -48,7 +55,7 @@ def read_lines(
     dropping = mid_line
     more = False
     while pos < size:
-        chunk = os.pread(fd, min(READ_CHUNK_BYTES, size - pos), pos)
+        chunk = os.pread(fd, min(READ_CHUNK_BYTES, max(1, budget), size - pos), pos)
         if not chunk:
             break  # the file shrank under us: the caller's next stat sees it
         i = 0
@@ -64,7 +71,7 @@ def read_lines(
             line_start = pos + i
         if not dropping:
             pending += chunk[i:]
-            if len(pending) > MAX_LINE_BYTES:
+            if len(pending) > max_line:
                 pending.clear()
                 dropping = True
                 skipped += 1

@@ -141,7 +141,7 @@ def search(
     last_id: int | None = None
     more = False
     if allowed is None or allowed:
-        for entry_id, tid, ts, kind, text in _matches(conn, expression, before, allowed):
+        for entry_id, tid, ts, kind, text in _matches(conn, expression, before, allowed, args.raw):
             if len(hits) == args.limit:
                 more = True
                 break
@@ -173,7 +173,11 @@ def search(
 
 
 def _matches(
-    conn: sqlite3.Connection, expression: str, before: int | None, allowed: set[int] | None
+    conn: sqlite3.Connection,
+    expression: str,
+    before: int | None,
+    allowed: set[int] | None,
+    raw: bool,
 ) -> Iterable[tuple[int, int, int, str, str]]:
     sql = (
         "SELECT e.id, e.transcript_id, e.ts, e.kind, e.text FROM entries_fts"
@@ -190,7 +194,7 @@ def _matches(
     try:
         yield from conn.execute(sql, params)
     except sqlite3.OperationalError as exc:
-        if "fts5" in str(exc) or "syntax" in str(exc):
+        if raw:  # the caller's FTS5 syntax (quoted words are always valid)
             raise BadRequest(f"not a search query FTS5 understands: {exc}") from None
         raise
 

@@ -18,6 +18,10 @@ NEVER_RELAYED = {
     "agentStatus.reconcile_ptys",
     "agentStatus.pane_input",
     "hooks.endpoint",
+    # which pane each agent session runs in, with transcript paths: this host's own
+    "agentSession.bindings",
+    # rebuilding the transcript index is this host's business
+    "vault.rebuild",
 }
 
 
@@ -35,3 +39,13 @@ def test_read_only_and_mutating_do_not_overlap_and_read_only_keys_get_no_writes(
     assert gw.allowed_ops("read-only") == gw.READ_ONLY_OPS
     assert all(gw.is_mutating(op) for op in gw.MUTATING_OPS)
     assert gw.STATUS not in gw.FULL_OPS and gw.INJECT_ZAP_FAULT not in gw.FULL_OPS
+
+
+def test_vault_ops_are_read_only_and_gated_separately() -> None:
+    """The transcript index's ops are read-only ones (any authorized key), gated again
+    by the host's share_vault setting; rebuilding is never relayed."""
+    from orca.contracts import vault
+
+    assert {vault.SEARCH, vault.USAGE, vault.STATUS} == gw.VAULT_OPS
+    assert gw.VAULT_OPS <= gw.READ_ONLY_OPS
+    assert vault.REBUILD not in gw.FULL_OPS
