@@ -345,12 +345,16 @@ def load_mirror(snapshot: Snapshot) -> dict[str, AgentStatusRow]:
 
 
 def apply_to_mirror(
-    rows: dict[str, AgentStatusRow], _envelope: Event, event: StatusEventData
+    rows: dict[str, AgentStatusRow], _envelope: Event, event: object
 ) -> dict[str, AgentStatusRow]:
-    """Fold one typed event into a mirror's rows (``Mirror.apply``; returns a new dict)."""
+    """Fold one typed event into a mirror's rows (``Mirror.apply``; returns a new dict).
+    hooks' other events (``agentSession.bound``) change no row: the rows are returned
+    as they are, so a mirror following every event of the contract stays whole."""
     if isinstance(event, StatusSet):
         return with_row(rows, event.row)
-    return without_pane(rows, event.pane_key)
+    if isinstance(event, StatusCleared):
+        return without_pane(rows, event.pane_key)
+    return rows
 
 
 # -- agent sessions: which pane an agent session (and its transcript) runs in -----------

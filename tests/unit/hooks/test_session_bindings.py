@@ -63,3 +63,16 @@ def test_a_binding_is_published_once_and_moves_with_its_pane(tmp_path: Path) -> 
     assert SessionBindingTable().load(path, now_ms=10 + 31 * 86_400_000) == 0  # too old
     path.write_bytes(b"{damaged")
     assert SessionBindingTable().load(path, now_ms=10) == 0
+
+
+def test_a_status_mirror_following_every_hooks_event_keeps_its_rows() -> None:
+    """A mirror of the rows that decodes every event of the contract (orca ui's, the
+    tests' journeys) gets ``agentSession.bound`` too: it changes no row, and must not
+    end the mirror (it raised AttributeError: the event has no paneKey)."""
+    from orca.contracts import hooks
+    from orca.wire.envelope import Event
+
+    rows: dict[str, object] = {"k": object()}
+    bound = hooks.SessionBound(binding=SessionBinding(agent="claude", session_id="s", pane_key=PANE, bound_at_ms=1))
+    envelope = Event(1, "hooks", "e", 1, hooks.SESSION_BOUND.type, {})
+    assert hooks.apply_to_mirror(rows, envelope, bound) is rows  # type: ignore[arg-type]
