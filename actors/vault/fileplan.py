@@ -1,8 +1,10 @@
 """What one scan step does with one transcript file: nothing, read on, or start over. Pure.
 
-A transcript is known by where its bytes come from (device and inode), how far they
-were read (``offset``: after the last complete line taken) and a digest of its first
-bytes (``head``). The file's current stat against that record decides (seed 02 §11:
+A transcript is known by where its bytes come from (device and inode), how much of it
+the last step saw (``size``: the file's size then, or less when the step stopped at its
+byte budget, so that an unchanged file with more to read is not taken for done), its
+mtime, how far it was read (``offset``: after the last complete line taken) and a
+digest of its first bytes (``head``). The file's current stat against that record decides (seed 02 §11:
 "有文件 version/mtime/size identity"):
 
 =========================================  ===========

@@ -33,6 +33,10 @@ class LineBatch:
     skipped: int  # overlong lines dropped
     mid_line: bool  # the step ended inside an overlong line being dropped
     more: bool  # stopped at the budget: there is more to read now
+    # How far the file was looked at (the size this step saw of it): a step stopped at
+    # its budget has seen less than the file's size, so an unchanged file still has
+    # more to read (the caller records this, not the stat's size).
+    examined: int
 
 
 def read_lines(
@@ -80,5 +84,5 @@ def read_lines(
             more = pos < size
             break  # over budget: a partial line is read again next step
     if dropping:
-        return LineBatch(lines, pos, skipped, True, more)  # all of it is the long line
-    return LineBatch(lines, line_start, skipped, False, more)
+        return LineBatch(lines, pos, skipped, True, more, pos)  # all of it is the long line
+    return LineBatch(lines, line_start, skipped, False, more, pos)

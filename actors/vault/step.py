@@ -174,11 +174,14 @@ def _step_open(
         else:
             parsed.bad += 1
     head = os.pread(fd, min(HEAD_BYTES, batch.end), 0)
+    # The size this step saw (less than the file's when it stopped at its budget): the
+    # next step must not take the file for unchanged just because it is.
+    seen = FileIdentity(now.dev, now.ino, batch.examined, now.mtime_ns)
     transcript = writer.apply(
         known,
         path=source.path,
         agent=source.agent,
-        identity=now,
+        identity=seen,
         offset=batch.end,
         mid_line=batch.mid_line,
         head=head,

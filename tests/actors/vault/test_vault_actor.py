@@ -67,7 +67,9 @@ def sonnet_line(session: str, n: int, output: int = 10) -> dict[str, Any]:
 
 async def test_a_transcript_growing_while_it_is_indexed_is_read_once_whole(orca_home: Path) -> None:
     """An agent appends in bursts (some cut mid-line) while the vault reads its file in
-    64 KiB steps: at the end every line is indexed once and every token counted once."""
+    64 KiB steps, then writes half the file at once: every line is indexed once and
+    every token counted once (the backlog after the last write was left unread: a step
+    stopped at its budget made the next take the unchanged file for done)."""
     (orca_home / "config").mkdir(parents=True, exist_ok=True)
     (orca_home / "config" / "vault.toml").write_text("[vault]\nstep_bytes = 65536\n")
     path = claude_path(agent_roots(orca_home)["claude"], CWD, "GROW")
@@ -79,13 +81,15 @@ async def test_a_transcript_growing_while_it_is_indexed_is_read_once_whole(orca_
                 (__import__("json").dumps(sonnet_line("GROW", n)) + "\n").encode() for n in range(lines)
             )
             cut = 0
-            for burst in range(60):
-                # bursts of ~1/60 of the data, each ending wherever it ends (mid-line too)
-                end = len(data) * (burst + 1) // 60
+            for burst in range(40):
+                # bursts of 1/80 of the data, each ending wherever it ends (mid-line too)
+                end = len(data) * (burst + 1) // 80
                 with path.open("ab") as fh:
                     fh.write(data[cut:end])
                 cut = end
                 await trio.sleep(0.01)  # the agent's pace: the vault reads in between
+            with path.open("ab") as fh:
+                fh.write(data[cut:])  # then half of it at once: many steps after the last write
             expected = lines * (100 + 10)
             report = await until(vault, tap, contract.USAGE, contract.UsageArgs(), lambda r: total(r) >= expected)
             status = await vault.invoke(contract.STATUS)

@@ -30,6 +30,21 @@ def counts(conn: sqlite3.Connection) -> tuple[int, int, int]:
     return entries, fts, generation
 
 
+def test_a_file_larger_than_one_step_is_read_whole_in_one_pass(tmp_path: Path) -> None:
+    """A pass steps a file again while it has more to read: the step that stopped at
+    its budget must not make the next one take the unchanged file for done (it did:
+    the recorded size was the file's, so a 200 MB file stopped after one step)."""
+    from support.vault import Index
+
+    index = Index(tmp_path, step_bytes=4096)
+    path = claude_path(index.agent_root["claude"], CWD, "L")
+    write_jsonl(path, [claude_user("L", CWD, f"prompt {n} " + "x" * 100, second=n % 3000) for n in range(500)])
+    report = index.scan()
+    assert report.steps > 10
+    assert counts(index.conn)[:2] == (500, 500)
+    index.conn.close()
+
+
 def test_a_vanished_transcript_takes_its_rows_along(index: object) -> None:
     path = claude_path(index.agent_root["claude"], CWD, "V")  # type: ignore[attr-defined]
     write_jsonl(path, [claude_user("V", CWD, "prompt one"), claude_user("V", CWD, "prompt two")])
