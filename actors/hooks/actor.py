@@ -277,8 +277,6 @@ class HooksActor:
 async def setup(ctx: ActorContext) -> None:
     actor = HooksActor(ctx)
     actor.hydrate()
-    actor.sessions.hydrate()
-    ctx.nursery.start_soon(actor.sessions.saver.run)
     port = await ctx.nursery.start(actor.http.run)
     # -- issue 16 item 5: a refused endpoint.env is reported and retried, never fatal --
     actor.endpoint_file = EndpointPublisher(ctx.paths.hooks_dir, port, actor.secret)
@@ -294,5 +292,9 @@ async def setup(ctx: ActorContext) -> None:
     ctx.nursery.start_soon(actor.follower.run_catch_up)
     for op, handler in actor.handlers():
         ctx.rpc.register(op, handler)
+    # issue 25: the session bindings (their own file, saved debounced like the rows;
+    # last, so the start-up above keeps its timing; a hook bound meanwhile is kept).
+    actor.sessions.hydrate()
+    ctx.nursery.start_soon(actor.sessions.saver.run)
     ctx.on_stop(actor.flush)
     log.info("hook endpoint on 127.0.0.1:%d", port)

@@ -149,7 +149,9 @@ class SessionBindingTable:
             return 0
         for row in rows:
             binding = _decoded(row)
-            if binding is not None and now_ms - binding.bound_at_ms <= MAX_AGE_MS:
+            if binding is None or now_ms - binding.bound_at_ms > MAX_AGE_MS:
+                continue
+            if (binding.agent, binding.session_id) not in self._items:  # a live one wins
                 self.observe(binding)
         return len(self._items)
 
