@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from actors.ui.app import OrcaApp
 
 # Usage is asked again at most this often (a burst of commits is one refresh).
-REFRESH_GAP_S = 0.5
+REFRESH_GAP_S = 1.0
 # ... and at least this often (a lost event, a vault restarted without one).
 REFRESH_EVERY_S = 30.0
 CALL_TIMEOUT_S = 5.0

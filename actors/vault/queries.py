@@ -9,16 +9,12 @@ ids grow as lines are read, and files are read oldest first), keyset-paged: a cu
 is ``<generation>.<last row id>``, so rows appended since the first page never shift
 the next one; a cursor of another generation is refused (``indexdb``).
 
-Usage: the usage rows are settled in SQL, then priced in Python (prices are the
-table's, which may change without a re-index):
-
-1. one copy per request: among rows with the same (agent, message key, request key),
-   the main-chain copy if there is one, else the largest (``total``), else the first;
-2. a sidechain row whose message key a main-chain row also has is a replay: dropped;
-3. rows without a message key count as they are;
-4. grouped per (transcript, model, local day, long-prompt bucket); the bucket is how
-   many of the price table's thresholds the request's prompt is above, so each
-   model's long-prompt tier applies to exactly its requests.
+Usage: the counted rows (which copy of a request counts was settled when the rows
+were written: ``indexdb.settle``) are summed in SQL per (transcript, model, local day,
+long-prompt bucket), then priced in Python (prices are the table's, which may change
+without a re-index). The bucket is how many of the price table's thresholds the
+request's prompt is above, so each model's long-prompt tier applies to exactly its
+requests.
 """
 
 from __future__ import annotations
@@ -200,28 +196,14 @@ def _matches(
 
 
 # -- usage ----------------------------------------------------------------------------
+# Counted rows only: which copy of a request counts is decided when rows are written
+# (``indexdb.settle``), so a report is a plain sum.
 _SETTLED = """
-WITH ranked AS (
-    SELECT u.*, ROW_NUMBER() OVER (
-        PARTITION BY u.agent, u.msg_key, u.req_key ORDER BY u.sidechain, u.total DESC, u.id
-    ) AS copy
-    FROM usage u WHERE u.msg_key IS NOT NULL
-), kept AS (
-    SELECT id, transcript_id, agent, ts, model, msg_key, sidechain, input, cache_write_5m,
-           cache_write_1h, cache_read, output, reasoning
-    FROM ranked WHERE copy = 1
-    UNION ALL
-    SELECT id, transcript_id, agent, ts, model, msg_key, sidechain, input, cache_write_5m,
-           cache_write_1h, cache_read, output, reasoning
-    FROM usage WHERE msg_key IS NULL
-)
 SELECT k.transcript_id, k.model, date(k.ts / 1000, 'unixepoch', 'localtime') AS day,
        {bucket} AS bucket, count(*), sum(k.input), sum(k.cache_write_5m),
        sum(k.cache_write_1h), sum(k.cache_read), sum(k.output), sum(k.reasoning)
-FROM kept k
-WHERE NOT (k.sidechain = 1 AND EXISTS (
-    SELECT 1 FROM usage p WHERE p.agent = k.agent AND p.msg_key = k.msg_key AND p.sidechain = 0
-)) AND k.ts >= ? AND k.ts < ?
+FROM usage k
+WHERE k.counted = 1 AND k.ts >= ? AND k.ts < ?
 GROUP BY k.transcript_id, k.model, day, bucket
 """
 

@@ -83,6 +83,9 @@ CREATE INDEX entries_by_transcript ON entries (transcript_id, msg_key);
 CREATE VIRTUAL TABLE entries_fts USING fts5(
     text, content='entries', content_rowid='id', tokenize="{TOKENIZER}"
 );
+-- Merge 8 segments of a level at a time instead of 4: fewer merges while a large
+-- transcript is read (bench/vault.py: ~15% faster indexing), queries unaffected.
+INSERT INTO entries_fts (entries_fts, rank) VALUES ('automerge', 8);
 CREATE TRIGGER entries_indexed AFTER INSERT ON entries BEGIN
     INSERT INTO entries_fts (rowid, text) VALUES (new.id, new.text);
 END;
@@ -104,7 +107,8 @@ CREATE TABLE usage (
     cache_read INTEGER NOT NULL,
     output INTEGER NOT NULL,
     reasoning INTEGER NOT NULL,
-    total INTEGER NOT NULL
+    total INTEGER NOT NULL,
+    counted INTEGER NOT NULL DEFAULT 1
 ) STRICT;
 CREATE UNIQUE INDEX usage_once_per_transcript ON usage (transcript_id, msg_key, req_key);
 CREATE INDEX usage_by_request ON usage (agent, msg_key, req_key);
@@ -149,6 +153,9 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
+    # 16 MiB of page cache (the default 2 MiB makes every FTS segment merge re-read
+    # its pages); two connections, so at most 32 MiB of the vault's memory.
+    conn.execute("PRAGMA cache_size=-16384")
     return conn
 
 

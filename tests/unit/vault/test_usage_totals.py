@@ -215,3 +215,18 @@ def test_the_cut_last_line_is_read_once_it_is_whole(filled: object) -> None:
     # + m7: 7*3 + 3*15 = 66 µ$
     assert claude.cost_usd == pytest.approx(0.032130 + 0.000066, abs=1e-12)
     assert claude.requests == 7
+
+
+def test_when_a_copy_goes_the_next_best_copy_counts(filled: object) -> None:
+    """Which copy counts is decided again when rows go: with C1's file deleted, C2's
+    replayed m1 and its smaller copy of m2 are the only ones left, and count."""
+    index = filled
+    claude_path(index.agent_root["claude"], ALPHA, "C1").unlink()  # type: ignore[attr-defined]
+    index.scan()  # type: ignore[attr-defined]
+    claude = {r.key: r for r in report(index, "agent").rows}["claude"]
+    #   m1 (C2's replay)  100*3 + 200*15 + 1000*3.75          =  7050
+    #   m2 (C2's copy)     50*3 +  10*15 + 2000*6 + 10000*0.30 = 15300
+    #   m5                 10*3 +  10*15                       =   180
+    #                                                   total  = 22530 µ$
+    assert claude.cost_usd == pytest.approx(0.022530, abs=1e-12)
+    assert claude.requests == 3 and claude.unpriced_models == []
