@@ -148,7 +148,10 @@ def attribute(
     if binding is None:
         binding = by_path.get(transcript.path)
     if binding is not None:
-        worktree_id = workspaces.current(binding.worktree_id)
+        # A pane outside any worktree (no worktree id on its hooks) still ran somewhere:
+        # its directory says where, the pane is the binding's.
+        worktree_id = workspaces.current(binding.worktree_id) if binding.worktree_id else ""
+        worktree_id = worktree_id or workspaces.worktree_of_dir(transcript.cwd)
         return Place(worktree_id, repo_of(worktree_id), binding.pane_key, True)
     worktree_id = workspaces.worktree_of_dir(transcript.cwd)
     if not worktree_id and transcript.agent == "gemini":

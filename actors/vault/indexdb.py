@@ -88,11 +88,17 @@ class IndexWriter:
         self.conn = conn
 
     # -- reading what the scanner needs -------------------------------------------------
-    def transcripts(self) -> dict[str, Transcript]:
-        rows = self.conn.execute(
+    def transcripts(self, path: str | None = None) -> dict[str, Transcript]:
+        """Every transcript's row by path (or only ``path``'s)."""
+        sql = (
             "SELECT id, path, agent, dev, ino, size, mtime_ns, offset, mid_line, head_len,"
             " head_hash, facts, text_evicted, error FROM transcripts"
-        ).fetchall()
+        )
+        rows = (
+            self.conn.execute(sql).fetchall()
+            if path is None
+            else self.conn.execute(sql + " WHERE path = ?", (path,)).fetchall()
+        )
         out: dict[str, Transcript] = {}
         for (tid, path, agent, dev, ino, size, mtime, offset, mid, hlen, hhash, facts,
              evicted, error) in rows:  # fmt: skip

@@ -85,8 +85,7 @@ class Scanner:
         elif result.transcript is not None:
             self.known[source.path] = result.transcript
         elif result.outcome == "error" and known is None:
-            # record_error made a row for it: learn its id at the next pass.
-            self.known = self.writer.transcripts()
+            self.known.update(self.writer.transcripts(source.path))  # the row record_error made
         return result
 
     def enforce_budget(self, max_entries: int, max_text_bytes: int) -> int:

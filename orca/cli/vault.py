@@ -233,7 +233,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     )
     print(
         f"bindings: {status.bindings}; unbound transcripts: {status.unbound_transcripts};"
-        f" still being read: {status.pending_files}; evicted: {status.evicted_transcripts}"
+        f" ending in an unfinished line: {status.pending_files};"
+        f" text evicted (over the budget): {status.evicted_transcripts}"
     )
     print(f"damaged lines skipped: {status.bad_lines}; overlong lines skipped: {status.skipped_lines}")
     for agent, roots in status.roots.items():

@@ -172,7 +172,8 @@ class VaultStatus(Payload, frozen=True, kw_only=True):
     evicted_transcripts: int
     bad_lines: int
     skipped_lines: int
-    pending_files: int  # files with bytes not read yet (a scan is catching up)
+    # files whose last line is not finished: an agent writing it, or a file cut for good
+    pending_files: int
     db_bytes: int
     bindings: int
     unbound_transcripts: int
