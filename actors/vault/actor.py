@@ -165,7 +165,8 @@ class VaultActor:
         remove_index(self.directory)
         path, conn = open_index(self.directory)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (old + 1,))
-        self.scanner.reset(conn)
+        # A new scanner: a pass under way sees it changed and stops (``scan_pass``).
+        self.scanner = Scanner(conn, self.config.roots, self.config.step_bytes)
         self.scanner.writer.bind(_binding(b) for b in self.bindings.values())
         self.reader = connect(path)
         log.info("index rebuilt: generation %d", old + 1)

@@ -45,10 +45,6 @@ class Scanner:
         self.step_bytes = step_bytes
         self.known: dict[str, Transcript] = self.writer.transcripts()
 
-    def reset(self, conn: sqlite3.Connection) -> None:
-        self.writer = IndexWriter(conn)
-        self.known = self.writer.transcripts()
-
     def sources(self, bound: Iterable[Source]) -> deque[Source]:
         """Worker thread: what this pass steps (module docstring)."""
         found = discover(self.roots, bound)

@@ -209,3 +209,23 @@ async def test_a_hook_binds_its_session_and_transcript_to_the_pane(orca_home: Pa
     assert (hits["S-bound"].pane_key, hits["S-bound"].worktree_id, hits["S-bound"].bound) == (PANE, WT, True)
     assert (hits["S-free"].pane_key, hits["S-free"].bound) == ("", False)
     assert [(b.session_id, b.pane_key) for b in saved.bindings] == [("S-bound", PANE)]
+
+
+async def test_a_rebuild_drops_the_index_and_reads_everything_again(orca_home: Path) -> None:
+    """``vault.rebuild``: a fresh file, a new generation (older cursors refused), the
+    same rows and totals once every transcript is read again."""
+    path = claude_path(agent_roots(orca_home)["claude"], CWD, "RB")
+    write_jsonl(path, [sonnet_line("RB", n) for n in range(30)])
+    with trio.fail_after(40):
+        async with running_actor("vault", orca_home, FAST) as vault, event_tap(orca_home, contract.CONTRACT) as tap:
+            args = contract.SearchArgs(query="answer", limit=10)
+            page = await until(vault, tap, contract.SEARCH, args, lambda p: p.next_cursor is not None)
+            before = await until(vault, tap, contract.USAGE, contract.UsageArgs(), lambda r: r.total.requests == 30)
+            rebuilt = await vault.invoke(contract.REBUILD)
+            assert rebuilt.generation == page.generation + 1
+            after = await until(vault, tap, contract.USAGE, contract.UsageArgs(), lambda r: r.total.requests == 30)
+            with pytest.raises(Conflict):
+                await vault.invoke(contract.SEARCH, contract.SearchArgs(query="answer", cursor=page.next_cursor))
+            again = await vault.invoke(contract.SEARCH, args)
+    assert after.total == before.total and after.generation == rebuilt.generation
+    assert [h.snippet for h in again.hits] == [h.snippet for h in page.hits]
