@@ -14,15 +14,8 @@ Two counters in ``meta`` (published with ``vault.changed``):
 
 Usage rows are unique per (transcript, message key, request key): a repeated copy in
 the same file keeps the larger count (``ON CONFLICT ... WHERE excluded.total >
-usage.total``). Copies across files are settled here too, in the same commit
-(:func:`settle`): every row carries ``counted``, and after any write or drop the groups
-it touched are decided again - so a usage report is a plain sum of counted rows, and
-the answer never depends on which file was read first:
-
-1. one copy per request: among rows with the same (agent, message key, request key),
-   the main-chain copy if there is one, else the largest (``total``), else the first;
-2. a sidechain copy whose message key a main-chain row also has is a replay: not counted;
-3. rows without a message key always count.
+usage.total``); which copy across files counts is settled in the same commit
+(``actors.vault.settle``).
 """
 
 from __future__ import annotations
@@ -34,6 +27,7 @@ from dataclasses import asdict, dataclass
 
 from actors.vault.fileplan import FileIdentity, ReadMark, head_digest
 from actors.vault.records import Parsed, SessionFacts, TextEntry, UsageRecord
+from actors.vault.settle import by_agent, settle
 
 
 @dataclass(slots=True)
@@ -296,7 +290,7 @@ class IndexWriter:
         ).fetchall()
         conn.execute("DELETE FROM entries WHERE transcript_id = ?", (tid,))
         conn.execute("DELETE FROM usage WHERE transcript_id = ?", (tid,))
-        for agent, keys in _by_agent(touched).items():
+        for agent, keys in by_agent(touched).items():
             settle(conn, agent, keys)
         conn.execute(
             "UPDATE transcripts SET entries = 0, text_bytes = 0, bad_lines = 0,"
@@ -349,50 +343,6 @@ class IndexWriter:
             ],
         )  # fmt: skip
         settle(self.conn, agent, {u.msg_key for u in usage if u.msg_key is not None})
-
-
-# Keys settled per query (SQLite's bound-parameter limit is 32766; far below it).
-SETTLE_CHUNK = 500
-
-
-def _by_agent(rows: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for agent, key in rows:
-        out.setdefault(agent, set()).add(key)
-    return out
-
-
-def settle(conn: sqlite3.Connection, agent: str, keys: Iterable[str]) -> int:
-    """Decide ``counted`` again for every row of ``agent`` with one of ``keys`` (the
-    module docstring's rules); returns how many rows changed."""
-    changed: list[tuple[int, int]] = []
-    wanted = sorted(keys)
-    for start in range(0, len(wanted), SETTLE_CHUNK):
-        chunk = wanted[start : start + SETTLE_CHUNK]
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT id, msg_key, req_key, sidechain, total, counted FROM usage"
-            f" WHERE agent = ? AND msg_key IN ({marks})",
-            (agent, *chunk),
-        ).fetchall()
-        groups: dict[str, list[tuple[int, str, int, int, int]]] = {}
-        for rid, key, req, side, total, counted in rows:
-            groups.setdefault(key, []).append((rid, req, side, total, counted))
-        for members in groups.values():
-            has_main = any(side == 0 for _, _, side, _, _ in members)
-            best: dict[str, tuple[int, int, int]] = {}
-            for rid, req, side, total, _ in members:
-                rank = (side, -total, rid)
-                if req not in best or rank < best[req]:
-                    best[req] = rank
-            winners = {rank[2] for rank in best.values() if not (rank[0] and has_main)}
-            for rid, _, _, _, counted in members:
-                now = 1 if rid in winners else 0
-                if now != counted:
-                    changed.append((now, rid))
-    if changed:
-        conn.executemany("UPDATE usage SET counted = ? WHERE id = ?", changed)
-    return len(changed)
 
 
 def _time_span(parsed: Parsed) -> tuple[int, int]:
