@@ -5,9 +5,10 @@ response as several lines, a resumed session's new file replays earlier messages
 Codex fork starts with its parent's history, a sidechain may replay its parent's
 messages. Every usage row carries ``counted``; after any write or drop, every group of
 rows it touched (agent, message key) is decided again, in the same transaction, by
-these rules (the ones ccusage settled on, github.com/ryoppippi/ccusage: dedupe by
-message id + request id keeping the largest copy, pull 826; sidechain replays, pull
-1155):
+these rules (as public usage tools learnt them on Claude Code's files, ccusage
+github.com/ccusage/ccusage: message id + request id dedupe, pull 29; the streamed
+copies' first one is often partial, so keep the largest, issues 705 and 888; sidechain
+replays of parent messages, pull 1155):
 
 1. one copy per request: among rows with the same (agent, message key, request key),
    the main-chain copy if there is one, else the largest (``total``), else the first;
