@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.procs import FIXTURES, REPO, descendants, kill_all
+from support.procs import FIXTURES, REPO, VAULT_ROOT_ENV, agent_roots, descendants, kill_all
 from support.tmpfs import mount_tmpfs, umount
 
 from orca.contracts.fd_keeper import KEEPER_LOCK_NAME, read_keeper_lock
@@ -22,6 +22,8 @@ def orca_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     home.mkdir()
     monkeypatch.setenv("ORCA_HOME", str(home))
     monkeypatch.delenv("ORCA_TCP_HOST", raising=False)
+    for agent, root in agent_roots(home).items():
+        monkeypatch.setenv(VAULT_ROOT_ENV[agent], str(root))
     monkeypatch.setenv(
         "PYTHONPATH",
         os.pathsep.join(

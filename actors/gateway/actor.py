@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 
 # The local events a remote mirror needs (PTY output excluded: it is read by offset).
 RELAYED_EVENTS: dict[str, list[EventSpec[Any]]] = {
-    "hooks": [hooks.STATUS_SET, hooks.STATUS_CLEARED],
+    # agentSession.bound is relayed without its data (transcript paths stay here): a
+    # remote mirror only needs it to keep hooks' seq without gaps.
+    "hooks": [hooks.STATUS_SET, hooks.STATUS_CLEARED, hooks.SESSION_BOUND],
     "ptyd": [ptyd.SPAWNED, ptyd.EXIT, ptyd.CLOSED, ptyd.REKEYED],
     "gitwatch": list(gitwatch.CONTRACT.events.values()),
     # The labels of its worktrees (remote `orca worktree ls`): repos and worktree notes.
@@ -49,6 +51,7 @@ RELAYED_EVENTS: dict[str, list[EventSpec[Any]]] = {
     ],
 }
 _NOT_RELAYED_TYPES = {gitwatch.CREATE_PROGRESS.type}
+_RELAYED_WITHOUT_DATA = {hooks.SESSION_BOUND.type}
 
 
 class Gateway:
@@ -85,7 +88,7 @@ class Gateway:
     def _relay(self, event: Event, _typed: Any = None) -> None:
         if event.type in _NOT_RELAYED_TYPES:
             return
-        data = event.data
+        data = None if event.type in _RELAYED_WITHOUT_DATA else event.data
         self.ring.append(
             gw.RelayedEvent(src=event.src, epoch=event.epoch, seq=event.seq, type=event.type, data=data),
             len(encode(data)) + 64,

@@ -6,14 +6,17 @@ overridable from the environment (orcad passes its environment to its actors)::
     [gateway]
     listen = "tcp://192.0.2.10:7710"   # "" (default): serve no remote client
     zap_restart_s = 1.0
+    share_vault = false                # true: answer remote vault.search/usage/status
 
-``ORCA_GATEWAY_LISTEN``, ``ORCA_GATEWAY_ZAP_RESTART_S``; heartbeats:
+``ORCA_GATEWAY_LISTEN``, ``ORCA_GATEWAY_ZAP_RESTART_S``, ``ORCA_GATEWAY_SHARE_VAULT``
+(``1`` / ``0``); heartbeats:
 ``ORCA_REMOTE_HEARTBEAT_IVL_S`` / ``ORCA_REMOTE_HEARTBEAT_TIMEOUT_S``
 (``orca.remote.hosts``). ``ORCA_GATEWAY_FAULTS=1`` enables the fault-injection op.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -27,6 +30,7 @@ CONFIG_FILE = "gateway.toml"
 LISTEN_ENV = "ORCA_GATEWAY_LISTEN"
 ZAP_RESTART_ENV = "ORCA_GATEWAY_ZAP_RESTART_S"
 FAULTS_ENV = "ORCA_GATEWAY_FAULTS"
+SHARE_VAULT_ENV = "ORCA_GATEWAY_SHARE_VAULT"
 
 
 def _file_settings(paths: OrcaPaths) -> dict[str, Any]:
@@ -52,9 +56,19 @@ def load_config(paths: OrcaPaths, environ: Mapping[str, str] = os.environ) -> Li
         restart = float(environ.get(ZAP_RESTART_ENV, settings.get("zap_restart_s", 1.0)))
     except (TypeError, ValueError):
         restart = 1.0
+    share = settings.get("share_vault", False)
+    if SHARE_VAULT_ENV in environ:
+        share = environ[SHARE_VAULT_ENV] == "1"
+    elif not isinstance(share, bool):
+        # The safe side: a value we cannot read shares nothing.
+        logging.getLogger(__name__).error(
+            "gateway.toml: share_vault must be true or false, not %r; not shared", share
+        )
+        share = False
     return ListenerConfig(
         listen=listen,
         beats=Heartbeats.from_env(environ),
         zap_restart_s=min(max(restart, 0.05), 60.0),
         faults_enabled=environ.get(FAULTS_ENV) == "1",
+        share_vault=share,
     )

@@ -95,6 +95,8 @@ class ListenerConfig:
     beats: Heartbeats
     zap_restart_s: float = 1.0
     faults_enabled: bool = False
+    # Relay the transcript index's read ops (gw.VAULT_OPS); off by default.
+    share_vault: bool = False
 
 
 def _frame_user_id(frame: zmq.Frame) -> bytes | None:
@@ -321,6 +323,15 @@ class GatewayListener:
             if op is None or op not in gw.allowed_ops(client.access):
                 self.stats.refused_ops += 1
                 why = f"{req.op!r} is not allowed for a {client.access} key ({client.name})"
+                self._log_refusal(key, why)
+                self._reply(ident, encode_error(req.id, gw.Forbidden(why)))
+                return
+            if op in gw.VAULT_OPS and not self.config.share_vault:
+                self.stats.refused_ops += 1
+                why = (
+                    f"{req.op!r}: this host does not share its transcript index"
+                    " (gateway.toml [gateway] share_vault = true)"
+                )
                 self._log_refusal(key, why)
                 self._reply(ident, encode_error(req.id, gw.Forbidden(why)))
                 return

@@ -25,12 +25,14 @@ from actors.hooks.endpoint_file import (
     new_secret,
 )
 from actors.hooks.http import HookHttpServer
+from actors.hooks.http_request import HookReply, HookSubmission
 from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
 from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
 from actors.hooks.permission_desk import PermissionDesk
 from actors.hooks.permission_hold import PermissionHolds
 from actors.hooks.persistence import DebouncedSaver, StatusFileLoad, load_status_file
 from actors.hooks.service import HooksService, wall_clock_ms
+from actors.hooks.session_binder import SessionBinder
 from actors.hooks.status_file import encode_status_file
 from actors.hooks.status_table import (
     MAX_ROWS,
@@ -74,13 +76,13 @@ class HooksActor:
         self.service = HooksService(self.table, self._publish_status, self.saver.schedule)
         self.follower = StoreFollower(ctx, self.service, self.saver.flush_now)
         self.secret = new_secret()
+        # issue 25: hooks bind agent sessions to panes (the vault's exact join).
+        self.sessions = SessionBinder(hooks_dir, ctx.events.emit, self.table.authority, wall_clock_ms)
         # -- issue 27: held PermissionRequest hooks (the verdict store) --
         self.permissions = PermissionHolds(
             PermissionDesk(current_host_id()), self.service, ctx.events.emit
         )
-        self.http = HookHttpServer(
-            self.secret, self.service.ingest_hook, hold=self.permissions.hold
-        )
+        self.http = HookHttpServer(self.secret, self.ingest_hook, hold=self.permissions.hold)
         self.script_path = install_hook_script(hooks_dir)
         # -- issue 16 items 5/7/12 (hooks-hardening): disk and endpoint health --
         self.status_load: StatusFileLoad | None = None
@@ -116,7 +118,16 @@ class HooksActor:
             self.table.authority.fence_count(),
         )
 
+    def ingest_hook(self, submission: HookSubmission) -> HookReply:
+        """A hook request: its status first, then the session binding it states."""
+        reply = self.service.ingest_hook(submission)
+        self.sessions.observe(submission)
+        return reply
+
     # ops -------------------------------------------------------------------
+    async def session_bindings(self, _: NoArgs) -> hooks.SessionBindings:
+        return self.sessions.snapshot(self.ctx.events.epoch, self.ctx.events.seq)
+
     async def snapshot(self, _: NoArgs) -> hooks.Snapshot:
         return hooks.Snapshot(
             epoch=self.ctx.events.epoch,
@@ -239,6 +250,7 @@ class HooksActor:
 
     async def flush(self) -> None:
         self.saver.flush_now()
+        self.sessions.saver.flush_now()
 
     # -- issue 16 items 5/7/12 (hooks-hardening) --
     def stats(self) -> dict[str, Any]:
@@ -279,6 +291,7 @@ class HooksActor:
             (hooks.ENDPOINT, self.endpoint),
             (hooks.PERMISSION_SNAPSHOT, self.permission_snapshot),
             (hooks.ANSWER_PERMISSION, self.answer_permission),
+            (hooks.SESSION_BINDINGS, self.session_bindings),
         ]
 
 
@@ -300,5 +313,9 @@ async def setup(ctx: ActorContext) -> None:
     ctx.nursery.start_soon(actor.follower.run_catch_up)
     for op, handler in actor.handlers():
         ctx.rpc.register(op, handler)
+    # issue 25: the session bindings (their own file, saved debounced like the rows;
+    # last, so the start-up above keeps its timing; a hook bound meanwhile is kept).
+    actor.sessions.hydrate()
+    ctx.nursery.start_soon(actor.sessions.saver.run)
     ctx.on_stop(actor.flush)
     log.info("hook endpoint on 127.0.0.1:%d", port)

@@ -41,7 +41,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from actors.ui import layout
+from actors.ui import layout, vault_view
 from actors.ui.adoption import Adoptee, orphans, tab_label
 from actors.ui.approvals import Approvals, answer_dialog
 from actors.ui.backend import ACTORS, Backend
@@ -88,6 +88,7 @@ LEADER_ACTIONS: dict[str, str] = {
     "w": "remove_worktree",
     "o": "toggle_order",
     "d": "toggle_review",
+    "f": "vault_search",
     "slash": "filter",
     "b": "focus_sidebar",
     "tab": "focus_next_pane",
@@ -512,7 +513,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         needing = sum(1 for w in self.items() for light in w.lights if light.needs_me)
         hint = (
             "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, d review,"
-            " p palette, s/u group, m move tab, g next group)"
+            " f search, p palette, s/u group, m move tab, g next group)"
         )
         leader = "LEADER… " if self.leader_pending else ""
         need = f"{needing} need you · " if needing else ""
@@ -666,7 +667,8 @@ class OrcaApp(App[None], inherit_bindings=False):
             layout.active_tab(session, worktree_id, group_id) if worktree_id and group_id else None
         )
         is_active = active_group is not None and active_group.id == group_id
-        strip, spans = strip_text(tabs, tab.id if tab else None, is_active)
+        notes = vault_view.tab_notes(session, tabs, self.backend.vault.by_pane)
+        strip, spans = strip_text(tabs, tab.id if tab else None, is_active, notes)
         if group_id is None:
             item = self.item(worktree_id)
             name = item.name if item else "no worktree"
@@ -1078,12 +1080,22 @@ class OrcaApp(App[None], inherit_bindings=False):
         if light is None:
             self.notify("nothing needs you")
             return
+        self.show_pane(light.pane_key)
+
+    def show_pane(self, pane_key: str) -> bool:
+        """Select the worktree and tab of ``pane_key`` and focus it; False if no
+        worktree of the sidebar holds it."""
         worktree_id = next(
-            w.worktree_id
-            for w in self.items()
-            if any(li.pane_key == light.pane_key for li in w.lights)
+            (w.worktree_id for w in self.items() if any(li.pane_key == pane_key for li in w.lights)),
+            None,
         )
-        parts = parse_pane_key(light.pane_key)
+        if worktree_id is None:
+            worktree_id = next(
+                (w for w, key in layout.all_pane_keys(self.backend.session()) if key == pane_key), None
+            )
+        if worktree_id is None:
+            return False
+        parts = parse_pane_key(pane_key)
         self._chosen = True
         self._picks += 1
         self.selected_worktree = worktree_id
@@ -1091,8 +1103,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         # Only a pane of the layout can take the focus (an agent started with `orca term
         # new` has a light but no pane here): a target never shown would block the next.
         shown = {key for _wt, key in layout.all_pane_keys(self.backend.session())}
-        self._focus_target = light.pane_key if light.pane_key in shown else None
-        self.focused_pane = light.pane_key
+        self._focus_target = pane_key if pane_key in shown else None
+        self.focused_pane = pane_key
         if parts is not None:
             tab_id, leaf_id = parts.tab_id, parts.leaf_id
 
@@ -1102,6 +1114,10 @@ class OrcaApp(App[None], inherit_bindings=False):
 
             self.edit_session(show)
         self.poke(view=True)
+        return True
+
+    def action_vault_search(self) -> None:
+        vault_view.open_search(self)
 
     def action_ack(self) -> None:
         pane = self.active_pane()
@@ -1422,6 +1438,9 @@ class OrcaApp(App[None], inherit_bindings=False):
             "Review changes",
             "the worktree's changed files and their diff against its base (^G d)",
             self.action_toggle_review,
+        )
+        yield SystemCommand(
+            "Search transcripts", "every agent's words, newest first (^G f)", self.action_vault_search
         )
         yield SystemCommand("Toggle needs-me order", "sidebar order", self.action_toggle_order)
         for actor in ("store", "hooks", "ptyd", "gitwatch"):

@@ -30,6 +30,7 @@ import msgspec
 import trio
 
 from actors.ui import layout, mirrors
+from actors.ui.vault_view import VaultFollower
 from orca.actor import Mirror, RpcClient, open_rpc_client
 from orca.actor.subscriber import Subscriber
 from orca.contracts import gateway as gw
@@ -121,6 +122,8 @@ class Backend:
         # The local gateway's mirrors of remote hosts, as last read (read-only: shown
         # beside the local rows, never written anywhere).
         self.remote: list[gw.HostMirror] = []
+        # What each pane's agent has cost (the vault, issue 25): tab labels, search.
+        self.vault = VaultFollower(paths, self._changed)
         self._remote_poke = trio.Event()
         # Terminals that ended before this ptyd started, known from their history on
         # disk (``term.list {history}``: not in ptyd's snapshot), by session id: a pane
@@ -220,6 +223,7 @@ class Backend:
             )
             nursery.start_soon(self._follow_remotes, gateway)
             nursery.start_soon(self._follow_history)
+            nursery.start_soon(self.vault.run)
             task_status.started()
             await trio.sleep_forever()
 

@@ -3,7 +3,7 @@ they show (pure text-making beside them); ``actors/ui/app.py`` lays them out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -67,12 +67,17 @@ class Sidebar(OptionList):
 
 
 def strip_text(
-    tabs: Iterable[Any], active_tab_id: str | None, active_group: bool
+    tabs: Iterable[Any],
+    active_tab_id: str | None,
+    active_group: bool,
+    notes: Mapping[str, str] | None = None,
 ) -> tuple[Text, list[tuple[int, int, str]]]:
-    """One group's tab strip and where each tab sits on it: (text, [(start, end, tab id)])."""
+    """One group's tab strip and where each tab sits on it: (text, [(start, end, tab id)]).
+    ``notes``: a tab id's short note after its name (its agents' cost, ``vault_view``)."""
     text, spans = Text(), []
     for index, tab in enumerate(tabs, 1):
-        label = f" {index}:{tab.custom_label or tab.label or 'terminal'} "
+        note = (notes or {}).get(tab.id)
+        label = f" {index}:{tab.custom_label or tab.label or 'terminal'}{' ' + note if note else ''} "
         style = ""
         if tab.id == active_tab_id:
             style = "reverse bold" if active_group else "reverse"

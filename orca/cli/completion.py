@@ -200,6 +200,7 @@ FREE_TEXT = {
     ("host", "revoke", "key"),
     ("host", "add", "name"),
     ("host", "add", "endpoint"),
+    ("vault", "search", "query"),
 }
 
 

@@ -38,6 +38,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "web": ("orca.cli.web",),
     "completion": ("orca.cli.completion",),
     "host": ("orca.cli.host",),
+    "vault": ("orca.cli.vault",),
 }
 COMMAND_MODULES = tuple(dict.fromkeys(m for mods in TOPICS.values() for m in mods))
 

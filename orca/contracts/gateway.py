@@ -46,6 +46,12 @@ Ops served locally (ipc only; a remote key calling them gets ``forbidden``):
 ``gateway.injectZapFault`` {} → {}: fault injection for tests (ends the ZAP handler as
     a crash would); refused with ``forbidden`` unless ``ORCA_GATEWAY_FAULTS=1``.
 
+The vault's ``vault.search``, ``vault.usage`` and ``vault.status`` are read-only ops,
+relayed only when the host shares its transcript index (``gateway.toml`` ``[gateway]
+share_vault = true``, or ``ORCA_GATEWAY_SHARE_VAULT=1``; off by default): otherwise
+``forbidden`` for every key. The index never leaves its host: each answer is a page
+of hits or a usage report.
+
 Errors: ``forbidden`` (the key may not call this op, or is no longer authorized),
 ``unavailable`` (rate or in-flight bound of this peer exceeded; the local actor down).
 """
@@ -56,7 +62,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from orca.contracts import gitwatch, hooks, ptyd, store
+from orca.contracts import gitwatch, hooks, ptyd, store, vault
 from orca.contracts import sys as sys_contract
 from orca.contracts.base import Args, Contract, NoArgs, Op, Payload
 from orca.model.agent_status import AgentStatusRow, PaneFate
@@ -233,6 +239,9 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         store.SESSION_RETIRED_SINCE,
         store.IDENTITY_RESOLVE,
         store.STATE_SNAPSHOT,
+        vault.SEARCH,
+        vault.USAGE,
+        vault.STATUS,
     }
 )
 MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
@@ -263,7 +272,11 @@ MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
         store.UI_PATCH,
     }
 )
-RELAYED_CONTRACTS = (store.CONTRACT, hooks.CONTRACT, ptyd.CONTRACT, gitwatch.CONTRACT)
+RELAYED_CONTRACTS = (store.CONTRACT, hooks.CONTRACT, ptyd.CONTRACT, gitwatch.CONTRACT, vault.CONTRACT)
+# The transcript index's ops (read-only) are relayed only by a host whose gateway.toml
+# says ``share_vault = true`` (off by default: transcripts are the most private thing a
+# host holds); any other host answers them ``forbidden`` whatever the key's access.
+VAULT_OPS: frozenset[Op[Any, Any]] = frozenset({vault.SEARCH, vault.USAGE, vault.STATUS})
 FULL_OPS = READ_ONLY_OPS | MUTATING_OPS
 OPS_BY_NAME: dict[str, Op[Any, Any]] = {op.name: op for op in FULL_OPS}
 # Ops the gateway answers itself rather than relaying.
@@ -293,6 +306,7 @@ __all__ = [
     "READ_ONLY_OPS",
     "STATUS",
     "TERM_WAIT",
+    "VAULT_OPS",
     "Forbidden",
     "Unavailable",
 ]

@@ -91,6 +91,9 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
     Errors: ``bad_request`` (pane key malformed).
 ``hooks.endpoint`` {} → Endpoint {port, version, endpointFile, scriptPath}
     Where the HTTP endpoint listens (the secret is only in ``endpoint.env``).
+``agentSession.bindings`` {} → SessionBindings {epoch, seq, bindings}
+    Which pane each agent session runs in (the vault's join; see "agent sessions"
+    at the end of this module). Event ``agentSession.bound`` {binding}.
 
 Followed (``store`` PUB, decoded with :mod:`orca.contracts.store`;
 ``actors.hooks.store_follower``):
@@ -374,13 +377,15 @@ def apply_to_mirror(
     rows: dict[str, AgentStatusRow], _envelope: Event, event: object
 ) -> dict[str, AgentStatusRow]:
     """Fold one typed event into a mirror's rows (``Mirror.apply``; returns a new dict).
-    Events that are not status events (``permission.*``, on the same publisher) leave
-    the rows as they are."""
+    Events that are not status events (``permission.*``, ``agentSession.bound``, on
+    the same publisher) leave the rows as they are, so a mirror following every event
+    of the contract stays whole."""
     if isinstance(event, StatusSet):
         return with_row(rows, event.row)
     if isinstance(event, StatusCleared):
         return without_pane(rows, event.pane_key)
     return rows
+
 
 # -- permission requests (issue 27) -------------------------------------------------
 PermissionBehavior = Literal["allow", "deny"]
@@ -474,3 +479,61 @@ def apply_permissions(
     if isinstance(event, PermissionRequested):
         return {**pending, event.request.request_id: event.request}
     return {k: v for k, v in pending.items() if k != event.settlement.request_id}
+
+# -- agent sessions: which pane an agent session (and its transcript) runs in -----------
+# The vault's exact join (orca/contracts/vault.py): pane -> session -> transcript ->
+# worktree -> repo. hooks learns it from the hook payloads it already receives (every
+# agent's hooks carry ``session_id`` and ``transcript_path``: Claude Code, Codex and
+# Gemini CLI hook input; Codex's legacy notify carries ``thread-id`` only), so nobody
+# has to guess a session from a working directory.
+#
+# ``agentSession.bindings`` {} → SessionBindings {epoch, seq, bindings: [SessionBinding]}
+#     The mirror snapshot of the binding table: one binding per (agent, sessionId), the
+#     latest pane that reported it; bounded (``MAX_SESSION_BINDINGS``, the least
+#     recently bound go first), kept 30 days, saved in ``agent-hooks/session-bindings.json``.
+#     A binding is taken only from a hook the pane's authority accepts (the pane is not
+#     retired, the launch token matches the pane's commitment).
+# ``agentSession.bound`` (event) {binding}: a session was bound, or moved to another
+#     pane, worktree or transcript path. Not sent again for a binding already known.
+MAX_SESSION_BINDINGS = 4096
+
+
+class SessionBinding(Payload, frozen=True, kw_only=True):
+    agent: str
+    session_id: str
+    pane_key: str
+    bound_at_ms: int
+    transcript_path: str = ""
+    tab_id: str = ""
+    worktree_id: str = ""
+
+
+class SessionBindings(Payload, frozen=True, kw_only=True):
+    epoch: str
+    seq: int
+    bindings: list[SessionBinding]
+
+
+class SessionBound(Payload, frozen=True, kw_only=True):
+    binding: SessionBinding
+
+
+SESSION_BINDINGS = CONTRACT.op(
+    "agentSession.bindings", NoArgs, SessionBindings, doc="which pane each agent session runs in"
+)
+SESSION_BOUND = CONTRACT.event("agentSession.bound", SessionBound, doc="a session was bound")
+
+BindingKey = tuple[str, str]  # (agent, sessionId)
+
+
+def load_bindings_mirror(snapshot: SessionBindings) -> dict[BindingKey, SessionBinding]:
+    """A bindings mirror from ``agentSession.bindings`` (``Mirror.load``)."""
+    return {(b.agent, b.session_id): b for b in snapshot.bindings}
+
+
+def apply_binding(
+    bindings: dict[BindingKey, SessionBinding], _envelope: Event, event: SessionBound
+) -> dict[BindingKey, SessionBinding]:
+    """Fold one ``agentSession.bound`` into a bindings mirror (returns a new dict)."""
+    b = event.binding
+    return {**bindings, (b.agent, b.session_id): b}

@@ -20,7 +20,8 @@ CLAUDE = {"session_id": "abc", "transcript_path": "/t.jsonl", "cwd": "/src/wt-a"
 
 
 async def test_hook_post_reaches_subscribers_and_snapshot(orca_home: Path) -> None:
-    """A hook POST becomes one agentStatus.set for subscribers and a row in the snapshot."""
+    """A hook POST becomes one agentStatus.set for subscribers and a row in the snapshot
+    (and, naming its session, one agentSession.bound: the snapshot is taken after it)."""
     with trio.fail_after(30):
         async with running_hooks(orca_home) as hooks:
             status, reply = await hooks.post(
@@ -35,8 +36,10 @@ async def test_hook_post_reaches_subscribers_and_snapshot(orca_home: Path) -> No
                 "hook",
                 "Bash",
             )
+            bound = await hooks.tap.next_event_of(contract.SESSION_BOUND)
+            assert bound.seq == event.seq + 1 and bound.data["binding"]["sessionId"] == "abc"
             snapshot = await hooks.call("agentStatus.snapshot")
-            assert snapshot["seq"] == event.seq and snapshot["rows"] == [row]
+            assert snapshot["seq"] == bound.seq and snapshot["rows"] == [row]
 
 
 async def test_wrong_secret_is_refused_and_writes_no_row(orca_home: Path) -> None:
@@ -244,6 +247,9 @@ async def test_served_ops_and_published_events_are_the_contract(orca_home: Path)
                     seen.append(event.type)
     assert set(hello.capabilities) == set(contract.CONTRACT.ops) | set(sys_contract.CONTRACT.ops)
     assert set(seen) == {e.type for e in contract.EVENTS}
-    # The permission events are published by held requests (test_permission_hold.py).
-    every = {e.type for e in (*contract.EVENTS, *contract.PERMISSION_EVENTS)}
+    # The permission events are published by held requests (test_permission_hold.py),
+    # agentSession.bound by a hook naming its session (the first test here).
+    every = {
+        e.type for e in (*contract.EVENTS, *contract.PERMISSION_EVENTS, contract.SESSION_BOUND)
+    }
     assert every == set(contract.CONTRACT.events)

@@ -18,6 +18,10 @@ NEVER_RELAYED = {
     "agentStatus.reconcile_ptys",
     "agentStatus.pane_input",
     "hooks.endpoint",
+    # which pane each agent session runs in, with transcript paths: this host's own
+    "agentSession.bindings",
+    # rebuilding the transcript index is this host's business
+    "vault.rebuild",
 }
 
 
@@ -52,3 +56,13 @@ def test_the_web_actors_ops_never_cross_a_machine() -> None:
 
     assert web.CONTRACT not in gw.RELAYED_CONTRACTS
     assert not {op.name for op in gw.FULL_OPS} & set(web.CONTRACT.ops)
+
+
+def test_vault_ops_are_read_only_and_gated_separately() -> None:
+    """The transcript index's ops are read-only ones (any authorized key), gated again
+    by the host's share_vault setting; rebuilding is never relayed."""
+    from orca.contracts import vault
+
+    assert {vault.SEARCH, vault.USAGE, vault.STATUS} == gw.VAULT_OPS
+    assert gw.VAULT_OPS <= gw.READ_ONLY_OPS
+    assert vault.REBUILD not in gw.FULL_OPS

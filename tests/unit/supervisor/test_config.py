@@ -117,7 +117,14 @@ def test_web_is_off_unless_enabled(tmp_path: Path) -> None:
     file turns it on without restating the children; a name that is no child is refused."""
     shipped = load_config(paths_with(tmp_path / "a", None), environ={})
     assert "web" not in [c.name for c in shipped.children]
-    assert [c.name for c in shipped.children] == ["store", "hooks", "ptyd", "gitwatch", "gateway"]
+    assert [c.name for c in shipped.children] == [
+        "store",
+        "hooks",
+        "ptyd",
+        "gitwatch",
+        "gateway",
+        "vault",
+    ]
     enabled = load_config(paths_with(tmp_path / "b", "[enable]\nweb = true\n"), environ={})
     assert [c.name for c in enabled.children][-1] == "web"
     assert enabled.child("web").module == "actors.web"

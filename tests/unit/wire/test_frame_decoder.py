@@ -79,6 +79,7 @@ OWN_DECODERS = {
     "orca/contracts/base.py": "an op's args/result validators; every caller maps DECODE_ERRORS",
     "orca/model/codec.py": "records in files; RecursionError mapped to ModelDecodeError",
     "actors/store/bounded_json.py": "the store's files, depth-checked before decoding",
+    "actors/vault/step.py": "agents' transcript lines (files); RecursionError: a skipped line",
 }
 _BUILDS = re.compile(r"msgspec\.(msgpack|json)\.(Decoder|decode)\(|msgpack\.unpackb\(")
 
