@@ -237,6 +237,7 @@ def _frame(body: bytes) -> bytes:
 
 def _local_replies(conn: socket.socket, body: bytes) -> tuple[list[dict[str, Any]], bool]:
     """Send one framed message; (the messages that came back, whether ptyd closed us)."""
+    conn.settimeout(30.0)  # the previous exchange left 0.1 s: a 16 MiB frame needs ptyd to read
     conn.sendall(_frame(body))
     buf = b""
     conn.settimeout(5.0)
