@@ -147,6 +147,10 @@ async def preview_merge(
         )
     )
     lines = await _status_lines(row.path, untracked=True)
+    checkout = _checkout_of(tracker, repo.id, found.into)
+    checkout_dirty = checkout is not None and bool(
+        await _status_lines(checkout.path, untracked=False)
+    )
     assert row.branch is not None
     return contract.MergePreview(
         into=short_name(found.into),
@@ -160,6 +164,8 @@ async def preview_merge(
         conflicts=found.conflicts,
         dirty=bool(lines),
         uncommitted=listed(lines),
+        checkout=checkout.path if checkout is not None else "",
+        checkout_dirty=checkout_dirty,
     )
 
 

@@ -87,10 +87,13 @@ worktree.mergePreview {worktree, into?, mode?: "merge"|"squash"|"rebase" (defaul
                   what the branch changed since the merge base. ``conflicts``: paths the
                   merge (or the first replayed commit that conflicts) cannot resolve.
                   ``dirty``: the worktree has uncommitted changes (``uncommitted``: git
-                  status lines, at most MERGE_LISTED_CHANGES). bad_request: bad id or
-                  mode, ``into`` is the worktree's own branch, the main worktree, a
-                  detached HEAD, a repo libgit2 cannot read; not_found: unknown
-                  worktree or ``into`` branch.
+                  status lines, at most MERGE_LISTED_CHANGES). ``checkout``: the path
+                  where ``into`` is checked out ("" if nowhere), ``checkoutDirty``: it
+                  has uncommitted changes to tracked files (the merge would be refused).
+                  bad_request: bad id, mode or branch name, ``into`` is the worktree's
+                  own branch, the main worktree, a detached HEAD; not_found: unknown
+                  worktree or ``into`` branch; conflict: no shared history, a repo
+                  libgit2 cannot read (SHA-256).
 worktree.merge    {worktree, into?, mode?, message?} → MergeResult {into, commit, mode,
                   previous, changed, checkoutUpdated}
                   Merges the branch into ``into``: ``merge`` a merge commit (always, even
@@ -333,6 +336,8 @@ class MergePreview(Payload, frozen=True, kw_only=True):
     conflicts: list[str]
     dirty: bool
     uncommitted: list[str] = msgspec.field(default_factory=list)
+    checkout: str = ""  # where ``into`` is checked out ("" if nowhere)
+    checkout_dirty: bool = False  # that checkout has uncommitted tracked changes
 
 
 class MergeResult(Payload, frozen=True, kw_only=True):

@@ -123,7 +123,8 @@ async def test_preview_counts_and_changes_nothing(world: World) -> None:
     assert preview == gw.MergePreview(
         into="main", branch="feat", mode="merge", ahead=1, behind=1,
         diffstat=gw.Diffstat(files=1, insertions=2, deletions=0),
-        conflicts=[], dirty=False, uncommitted=[],
+        conflicts=[], dirty=False, uncommitted=[], checkout=str(world.repo),
+        checkout_dirty=False,
     )  # fmt: skip
     assert (world.tip("main"), world.tip("feat")) == before
     assert world.status(world.repo) == "" and world.status(world.wt) == ""
@@ -217,8 +218,11 @@ async def test_dirty_main_checkout_is_refused_and_untouched(world: World) -> Non
     """main is checked out with an uncommitted edit: refused, branch and edit kept."""
     (world.repo / "README").write_text("edited, not committed\n")
     before = world.tip("main")
-    with trio.fail_after(TIMEOUT_S), pytest.raises(errors.WorktreeDirty, match="README"):
-        await _merge(world)
+    with trio.fail_after(TIMEOUT_S):
+        preview = await _preview(world)
+        with pytest.raises(errors.WorktreeDirty, match="README"):
+            await _merge(world)
+    assert preview.checkout == str(world.repo) and preview.checkout_dirty
     assert world.tip("main") == before
     assert (world.repo / "README").read_text() == "edited, not committed\n"
 
