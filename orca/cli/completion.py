@@ -206,6 +206,7 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     ("term", "new", "worktree"): _worktrees,
     ("worktree", "rm", "worktree"): _worktrees,
     ("worktree", "mv", "worktree"): _worktrees,
+    ("worktree", "merge", "worktree"): _worktrees,
     ("worktree", "create", "repo"): _repos,
     ("worktree", "ls", "repo"): _repos,
     ("repo", "rm", "id"): _repos,

@@ -226,6 +226,7 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         ptyd.GC_STATUS,
         gitwatch.WORKTREE_LIST,
         gitwatch.WORKTREE_PATHS,
+        gitwatch.WORKTREE_MERGE_PREVIEW,  # in memory: moves no ref, touches no checkout
         gitwatch.SNAPSHOT,
         store.REPO_LIST,
         store.FOLDER_WORKSPACE_LIST,
@@ -259,6 +260,7 @@ MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
         gitwatch.WORKTREE_REMOVE,
         gitwatch.WORKTREE_RENAME,
         gitwatch.WORKTREE_RENAME_FROM_FIRST_MESSAGE,
+        gitwatch.WORKTREE_MERGE,
         hooks.ACK,
         # Issue 27: approving an agent's tool call from another machine is a write; a
         # read-only key sees the pending requests, a full key may answer them.
