@@ -21,6 +21,7 @@ import trio
 from actors.orch import core
 from actors.orch.checks import run_check
 from actors.orch.driver import Driver
+from actors.orch.faults import crash_point
 from actors.orch.follow import (
     PTY_EVENTS,
     PTY_TOPICS,
@@ -62,6 +63,7 @@ class Stats:
 class Orch:
     def __init__(self, ctx: ActorContext, ledger: Ledger) -> None:
         self.ctx = ctx
+        self.directory = ctx.paths.data_dir / ORCH_DIR
         self.ledger = ledger
         self.db_lock = trio.Lock()
         self.beacon = Beacon()
@@ -384,6 +386,8 @@ class Orch:
             ),
             timeout=60.0,
         )
+
+        crash_point("merge", self.directory)
 
         def record(db: Ledger) -> tuple[list[str], int]:
             archived, _ = db.record_merge(run.id, task.variant, merged.commit)

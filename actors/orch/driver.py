@@ -29,7 +29,8 @@ import trio
 
 from actors.orch import core
 from actors.orch.core import Step
-from actors.orch.ledger import Dispatch, TaskRow, now_ms
+from actors.orch.faults import crash_point
+from actors.orch.ledger import Dispatch, TaskRow, dispatch_key, now_ms
 from orca.contracts import gitwatch, ptyd
 from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
 
@@ -104,6 +105,20 @@ class Driver:
     async def intent(self, step: str) -> Dispatch:
         return await self.orch.db(lambda db: db.write_intent(self.run_id, self.variant, step))
 
+    async def prompt_was_taken(self, d: Dispatch, task: TaskRow) -> bool:
+        """An intent to type the prompt was written before a crash: did the agent get it?
+        Evidence is hooks' row (a turn begun after the intent), waited for a while."""
+        orch = self.orch
+        with trio.move_on_after(PROMPT_EVIDENCE_S):
+            await orch.beacon.wait_until(
+                lambda: core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms)
+            )
+        if not core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms):
+            return False
+        log.info("%s: the agent took the prompt before the crash", d.key)
+        await self.settle(d, "adopted", {}, phase="prompted", prompted_ms=d.intent_ms)
+        return True
+
     async def settle(
         self, d: Dispatch, outcome: str, result: dict[str, object], **cols: object
     ) -> None:
@@ -138,6 +153,7 @@ class Driver:
                 if await self.adopt_worktree(d, run.repo_id, task.worktree_name):
                     return
                 raise
+        crash_point("worktree", self.orch.directory)
         await self.settle(
             d, "done", {"worktreeId": created.worktree_id, "path": created.path},
             phase="worktree", worktree_id=created.worktree_id, worktree_path=created.path,
@@ -183,6 +199,7 @@ class Driver:
             if await self.adopt_terminal(d, task):
                 return
             raise
+        crash_point("terminal", self.orch.directory)
         await self.settle(
             d, "done", {"sessionId": spawned.session_id, "pid": spawned.pid},
             phase="terminal", session_id=spawned.session_id,
@@ -207,6 +224,10 @@ class Driver:
     # -- prompt --------------------------------------------------------------------------
     async def deliver_prompt(self, task: TaskRow) -> None:
         orch = self.orch
+        key = dispatch_key(self.run_id, self.variant, "prompt")
+        earlier = await orch.db(lambda db: db.dispatch(key))
+        if earlier is not None and await self.prompt_was_taken(earlier, task):
+            return
         await orch.beacon.wait_until(
             lambda: (
                 core.is_ready(orch.status_row(task.pane_key))
@@ -217,15 +238,6 @@ class Driver:
             raise StepFailed("the agent's terminal ended before it was ready")
         run = await orch.run_row(self.run_id)
         d = await self.intent("prompt")
-        if d.attempts > 1:
-            with trio.move_on_after(PROMPT_EVIDENCE_S):
-                await orch.beacon.wait_until(
-                    lambda: core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms)
-                )
-            if core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms):
-                log.info("%s: the agent took the prompt before the crash", d.key)
-                await self.settle(d, "adopted", {}, phase="prompted", prompted_ms=d.intent_ms)
-                return
         body, submit = core.prompt_input(task.agent, run.prompt)
         write = ptyd.WriteArgs(session_id=task.session_id, text=body)
         try:
@@ -235,6 +247,7 @@ class Driver:
             await orch.ptyd.invoke(ptyd.WRITE, submit_args, idem=f"{d.key}/submit")
         except (NotFound, Conflict) as exc:
             raise StepFailed(f"the terminal is gone: {exc.message}") from exc
+        crash_point("prompt", self.orch.directory)
         await self.settle(d, "done", {}, phase="prompted", prompted_ms=now_ms())
         orch.stats.delivered += 1
         orch.stats.last_delivery_s = time.monotonic()
