@@ -280,3 +280,33 @@ async def test_computing_a_merge_moves_no_ref(world: World) -> None:
     assert found.new_into is not None and found.new_into not in before
     assert _git(world.repo, "cat-file", "-t", found.new_into) == "commit"
     assert (world.tip("main"), world.tip("feat")) == before
+
+
+async def test_commit_first_merges_uncommitted_work(world: World) -> None:
+    """commitFirst: the worktree's edits and new files are committed on its branch, then
+    merged; the worktree is clean afterwards."""
+    (world.wt / "feature.txt").write_text("one\ntwo\nedited\n")
+    (world.wt / "new.txt").write_text("new\n")
+    with trio.fail_after(TIMEOUT_S):
+        result = await _merge(world, mode="squash", commit_first=True, commit_message="wip\n")
+    assert result.committed == world.tip("feat") and result.changed
+    assert _git(world.repo, "log", "-1", "--format=%s", "feat") == "wip"
+    assert (world.repo / "new.txt").read_text() == "new\n"
+    assert (world.repo / "feature.txt").read_text() == "one\ntwo\nedited\n"
+    assert world.status(world.wt) == "" and world.status(world.repo) == ""
+
+
+async def test_rebase_drops_merge_commits_and_commits_already_in_main(world: World) -> None:
+    """A rebase replays the branch's own commits: a merge of main into it is dropped, a
+    commit whose change main already has is skipped; the result is linear."""
+    world.commit(world.repo, "other.txt", "x\n", "main moves on")
+    _git(world.wt, "merge", "-q", "--no-edit", "main")  # a merge commit on the branch
+    world.commit(world.wt, "late.txt", "late\n", "late work")
+    world.commit(world.repo, "late.txt", "late\n", "main has the same change")
+    with trio.fail_after(TIMEOUT_S):
+        result = await _merge(world, mode="rebase")
+    subjects = _git(world.repo, "log", "--format=%s", "main").splitlines()
+    assert subjects == ["add feature", "main has the same change", "main moves on", "initial"]
+    assert _git(world.repo, "rev-list", "--merges", "main") == ""
+    assert world.tip("feat") == result.commit == world.tip("main")
+    assert world.status(world.wt) == ""
