@@ -301,6 +301,10 @@ class RunsScreen(ModalScreen[None]):
             lines = screen.lines(show_cursor=False)
         finally:
             screen.close()
+        while lines and not lines[-1].plain.strip():
+            lines.pop()  # the rows below the last output: nothing to show
+        for line in lines:
+            line.rstrip()  # in place: the screen model they came from is closed
         target.update(Text("\n").join(lines))
         self.previews += 1
 
