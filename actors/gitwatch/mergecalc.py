@@ -131,6 +131,8 @@ def compute_merge(
     conflicts = _conflict_paths(index)
     if conflicts:
         return replace(found, conflicts=conflicts)
+    if mode == "merge" and not write:
+        return replace(found, new_into="")  # would move (the tree is not needed to say so)
     tree = index.write_tree(repo)
     if mode == "squash" and tree == into_tip.tree.id:
         return found  # the branch's change is in ``into`` already
