@@ -79,7 +79,7 @@ worktree.mergePreview {worktree, into?, mode?: "merge"|"squash"|"rebase" (defaul
                   memory (libgit2 merge of the two commits, or for rebase each commit
                   replayed in turn): no working tree, index or ref is touched. ``worktree``
                   is a worktree id (or its path). ``into`` (a local branch, short or
-                  full name) defaults to the worktree's base (the ``baseRef`` recorded
+                  full name; ``origin/main`` means ``main``) defaults to the worktree's base (the ``baseRef`` recorded
                   at create, then the repo's ``worktreeBaseRef``, as a local branch),
                   else the repo's default branch (``origin/HEAD``'s name, ``main``,
                   ``master``); it is returned as a short name. ``ahead``: commits the

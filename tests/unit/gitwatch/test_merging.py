@@ -310,3 +310,15 @@ async def test_rebase_drops_merge_commits_and_commits_already_in_main(world: Wor
     assert _git(world.repo, "rev-list", "--merges", "main") == ""
     assert world.tip("feat") == result.commit == world.tip("main")
     assert world.status(world.wt) == ""
+
+
+async def test_into_named_as_a_remote_tracking_branch_means_its_local_branch(
+    world: World, tmp_path: Path
+) -> None:
+    """A run based on ``origin/main`` merges into the local ``main``."""
+    _git(world.repo, "update-ref", "refs/remotes/origin/main", world.tip("main"))
+    with trio.fail_after(TIMEOUT_S):
+        preview = await _preview(world, into="origin/main")
+        with pytest.raises(errors.MissingTarget, match="no branch 'origin/nope'"):
+            await _preview(world, into="origin/nope")
+    assert preview.into == "main"
