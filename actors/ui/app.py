@@ -1068,7 +1068,12 @@ class OrcaApp(App[None], inherit_bindings=False):
         row = self.backend.session_for_pane(pane) if pane else None
         if row is None or not row.running:
             return
-        argv = [sys.executable, "-m", "orca.cli.main", "term", "attach", row.session_id]
+        self.attach_raw(row.session_id)
+
+    def attach_raw(self, session_id: str) -> None:
+        """Hand the real terminal to ``orca term attach`` for a session (its detach key
+        returns here): the zoom, and the run view's attach to a variant's agent."""
+        argv = [sys.executable, "-m", "orca.cli.main", "term", "attach", session_id]
         run = self.zoom_command or (lambda a: subprocess.run(a, check=False).returncode)
         with self.suspend():
             sys.stdout.write(f"\x1b[H\x1b[2J[orca ui: zoomed; {DETACH_HINT}]\r\n")

@@ -10,9 +10,9 @@ preview:
   is down leaves the screen on its last answer, with the error said.
 * :class:`RunsScreen`: the runs, newest first, on the left; the highlighted run's
   variants in columns (``runs_model``); under them the selected variant's terminal as
-  ptyd holds it now (its attach snapshot, drawn once per change, not a live stream;
-  Enter opens its pane when the layout has one, else names the handle for ``orca term
-  attach``). ``m`` merges the selected variant: gitwatch's ``worktree.mergePreview``
+  ptyd holds it now (its attach snapshot, drawn once per change, not a live stream);
+  ``a`` attaches to it raw (``orca term attach``, as the zoom does; Ctrl-] returns),
+  Enter or ``o`` opens its pane when the layout has one. ``m`` merges the selected variant: gitwatch's ``worktree.mergePreview``
   first, shown in a question (conflicts listed: refused, no question asked); ``y``
   merges, ``s`` squashes, ``r`` rebases, through orch's ``run.merge`` (which previews
   again and archives the other variants). ``c`` runs the run's check now.
@@ -126,6 +126,7 @@ class RunsScreen(ModalScreen[None]):
         Binding("m", "merge", "merge"),
         Binding("c", "check", "check"),
         Binding("o", "open_pane", "open pane"),
+        Binding("a", "attach", "attach"),
     ]
     DEFAULT_CSS = """
     RunsScreen { align: center middle; }
@@ -158,7 +159,7 @@ class RunsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(
-                "Runs: one task, N agents (←/→ variant · m merge · c check · o open pane · Esc)",
+                "Runs: one task, N agents (←/→ variant · m merge · c check · o open pane · a attach · Esc)",
                 markup=False,
             )
             with Horizontal(id="runs-body"):
@@ -340,6 +341,18 @@ class RunsScreen(ModalScreen[None]):
             self._status(f"{variant.variant} has no pane here: orca term attach {variant.handle}")
         else:
             self._status(f"{variant.variant} has no terminal yet")
+
+    def action_attach(self) -> None:
+        """The variant's terminal, raw (``orca term attach``); Ctrl-] comes back here."""
+        variant = self.selected_variant()
+        if variant is None:
+            return
+        row = (self.orca.backend.sessions or {}).get(variant.session_id)
+        if row is None or not row.running:
+            self._status(f"{variant.variant}'s terminal is not running")
+            return
+        self.orca.attach_raw(variant.session_id)
+        self.orca.guest.start_soon(self._preview)
 
     def action_check(self) -> None:
         if self.shown is None:

@@ -8,6 +8,7 @@ commits ``answer-<agent>.txt`` in its worktree, reports and stops.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,13 @@ def test_the_run_view_compares_variants_refuses_a_conflict_and_merges(
         await app.wait_for(lambda: screen.previews > 0)
         seen["columns"] = [str(w.render()) for w in screen.query(".variant-col")]
         seen["preview"] = str(screen.query_one("#variant-screen").render())
+        attached: list[list[str]] = []
+        app.zoom_command = lambda argv: attached.append(argv) or 0
+        app.suspend = contextlib.nullcontext  # type: ignore[method-assign,assignment]  # headless
+        await pilot.press("a")
+        await app.wait_for(lambda: bool(attached))
+        seen["attached"] = attached[0][-3:]
+        seen["claude-session"] = screen.shown.variants[0].session_id  # type: ignore[union-attr]
 
         # main gets its own answer-claude.txt: claude-1's merge would conflict
         (project / "answer-claude.txt").write_text("main's answer\n")
@@ -105,6 +113,7 @@ def test_the_run_view_compares_variants_refuses_a_conflict_and_merges(
         assert agent in column and "● idle" in column and "1 file +1 -0" in column
         assert "check ✔ passed" in column
     assert "claude: ready" in seen["preview"] or "claude: done" in seen["preview"]
+    assert seen["attached"] == ["term", "attach", seen["claude-session"]]
     question, details, keys = seen["refusal"]
     assert "cannot be merged into main: it conflicts" in question
     assert "answer-claude.txt" in details and keys == {"n"}
