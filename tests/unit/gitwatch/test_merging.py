@@ -322,3 +322,29 @@ async def test_into_named_as_a_remote_tracking_branch_means_its_local_branch(
         with pytest.raises(errors.MissingTarget, match="no branch 'origin/nope'"):
             await _preview(world, into="origin/nope")
     assert preview.into == "main"
+
+
+async def test_a_rebase_cut_short_between_its_two_refs_completes_when_repeated(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash after the branch moved and before main did (simulated: the second ref
+    move fails) leaves main old and the branch rebased; the next merge fast-forwards."""
+    from actors.gitwatch import merging
+
+    world.commit(world.repo, "other.txt", "x\n", "main moves on")
+    old_main = world.tip("main")
+
+    async def crash(*_args: Any) -> bool:
+        raise errors.GitFailure("gitwatch died here")
+
+    monkeypatch.setattr(merging, "_move_into", crash)
+    with trio.fail_after(TIMEOUT_S), pytest.raises(errors.GitFailure):
+        await _merge(world, mode="rebase")
+    assert world.tip("main") == old_main  # old, not half-moved
+    assert _git(world.repo, "merge-base", "main", "feat") == old_main  # the branch: rebased
+    assert world.status(world.wt) == ""
+    monkeypatch.undo()
+    with trio.fail_after(TIMEOUT_S):
+        result = await _merge(world, mode="rebase")
+    assert result.changed and world.tip("main") == world.tip("feat") == result.commit
+    assert _git(world.repo, "rev-list", "--count", f"{old_main}..main") == "1"
