@@ -27,7 +27,7 @@ import trio
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -135,7 +135,7 @@ class RunsScreen(ModalScreen[None]):
     #runs-list { width: 38; height: 1fr; }
     #run-detail { width: 1fr; height: 1fr; padding: 0 1; }
     #run-title { height: auto; max-height: 3; }
-    #variants { height: auto; max-height: 14; }
+    #variants { height: auto; max-height: 16; }
     .variant-col { width: 1fr; min-width: 22; height: auto; border: round $panel; }
     .variant-col.selected { border: round $accent; }
     #variant-preview { height: 1fr; border: round $panel; }
@@ -166,7 +166,7 @@ class RunsScreen(ModalScreen[None]):
                 yield OptionList(id="runs-list")
                 with Vertical(id="run-detail"):
                     yield Static("", id="run-title", markup=False)
-                    yield Horizontal(id="variants")
+                    yield HorizontalScroll(id="variants")
                     with VerticalScroll(id="variant-preview"):
                         yield Static("", id="variant-screen", markup=False)
             yield Label("loading…", id="runs-status", markup=False)
@@ -251,7 +251,7 @@ class RunsScreen(ModalScreen[None]):
 
     def _draw_columns(self) -> None:
         info = self.shown
-        row = self.query_one("#variants", Horizontal)
+        row = self.query_one("#variants", HorizontalScroll)
         columns = variant_columns(info) if info is not None else []
         widgets = list(row.query(".variant-col").results(Static))
         if len(widgets) != len(columns):
@@ -264,6 +264,8 @@ class RunsScreen(ModalScreen[None]):
                 column_text(column, selected=i == self.selected, merged=column.variant == merged)
             )
             widget.set_class(i == self.selected, "selected")
+            if i == self.selected:
+                widget.scroll_visible()  # many variants: the row scrolls to the selected one
 
     def selected_variant(self) -> orch.VariantInfo | None:
         if self.shown is None or not self.shown.variants:
