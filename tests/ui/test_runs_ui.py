@@ -79,6 +79,16 @@ def test_the_run_view_compares_variants_refuses_a_conflict_and_merges(
         seen["attached"] = attached[0][-3:]
         seen["claude-session"] = screen.shown.variants[0].session_id  # type: ignore[union-attr]
 
+        checks = {v.variant: v.check.ran_at_ms for v in screen.shown.variants}  # type: ignore[union-attr]
+        await pilot.press("c")  # the check again, now
+        await app.wait_for(
+            lambda: "check done" in str(screen.query_one("#runs-status").render()), 30
+        )
+        seen["rechecked"] = all(
+            v.check is not None and v.check.ran_at_ms > checks[v.variant]
+            for v in screen.shown.variants  # type: ignore[union-attr]
+        )
+
         # main gets its own answer-claude.txt: claude-1's merge would conflict
         (project / "answer-claude.txt").write_text("main's answer\n")
         _git(project, "add", "answer-claude.txt")
@@ -113,6 +123,7 @@ def test_the_run_view_compares_variants_refuses_a_conflict_and_merges(
         assert agent in column and "● idle" in column and "1 file +1 -0" in column
         assert "check ✔ passed" in column
     assert "claude: ready" in seen["preview"] or "claude: done" in seen["preview"]
+    assert seen["rechecked"]
     assert seen["attached"] == ["term", "attach", seen["claude-session"]]
     question, details, keys = seen["refusal"]
     assert "cannot be merged into main: it conflicts" in question
