@@ -20,7 +20,7 @@ preview:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import trio
@@ -28,6 +28,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -155,6 +156,8 @@ class RunsScreen(ModalScreen[None]):
         self._wake: trio.Event | None = None
         self._scope: trio.CancelScope | None = None
         self._stale: set[str] = {""}  # runs to re-read ("": the list, and the shown run)
+        self.closed = False
+        self.tasks_done = 0  # trio tasks of this screen that ended (tests wait on it)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -175,12 +178,29 @@ class RunsScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.follower.listeners.add(self._changed)
         self.query_one("#runs-list", OptionList).focus()
-        self.orca.guest.start_soon(self._follow)
+        self._start(self._follow)
 
     def on_unmount(self) -> None:
+        self.closed = True
         self.follower.listeners.discard(self._changed)
         if self._scope is not None:
             self.orca.guest.run_sync_soon(self._scope.cancel)
+
+    def _start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Run ``fn(*args)`` as a trio task of this screen: one that finds the screen
+        closed under it (Esc while orch answered) ends quietly, not the UI's runtime."""
+
+        async def guarded() -> None:
+            try:
+                await fn(*args)
+            except NoMatches:
+                if not self.closed:
+                    raise
+            finally:
+                self.tasks_done += 1
+                self.orca.poke()
+
+        self.orca.guest.start_soon(guarded)
 
     def _changed(self, run: str) -> None:
         """A listener: called on the trio side (the follower's subscriber)."""
@@ -314,6 +334,13 @@ class RunsScreen(ModalScreen[None]):
     def _status(self, text: str) -> None:
         self.query_one("#runs-status", Label).update(text)
 
+    def _tell(self, text: str, *, error: bool = False) -> None:
+        """A merge's outcome: on the status line, or as a notice once the view closed."""
+        if self.closed:
+            self.orca.notify(text, severity="error" if error else "information")
+        else:
+            self._status(text)
+
     # -- keys ---------------------------------------------------------------------------
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
@@ -330,7 +357,7 @@ class RunsScreen(ModalScreen[None]):
             return
         self.selected = (self.selected + step) % len(self.shown.variants)
         self._draw_columns()
-        self.orca.guest.start_soon(self._preview)
+        self._start(self._preview)
 
     def action_open_pane(self) -> None:
         variant = self.selected_variant()
@@ -354,7 +381,7 @@ class RunsScreen(ModalScreen[None]):
             self._status(f"{variant.variant}'s terminal is not running")
             return
         self.orca.attach_raw(variant.session_id)
-        self.orca.guest.start_soon(self._preview)
+        self._start(self._preview)
 
     def action_check(self) -> None:
         if self.shown is None:
@@ -363,7 +390,7 @@ class RunsScreen(ModalScreen[None]):
             self._status("this run has no check command (orca run new ... --check CMD)")
             return
         self._status(f"running {self.shown.check!r} in every variant…")
-        self.orca.guest.start_soon(self._check, self.shown.run)
+        self._start(self._check, self.shown.run)
 
     async def _check(self, run: str) -> None:
         try:
@@ -384,7 +411,7 @@ class RunsScreen(ModalScreen[None]):
             self._status(f"{variant.variant} has no worktree yet")
             return
         self._status(f"previewing the merge of {variant.variant}…")
-        self.orca.guest.start_soon(self._ask_merge, self.shown, variant)
+        self._start(self._ask_merge, self.shown, variant)
 
     async def _ask_merge(self, run: orch.RunInfo, variant: orch.VariantInfo) -> None:
         args = gitwatch.MergePreviewArgs(worktree=variant.worktree_id, into=run.base or None)
@@ -395,6 +422,8 @@ class RunsScreen(ModalScreen[None]):
         except OrcaError as exc:
             self._status(f"no preview: {exc.message}")
             return
+        if self.closed:
+            return  # closed while gitwatch answered: no question over the main screen
         ask = merge_question(run, variant, preview)
         self._status(ask.refusal and f"not merged: {ask.refusal}")
         if ask.refusal:
@@ -406,7 +435,7 @@ class RunsScreen(ModalScreen[None]):
         def answered(mode: orch.MergeMode | None) -> None:
             if mode is not None:
                 self._status(f"merging {variant.variant} ({mode})…")
-                self.orca.guest.start_soon(self._merge, run.run, variant.variant, mode)
+                self._start(self._merge, run.run, variant.variant, mode)
 
         self.orca.push_screen(
             ChoiceScreen(ask.question, choices, default=None, cancel=None, details=ask.details),
@@ -418,11 +447,10 @@ class RunsScreen(ModalScreen[None]):
         try:
             merged = await self.follower.merge(run, variant, mode)
         except OrcaError as exc:
-            self._status(f"not merged: {exc.message}")
-            self.orca.poke()
+            self._tell(f"{variant} not merged: {exc.message}", error=True)
             return
         archived = f"; archived {', '.join(merged.archived)}" if merged.archived else ""
-        self._status(f"merged {merged.variant} into {merged.into}: {merged.commit[:10]}{archived}")
+        self._tell(f"merged {merged.variant} into {merged.into}: {merged.commit[:10]}{archived}")
         self._changed(run)
         self.orca.poke()
 

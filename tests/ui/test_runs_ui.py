@@ -116,6 +116,12 @@ def test_the_run_view_compares_variants_refuses_a_conflict_and_merges(
         seen["states"] = {v.variant: v.state for v in screen.shown.variants}  # type: ignore[union-attr]
         seen["status"] = str(screen.query_one("#runs-status").render())
 
+        # closed while orch still answers: the answer finds no screen, and that is fine
+        done = screen.tasks_done
+        await pilot.press("c", "escape")
+        await app.wait_for(lambda: screen.closed and screen.tasks_done >= done + 2, 30)
+        seen["runtime error"] = app.guest.error
+
     drive(OrcaApp(resolve_paths(), bell=False), scenario, timeout=90)
     claude, codex = seen["columns"]
     assert claude.startswith("▶ claude-1") and codex.startswith("  codex-1")
@@ -132,5 +138,6 @@ def test_the_run_view_compares_variants_refuses_a_conflict_and_merges(
     assert seen["question"] == "Merge codex-1 (codex) into main?"
     assert seen["states"] == {"claude-1": "archived", "codex-1": "merged"}
     assert "merged codex-1 into main" in seen["status"]
+    assert seen["runtime error"] is None
     assert (project / "answer-codex.txt").read_text() == f"codex: {PROMPT}\n"
     assert _git(project, "status", "--porcelain") == ""
