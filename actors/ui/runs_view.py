@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from actors.ui.app import OrcaApp
 
 CALL_TIMEOUT_S = 5.0
+# A run's agents move several times a second while they start; the view is read again
+# at most this often (a burst of run.changed is one reload).
+RELOAD_GAP_S = 0.2
 # A merge waits on orch, which waits on gitwatch (a preview, the merge, a checkout's
 # fast-forward of a big repo).
 MERGE_TIMEOUT_S = 120.0
@@ -220,13 +223,13 @@ class RunsScreen(ModalScreen[None]):
                 stale, self._stale = self._stale, set()
                 if stale:
                     await self._reload(stale)
+                    await trio.sleep(RELOAD_GAP_S)  # rate limit: the next reload sees them all
                     continue
                 await self._wake.wait()
 
     async def _reload(self, stale: set[str]) -> None:
         try:
-            if "" in stale or any(r not in {s.run for s in self.runs} for r in stale):
-                self._show_list((await self.follower.list()).runs)
+            self._show_list((await self.follower.list()).runs)  # its lines count states
             if self.current is not None and (stale & {"", self.current}):
                 info = await self.follower.show(self.current)
                 if info.run == self.current:
@@ -251,7 +254,8 @@ class RunsScreen(ModalScreen[None]):
         if self.current not in ids:
             self.current = ids[0]
         listing.highlighted = ids.index(self.current)
-        self._status(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+        if self.loads == 0:
+            self._status("")  # "loading…" no more; the line is kept for what the keys did
 
     def _show_run(self, info: orch.RunInfo) -> None:
         if self.shown is None or self.shown.run != info.run:
