@@ -30,7 +30,7 @@ import msgspec
 import trio
 
 from actors.ui import layout, mirrors
-from actors.ui.runs_view import RunsFollower
+from actors.ui.runs_follower import RunsFollower
 from actors.ui.vault_view import VaultFollower
 from orca.actor import Mirror, RpcClient, open_rpc_client
 from orca.actor.subscriber import Subscriber

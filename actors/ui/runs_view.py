@@ -4,18 +4,19 @@ merging the best one from there (issue 26, seed 02 §12-13).
 Two pieces, thin over orch's ops (``orca/contracts/orch.py``) and gitwatch's merge
 preview:
 
-* :class:`RunsFollower` (trio side, run by the backend) holds the orch client and
-  follows ``run.changed``: it tells the listeners (an open :class:`RunsScreen`) which
-  run moved, and nothing else; it reads nothing while no screen is open. An orch that
-  is down leaves the screen on its last answer, with the error said.
+* ``runs_follower.RunsFollower`` (trio side, run by the backend) holds the orch client
+  and follows ``run.changed``: it tells an open :class:`RunsScreen` which run moved;
+  nothing is read while no screen is open. An orch that is down leaves the screen on
+  its last answer, with the error said.
 * :class:`RunsScreen`: the runs, newest first, on the left; the highlighted run's
   variants in columns (``runs_model``); under them the selected variant's terminal as
   ptyd holds it now (its attach snapshot, drawn once per change, not a live stream);
   ``a`` attaches to it raw (``orca term attach``, as the zoom does; Ctrl-] returns),
-  Enter or ``o`` opens its pane when the layout has one. ``m`` merges the selected variant: gitwatch's ``worktree.mergePreview``
-  first, shown in a question (conflicts listed: refused, no question asked); ``y``
-  merges, ``s`` squashes, ``r`` rebases, through orch's ``run.merge`` (which previews
-  again and archives the other variants). ``c`` runs the run's check now.
+  Enter or ``o`` opens its pane when the layout has one. ``m`` merges the selected
+  variant: gitwatch's ``worktree.mergePreview`` first, shown in a question (conflicts
+  listed: refused, no question asked); ``y`` merges, ``s`` squashes, ``r`` rebases,
+  through orch's ``run.merge`` (which previews again and archives the other
+  variants). ``c`` runs the run's check now.
 """
 
 from __future__ import annotations
@@ -34,90 +35,17 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from actors.ui.dialogs import ChoiceScreen
+from actors.ui.runs_follower import RunsFollower
 from actors.ui.runs_model import column_text, merge_question, run_line, variant_columns
-from orca.actor import RpcClient, open_rpc_client
-from orca.actor.subscriber import Subscriber
 from orca.contracts import gitwatch, orch
-from orca.paths import OrcaPaths
-from orca.wire.envelope import Event
 from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:
     from actors.ui.app import OrcaApp
 
-CALL_TIMEOUT_S = 5.0
 # A run's agents move several times a second while they start; the view is read again
 # at most this often (a burst of run.changed is one reload).
 RELOAD_GAP_S = 0.2
-# A merge waits on orch, which waits on gitwatch (a preview, the merge, a checkout's
-# fast-forward of a big repo).
-MERGE_TIMEOUT_S = 120.0
-# A check runs the run's command in every worktree (a test suite, say).
-CHECK_TIMEOUT_S = 600.0
-Listener = Callable[[str], None]  # the run that changed ("" : any, re-read them all)
-
-
-class RunsFollower:
-    def __init__(self, paths: OrcaPaths) -> None:
-        self.paths = paths
-        self.client: RpcClient | None = None
-        self.listeners: set[Listener] = set()
-        self._epoch: str | None = None
-        self.heard = 0  # run.changed events seen (tests wait on it)
-
-    async def run(self) -> None:
-        endpoint = self.paths.ipc_endpoint(orch.CONTRACT.actor, "rpc")
-        async with (
-            open_rpc_client(endpoint, timeout=CALL_TIMEOUT_S) as client,
-            trio.open_nursery() as nursery,
-        ):
-            self.client = client
-            changes = Subscriber(
-                self.paths.ipc_endpoint(orch.CONTRACT.actor, "pub"),
-                (orch.CHANGED,),
-                self._heard,
-                consumer="ui<-orch",
-                on_other=self._first_heartbeat,
-            )
-            nursery.start_soon(changes.run)
-            await trio.sleep_forever()
-
-    def _tell(self, run: str) -> None:
-        for listener in list(self.listeners):
-            listener(run)
-
-    def _heard(self, _event: Event, data: Any = None) -> None:
-        self.heard += 1
-        self._tell(data.run if isinstance(data, orch.RunChanged) else "")
-
-    def _first_heartbeat(self, event: Event) -> None:
-        """An orch that (re)started: what the screen shows may be stale."""
-        if event.epoch != self._epoch:
-            self._tell("")
-        self._epoch = event.epoch
-
-    def _client(self) -> RpcClient:
-        if self.client is None:
-            raise OrcaError("orch is not reachable yet")
-        return self.client
-
-    async def list(self) -> orch.RunList:
-        runs: orch.RunList = await self._client().invoke(orch.LIST)
-        return runs
-
-    async def show(self, run: str) -> orch.RunInfo:
-        info: orch.RunInfo = await self._client().invoke(orch.SHOW, orch.RunArgs(run=run))
-        return info
-
-    async def merge(self, run: str, variant: str, mode: orch.MergeMode) -> orch.Merged:
-        args = orch.MergeArgs(run=run, variant=variant, mode=mode)
-        merged: orch.Merged = await self._client().invoke(orch.MERGE, args, timeout=MERGE_TIMEOUT_S)
-        return merged
-
-    async def check(self, run: str, variant: str | None) -> orch.RunInfo:
-        args = orch.CheckArgs(run=run, variant=variant)
-        info: orch.RunInfo = await self._client().invoke(orch.CHECK, args, timeout=CHECK_TIMEOUT_S)
-        return info
 
 
 class RunsScreen(ModalScreen[None]):
