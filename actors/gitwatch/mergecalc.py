@@ -33,6 +33,7 @@ from orca.contracts.gitwatch import MergeMode
 FALLBACK_NAME = "Orca"
 FALLBACK_EMAIL = "orca@localhost"
 _ORIGIN_HEAD = "refs/remotes/origin/HEAD"
+_HEADS = "refs/heads/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +66,18 @@ def open_for_merge(repo_path: str) -> pygit2.Repository:
 
 
 def pick_into(repo: pygit2.Repository, named: str | None, candidates: Sequence[str]) -> str:
-    """The full ref of the branch to merge into: ``named`` if given (it must exist), else
-    the first candidate that exists."""
+    """The full ref of the branch to merge into: ``named`` if given (it must exist; a
+    remote-tracking name, ``origin/main`` as a run's base may be, means its local
+    branch), else the first candidate that exists."""
     if named is not None:
-        if repo.references.get(named) is None:
-            raise errors.MissingTarget(f"no branch {short_name(named)!r} in {repo.workdir}")
-        return named
+        if repo.references.get(named) is not None:
+            return named
+        short = short_name(named)
+        rest = short.partition("/")[2]
+        tracking = repo.references.get(f"refs/remotes/{short}") if rest else None
+        if tracking is not None and repo.references.get(_HEADS + rest) is not None:
+            return _HEADS + rest
+        raise errors.MissingTarget(f"no branch {short!r} in {repo.workdir}")
     for ref in candidates:
         if repo.references.get(ref) is not None:
             return ref
@@ -131,6 +138,8 @@ def compute_merge(
     conflicts = _conflict_paths(index)
     if conflicts:
         return replace(found, conflicts=conflicts)
+    if mode == "merge" and not write:
+        return replace(found, new_into="")  # would move (the tree is not needed to say so)
     tree = index.write_tree(repo)
     if mode == "squash" and tree == into_tip.tree.id:
         return found  # the branch's change is in ``into`` already

@@ -27,15 +27,20 @@ DEFAULT_BRANCHES = ("main", "master")
 
 def branch_ref(name: str) -> str:
     """The full local ref of a branch named short (``main``) or full (``refs/heads/main``);
-    CallerError for a name git would read as an option, a range or nothing."""
+    CallerError for a name git would refuse as a branch (``git check-ref-format``'s
+    rules: tests check that every name accepted here, git accepts) or read as an option."""
     short = name[len(HEADS) :] if name.startswith(HEADS) else name
+    parts = short.split("/")
     if (
         not short
-        or short.startswith(("-", "/"))
-        or short.endswith(("/", ".lock"))
+        or short == "@"
+        or short.startswith("-")
+        or short.endswith(".")
         or ".." in short
+        or "@{" in short
         or any(c in short for c in "\0 ~^:?*[\\")
-        or any(ord(c) < 32 for c in short)
+        or any(ord(c) < 32 or ord(c) == 127 for c in short)
+        or any(not p or p.startswith(".") or p.endswith(".lock") for p in parts)
     ):
         raise errors.CallerError(f"not a branch name: {name!r}")
     return HEADS + short

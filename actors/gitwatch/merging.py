@@ -35,6 +35,7 @@ from actors.gitwatch.lifecycle import fresh_facts
 from actors.gitwatch.mergecalc import (
     MergeComputation,
     compute_merge,
+    identity,
     open_for_merge,
     origin_head_branch,
     pick_into,
@@ -177,7 +178,10 @@ async def merge_worktree(
     async with tracker.repo_lock(repo.id):
         row = tracker.repos[repo.id].rows.get(_row.path, _row)
         lines = await _status_lines(row.path, untracked=True)
-        if lines:
+        committed = ""
+        if lines and args.commit_first:
+            committed = await _commit_all(repo.path, row, args.commit_message)
+        elif lines:
             raise dirty_refusal(row.path, lines)
         # The commits are made here, unreferenced until the refs move: a refusal below
         # leaves only objects nobody points at.
@@ -208,7 +212,25 @@ async def merge_worktree(
         previous=made.into_tip,
         changed=made.new_into is not None,
         checkout_updated=updated,
+        committed=committed,
     )
+
+
+async def _commit_all(repo_path: str, row: WorktreeFacts, message: str | None) -> str:
+    """Commit every uncommitted change of the worktree on its branch (hooks run); its id."""
+    assert row.branch is not None
+    text = message or f"{short_name(row.branch)}: uncommitted work, committed to merge it\n"
+    who = await trio.to_thread.run_sync(lambda: identity(open_for_merge(repo_path)).committer)
+    await run_git(row.path, "add", "-A")
+    done = await run_git(
+        row.path, "-c", f"user.name={who.name}", "-c", f"user.email={who.email}",
+        "commit", "-q", "-m", text, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise errors.StateConflict(
+            f"{row.path}: its changes could not be committed: {(done.stderr or done.stdout).strip()}"
+        )
+    return (await run_git(row.path, "rev-parse", "HEAD")).stdout.strip()
 
 
 def _checkout_of(tracker: RepoTracker, repo_id: str, ref: str) -> WorktreeFacts | None:

@@ -5,7 +5,7 @@
                                           REPO is a repo id, path or display name; the
                                           setup script's output streams under a spinner
 ``rm WORKTREE [--force] [--delete-branch]``
-``merge WORKTREE [--into B] [--squash|--rebase] [--preview] [-m MSG] [--json]``
+``merge WORKTREE [--into B] [--squash|--rebase] [--preview] [-m MSG] [--commit] [--json]``
                                           its branch into B (default: its base branch);
                                           ``--preview`` shows ahead/behind, diffstat and
                                           conflicts, changing nothing
@@ -95,6 +95,9 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
     how.add_argument("--rebase", action="store_true", help="replay its commits, fast-forward")
     merge.add_argument("--preview", action="store_true", help="show what it would do; no change")
     merge.add_argument("-m", "--message", help="the merge or squash commit's message")
+    merge.add_argument(
+        "--commit", action="store_true", help="commit the worktree's uncommitted changes first"
+    )
     merge.add_argument("--json", action="store_true", help="print the result as JSON")
     merge.set_defaults(func=cmd_merge)
 
@@ -303,7 +306,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
                 "conflicts" if preview.conflicts else "uncommitted changes"
             ))  # fmt: skip
         return EXIT_OK
-    request = gitwatch.MergeArgs(worktree=row.id, into=args.into, mode=mode, message=args.message)
+    request = gitwatch.MergeArgs(
+        worktree=row.id, into=args.into, mode=mode, message=args.message, commit_first=args.commit
+    )
     result = invoke(gitwatch.WORKTREE_MERGE, request, timeout=MUTATE_TIMEOUT_S)
     if args.json:
         import msgspec

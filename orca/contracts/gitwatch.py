@@ -79,7 +79,7 @@ worktree.mergePreview {worktree, into?, mode?: "merge"|"squash"|"rebase" (defaul
                   memory (libgit2 merge of the two commits, or for rebase each commit
                   replayed in turn): no working tree, index or ref is touched. ``worktree``
                   is a worktree id (or its path). ``into`` (a local branch, short or
-                  full name) defaults to the worktree's base (the ``baseRef`` recorded
+                  full name; ``origin/main`` means ``main``) defaults to the worktree's base (the ``baseRef`` recorded
                   at create, then the repo's ``worktreeBaseRef``, as a local branch),
                   else the repo's default branch (``origin/HEAD``'s name, ``main``,
                   ``master``); it is returned as a short name. ``ahead``: commits the
@@ -94,8 +94,9 @@ worktree.mergePreview {worktree, into?, mode?: "merge"|"squash"|"rebase" (defaul
                   own branch, the main worktree, a detached HEAD; not_found: unknown
                   worktree or ``into`` branch; conflict: no shared history, a repo
                   libgit2 cannot read (SHA-256).
-worktree.merge    {worktree, into?, mode?, message?} → MergeResult {into, commit, mode,
-                  previous, changed, checkoutUpdated}
+worktree.merge    {worktree, into?, mode?, message?, commitFirst?: false, commitMessage?}
+                  → MergeResult {into, commit, mode, previous, changed, checkoutUpdated,
+                  committed}
                   Merges the branch into ``into``: ``merge`` a merge commit (always, even
                   when a fast-forward would do), ``squash`` one commit with the branch's
                   whole change on ``into``, ``rebase`` the branch's commits replayed
@@ -112,7 +113,12 @@ worktree.merge    {worktree, into?, mode?, message?} → MergeResult {into, comm
                   ``into``'s tip before. conflict: the merge conflicts (paths listed),
                   the worktree is dirty (its changes listed: commit them first), the
                   checkout of ``into`` is dirty, a ref moved meanwhile. Errors as
-                  mergePreview otherwise.
+                  mergePreview otherwise. ``commitFirst``: the worktree's uncommitted
+                  changes (untracked files too, ignored ones not) are committed on its
+                  branch first (``git add -A`` + ``git commit``, its hooks run;
+                  ``commitMessage`` or a default), then merged; ``committed`` is that
+                  commit ("" when there was nothing to commit). An agent that never
+                  commits leaves its work uncommitted: this is how it is merged.
 gitwatch.snapshot {} → {epoch, seq, repos: {repoId: {path, kind, unavailable,
                   worktrees: {path: {git, gitStatus}}, unrepresentable: [...]}}, watches,
                   degraded: [path]}
@@ -316,6 +322,8 @@ class MergeArgs(Args, frozen=True, kw_only=True):
     into: str | None = None
     mode: MergeMode = "merge"
     message: str | None = None  # the merge or squash commit's message (a default is made)
+    commit_first: bool = False  # commit the worktree's uncommitted changes, then merge
+    commit_message: str | None = None
 
 
 class Diffstat(Payload, frozen=True, kw_only=True):
@@ -347,6 +355,7 @@ class MergeResult(Payload, frozen=True, kw_only=True):
     previous: str = ""  # into's tip before (hex)
     changed: bool = True  # False: nothing to merge, no ref moved
     checkout_updated: bool = False  # a checkout of ``into`` was fast-forwarded
+    committed: str = ""  # commitFirst's commit of the uncommitted changes ("" if none)
 
 
 class WorktreeSnapshot(Payload, frozen=True, kw_only=True):

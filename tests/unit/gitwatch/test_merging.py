@@ -280,3 +280,71 @@ async def test_computing_a_merge_moves_no_ref(world: World) -> None:
     assert found.new_into is not None and found.new_into not in before
     assert _git(world.repo, "cat-file", "-t", found.new_into) == "commit"
     assert (world.tip("main"), world.tip("feat")) == before
+
+
+async def test_commit_first_merges_uncommitted_work(world: World) -> None:
+    """commitFirst: the worktree's edits and new files are committed on its branch, then
+    merged; the worktree is clean afterwards."""
+    (world.wt / "feature.txt").write_text("one\ntwo\nedited\n")
+    (world.wt / "new.txt").write_text("new\n")
+    with trio.fail_after(TIMEOUT_S):
+        result = await _merge(world, mode="squash", commit_first=True, commit_message="wip\n")
+    assert result.committed == world.tip("feat") and result.changed
+    assert _git(world.repo, "log", "-1", "--format=%s", "feat") == "wip"
+    assert (world.repo / "new.txt").read_text() == "new\n"
+    assert (world.repo / "feature.txt").read_text() == "one\ntwo\nedited\n"
+    assert world.status(world.wt) == "" and world.status(world.repo) == ""
+
+
+async def test_rebase_drops_merge_commits_and_commits_already_in_main(world: World) -> None:
+    """A rebase replays the branch's own commits: a merge of main into it is dropped, a
+    commit whose change main already has is skipped; the result is linear."""
+    world.commit(world.repo, "other.txt", "x\n", "main moves on")
+    _git(world.wt, "merge", "-q", "--no-edit", "main")  # a merge commit on the branch
+    world.commit(world.wt, "late.txt", "late\n", "late work")
+    world.commit(world.repo, "late.txt", "late\n", "main has the same change")
+    with trio.fail_after(TIMEOUT_S):
+        result = await _merge(world, mode="rebase")
+    subjects = _git(world.repo, "log", "--format=%s", "main").splitlines()
+    assert subjects == ["add feature", "main has the same change", "main moves on", "initial"]
+    assert _git(world.repo, "rev-list", "--merges", "main") == ""
+    assert world.tip("feat") == result.commit == world.tip("main")
+    assert world.status(world.wt) == ""
+
+
+async def test_into_named_as_a_remote_tracking_branch_means_its_local_branch(
+    world: World, tmp_path: Path
+) -> None:
+    """A run based on ``origin/main`` merges into the local ``main``."""
+    _git(world.repo, "update-ref", "refs/remotes/origin/main", world.tip("main"))
+    with trio.fail_after(TIMEOUT_S):
+        preview = await _preview(world, into="origin/main")
+        with pytest.raises(errors.MissingTarget, match="no branch 'origin/nope'"):
+            await _preview(world, into="origin/nope")
+    assert preview.into == "main"
+
+
+async def test_a_rebase_cut_short_between_its_two_refs_completes_when_repeated(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash after the branch moved and before main did (simulated: the second ref
+    move fails) leaves main old and the branch rebased; the next merge fast-forwards."""
+    from actors.gitwatch import merging
+
+    world.commit(world.repo, "other.txt", "x\n", "main moves on")
+    old_main = world.tip("main")
+
+    async def crash(*_args: Any) -> bool:
+        raise errors.GitFailure("gitwatch died here")
+
+    monkeypatch.setattr(merging, "_move_into", crash)
+    with trio.fail_after(TIMEOUT_S), pytest.raises(errors.GitFailure):
+        await _merge(world, mode="rebase")
+    assert world.tip("main") == old_main  # old, not half-moved
+    assert _git(world.repo, "merge-base", "main", "feat") == old_main  # the branch: rebased
+    assert world.status(world.wt) == ""
+    monkeypatch.undo()
+    with trio.fail_after(TIMEOUT_S):
+        result = await _merge(world, mode="rebase")
+    assert result.changed and world.tip("main") == world.tip("feat") == result.commit
+    assert _git(world.repo, "rev-list", "--count", f"{old_main}..main") == "1"
