@@ -22,6 +22,7 @@ happened is done: no task runs twice and none is lost.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,9 @@ PROMPT_EVIDENCE_S = 5.0
 # A peer that is down is asked again after this (doubled per failure up to the cap).
 RETRY_S = 0.2
 RETRY_MAX_S = 3.0
+# A step that keeps failing for this long (a peer down for good, git refusing) fails
+# the task with the last error rather than leaving it `starting` for ever.
+GIVE_UP_AFTER_S = float(os.environ.get("ORCA_ORCH_GIVE_UP_AFTER_S", "600"))
 # Creating a worktree may run the repo's setup script (as `orca worktree new` does).
 CREATE_TIMEOUT_S = 300.0
 SPAWN_TIMEOUT_S = 15.0
@@ -72,6 +76,7 @@ class Driver:
     async def run(self) -> None:
         """Drive the task until it needs nothing more (watched, failed, archived)."""
         delay = RETRY_S
+        failing_since: float | None = None
         while True:
             task = await self.task()
             step = core.next_step(
@@ -93,12 +98,20 @@ class Driver:
                     await self.orch.watch(task)
                     return
                 delay = RETRY_S
+                failing_since = None
             except StepFailed as exc:
                 log.warning("%s/%s: %s failed: %s", self.run_id, self.variant, step.value, exc)
                 await self.orch.change(self.run_id, self.variant, failed=f"{step.value}: {exc}")
                 return
             except OrcaError as exc:  # a peer down or slow: try again, resolving first
                 log.info("%s/%s: %s: %s; retrying", self.run_id, self.variant, step.value, exc)
+                now = time.monotonic()
+                failing_since = now if failing_since is None else failing_since
+                if now - failing_since > GIVE_UP_AFTER_S:
+                    await self.orch.change(
+                        self.run_id, self.variant, failed=f"{step.value}: {exc.message}"
+                    )
+                    return
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX_S)
 
