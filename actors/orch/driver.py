@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import uuid
 from typing import TYPE_CHECKING
 
 import trio
@@ -32,7 +33,9 @@ from actors.orch import core
 from actors.orch.core import Step
 from actors.orch.faults import crash_point
 from actors.orch.ledger import Dispatch, TaskRow, dispatch_key, now_ms
-from orca.contracts import gitwatch, ptyd
+from orca.contracts import gitwatch, ptyd, store
+from orca.model.codec import to_builtins
+from orca.model.worktree import WorktreeMeta
 from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
 
 if TYPE_CHECKING:
@@ -180,6 +183,7 @@ class Driver:
         for row in listing.worktrees:
             if row.path.rstrip("/").rsplit("/", 1)[-1] == name:
                 log.info("%s: adopting worktree %s (created before a crash)", d.key, row.path)
+                await self.ensure_meta(row.id)
                 await self.settle(
                     d, "adopted", {"worktreeId": row.id, "path": row.path},
                     phase="worktree", worktree_id=row.id, worktree_path=row.path,
@@ -187,6 +191,29 @@ class Driver:
                 )  # fmt: skip
                 return True
         return False
+
+    async def ensure_meta(self, worktree_id: str) -> None:
+        """gitwatch writes a worktree's creation evidence to the store after ``git
+        worktree add``; a crash in between leaves a worktree Orca did make but does not
+        list as its own. The adopter writes the evidence then (one replace, only when
+        the store has none)."""
+        try:
+            await self.orch.store.invoke(
+                store.WORKTREE_META_GET, store.WorktreeIdArgs(worktree_id=worktree_id)
+            )
+            return
+        except NotFound:
+            pass
+        now = now_ms()
+        meta = WorktreeMeta(
+            instance_id=str(uuid.uuid4()), created_at=now, last_activity_at=now,
+            orca_created_at=now, orca_creation_source="orch",
+        )  # fmt: skip
+        log.info("%s: writing the creation evidence a crash left out", worktree_id)
+        await self.orch.store.invoke(
+            store.WORKTREE_META_SET,
+            store.MetaSetArgs(worktree_id=worktree_id, meta=to_builtins(meta)),
+        )
 
     # -- terminal ------------------------------------------------------------------------
     async def spawn_terminal(self, task: TaskRow) -> None:

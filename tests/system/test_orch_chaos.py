@@ -102,18 +102,22 @@ async def test_store_killed_while_the_worktrees_are_made(world: tuple[User, Path
     assert_once_each(user, log, info)
 
 
-async def test_orcad_killed_before_the_prompt_is_delivered(
-    world: tuple[User, Path, Path],
+@pytest.mark.parametrize("when", ["spawn", "before-prompt"])
+async def test_orcad_killed_during_spawn_or_before_the_prompt(
+    world: tuple[User, Path, Path], when: str
 ) -> None:
-    """Every terminal runs, no agent is ready yet (they start slowly): orcad and with it
-    every actor die; after `orca up` the run goes on with the same terminals."""
+    """orcad, and with it every actor, dies as the run starts (worktrees being made) or
+    once every terminal runs and no agent is ready yet (they start slowly); after `orca
+    up` the run goes on, with the same terminals in the second case."""
     user, log, project = world
     run = start(user, project, FAKE_AGENT_START_DELAY="3")
-    with trio.fail_after(30):
-        async with run_watcher(user.paths) as watcher:
-            spawned = await watcher.until(
-                run, lambda i: all(v.phase == "terminal" for v in i.variants)
-            )
+    spawned = None
+    if when == "before-prompt":
+        with trio.fail_after(30):
+            async with run_watcher(user.paths) as watcher:
+                spawned = await watcher.until(
+                    run, lambda i: all(v.phase == "terminal" for v in i.variants)
+                )
     pid = orcad_pid(user.paths)
     assert pid is not None
     actors = [a.pid for a in invoke(sup.STATUS, paths=user.paths, timeout=5).actors if a.pid]
@@ -124,7 +128,8 @@ async def test_orcad_killed_before_the_prompt_is_delivered(
     result = await trio.to_thread.run_sync(orca_up, user.env)
     assert result.returncode == 0, result.stderr
     info = await wait_idle(user, run)
-    assert {v.session_id for v in info.variants} == {v.session_id for v in spawned.variants}
+    if spawned is not None:
+        assert {v.session_id for v in info.variants} == {v.session_id for v in spawned.variants}
     assert_once_each(user, log, info)
 
 
