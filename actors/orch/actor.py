@@ -21,6 +21,7 @@ import trio
 from actors.orch import core
 from actors.orch.checks import run_check
 from actors.orch.driver import Driver
+from actors.orch.faults import crash_point
 from actors.orch.follow import (
     PTY_EVENTS,
     PTY_TOPICS,
@@ -32,7 +33,6 @@ from actors.orch.follow import (
     sessions_by_pane,
 )
 from actors.orch.ledger import Ledger, RunRow, TaskRow, new_task, now_ms
-from actors.orch.merging import WORKTREE_MERGE, WORKTREE_MERGE_PREVIEW, MergeArgs, MergePreviewArgs
 from actors.orch.schema import LedgerUnavailable, open_db
 from actors.orch.views import Usage, run_info, run_summary
 from orca.actor import ActorContext, Mirror
@@ -63,6 +63,7 @@ class Stats:
 class Orch:
     def __init__(self, ctx: ActorContext, ledger: Ledger) -> None:
         self.ctx = ctx
+        self.directory = ctx.paths.data_dir / ORCH_DIR
         self.ledger = ledger
         self.db_lock = trio.Lock()
         self.beacon = Beacon()
@@ -306,9 +307,11 @@ class Orch:
     async def _preview(
         self, run: RunRow, task: TaskRow, out: dict[str, tuple[contract.Diffstat, list[str]]]
     ) -> None:
-        args = MergePreviewArgs(worktree=task.worktree_id, into=run.base or None)
+        args = gitwatch.MergePreviewArgs(worktree=task.worktree_id, into=run.base or None)
         try:
-            got = await self.gitwatch.invoke(WORKTREE_MERGE_PREVIEW, args, timeout=SHOW_TIMEOUT_S)
+            got = await self.gitwatch.invoke(
+                gitwatch.WORKTREE_MERGE_PREVIEW, args, timeout=SHOW_TIMEOUT_S
+            )
         except OrcaError:
             return  # gitwatch down, or without the merge ops: no diffstat shown
         d = got.diffstat
@@ -363,8 +366,8 @@ class Orch:
             raise Conflict(f"{task.variant} has no worktree yet")
         into = run.base or None
         preview = await self.gitwatch.invoke(
-            WORKTREE_MERGE_PREVIEW,
-            MergePreviewArgs(worktree=task.worktree_id, into=into, mode=args.mode),
+            gitwatch.WORKTREE_MERGE_PREVIEW,
+            gitwatch.MergePreviewArgs(worktree=task.worktree_id, into=into, mode=args.mode),
             timeout=30.0,
         )
         if preview.conflicts:
@@ -374,8 +377,8 @@ class Orch:
             )
         d = await self.db(lambda db: db.write_intent(run.id, task.variant, "merge"))
         merged = await self.gitwatch.invoke(
-            WORKTREE_MERGE,
-            MergeArgs(
+            gitwatch.WORKTREE_MERGE,
+            gitwatch.MergeArgs(
                 worktree=task.worktree_id,
                 into=into,
                 mode=args.mode,
@@ -383,6 +386,8 @@ class Orch:
             ),
             timeout=60.0,
         )
+
+        crash_point("merge", self.directory)
 
         def record(db: Ledger) -> tuple[list[str], int]:
             archived, _ = db.record_merge(run.id, task.variant, merged.commit)

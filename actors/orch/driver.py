@@ -22,15 +22,20 @@ happened is done: no task runs twice and none is lost.
 from __future__ import annotations
 
 import logging
+import os
 import time
+import uuid
 from typing import TYPE_CHECKING
 
 import trio
 
 from actors.orch import core
 from actors.orch.core import Step
-from actors.orch.ledger import Dispatch, TaskRow, now_ms
-from orca.contracts import gitwatch, ptyd
+from actors.orch.faults import crash_point
+from actors.orch.ledger import Dispatch, TaskRow, dispatch_key, now_ms
+from orca.contracts import gitwatch, ptyd, store
+from orca.model.codec import to_builtins
+from orca.model.worktree import WorktreeMeta
 from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
 
 if TYPE_CHECKING:
@@ -44,6 +49,9 @@ PROMPT_EVIDENCE_S = 5.0
 # A peer that is down is asked again after this (doubled per failure up to the cap).
 RETRY_S = 0.2
 RETRY_MAX_S = 3.0
+# A step that keeps failing for this long (a peer down for good, git refusing) fails
+# the task with the last error rather than leaving it `starting` for ever.
+GIVE_UP_AFTER_S = float(os.environ.get("ORCA_ORCH_GIVE_UP_AFTER_S", "600"))
 # Creating a worktree may run the repo's setup script (as `orca worktree new` does).
 CREATE_TIMEOUT_S = 300.0
 SPAWN_TIMEOUT_S = 15.0
@@ -71,6 +79,7 @@ class Driver:
     async def run(self) -> None:
         """Drive the task until it needs nothing more (watched, failed, archived)."""
         delay = RETRY_S
+        failing_since: float | None = None
         while True:
             task = await self.task()
             step = core.next_step(
@@ -92,17 +101,39 @@ class Driver:
                     await self.orch.watch(task)
                     return
                 delay = RETRY_S
+                failing_since = None
             except StepFailed as exc:
                 log.warning("%s/%s: %s failed: %s", self.run_id, self.variant, step.value, exc)
                 await self.orch.change(self.run_id, self.variant, failed=f"{step.value}: {exc}")
                 return
             except OrcaError as exc:  # a peer down or slow: try again, resolving first
                 log.info("%s/%s: %s: %s; retrying", self.run_id, self.variant, step.value, exc)
+                now = time.monotonic()
+                failing_since = now if failing_since is None else failing_since
+                if now - failing_since > GIVE_UP_AFTER_S:
+                    await self.orch.change(
+                        self.run_id, self.variant, failed=f"{step.value}: {exc.message}"
+                    )
+                    return
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX_S)
 
     async def intent(self, step: str) -> Dispatch:
         return await self.orch.db(lambda db: db.write_intent(self.run_id, self.variant, step))
+
+    async def prompt_was_taken(self, d: Dispatch, task: TaskRow) -> bool:
+        """An intent to type the prompt was written before a crash: did the agent get it?
+        Evidence is hooks' row (a turn begun after the intent), waited for a while."""
+        orch = self.orch
+        with trio.move_on_after(PROMPT_EVIDENCE_S):
+            await orch.beacon.wait_until(
+                lambda: core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms)
+            )
+        if not core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms):
+            return False
+        log.info("%s: the agent took the prompt before the crash", d.key)
+        await self.settle(d, "adopted", {}, phase="prompted", prompted_ms=d.intent_ms)
+        return True
 
     async def settle(
         self, d: Dispatch, outcome: str, result: dict[str, object], **cols: object
@@ -138,6 +169,7 @@ class Driver:
                 if await self.adopt_worktree(d, run.repo_id, task.worktree_name):
                     return
                 raise
+        crash_point("worktree", self.orch.directory)
         await self.settle(
             d, "done", {"worktreeId": created.worktree_id, "path": created.path},
             phase="worktree", worktree_id=created.worktree_id, worktree_path=created.path,
@@ -151,6 +183,7 @@ class Driver:
         for row in listing.worktrees:
             if row.path.rstrip("/").rsplit("/", 1)[-1] == name:
                 log.info("%s: adopting worktree %s (created before a crash)", d.key, row.path)
+                await self.ensure_meta(row.id)
                 await self.settle(
                     d, "adopted", {"worktreeId": row.id, "path": row.path},
                     phase="worktree", worktree_id=row.id, worktree_path=row.path,
@@ -158,6 +191,29 @@ class Driver:
                 )  # fmt: skip
                 return True
         return False
+
+    async def ensure_meta(self, worktree_id: str) -> None:
+        """gitwatch writes a worktree's creation evidence to the store after ``git
+        worktree add``; a crash in between leaves a worktree Orca did make but does not
+        list as its own. The adopter writes the evidence then (one replace, only when
+        the store has none)."""
+        try:
+            await self.orch.store.invoke(
+                store.WORKTREE_META_GET, store.WorktreeIdArgs(worktree_id=worktree_id)
+            )
+            return
+        except NotFound:
+            pass
+        now = now_ms()
+        meta = WorktreeMeta(
+            instance_id=str(uuid.uuid4()), created_at=now, last_activity_at=now,
+            orca_created_at=now, orca_creation_source="orch",
+        )  # fmt: skip
+        log.info("%s: writing the creation evidence a crash left out", worktree_id)
+        await self.orch.store.invoke(
+            store.WORKTREE_META_SET,
+            store.MetaSetArgs(worktree_id=worktree_id, meta=to_builtins(meta)),
+        )
 
     # -- terminal ------------------------------------------------------------------------
     async def spawn_terminal(self, task: TaskRow) -> None:
@@ -183,6 +239,7 @@ class Driver:
             if await self.adopt_terminal(d, task):
                 return
             raise
+        crash_point("terminal", self.orch.directory)
         await self.settle(
             d, "done", {"sessionId": spawned.session_id, "pid": spawned.pid},
             phase="terminal", session_id=spawned.session_id,
@@ -207,6 +264,10 @@ class Driver:
     # -- prompt --------------------------------------------------------------------------
     async def deliver_prompt(self, task: TaskRow) -> None:
         orch = self.orch
+        key = dispatch_key(self.run_id, self.variant, "prompt")
+        earlier = await orch.db(lambda db: db.dispatch(key))
+        if earlier is not None and await self.prompt_was_taken(earlier, task):
+            return
         await orch.beacon.wait_until(
             lambda: (
                 core.is_ready(orch.status_row(task.pane_key))
@@ -217,15 +278,6 @@ class Driver:
             raise StepFailed("the agent's terminal ended before it was ready")
         run = await orch.run_row(self.run_id)
         d = await self.intent("prompt")
-        if d.attempts > 1:
-            with trio.move_on_after(PROMPT_EVIDENCE_S):
-                await orch.beacon.wait_until(
-                    lambda: core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms)
-                )
-            if core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms):
-                log.info("%s: the agent took the prompt before the crash", d.key)
-                await self.settle(d, "adopted", {}, phase="prompted", prompted_ms=d.intent_ms)
-                return
         body, submit = core.prompt_input(task.agent, run.prompt)
         write = ptyd.WriteArgs(session_id=task.session_id, text=body)
         try:
@@ -235,6 +287,7 @@ class Driver:
             await orch.ptyd.invoke(ptyd.WRITE, submit_args, idem=f"{d.key}/submit")
         except (NotFound, Conflict) as exc:
             raise StepFailed(f"the terminal is gone: {exc.message}") from exc
+        crash_point("prompt", self.orch.directory)
         await self.settle(d, "done", {}, phase="prompted", prompted_ms=now_ms())
         orch.stats.delivered += 1
         orch.stats.last_delivery_s = time.monotonic()

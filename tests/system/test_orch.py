@@ -18,7 +18,7 @@ import trio
 from support.journey import User, make_git_repo, recorded, wait_for_output
 from support.orch import orch_user, prompts, run_watcher, states
 
-from orca.contracts import gitwatch, orch, ptyd
+from orca.contracts import orch, ptyd
 
 PROMPT = "write the answer"
 CHECK = "cat answer-*.txt"
@@ -95,8 +95,6 @@ async def test_a_run_from_prompt_to_merge(world: tuple[User, Path, Path]) -> Non
     for name in variants:
         assert name in shown and "idle" in shown
 
-    if not hasattr(gitwatch, "WORKTREE_MERGE"):
-        pytest.skip("gitwatch's merge ops have not landed (branch gitmerge)")
     for v in info.variants:
         assert v.diffstat is not None and (v.diffstat.files, v.diffstat.insertions) == (1, 1)
     merged = user.json("run", "merge", run, "claude-2", "--squash")["merge"]
