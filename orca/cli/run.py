@@ -167,6 +167,8 @@ def cmd_new(args: argparse.Namespace) -> int:
         name=args.name, key=args.key,
     )  # fmt: skip
     info: RunInfo = _ask(orch.CREATE, request, args.host, CREATE_TIMEOUT_S)
+    if args.host is None:
+        _warn_unhooked({a.agent for a in agents})
     if args.json:
         from msgspec import to_builtins
 
@@ -176,6 +178,25 @@ def cmd_new(args: argparse.Namespace) -> int:
     print(", ".join(v.variant for v in info.variants))
     print(f"follow it with `orca run show {info.run}`")
     return EXIT_OK
+
+
+def _warn_unhooked(agents: set[str]) -> None:
+    """The prompt waits for the agent's SessionStart hook: say so when it is not installed."""
+    from pathlib import Path
+
+    from orca import integrations
+
+    for agent in sorted(agents):
+        try:
+            installed = integrations.status(agent, Path.home()).installed
+        except (integrations.UnreadableConfig, KeyError, OSError):
+            continue
+        if not installed:
+            print(
+                f"orca: warning: {agent}'s hooks are not installed: its variants wait for a"
+                f" SessionStart hook before the prompt (`orca hooks install {agent}`)",
+                file=sys.stderr,
+            )
 
 
 def _parse_agents(spec: str) -> list[Any]:

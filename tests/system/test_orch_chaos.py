@@ -3,13 +3,15 @@
 Each case starts a run of two fake agents (``support/orch_agent.sh``: every prompt it
 receives is logged) and kills one process at one step:
 
-* orch, right after a step acted and before its result was written (the worktree
-  made, the terminal spawned, the prompt typed, the branch merged): orch kills itself
+* orch, right after a step acted and before its result was written (a worktree made,
+  a terminal spawned, a prompt typed: three crashes in one run; the branch merged):
+  orch kills itself
   there (``ORCA_ORCH_CRASH_AFTER``, ``actors/orch/faults.py``), the exact crash of seed
   02 §13 "spawn physically committed, reply not returned";
 * store, while the worktrees are being made (gitwatch needs it for their meta);
-* orcad, with every terminal spawned and no agent ready yet (before the prompt): the
-  whole tree goes, the keeper keeps the terminals, ``orca up`` brings it back.
+* orcad, as the worktrees are being made, or with every terminal spawned and no agent
+  ready yet (before the prompt): the whole tree goes, the keeper keeps the terminals,
+  ``orca up`` brings it back.
 
 Then, every time: each variant has exactly one worktree and one terminal (one pane),
 its agent received the prompt exactly once, and every variant reached idle.
@@ -78,17 +80,16 @@ async def wait_idle(user: User, run: str) -> orch.RunInfo:
             return await watcher.until(run, all_idle)
 
 
-@pytest.mark.parametrize("step", ["worktree", "terminal", "prompt"])
-async def test_orch_killed_between_an_act_and_its_result(
-    world: tuple[User, Path, Path], step: str
-) -> None:
-    """orch dies after making the worktree / spawning the terminal / typing the prompt,
-    before writing it down; the restarted orch adopts what was made and types nothing
-    twice."""
+async def test_orch_killed_between_an_act_and_its_result(world: tuple[User, Path, Path]) -> None:
+    """orch dies after making a worktree, again after spawning a terminal, again after
+    typing a prompt, each time before writing it down; each restarted orch adopts what
+    was made and types nothing twice."""
     user, log, project = world
-    run = start(user, project, ORCA_ORCH_CRASH_AFTER=step)
+    steps = ("worktree", "terminal", "prompt")
+    run = start(user, project, ORCA_ORCH_CRASH_AFTER=",".join(steps))
     info = await wait_idle(user, run)
-    assert (user.paths.data_dir / "orch" / f"crashed-after-{step}").exists()
+    for step in steps:
+        assert (user.paths.data_dir / "orch" / f"crashed-after-{step}").exists()
     assert_once_each(user, log, info)
 
 
