@@ -61,6 +61,11 @@ RELEASED_OUTPUT_ENDED = "output_ended"
 # Bytes a terminal may owe (written to it, not taken yet) before it is repainted from
 # the model instead: a terminal that slow is shown the screen, not the history.
 OUT_LIMIT = 1024 * 1024
+# A terminal owing more than this holds the master's reading back (the PTY then holds
+# the child, as a slow reader does), for at most ``STALL_S`` at a time: a terminal that
+# merely lags a flood gets every byte, one that stalls is repainted after OUT_LIMIT.
+OUT_SOFT = 256 * 1024
+STALL_S = 0.5
 # Output held back for a terminal while its screen is formatted, at most.
 HELD_LIMIT = 4 * 1024 * 1024
 # Scanned output queued for the loop before the master is no longer read.
@@ -135,6 +140,7 @@ class Relay:
         self._tail = b""  # the end of the last batch when it ended inside a sequence
         self._wake_due: float | None = None  # when queued output must reach the loop
         self._dirty = True  # what to poll for changed (a transition off the hot path)
+        self._stall_until: float | None = None  # reading held back for a slow terminal
 
     # -- the loop's side ----------------------------------------------------------------
     def add(self, tty: HandedTty) -> bool:
@@ -302,7 +308,11 @@ class Relay:
                 self._dirty = False
                 self._update_masks(poller, masks, master)
             due = self._wake_due
-            timeout = None if due is None else max(0, int((due - time.monotonic()) * 1000) + 1)
+            stall = self._stall_until
+            until = due if stall is None else stall if due is None else min(due, stall)
+            timeout = None if until is None else max(0, int((until - time.monotonic()) * 1000) + 1)
+            if stall is not None and time.monotonic() >= stall:
+                self._dirty = True  # the stall is over: read the master again
             ready = poller.poll(timeout)
             if due is not None and (not ready or time.monotonic() >= due):
                 self._wake_loop()
@@ -332,7 +342,13 @@ class Relay:
         want = {self._wake_r: _IN}
         with self._lock:
             throttled = self._throttled
-        mask = (0 if throttled else _IN) | (_OUT if self._input else 0)
+        owing = any(len(t.out) > OUT_SOFT for t in self._ttys.values())
+        if not owing:
+            self._stall_until = None
+        elif self._stall_until is None:
+            self._stall_until = time.monotonic() + STALL_S
+        stalled = owing and time.monotonic() < (self._stall_until or 0.0)
+        mask = (0 if throttled or stalled else _IN) | (_OUT if self._input else 0)
         if mask:
             want[master] = mask
         keys = _IN if len(self._input) < INPUT_LIMIT else 0
@@ -465,6 +481,8 @@ class Relay:
             if written < len(data):
                 tty.out += data[written:]
                 self._dirty = True
+        if len(tty.out) > OUT_SOFT:
+            self._dirty = True  # hold the master's reading back (_update_masks)
         if len(tty.out) > OUT_LIMIT:  # the terminal is shown the screen once it can take it
             tty.out.clear()
             tty.state = _LAGGED
