@@ -261,7 +261,8 @@ async def test_reattach_types_no_answer_and_a_live_query_is_answered_once(
     user: User, tmp_path: Path
 ) -> None:
     """An agent asked DSR, DA and OSC 11 before any attach (answered once, by ptyd's
-    model); attached in a tmux pane it asks DSR and DA again (answered once, by tmux);
+    model); attached in a tmux pane it asks DSR and DA again (answered once: by the model
+    since issue 24, the terminal being handed to ptyd);
     detached and attached again, its stdin gets nothing; a DSR asked then gets exactly
     one answer. The agent's own raw stdin log is the judge."""
     log = tmp_path / "stdin.log"
