@@ -49,7 +49,7 @@ from orca.actor.client import RpcClient
 from orca.actor.endpoints import ZAP_ENDPOINT
 from orca.actor.zsocket import ZSocket, bind_endpoint
 from orca.contracts import gateway as gw
-from orca.contracts import gitwatch, ptyd
+from orca.contracts import gitwatch, orch, ptyd
 from orca.contracts import sys as sys_contract
 from orca.model.codec import for_wire
 from orca.remote.access import AccessTable
@@ -388,7 +388,7 @@ class GatewayListener:
         if op is gw.TERM_WAIT:
             return for_wire(await self.term_wait(args))
         client = self._connect(op.actor)
-        slow = op.actor == gitwatch.CONTRACT.actor and gw.is_mutating(op)
+        slow = op.actor in (gitwatch.CONTRACT.actor, orch.CONTRACT.actor) and gw.is_mutating(op)
         timeout = SLOW_RELAY_TIMEOUT_S if slow else RELAY_TIMEOUT_S
         try:
             return await client.call(op.name, args, timeout=timeout, idem=idem)

@@ -29,6 +29,7 @@ from actors.gitwatch.lifecycle import (
     remove_worktree,
     rename_worktree,
 )
+from actors.gitwatch.merging import merge_worktree, preview_merge
 from actors.gitwatch.storeview import RpcStorePort, StoreView, bases_of, store_mirror
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
@@ -102,6 +103,8 @@ class GitwatchActor:
             (contract.WORKTREE_REMOVE, self.remove),
             (contract.WORKTREE_RENAME, self.rename),
             (contract.WORKTREE_RENAME_FROM_FIRST_MESSAGE, self.rename_from_first_message),
+            (contract.WORKTREE_MERGE_PREVIEW, self.merge_preview),
+            (contract.WORKTREE_MERGE, self.merge),
             (contract.SNAPSHOT, self.snapshot),
         ]
 
@@ -238,6 +241,12 @@ class GitwatchActor:
         return await rename_from_first_message(
             self.tracker, self.store, self.ctx.events.emit, args.worktree_id, args.message
         )
+
+    async def merge_preview(self, args: contract.MergePreviewArgs) -> contract.MergePreview:
+        return await preview_merge(self.tracker, self.store, args)
+
+    async def merge(self, args: contract.MergeArgs) -> contract.MergeResult:
+        return await merge_worktree(self.tracker, self.store, args)
 
     async def snapshot(self, args: NoArgs) -> contract.GitwatchSnapshot:
         return contract.GitwatchSnapshot(

@@ -41,7 +41,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from actors.ui import layout, vault_view
+from actors.ui import layout, runs_view, vault_view
 from actors.ui.adoption import Adoptee, orphans, tab_label
 from actors.ui.approvals import Approvals, answer_dialog
 from actors.ui.backend import ACTORS, Backend
@@ -89,6 +89,7 @@ LEADER_ACTIONS: dict[str, str] = {
     "o": "toggle_order",
     "d": "toggle_review",
     "f": "vault_search",
+    "e": "runs",
     "slash": "filter",
     "b": "focus_sidebar",
     "tab": "focus_next_pane",
@@ -513,7 +514,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         needing = sum(1 for w in self.items() for light in w.lights if light.needs_me)
         hint = (
             "^G: leader (n new, v/h split, t tab, x close, z zoom, j next, a ack, d review,"
-            " f search, p palette, s/u group, m move tab, g next group)"
+            " f search, e runs, p palette, s/u group, m move tab, g next group)"
         )
         leader = "LEADER… " if self.leader_pending else ""
         need = f"{needing} need you · " if needing else ""
@@ -1067,7 +1068,12 @@ class OrcaApp(App[None], inherit_bindings=False):
         row = self.backend.session_for_pane(pane) if pane else None
         if row is None or not row.running:
             return
-        argv = [sys.executable, "-m", "orca.cli.main", "term", "attach", row.session_id]
+        self.attach_raw(row.session_id)
+
+    def attach_raw(self, session_id: str) -> None:
+        """Hand the real terminal to ``orca term attach`` for a session (its detach key
+        returns here): the zoom, and the run view's attach to a variant's agent."""
+        argv = [sys.executable, "-m", "orca.cli.main", "term", "attach", session_id]
         run = self.zoom_command or (lambda a: subprocess.run(a, check=False).returncode)
         with self.suspend():
             sys.stdout.write(f"\x1b[H\x1b[2J[orca ui: zoomed; {DETACH_HINT}]\r\n")
@@ -1118,6 +1124,9 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     def action_vault_search(self) -> None:
         vault_view.open_search(self)
+
+    def action_runs(self) -> None:
+        runs_view.open_runs(self)
 
     def action_ack(self) -> None:
         pane = self.active_pane()
@@ -1441,6 +1450,9 @@ class OrcaApp(App[None], inherit_bindings=False):
         )
         yield SystemCommand(
             "Search transcripts", "every agent's words, newest first (^G f)", self.action_vault_search
+        )
+        yield SystemCommand(
+            "Runs", "one task, N agents: compare the variants, merge the best (^G e)", self.action_runs
         )
         yield SystemCommand("Toggle needs-me order", "sidebar order", self.action_toggle_order)
         for actor in ("store", "hooks", "ptyd", "gitwatch"):

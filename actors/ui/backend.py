@@ -30,6 +30,7 @@ import msgspec
 import trio
 
 from actors.ui import layout, mirrors
+from actors.ui.runs_follower import RunsFollower
 from actors.ui.vault_view import VaultFollower
 from orca.actor import Mirror, RpcClient, open_rpc_client
 from orca.actor.subscriber import Subscriber
@@ -124,6 +125,8 @@ class Backend:
         self.remote: list[gw.HostMirror] = []
         # What each pane's agent has cost (the vault, issue 25): tab labels, search.
         self.vault = VaultFollower(paths, self._changed)
+        # orch's runs (issue 26): followed for the run view, read only while it is open.
+        self.runs = RunsFollower(paths)
         self._remote_poke = trio.Event()
         # Terminals that ended before this ptyd started, known from their history on
         # disk (``term.list {history}``: not in ptyd's snapshot), by session id: a pane
@@ -224,6 +227,7 @@ class Backend:
             nursery.start_soon(self._follow_remotes, gateway)
             nursery.start_soon(self._follow_history)
             nursery.start_soon(self.vault.run)
+            nursery.start_soon(self.runs.run)
             task_status.started()
             await trio.sleep_forever()
 

@@ -170,6 +170,34 @@ def _web_devices() -> list[str]:
         return []
 
 
+def _runs() -> list[str]:
+    """Every run's id and name (``orca run ls``)."""
+    from orca.client.sync import invoke
+    from orca.contracts import orch
+
+    runs = invoke(orch.LIST, timeout=COMPLETE_TIMEOUT_S).runs
+    return sorted({r.run for r in runs} | {r.name for r in runs})
+
+
+def _variants() -> list[str]:
+    """The variant names runs have (``claude-1``...): the same few in every run."""
+    from orca.client.sync import invoke
+    from orca.contracts import orch
+
+    runs = invoke(orch.LIST, timeout=COMPLETE_TIMEOUT_S).runs[:20]
+    names: set[str] = set()
+    for r in runs:
+        names.update(
+            v.variant
+            for v in invoke(orch.SHOW, orch.RunArgs(run=r.run), timeout=COMPLETE_TIMEOUT_S).variants
+        )
+    return sorted(names)
+
+
+def _recipients() -> list[str]:
+    return ["all", *_variants()]
+
+
 # Which live names an argument takes: (topic, subcommand or "", argument dest).
 DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     **{("term", cmd, "id"): _terminals for cmd in ("attach", "read", "close")},
@@ -178,6 +206,7 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     ("term", "new", "worktree"): _worktrees,
     ("worktree", "rm", "worktree"): _worktrees,
     ("worktree", "mv", "worktree"): _worktrees,
+    ("worktree", "merge", "worktree"): _worktrees,
     ("worktree", "create", "repo"): _repos,
     ("worktree", "ls", "repo"): _repos,
     ("repo", "rm", "id"): _repos,
@@ -187,6 +216,10 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     ("host", "rm", "name"): _hosts,
     ("host", "status", "name"): _hosts,
     ("web", "devices", "device"): _web_devices,
+    ("run", "new", "repo"): _repos,
+    **{("run", cmd, "run"): _runs for cmd in ("show", "check", "merge", "rm", "send", "inbox")},
+    **{("run", cmd, "variant"): _variants for cmd in ("check", "merge", "inbox")},
+    ("run", "send", "to"): _recipients,
 }
 # The arguments that take no name Orca knows (a path, a new name, text, a command).
 FREE_TEXT = {
@@ -201,6 +234,9 @@ FREE_TEXT = {
     ("host", "add", "name"),
     ("host", "add", "endpoint"),
     ("vault", "search", "query"),
+    ("run", "new", "prompt"),
+    ("run", "send", "message"),
+    ("run", "report", "summary"),
 }
 
 

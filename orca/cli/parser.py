@@ -39,6 +39,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "completion": ("orca.cli.completion",),
     "host": ("orca.cli.host",),
     "vault": ("orca.cli.vault",),
+    "run": ("orca.cli.run",),
 }
 COMMAND_MODULES = tuple(dict.fromkeys(m for mods in TOPICS.values() for m in mods))
 

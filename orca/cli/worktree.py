@@ -1,10 +1,14 @@
-"""``orca worktree ls|create|rm|mv``: list and change worktrees through ``gitwatch``.
+"""``orca worktree ls|create|rm|mv|merge``: list and change worktrees through ``gitwatch``.
 
 ``ls [--json] [--all]``                   every repo's worktrees (``{"worktrees": [...]}``)
 ``create REPO NAME [--base B] [--setup run|skip]``
                                           REPO is a repo id, path or display name; the
                                           setup script's output streams under a spinner
 ``rm WORKTREE [--force] [--delete-branch]``
+``merge WORKTREE [--into B] [--squash|--rebase] [--preview] [-m MSG] [--commit] [--json]``
+                                          its branch into B (default: its base branch);
+                                          ``--preview`` shows ahead/behind, diffstat and
+                                          conflicts, changing nothing
 ``mv WORKTREE NEW_NAME``                  WORKTREE is a handle (first column of ``ls``),
                                           an id, a path, a unique display name / branch /
                                           folder name, or a unique prefix of a handle
@@ -13,7 +17,7 @@ A listing that could not read some repo still prints the others, names each miss
 repo on stderr and exits 0 (README "Exit codes").
 
 ``ps`` lives in ``orca.cli.worktree_ps``; both attach to the one ``worktree`` topic
-(:func:`add_worktree_subcommands` adds these four to an existing subparsers object).
+(:func:`add_worktree_subcommands` adds these five to an existing subparsers object).
 Import-light like every CLI module: pyzmq + msgspec through the sync client, rich only
 to print.
 """
@@ -50,7 +54,7 @@ PROGRESS_CONSUMER = "cli<-gitwatch"
 
 
 def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ls/create/rm/mv to an existing ``worktree`` subparsers object."""
+    """Add ls/create/rm/mv/merge to an existing ``worktree`` subparsers object."""
     ls = worktree.add_parser("ls", help="list worktrees of every repo")
     ls.add_argument("--json", action="store_true", help='print {"worktrees": [...]}')
     ls.add_argument("--all", action="store_true", help="include hidden (external/scratch) rows")
@@ -80,6 +84,22 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
     mv.add_argument("worktree", help="worktree id, path or unique name")
     mv.add_argument("new_name", help="new folder name (sanitized; same parent directory)")
     mv.set_defaults(func=cmd_mv)
+
+    merge = worktree.add_parser(
+        "merge", help="merge a worktree's branch into its base (refuses conflicts, dirty)"
+    )
+    merge.add_argument("worktree", help="worktree: handle, name, path or id")
+    merge.add_argument("--into", help="branch to merge into (default: the worktree's base)")
+    how = merge.add_mutually_exclusive_group()
+    how.add_argument("--squash", action="store_true", help="one commit with the whole change")
+    how.add_argument("--rebase", action="store_true", help="replay its commits, fast-forward")
+    merge.add_argument("--preview", action="store_true", help="show what it would do; no change")
+    merge.add_argument("-m", "--message", help="the merge or squash commit's message")
+    merge.add_argument(
+        "--commit", action="store_true", help="commit the worktree's uncommitted changes first"
+    )
+    merge.add_argument("--json", action="store_true", help="print the result as JSON")
+    merge.set_defaults(func=cmd_merge)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -255,4 +275,47 @@ def cmd_mv(args: argparse.Namespace) -> int:
     result = invoke(gitwatch.WORKTREE_RENAME, request, timeout=MUTATE_TIMEOUT_S)
     branch = f" on {short_branch(result.branch)}" if result.branch else ""
     print(f"renamed {row.display_name!r} -> {result.display_name!r}: {result.path}{branch}")
+    return EXIT_OK
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from orca.client.sync import invoke
+    from orca.contracts import gitwatch
+
+    row = find_worktree(args.worktree)
+    mode: gitwatch.MergeMode = "squash" if args.squash else "rebase" if args.rebase else "merge"
+    if args.preview:
+        ask = gitwatch.MergePreviewArgs(worktree=row.id, into=args.into, mode=mode)
+        preview = invoke(gitwatch.WORKTREE_MERGE_PREVIEW, ask, timeout=MUTATE_TIMEOUT_S)
+        if args.json:
+            import msgspec
+
+            print_json("preview", msgspec.to_builtins(preview))
+            return EXIT_OK
+        stat = preview.diffstat
+        print(
+            f"{mode} {preview.branch} into {preview.into}: {preview.ahead} ahead, "
+            f"{preview.behind} behind; {stat.files} files, +{stat.insertions} -{stat.deletions}"
+        )
+        for line in preview.uncommitted:
+            print(f"  uncommitted: {line}")
+        for path in preview.conflicts:
+            print(f"  conflict: {path}")
+        if preview.conflicts or preview.dirty:
+            return fail("it would be refused: " + (
+                "conflicts" if preview.conflicts else "uncommitted changes"
+            ))  # fmt: skip
+        return EXIT_OK
+    request = gitwatch.MergeArgs(
+        worktree=row.id, into=args.into, mode=mode, message=args.message, commit_first=args.commit
+    )
+    result = invoke(gitwatch.WORKTREE_MERGE, request, timeout=MUTATE_TIMEOUT_S)
+    if args.json:
+        import msgspec
+
+        print_json("merge", msgspec.to_builtins(result))
+    elif result.changed:
+        print(f"merged {row.display_name!r} into {result.into} ({mode}): {result.commit[:12]}")
+    else:
+        print(f"nothing to merge: {row.display_name!r} is in {result.into} already")
     return EXIT_OK

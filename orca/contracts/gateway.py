@@ -62,7 +62,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from orca.contracts import gitwatch, hooks, ptyd, store, vault
+from orca.contracts import gitwatch, hooks, orch, ptyd, store, vault
 from orca.contracts import sys as sys_contract
 from orca.contracts.base import Args, Contract, NoArgs, Op, Payload
 from orca.model.agent_status import AgentStatusRow, PaneFate
@@ -226,6 +226,7 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         ptyd.GC_STATUS,
         gitwatch.WORKTREE_LIST,
         gitwatch.WORKTREE_PATHS,
+        gitwatch.WORKTREE_MERGE_PREVIEW,  # in memory: moves no ref, touches no checkout
         gitwatch.SNAPSHOT,
         store.REPO_LIST,
         store.FOLDER_WORKSPACE_LIST,
@@ -242,6 +243,10 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         vault.SEARCH,
         vault.USAGE,
         vault.STATUS,
+        # Issue 26: runs are read like worktrees; a variant's inbox like its terminal.
+        orch.LIST,
+        orch.SHOW,
+        orch.INBOX,
     }
 )
 MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
@@ -259,6 +264,7 @@ MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
         gitwatch.WORKTREE_REMOVE,
         gitwatch.WORKTREE_RENAME,
         gitwatch.WORKTREE_RENAME_FROM_FIRST_MESSAGE,
+        gitwatch.WORKTREE_MERGE,
         hooks.ACK,
         # Issue 27: approving an agent's tool call from another machine is a write; a
         # read-only key sees the pending requests, a full key may answer them.
@@ -270,9 +276,18 @@ MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
         store.WORKTREE_META_PATCH,
         store.SETTINGS_PATCH,
         store.UI_PATCH,
+        # Issue 26: starting agents, running checks, merging, removing, messaging.
+        orch.CREATE,
+        orch.CHECK,
+        orch.MERGE,
+        orch.REMOVE,
+        orch.SEND,
+        orch.ACK,
     }
 )
-RELAYED_CONTRACTS = (store.CONTRACT, hooks.CONTRACT, ptyd.CONTRACT, gitwatch.CONTRACT, vault.CONTRACT)
+RELAYED_CONTRACTS = (
+    store.CONTRACT, hooks.CONTRACT, ptyd.CONTRACT, gitwatch.CONTRACT, vault.CONTRACT, orch.CONTRACT,
+)  # fmt: skip
 # The transcript index's ops (read-only) are relayed only by a host whose gateway.toml
 # says ``share_vault = true`` (off by default: transcripts are the most private thing a
 # host holds); any other host answers them ``forbidden`` whatever the key's access.

@@ -1,7 +1,7 @@
 """The ``gitwatch`` actor's wire contract: every op and event, with fields and errors.
 
 gitwatch owns git facts (worktree list, HEAD, branch, dirty counts) and git mutations
-(worktree add/remove/move). It never writes ``orca-data.json``: repos, settings and
+(worktree add/remove/move, merging a worktree's branch). It never writes ``orca-data.json``: repos, settings and
 worktreeMeta come from a mirror of ``store`` (a repo the mirror has not seen yet is
 looked up with ``repo.list``); meta is changed through store ops (``worktreeMeta.set``
 on create, ``worktreeMeta.remove`` on remove, ``worktree.migrate_identity`` on
@@ -72,6 +72,53 @@ worktree.renameFromFirstMessage {worktreeId, message}
                   acts). bad_request: bad id; not_found: unknown worktree.
                   Hooks calls it on an agent's first user prompt of a pane in that
                   worktree (UserPromptSubmit and the like) with the prompt text.
+worktree.mergePreview {worktree, into?, mode?: "merge"|"squash"|"rebase" (default merge)}
+                  → MergePreview {into, branch, mode, ahead, behind, diffstat {files,
+                  insertions, deletions}, conflicts: [path], dirty, uncommitted: [line]}
+                  What merging the worktree's branch into ``into`` would do, computed in
+                  memory (libgit2 merge of the two commits, or for rebase each commit
+                  replayed in turn): no working tree, index or ref is touched. ``worktree``
+                  is a worktree id (or its path). ``into`` (a local branch, short or
+                  full name; ``origin/main`` means ``main``) defaults to the worktree's base (the ``baseRef`` recorded
+                  at create, then the repo's ``worktreeBaseRef``, as a local branch),
+                  else the repo's default branch (``origin/HEAD``'s name, ``main``,
+                  ``master``); it is returned as a short name. ``ahead``: commits the
+                  branch has that ``into`` lacks; ``behind``: the reverse. ``diffstat``:
+                  what the branch changed since the merge base. ``conflicts``: paths the
+                  merge (or the first replayed commit that conflicts) cannot resolve.
+                  ``dirty``: the worktree has uncommitted changes (``uncommitted``: git
+                  status lines, at most MERGE_LISTED_CHANGES). ``checkout``: the path
+                  where ``into`` is checked out ("" if nowhere), ``checkoutDirty``: it
+                  has uncommitted changes to tracked files (the merge would be refused).
+                  bad_request: bad id, mode or branch name, ``into`` is the worktree's
+                  own branch, the main worktree, a detached HEAD; not_found: unknown
+                  worktree or ``into`` branch; conflict: no shared history, a repo
+                  libgit2 cannot read (SHA-256).
+worktree.merge    {worktree, into?, mode?, message?, commitFirst?: false, commitMessage?}
+                  → MergeResult {into, commit, mode, previous, changed, checkoutUpdated,
+                  committed}
+                  Merges the branch into ``into``: ``merge`` a merge commit (always, even
+                  when a fast-forward would do), ``squash`` one commit with the branch's
+                  whole change on ``into``, ``rebase`` the branch's commits replayed
+                  onto ``into`` (merge commits dropped, commits that become empty
+                  skipped; the worktree's branch and files move to the rebased tip),
+                  then ``into`` fast-forwarded to it. The commits are made in memory,
+                  then each ref moves by one compare-and-swap (``git update-ref NEW
+                  OLD``), so a crash leaves every ref either old or new. Where ``into``
+                  is checked out (the main checkout, usually) and that checkout is
+                  clean, it is fast-forwarded (``git merge --ff-only``); untracked files
+                  do not count unless git would overwrite one. Nothing to merge (the
+                  branch already in ``into``, or a squash that changes nothing):
+                  ``changed`` false, ``commit`` is ``into``'s tip. ``previous``:
+                  ``into``'s tip before. conflict: the merge conflicts (paths listed),
+                  the worktree is dirty (its changes listed: commit them first), the
+                  checkout of ``into`` is dirty, a ref moved meanwhile. Errors as
+                  mergePreview otherwise. ``commitFirst``: the worktree's uncommitted
+                  changes (untracked files too, ignored ones not) are committed on its
+                  branch first (``git add -A`` + ``git commit``, its hooks run;
+                  ``commitMessage`` or a default), then merged; ``committed`` is that
+                  commit ("" when there was nothing to commit). An agent that never
+                  commits leaves its work uncommitted: this is how it is merged.
 gitwatch.snapshot {} → {epoch, seq, repos: {repoId: {path, kind, unavailable,
                   worktrees: {path: {git, gitStatus}}, unrepresentable: [...]}}, watches,
                   degraded: [path]}
@@ -259,6 +306,58 @@ class FirstMessageRename(Payload, frozen=True, kw_only=True, omit_defaults=True)
     rename: Renamed | None = None
 
 
+MergeMode = Literal["merge", "squash", "rebase"]
+# How many uncommitted changes a preview or a refusal lists before "... and N more".
+MERGE_LISTED_CHANGES = 20
+
+
+class MergePreviewArgs(Args, frozen=True, kw_only=True):
+    worktree: str  # a worktree id, or the worktree's path
+    into: str | None = None  # a local branch; default: the worktree's base branch
+    mode: MergeMode = "merge"
+
+
+class MergeArgs(Args, frozen=True, kw_only=True):
+    worktree: str
+    into: str | None = None
+    mode: MergeMode = "merge"
+    message: str | None = None  # the merge or squash commit's message (a default is made)
+    commit_first: bool = False  # commit the worktree's uncommitted changes, then merge
+    commit_message: str | None = None
+
+
+class Diffstat(Payload, frozen=True, kw_only=True):
+    files: int
+    insertions: int
+    deletions: int
+
+
+class MergePreview(Payload, frozen=True, kw_only=True):
+    """What ``worktree.merge`` with the same args would do (nothing was changed)."""
+
+    into: str  # short branch name
+    branch: str  # the worktree's branch, short name
+    mode: MergeMode
+    ahead: int
+    behind: int
+    diffstat: Diffstat
+    conflicts: list[str]
+    dirty: bool
+    uncommitted: list[str] = msgspec.field(default_factory=list)
+    checkout: str = ""  # where ``into`` is checked out ("" if nowhere)
+    checkout_dirty: bool = False  # that checkout has uncommitted tracked changes
+
+
+class MergeResult(Payload, frozen=True, kw_only=True):
+    into: str  # short branch name
+    commit: str  # into's tip now (hex)
+    mode: MergeMode
+    previous: str = ""  # into's tip before (hex)
+    changed: bool = True  # False: nothing to merge, no ref moved
+    checkout_updated: bool = False  # a checkout of ``into`` was fast-forwarded
+    committed: str = ""  # commitFirst's commit of the uncommitted changes ("" if none)
+
+
 class WorktreeSnapshot(Payload, frozen=True, kw_only=True):
     git: WorktreeGit
     git_status: GitStatus | None
@@ -355,6 +454,15 @@ WORKTREE_RENAME_FROM_FIRST_MESSAGE = CONTRACT.op(
     "worktree.renameFromFirstMessage", FirstMessageArgs, FirstMessageRename,
     BadRequest, NotFound, Unavailable,
     doc="A placeholder-named worktree takes its name from the first agent message.",
+)  # fmt: skip
+WORKTREE_MERGE_PREVIEW = CONTRACT.op(
+    "worktree.mergePreview", MergePreviewArgs, MergePreview, BadRequest, NotFound, Unavailable,
+    Internal,
+    doc="What merging a worktree's branch would do (conflicts, diffstat), nothing changed.",
+)  # fmt: skip
+WORKTREE_MERGE = CONTRACT.op(
+    "worktree.merge", MergeArgs, MergeResult, *_MUTATION_ERRORS,
+    doc="Merge, squash or rebase a worktree's branch into a branch; refs move atomically.",
 )  # fmt: skip
 SNAPSHOT = CONTRACT.op(
     "gitwatch.snapshot", NoArgs, GitwatchSnapshot,

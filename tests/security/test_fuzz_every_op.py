@@ -1,7 +1,7 @@
 """Issue 16: a fuzz of every op of every actor with arbitrary MessagePack; zero restarts.
 
 The real tree runs under orcad; hypothesis sends requests to every op of every contract
-(store, ptyd, hooks, gitwatch, vault, the supervisor, and the built-ins) with arbitrary args —
+(store, ptyd, hooks, gitwatch, vault, orch, the supervisor, and the built-ins) with arbitrary args —
 the op's own field names with values of any type, unknown fields, deep nesting — as
 well as arbitrary values where the args map should be. Args that would pass validation
 are sent only to ops that change nothing (a fuzz must not spawn processes or remove
@@ -27,7 +27,7 @@ from support.journey import User
 from support.procs import descendants, kill_all
 
 from orca.client.sync import invoke
-from orca.contracts import gitwatch, hooks, ptyd, store, supervisor, vault
+from orca.contracts import gitwatch, hooks, orch, ptyd, store, supervisor, vault
 from orca.contracts import sys as builtin
 from orca.contracts.base import Op
 from orca.contracts.supervisor import read_lock_info
@@ -36,7 +36,8 @@ from orca.wire.envelope import decode_reply
 
 EXAMPLES = int(os.environ.get("ORCA_FUZZ_EXAMPLES", "300"))
 CONTRACTS = (
-    store.CONTRACT, ptyd.CONTRACT, hooks.CONTRACT, gitwatch.CONTRACT, vault.CONTRACT, supervisor.CONTRACT,
+    store.CONTRACT, ptyd.CONTRACT, hooks.CONTRACT, gitwatch.CONTRACT, vault.CONTRACT, orch.CONTRACT,
+    supervisor.CONTRACT,
 )  # fmt: skip
 TARGETS: list[tuple[str, Op[Any, Any]]] = [
     (c.actor, op) for c in CONTRACTS for op in [*c.ops.values(), *builtin.CONTRACT.ops.values()]

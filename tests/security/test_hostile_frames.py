@@ -42,7 +42,7 @@ from orca.remote import access
 from orca.wire.codec import MAX_FRAME_BYTES, encode
 from orca.wire.envelope import decode_reply
 
-ACTORS = ("store", "ptyd", "hooks", "gitwatch", "gateway", "vault", "supervisor")
+ACTORS = ("store", "ptyd", "hooks", "gitwatch", "orch", "gateway", "vault", "supervisor")
 DEEP = 10_000
 
 

@@ -33,7 +33,7 @@ from orca.paths import resolve_paths
 from orca.wire.errors import Unavailable
 
 NOBODY = 65534
-ACTORS = ("store", "hooks", "ptyd", "gitwatch", "gateway", "vault", "supervisor")
+ACTORS = ("store", "hooks", "ptyd", "gitwatch", "orch", "gateway", "vault", "supervisor")
 # How long the attacker waits for any reply or event: each publisher heartbeats every
 # second, so an accepted plaintext subscriber would see one well within this.
 PROBE_S = 3.0

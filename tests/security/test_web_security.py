@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.web import TOKEN, WebTree, request, stop_tree, web_tree, websocket_handshake
@@ -212,3 +213,34 @@ def test_the_web_actor_is_supervised_and_its_devices_survive_a_crash(site: WebTr
     wait_until(restarted, "web restarted by orcad")
     site.port = invoke(web.STATUS, paths=site.tree.paths).port  # web.toml's port 0: a new one
     assert request(site, "GET", "/api/me", cookie=cookie)[0] == 200
+
+
+def test_web_open_hands_the_browser_a_one_use_signed_in_link(site: WebTree, tmp_path: Path) -> None:
+    """``orca web --open``: this machine's browser (``$BROWSER``, as Python's webbrowser
+    reads it) gets the dashboard's address with a pairing code in its fragment; the code
+    signs that browser in once, with every scope, and never again."""
+    seen = tmp_path / "browser-argv"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{seen}"\n')
+    browser.chmod(0o700)
+    env = {**site.tree.env, "BROWSER": str(browser), "DISPLAY": "", "WAYLAND_DISPLAY": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "orca.cli.main", "web", "--open"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    # The address it serves now (an earlier test of the module may have restarted it).
+    url = invoke(web.STATUS, paths=site.tree.paths, timeout=10.0).url
+    assert done.stdout.splitlines()[0] == url
+    [link] = seen.read_text().splitlines()
+    assert link.startswith(f"{url.rstrip('/')}/") and "#pair=" in link
+    code = link.split("#pair=", 1)[1]
+    status, headers, _ = request(site, "POST", "/api/session", {"code": code})
+    assert status == 200
+    opened = headers["set-cookie"].split(";", 1)[0]
+    me = json.loads(request(site, "GET", "/api/me", cookie=opened)[2])
+    assert set(me["scopes"]) == set(web.SCOPES), me
+    assert request(site, "POST", "/api/session", {"code": code})[0] == 401

@@ -32,7 +32,7 @@ def test_every_topic_module_adds_exactly_the_topics_main_routes_to_it() -> None:
     [
         (["te"], ["term"]),
         (["term", "a"], ["attach"]),
-        (["worktree", ""], ["create", "ls", "mv", "ps", "rm"]),
+        (["worktree", ""], ["create", "ls", "merge", "mv", "ps", "rm"]),
         (["hooks", "install", ""], ["claude", "codex", "gemini"]),
         (["completion", "z"], ["zsh"]),
         (["worktree", "ls", "--a"], ["--all"]),

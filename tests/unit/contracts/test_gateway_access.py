@@ -22,6 +22,8 @@ NEVER_RELAYED = {
     "agentSession.bindings",
     # rebuilding the transcript index is this host's business
     "vault.rebuild",
+    # a worker's report comes from its own pane, on its own host
+    "run.report",
 }
 
 
@@ -48,6 +50,17 @@ def test_answering_a_permission_request_needs_a_full_key() -> None:
     assert hooks.PERMISSION_SNAPSHOT in gw.allowed_ops("read-only")
     assert hooks.ANSWER_PERMISSION not in gw.allowed_ops("read-only")
     assert gw.is_mutating(hooks.ANSWER_PERMISSION)
+
+
+def test_runs_are_read_with_any_key_and_started_or_merged_with_a_full_one() -> None:
+    """Issue 26: `orca run ls/show --host H` with a read-only key; new/merge/rm/send need
+    a full key; a worker's report never crosses a machine."""
+    from orca.contracts import orch
+
+    assert {orch.LIST, orch.SHOW} <= gw.allowed_ops("read-only")
+    assert not {orch.CREATE, orch.MERGE, orch.REMOVE, orch.SEND} & gw.allowed_ops("read-only")
+    assert {orch.CREATE, orch.MERGE, orch.REMOVE, orch.SEND} <= gw.allowed_ops("full")
+    assert orch.REPORT not in gw.FULL_OPS
 
 
 def test_the_web_actors_ops_never_cross_a_machine() -> None:

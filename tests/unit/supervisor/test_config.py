@@ -122,6 +122,7 @@ def test_web_is_off_unless_enabled(tmp_path: Path) -> None:
         "hooks",
         "ptyd",
         "gitwatch",
+        "orch",
         "gateway",
         "vault",
     ]

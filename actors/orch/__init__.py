@@ -1,0 +1,1 @@
+"""The orchestrator: one task to N agents in N worktrees, compared, one merged (issue 26)."""

@@ -1,0 +1,128 @@
+"""Dispatch latency of ``orca run``: run.create → the prompt typed into each agent.
+
+One run of 100 variants (50 fake ``claude``, 50 fake ``codex``: the chaos test's
+``tests/fixtures/support/orch_agent.sh``, which report SessionStart through the real
+hook script and take the prompt from their terminal) in a fresh ORCA_HOME; for each
+variant the time from the run's creation to the moment orch recorded the prompt as
+typed (``promptedAtMs - createdAtMs``: its worktree made, its terminal spawned, its
+agent reported ready through hooks, the prompt written to its PTY). Baseline: the same
+for a run of one variant, in the same tree. Printed: p50 / p99 / max of both and the
+ratio of the p50s.
+
+Measured (``python bench/orch.py``, 2 cores shared with other builds and test runs,
+2026-12-02):
+
+    100 variants: p50 4.67 s  p99 12.64 s  max 12.71 s  (all 100 in 14.7 s; 101 prompts
+    logged: each of the 100 and the baseline's one, none twice)
+    1 variant:    p50 0.16 s
+    p50 ratio 29.4x for 100x the variants: the worktree creates (8 at a time) and 100
+    agent processes starting on 2 cores are the queue; orch's own steps are a few
+    SQLite commits per variant.
+
+Set ORCA_BENCH_VARIANTS to change the count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+VARIANTS = int(os.environ.get("ORCA_BENCH_VARIANTS", "100"))
+FAKE_AGENT = (
+    Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "support" / "orch_agent.sh"
+)
+TIMEOUT_S = 300.0
+
+
+def orca(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "orca.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"orca {' '.join(args)}: {done.stderr}")
+    return done.stdout
+
+
+def make_repo(path: Path) -> None:
+    path.mkdir(parents=True)
+    git = ["git", "-c", "user.email=b@example.com", "-c", "user.name=b", "-C", str(path)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    (path / "README").write_text("bench\n")
+    subprocess.run([*git, "add", "README"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], check=True)
+
+
+def latencies(env: dict[str, str], agents: str) -> list[float]:
+    created = json.loads(
+        orca(env, "run", "new", "project", "write the answer", "--agents", agents, "--json")
+    )
+    run = created["run"]["run"]
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        info = json.loads(orca(env, "run", "show", run, "--json"))["run"]
+        if all(v["promptedAtMs"] for v in info["variants"]):
+            return sorted(
+                (v["promptedAtMs"] - info["createdAtMs"]) / 1000 for v in info["variants"]
+            )
+        failed = [v for v in info["variants"] if v["state"] == "failed"]
+        if failed:
+            raise SystemExit(f"failed variants: {failed[:3]}")
+        time.sleep(0.5)
+    raise SystemExit("timed out waiting for the prompts")
+
+
+def pct(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+def main() -> None:
+    root = Path(tempfile.mkdtemp(prefix="orca-orch-bench-"))
+    bin_dir = root / "bin"
+    bin_dir.mkdir()
+    for name in ("claude", "codex"):
+        (bin_dir / name).symlink_to(FAKE_AGENT)
+    make_repo(root / "project")
+    env = dict(os.environ, ORCA_HOME=str(root / "home"))
+    env.pop("PYTHONPATH", None)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["FAKE_AGENT_LOG"] = str(root / "prompts.log")
+    env["FAKE_ORCA"] = "true"  # no report CLI per agent: the bench measures the dispatch
+    orca(env, "up")
+    try:
+        orca(env, "repo", "add", str(root / "project"))
+        half = VARIANTS // 2
+        spec = f"claude:{VARIANTS - half}" + (f",codex:{half}" if half else "")
+        t0 = time.monotonic()
+        many = latencies(env, spec)
+        wall = time.monotonic() - t0
+        one = latencies(env, "claude:1")
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "orca.cli.main", "down", "--kill-terminals"],
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+    delivered = len((root / "prompts.log").read_text().splitlines())
+    print(
+        f"{VARIANTS} variants: p50 {statistics.median(many):.2f} s  p99 {pct(many, 99):.2f} s"
+        f"  max {many[-1]:.2f} s  (all {len(many)} in {wall:.1f} s; {delivered} prompts logged)"
+    )
+    print(f"1 variant:    p50 {statistics.median(one):.2f} s")
+    print(
+        f"p50 ratio {statistics.median(many) / statistics.median(one):.1f}x for {VARIANTS}x the variants"
+    )
+
+
+if __name__ == "__main__":
+    main()
