@@ -62,6 +62,22 @@ runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
   hand-offs cost what the trio wake-up saves), against tmux's 0.05-0.11 in the same
   runs. Meeting the goal needs that shape (ptyd holding the user's terminal) plus an
   output path that does not wait for a trio turn.
+* issue 24 (the handed terminal: ``orca term attach`` passes its tty to ptyd, a relay
+  thread per handed session does tty -> PTY and PTY -> tty, the model fed after the
+  write in batches; "attached" throughput is now that path, "stream" the old one),
+  ``--mib 16 --sessions 20 --echo 200 --rounds 3``, load 2-4 from other work. Before
+  (main at e2404fe): throughput 0.72x; echo p50 / p99 ms attach 0.322 / 1.085, tmux
+  0.102 / 0.331 (3.15x / 3.28x); RSS 64.9 vs 24.5 MiB (2.65x at 20 sessions), 164.0 vs
+  107.5 MiB (1.53x at 100). After, two full runs: echo attach 0.078 / 11.06 vs tmux
+  0.042 / 0.290 (1.85x / 38x: floor's p99 24.7 ms in that run, a load spike) and
+  attach 0.057 / 2.00 vs tmux 0.065 / 9.00 (0.88x / 0.22x); four echo-only runs
+  (attach then tmux in one process, 200 keys, p50 / p99 ms): 0.061 / 2.80 vs 0.043 /
+  1.90, 0.146 / 4.60 vs 0.043 / 0.25, 0.175 / 3.47 vs 0.066 / 3.31, 0.119 / 3.16 vs
+  0.050 / 10.4. So p50 is 0.9-3.4x tmux (was 3.2x), not yet <= 1x. Throughput
+  attached/direct 1.00 (bytes lost to lag repaints, since fixed) and 0.44 (median of
+  0.26 / 0.44 / 0.74): below the goal, the relay's tty writes are the open problem;
+  stream/direct 0.71. RSS 71.8 and 68.3 MiB vs 24.4 (2.8-2.9x at 20 sessions): no
+  memory work was done (idle ptyd alone is 38 MiB).
 """
 
 from __future__ import annotations
