@@ -488,19 +488,32 @@ class Relay:
             tty.state = _LAGGED
 
     def _flush(self, tty: HandedTty) -> None:
-        self._dirty = True
+        """Write what the terminal owes, as much as it takes now."""
         if not tty.out:
+            self._dirty = True
             if tty.state is _LAGGED:
                 self._ask_repaint(tty)
             return
-        try:
-            written = os.write(tty.fd, tty.out)
-        except BlockingIOError:
-            return
-        except OSError:
+        owed = len(tty.out)
+        taken = 0
+        with memoryview(tty.out) as view:
+            while taken < owed:
+                try:
+                    written = os.write(tty.fd, view[taken:])
+                except BlockingIOError:
+                    break
+                except OSError:
+                    taken = -1
+                    break
+                if not written:
+                    break
+                taken += written
+        if taken < 0:
             self._release(tty, RELEASED_TTY_CLOSED)
             return
-        del tty.out[:written]
+        del tty.out[:taken]
+        if owed > OUT_SOFT >= len(tty.out) or not tty.out:
+            self._dirty = True  # the master may be read again; no POLLOUT needed
 
     def _flush_all(self, deadline: float) -> None:
         """What the terminals owe at the output's end, within ``deadline``."""
