@@ -75,7 +75,8 @@ runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
   1.90, 0.146 / 4.60 vs 0.043 / 0.25, 0.175 / 3.47 vs 0.066 / 3.31, 0.119 / 3.16 vs
   0.050 / 10.4. So p50 is 0.9-3.4x tmux (was 3.2x), not yet <= 1x. Throughput
   attached/direct 1.00 (bytes lost to lag repaints, since fixed) and 0.44 (median of
-  0.26 / 0.44 / 0.74): below the goal, the relay's tty writes are the open problem;
+  0.26 / 0.44 / 0.74), then 0.73 / 0.68 / 0.93 in three quick rounds once a terminal
+  that owes output is written as much as it takes per wake: below the goal;
   stream/direct 0.71. RSS 71.8 and 68.3 MiB vs 24.4 (2.8-2.9x at 20 sessions): no
   memory work was done (idle ptyd alone is 38 MiB).
 """
