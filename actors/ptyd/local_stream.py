@@ -19,10 +19,18 @@ a message is either queued whole or refused (queue over ``OUT_LIMIT``: the peer 
 and catches up by offset, as a full ROUTER queue does), never cut, so no byte is lost
 or reordered inside the stream. A connection that ends (EOF, reset, EPIPE) detaches
 its peer at once.
+
+Descriptors (issue 24, the handed terminal): a ``hand`` message comes with the client's
+stdin and stdout as SCM_RIGHTS ancillary data. Each ``recvmsg`` has room for
+``MAX_PASSED_FDS`` descriptors (the kernel closes any beyond it); received ones wait on
+the connection for the next complete frame, which takes them (:meth:`LocalConn.take_fds`)
+or has them closed right after it: a peer can neither make ptyd keep a descriptor it
+did not ask for nor pile them up.
 """
 
 from __future__ import annotations
 
+import array
 import errno
 import logging
 import os
@@ -36,6 +44,7 @@ from pathlib import Path
 import trio
 
 from orca.client.terminal import LOCAL_FRAME_HEADER, LOCAL_MAX_FRAME
+from orca.contracts.ptyd import HAND_FDS
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +58,10 @@ SOCKET_FILE_MODE = 0o600
 LOCAL_RID_PREFIX = b"\x00local:"
 _HEADER = struct.Struct(LOCAL_FRAME_HEADER)
 _GONE = (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN, errno.EBADF)
+# Descriptors one recvmsg takes at most (a hand's stdin and stdout); the ancillary
+# buffer has room for no more, so the kernel discards (closes) any others sent.
+MAX_PASSED_FDS = HAND_FDS
+_ANCILLARY_SIZE = socket.CMSG_SPACE(MAX_PASSED_FDS * array.array("i").itemsize)
 
 # (connection, frame body) -> None; the connection's end -> None.
 FrameHandler = Callable[["LocalConn", bytes], None]
@@ -65,6 +78,29 @@ class LocalConn:
         self._out: deque[memoryview] = deque()
         self._queued = 0
         self._has_out = trio.Event()
+        self._fds: list[int] = []  # received, not taken by a frame yet
+
+    def take_fds(self) -> list[int]:
+        """The descriptors that came with the frame being handled (now the caller's)."""
+        fds, self._fds = self._fds, []
+        return fds
+
+    def _close_fds(self) -> None:
+        for fd in self.take_fds():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def _receive_fds(self, ancillary: list[tuple[int, int, bytes]]) -> None:
+        for level, kind, payload in ancillary:
+            if level != socket.SOL_SOCKET or kind != socket.SCM_RIGHTS:
+                continue
+            fds = array.array("i")
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+            self._fds.extend(fds)
+        while len(self._fds) > MAX_PASSED_FDS:  # (the buffer's bound: never reached)
+            os.close(self._fds.pop())
 
     def send_frame(self, body: bytes) -> bool:
         """Queue one frame (header + body) whole, or refuse it; never waits."""
@@ -121,7 +157,7 @@ class LocalConn:
         buf = bytearray()
         while not self.closed:
             try:
-                data = self.sock.recv(RECV_SIZE)
+                data, ancillary, _flags, _addr = self.sock.recvmsg(RECV_SIZE, _ANCILLARY_SIZE)
             except BlockingIOError:
                 await trio.lowlevel.wait_readable(self.sock)
                 continue
@@ -129,6 +165,8 @@ class LocalConn:
                 if exc.errno in _GONE:
                     return
                 raise
+            if ancillary:
+                self._receive_fds(ancillary)
             if not data:
                 return
             buf += data
@@ -141,7 +179,10 @@ class LocalConn:
                 end = start + _HEADER.size + size
                 if end > len(buf):
                     break
-                on_frame(self, bytes(buf[start + _HEADER.size : end]))
+                try:
+                    on_frame(self, bytes(buf[start + _HEADER.size : end]))
+                finally:
+                    self._close_fds()  # not taken by that frame: unexpected
                 start = end
                 if self.closed:
                     return
@@ -150,6 +191,7 @@ class LocalConn:
     def close(self) -> None:
         self.closed = True
         self._has_out.set()
+        self._close_fds()
 
 
 class LocalListener:

@@ -104,6 +104,8 @@ class OscScanner:
 
     def feed(self, chunk: bytes) -> ScanResult:
         """Consume ``chunk``; return the stripped output and any completed payloads."""
+        if self._state is _State.TEXT and not self._held and chunk.find(ESC) == -1:
+            return ScanResult(chunk)  # plain text (a keystroke's echo): nothing to strip
         if self._held:
             data = self._held + chunk
             self._held = b""

@@ -31,7 +31,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -39,10 +39,14 @@ from actors.ptyd import memory, spawn
 from actors.ptyd.history import RawJournal
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
+from actors.ptyd.relay import RELEASED_OUTPUT_ENDED, HandedTty, Relay
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
 from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, StreamPeer, Subscription
 from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
 from orca.client.terminal import ends_inside_sequence
+
+if TYPE_CHECKING:
+    from actors.ptyd.handed import HandedPeer
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +54,9 @@ log = logging.getLogger(__name__)
 # read): large enough that per-batch costs are amortised, small enough that one event
 # stays far below ZMQ_MAXMSGSIZE and equal to the output pipe's capacity.
 READ_SIZE = 64 * 1024
+# A PTY read this short took what the master had (a flood comes in reads of a few KiB):
+# the reader does not try again at once (poll says when there is more).
+SMALL_READ = 1024
 # Unwritten input per session before writes are refused: a paste of a large file is
 # fine, an endless stream into a child that never reads is the caller's problem.
 MAX_INPUT_BACKLOG = 4 * 1024 * 1024
@@ -99,6 +106,10 @@ class Session:
         self.journal = journal
         # (read end, write end) of the pipe output is spliced through; None: plain reads.
         self.pipe = pipe if journal is not None else None
+        self._splice = self.pipe is not None  # False once the kernel refused a splice
+        # Stripped-stream offset after everything the reader scanned (ahead of the
+        # scrollback while the relay thread reads: its batches are published after).
+        self._scanned_end = scrollback.end
         self.scanner = scanner or OscScanner()
         # The screen as the output drew it (fed inline; answers the program's queries).
         self.model = model or TerminalModel(info.cols, info.rows)
@@ -110,6 +121,12 @@ class Session:
         # The answerer of the last chunk while it ended inside a sequence: a query split
         # across chunks is shown whole to one terminal (a switch there could make two).
         self._answerer_mid_sequence: StreamPeer | None = None
+        # Handed terminals (issue 24, ``handed.py``): attached ones, in attach order;
+        # those waiting for the relay thread to start; the relay while it runs.
+        self.handed: list[HandedPeer] = []
+        self._to_hand: list[HandedTty] = []
+        self.relay: Relay | None = None
+        self._idle_wait: trio.CancelScope | None = None  # the reader parked on the master
         self._leases: dict[str, float] = {}  # attachment id -> expiry (monotonic)
         self._input: deque[bytes] = deque()
         self._input_bytes = 0
@@ -134,7 +151,38 @@ class Session:
         """Clients attached now: live attachment leases plus in-process subscriptions."""
         now = time.monotonic()
         self._leases = {a: t for a, t in self._leases.items() if t > now}
-        return len(self._subscriptions) + len(self._leases) + len(self.streams)
+        return len(self._subscriptions) + len(self._leases) + len(self.streams) + len(self.handed)
+
+    def hand(self, peer: HandedPeer, tty: HandedTty) -> None:
+        """Attach a handed terminal: the relay thread (started if need be, by the reader
+        between two batches) reads its keys and writes the output to it."""
+        self.handed.append(peer)
+        if self.relay is not None and self.relay.add(tty):
+            return
+        self._to_hand.append(tty)
+        if self._idle_wait is not None:
+            self._idle_wait.cancel()
+
+    def release(self, peer: HandedPeer, reason: str) -> None:
+        """Stop using a handed terminal; the peer is told ``released`` once the relay
+        has let go of it (at once if it never had it)."""
+        for tty in self._to_hand:
+            if tty.peer is peer:
+                self._to_hand.remove(tty)
+                tty.close()
+                self.handed_released(peer, reason)
+                return
+        if self.relay is not None and self.relay.drop(peer, reason):
+            return
+        self.handed_released(peer, reason)
+
+    def handed_released(self, peer: HandedPeer, reason: str) -> None:
+        """The relay let go of ``peer``'s terminal (or never had it)."""
+        if reason == RELEASED_OUTPUT_ENDED:
+            return  # still attached: told the exit code by end_streams
+        if peer in self.handed:
+            self.handed.remove(peer)
+        peer.released(reason)
 
     def hold_lease(self, attachment_id: str, lease_s: float) -> None:
         """Count ``attachment_id`` as attached for ``lease_s`` more (take or renew)."""
@@ -158,15 +206,51 @@ class Session:
         self._close_master()
 
     async def _read_output(self) -> None:
-        if self.pipe is not None:
-            await self._read_spliced(*self.pipe)
-        else:
-            await self._read_plain()
+        # Invariant: one reader of the master at a time, this task or (while handed
+        # terminals are attached) the relay thread it waits for (``relay.py``); the
+        # hand-over happens here, between two batches, so neither sees half of one.
+        if self._splice:
+            assert self.pipe is not None
+            raw = self._pipe_contents(self.pipe[0])  # what a previous ptyd left in the pipe
+            if raw:
+                self._ingest(raw)
+        fd = self.master_fd
+        while True:
+            if self._to_hand:
+                if await self._relay_output():
+                    break
+                continue
+            raw, ended = self.take_raw()
+            if raw:
+                self._ingest(raw)
+                await trio.lowlevel.checkpoint()
+            if ended:
+                break
+            if not raw:
+                with trio.CancelScope() as self._idle_wait:  # cancelled by a hand()
+                    await trio.lowlevel.wait_readable(fd)
+                self._idle_wait = None
+        for tty in self._to_hand:  # handed while the output ended: never relayed
+            tty.close()
+        self._to_hand.clear()
         tail = self.scanner.finish()
         if tail:
             self._publish(tail)
         self.output_done.set()
         self._activity.set()  # wakes the compactor so it can finish
+
+    async def _relay_output(self) -> bool:
+        """Let the relay thread read the master while handed terminals are attached;
+        True if the output ended meanwhile."""
+        relay = Relay(self, trio.lowlevel.current_trio_token())
+        for tty in self._to_hand:
+            relay.add(tty)
+        self._to_hand.clear()
+        self.relay = relay
+        try:
+            return await relay.serve()
+        finally:
+            self.relay = None
 
     async def _compact_when_idle(self) -> None:
         # Woken by output only when parked after a compaction: a busy session (every
@@ -202,100 +286,111 @@ class Session:
         """(offset, escape stream): the screen as of ``offset``; live output follows."""
         return self.scrollback.end, self.model.snapshot()
 
-    async def _read_plain(self) -> None:
-        fd = self.master_fd
-        while True:
-            parts: list[bytes] = []
-            size, ended = 0, False
-            while size < READ_SIZE:  # take everything the kernel has, then process once
-                try:
-                    data = os.read(fd, READ_SIZE - size)
-                except BlockingIOError:
-                    break
-                except OSError as exc:
-                    if exc.errno != errno.EIO:  # EIO: every slave fd closed (hang-up)
-                        raise
-                    ended = True
-                    break
-                if not data:
-                    ended = True
-                    break
-                parts.append(data)
-                size += len(data)
-            if parts:
-                batch = b"".join(parts)
-                if self.journal is not None:
-                    self.journal.rotate_if_due(self.scrollback.end, self.scanner.at_boundary)
-                    self.journal.append(batch)
-                self._ingest(batch)
-                await trio.lowlevel.checkpoint()
-            if ended:
-                return
-            if not parts:
-                await trio.lowlevel.wait_readable(fd)
+    def take_raw(self) -> tuple[bytes, bool]:
+        """What the kernel has now (up to ``READ_SIZE``), journaled: (raw bytes, whether
+        the PTY hung up). Never waits. Called by whichever side reads (see _read_output).
 
-    async def _read_spliced(self, pipe_r: int, pipe_w: int) -> None:
+        Takes everything the kernel has before returning, so per-batch costs (scan,
+        publish) are paid per 64 KiB, not per PTY read of a few KiB.
+        """
+        if self.journal is not None:
+            self.journal.rotate_if_due(self._scanned_end, self.scanner.at_boundary)
+        if self._splice:
+            return self._take_spliced()
+        fd = self.master_fd
+        parts: list[bytes] = []
+        size, ended = 0, False
+        while size < READ_SIZE:
+            try:
+                data = os.read(fd, READ_SIZE - size)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                if exc.errno != errno.EIO:  # EIO: every slave fd closed (hang-up)
+                    raise
+                ended = True
+                break
+            if not data:
+                ended = True
+                break
+            parts.append(data)
+            size += len(data)
+            if len(data) < SMALL_READ:
+                break  # a key's echo: no second read to learn the master is empty
+        batch = b"".join(parts)
+        if batch and self.journal is not None:
+            self.journal.append(batch)
+        return batch, ended
+
+    def _take_spliced(self) -> tuple[bytes, bool]:
         # See history.py: output goes master -> pipe -> journal file inside the
         # kernel, so a kill -9 between two syscalls leaves it in the kept pipe.
-        assert self.journal is not None
+        # The pipe is empty here (drained below), so EAGAIN means the master is.
+        assert self.pipe is not None
+        pipe_r, pipe_w = self.pipe
         fd = self.master_fd
-        self._drain_pipe(pipe_r)  # what a previous ptyd left in the pipe
-        while True:
-            self.journal.rotate_if_due(self.scrollback.end, self.scanner.at_boundary)
-            # A PTY yields at most a few KiB per call; gather up to one pipe-full
-            # before processing, so per-chunk costs (scan, publish) are paid per 64 KiB.
-            # The pipe is empty here (drained below), so EAGAIN means the master is.
-            moved, ended = 0, False
-            while moved < READ_SIZE:
-                try:
-                    n = os.splice(fd, pipe_w, READ_SIZE - moved, flags=os.SPLICE_F_NONBLOCK)
-                except BlockingIOError:
-                    break
-                except OSError as exc:
-                    if exc.errno == errno.EINVAL:
-                        # A kernel whose tty driver cannot splice: read instead (the
-                        # journal then trails the read by one syscall; see history.py).
-                        log.warning("PTY splice unsupported (%s); reading instead", exc)
-                        self._drain_pipe(pipe_r)
-                        await self._read_plain()
-                        return
-                    if exc.errno != errno.EIO:
-                        raise
-                    ended = True
-                    break
-                if not n:
-                    ended = True
-                    break
-                moved += n
-            if moved:
-                self._drain_pipe(pipe_r, moved)
-                await trio.lowlevel.checkpoint()
-            if ended:
+        moved, ended = 0, False
+        while moved < READ_SIZE:
+            try:
+                n = os.splice(fd, pipe_w, READ_SIZE - moved, flags=os.SPLICE_F_NONBLOCK)
+            except BlockingIOError:
                 break
-            if not moved:
-                await trio.lowlevel.wait_readable(fd)
-        self._drain_pipe(pipe_r)
+            except OSError as exc:
+                if exc.errno == errno.EINVAL:
+                    # A kernel whose tty driver cannot splice: read instead (the
+                    # journal then trails the read by one syscall; see history.py).
+                    log.warning("PTY splice unsupported (%s); reading instead", exc)
+                    self._splice = False
+                    spliced = self._pipe_contents(pipe_r)
+                    rest, ended = self.take_raw()
+                    return spliced + rest, ended
+                if exc.errno != errno.EIO:
+                    raise
+                ended = True
+                break
+            if not n:
+                ended = True
+                break
+            moved += n
+            if n < SMALL_READ:
+                break  # a key's echo: no second splice to learn the master is empty
+        data = self._pipe_contents(pipe_r, moved) if moved else b""
+        if ended:
+            data += self._pipe_contents(pipe_r)
+        return data, ended
 
-    def _drain_pipe(self, pipe_r: int, moved: int | None = None) -> None:
-        """Journal and ingest what the pipe holds: ``moved`` bytes if known (only this
+    def _pipe_contents(self, pipe_r: int, moved: int | None = None) -> bytes:
+        """Journal what the pipe holds and return it: ``moved`` bytes if known (only the
         reader fills the pipe: then no splice is made to learn it is empty)."""
         assert self.journal is not None
+        parts: list[bytes] = []
         while moved is None or moved > 0:
             try:
                 data = self.journal.splice_from(pipe_r, READ_SIZE)
             except BlockingIOError:
-                return
+                break
             if not data:
-                return
+                break
             if moved is not None:
                 moved -= len(data)
-            self._ingest(data)
+            parts.append(data)
+        return b"".join(parts)
 
-    def _ingest(self, data: bytes) -> None:
-        result = self.scanner.feed(data)
-        if result.output:
-            self._publish(result.output)
-        for payload in result.payloads:
+    def scan(self, raw: bytes) -> tuple[bytes, list[bytes]]:
+        """(output, OSC 9999 payloads) of raw PTY bytes; the reader's side, in order."""
+        result = self.scanner.feed(raw)
+        self._scanned_end += len(result.output)
+        return result.output, result.payloads
+
+    def _ingest(self, raw: bytes) -> None:
+        output, payloads = self.scan(raw)
+        self.take_in(output, payloads)
+
+    def take_in(self, output: bytes, payloads: list[bytes]) -> None:
+        """Publish scanned output and hand on its OSC payloads (on the trio loop)."""
+        if output:
+            self._publish(output)
+        for payload in payloads:
             self._listener.on_osc(self, payload)
 
     def _publish(self, output: bytes) -> None:
@@ -326,6 +421,11 @@ class Session:
         if answerer is None or answerer not in self.streams or not answerer.can_answer:
             live = [p for p in self.streams if p.can_answer]
             answerer = max(live, key=lambda p: p.answer_rank) if live else None
+            # A handed terminal never answers (it is shown no query): while one typed
+            # last, the model does.
+            handed_typed = max((h.typed_at for h in self.handed), default=0.0)
+            if answerer is not None and handed_typed > answerer.answer_rank:
+                answerer = None
         data = chunk.data
         inside = ends_inside_sequence(data) or (
             self._answerer_mid_sequence is not None and b"\x1b" not in data and b"\x07" not in data
@@ -341,6 +441,8 @@ class Session:
         """Tell the attach-stream clients the output is final (after its last chunk)."""
         for peer in list(self.streams):
             peer.ended(self.info.exit_code, self.scrollback.end)
+        for handed in list(self.handed):
+            handed.ended(self.info.exit_code, self.scrollback.end)
 
     def _answer_queries(self, replies: list[bytes]) -> None:
         """Write the model's answers to the program's queries (DSR, DA, OSC 10/11).

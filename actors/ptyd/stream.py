@@ -44,6 +44,7 @@ import trio
 import zmq
 
 from actors.ptyd.archive import EndedSession
+from actors.ptyd.handed import HandedPeer, accept_hand
 from actors.ptyd.local_stream import LOCAL_RID_PREFIX, LocalConn, LocalListener
 from actors.ptyd.replies import map_session_errors
 from actors.ptyd.scrollback import Chunk, Gap, OffsetInFuture
@@ -152,6 +153,7 @@ class AttachStream:
     def __init__(self, ptyd: Ptyd) -> None:
         self.ptyd = ptyd
         self.peers: dict[bytes, Peer] = {}
+        self.handed: dict[bytes, HandedPeer] = {}  # handed terminals (handed.py), by conn
         self.endpoint = ""
         self.refused = 0  # malformed messages
         self._ipc: list[tuple[str, int]] = []
@@ -249,6 +251,10 @@ class AttachStream:
             if peer is not None:
                 self.detach(peer)  # the client went away (crash, Ctrl-], closed window)
             return False
+
+    def send_local(self, conn: LocalConn, message: contract.FromPtyd) -> bool:
+        """Send to a local connection without waiting; False if refused or closed."""
+        return not conn.closed and conn.send_frame(_encoder.encode(message))
 
     def _error(self, rid: bytes, code: str, message: str) -> None:
         self._send_to(rid, contract.StreamError(code=code, message=message), self.peers.get(rid))
@@ -366,14 +372,17 @@ class AttachStream:
             self._in_callback = False
 
     def _on_local_frame(self, conn: LocalConn, body: bytes) -> None:
-        self._receive(conn.rid, body)
+        self._receive(conn.rid, body, conn)
 
     def _on_local_end(self, conn: LocalConn) -> None:
         peer = self.peers.get(conn.rid)
         if peer is not None:
             self.detach(peer)
+        handed = self.handed.get(conn.rid)
+        if handed is not None:
+            handed.session.release(handed, contract.RELEASED_BYE)
 
-    def _receive(self, rid: bytes, body: bytes) -> None:
+    def _receive(self, rid: bytes, body: bytes, conn: LocalConn | None = None) -> None:
         try:
             message = _decoder.decode(body)
         except BadRequest as exc:  # BadFrame, TooLarge
@@ -381,7 +390,10 @@ class AttachStream:
             self._error(rid, BadRequest.code, exc.message)
             return
         try:
-            self._handle(rid, message)
+            if isinstance(message, contract.StreamHand) or rid in self.handed:
+                self._handle_handed(rid, message, conn)
+            else:
+                self._handle(rid, message)
         except OrcaError as exc:
             self._error(rid, exc.code, exc.message)
         except Exception:  # a peer's message never ends ptyd
@@ -397,6 +409,31 @@ class AttachStream:
         except (NotFound, InputBacklogFull, SessionEnded):
             return
         self.ptyd.hooks.pane_input(session.info.pane_key, session.info.terminal_handle)
+
+    def _handle_handed(
+        self, rid: bytes, message: contract.ToPtyd, conn: LocalConn | None
+    ) -> None:
+        """A ``hand``, or a message from a client whose terminal ptyd holds (handed.py)."""
+        if isinstance(message, contract.StreamHand):
+            if conn is None:
+                raise BadRequest("hand needs ptyd's Unix socket (it carries descriptors)")
+            accept_hand(self, conn, message)
+            return
+        peer = self.handed[rid]
+        session = peer.session
+        if isinstance(message, contract.StreamResize):
+            try:
+                session.resize(message.cols, message.rows)
+            except SessionEnded as exc:
+                raise map_session_errors(exc) from exc
+            if self.ptyd.keeper is not None:
+                self.ptyd.keeper.update(session.info)
+        elif isinstance(message, contract.StreamBye):
+            session.release(peer, contract.RELEASED_BYE)
+        elif isinstance(message, contract.StreamPing):
+            pass  # the connection is the lease
+        else:
+            raise BadRequest(f"{type(message).__name__} is not for a handed terminal")
 
     def _handle(self, rid: bytes, message: contract.ToPtyd) -> None:
         if isinstance(message, contract.StreamHello):

@@ -226,14 +226,41 @@ def _close(args: argparse.Namespace) -> int:
 
 
 def _attach(args: argparse.Namespace) -> int:
-    """Show the session's screen (redrawn from ptyd's model), then stream it live.
+    """Show the session's screen (redrawn from ptyd's model), then the live session.
 
     Whatever ends the attachment - Ctrl-], the session's exit, an error, SIGTERM or
-    SIGHUP (``orca down``, a closed window) - puts the user's terminal back: out of
-    the alternate screen, mouse/keypad/bracketed paste off, cursor shown, attributes
-    reset (``RESTORE_USER_TERMINAL``), and the tty's own settings restored.
+    SIGHUP (``orca down``, a closed window), ptyd's death - puts the user's terminal
+    back: out of the alternate screen, mouse/keypad/bracketed paste off, cursor shown,
+    attributes reset (``RESTORE_USER_TERMINAL``), and the tty's own settings restored.
 
-    Issue 14: keys and output travel on ptyd's attach stream (one socket, no RPC per
+    Issue 24: the terminal is handed to ptyd (``orca.client.handed``), which reads the
+    keys from it and writes the output to it, as tmux's server does with its client's;
+    this process only forwards window-size changes and restores the terminal. If ptyd
+    dies meanwhile the terminal is restored at once and the attach resumes when ptyd is
+    back. A ptyd that does not take the terminal (an older one; a session that ended)
+    gets the attach stream instead (issue 14, :func:`_attach_streamed`).
+    """
+    if show_ended_session(args.id) is not None:  # issue 13: its final screen, then return
+        return EXIT_OK
+    if not sys.stdin.isatty():
+        return fail("attach needs a terminal on stdin", EXIT_USAGE)
+    if sys.stdout.isatty():
+        from orca.cli.term_handed import attach_handed
+
+        reason = attach_handed(args.id, sys.stdin.fileno(), sys.stdout.fileno())
+        if reason is not None:
+            try:
+                print(f"\r\n[{reason}]")
+            except OSError:
+                pass  # no terminal to say it on
+            return EXIT_OK
+    return _attach_streamed(args)
+
+
+def _attach_streamed(args: argparse.Namespace) -> int:
+    """The attach over ptyd's attach stream (issue 14): keys and output through here.
+
+    Keys and output travel on ptyd's attach stream (one socket, no RPC per
     keystroke); the session is drawn in an outer alternate screen (as tmux does), so
     leaving it on detach shows what the terminal showed before the attach. ptyd then
     sends a redraw instead of the program's own screen switches (``flat``).
@@ -249,10 +276,6 @@ def _attach(args: argparse.Namespace) -> int:
         LocalTerminalStream,
     )
 
-    if show_ended_session(args.id) is not None:  # issue 13: its final screen, then return
-        return EXIT_OK
-    if not sys.stdin.isatty():
-        return fail("attach needs a terminal on stdin", EXIT_USAGE)
     out = sys.stdout.buffer
     attachment, screen = LocalTerminalStream.open(args.id, flat=True)  # its Unix socket
     stdin = sys.stdin.fileno()

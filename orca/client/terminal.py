@@ -90,6 +90,8 @@ class QueryFilter:
         self._held = b""
 
     def feed(self, data: bytes) -> bytes:
+        if not self._held and b"\x1b" not in data:
+            return data  # no sequence, none held: nothing to strip (a keystroke's echo)
         buf = self._held + data
         self._held = b""
         cut = _incomplete_tail(buf)

@@ -147,11 +147,36 @@ runtime dir, file mode 0600, ipc only). A client connects one DEALER per attachm
                     ``not_attached``: ptyd does not know this client, e.g. it restarted:
                     send ``hello`` with ``since`` again).
 
+The handed terminal (issue 24; ``orca term attach``'s path, tmux's shape; only on the
+Unix socket ``LOCAL_STREAM_FILE``, not the ROUTER): the client passes its own terminal
+to ptyd and ptyd reads the keys from it and writes the output to it, with no hop
+through the client:
+
+    client → ptyd   ``hand`` {sessionId, cols?, rows?, detachKey (bytes, default Ctrl-])} sent with
+                    SCM_RIGHTS ancillary data holding exactly the client's stdin and
+                    stdout (``HAND_FDS``; both ttys, the client already put its terminal
+                    in raw mode and its outer alternate screen). ``resize`` {cols,
+                    rows}, ``bye`` {}: as above (no ``ping``: the connection is the
+                    lease).
+    ptyd → client   ``handed`` {sessionId, cols, rows}: ptyd holds the terminal (it
+                    draws the model's flat screen on it, then the live output).
+                    ``released`` {reason}: ptyd no longer touches the terminal (it
+                    wrote its last byte before this message): ``detached`` (the detach
+                    key was typed), ``bye``, ``tty_closed`` (the terminal hung up),
+                    ``closed`` (the session was closed). ``exit`` {exitCode,
+                    endOffset}: the program ended and its last output is on the
+                    terminal. ``error`` {code, message}: ``bad_request`` (not ttys, no
+                    fds, the ROUTER), ``not_found``.
+                    A client whose connection ends (EOF: ptyd died) restores its
+                    terminal itself; its terminal is no longer read by anyone.
+
 Terminal queries (DSR, DA, OSC 10/11 ...): while a stream client is attached exactly
 one answers: the most recent one that sent ``input`` (before any did, the most
 recent to attach); it gets the chunk with ``answer`` true and every other client
 strips the queries. If that client cannot take the chunk (its queue is full, it
 went away) or none is attached, ptyd answers from the model. Never two answers.
+A handed terminal never answers: it is shown output with queries stripped, and while
+it is the one that typed last the model answers.
 
 Calls ``ptyd`` makes (never on the output path; hooks calls go through one ordered
 bounded queue): ``hooks`` ``agentStatus.restart_pane`` {paneKey, launchTokenSha256,
@@ -471,8 +496,42 @@ class StreamError(_StreamMessage, frozen=True, kw_only=True, tag="error"):
 # ``StreamError.code`` when ptyd does not know the sender (send ``hello`` again).
 NOT_ATTACHED = "not_attached"
 
-ToPtyd = StreamHello | StreamInput | StreamResize | StreamRead | StreamPing | StreamBye
-FromPtyd = StreamScreen | StreamOutput | StreamExit | StreamError
+# The descriptors a ``hand`` carries (SCM_RIGHTS): the client's stdin, then its stdout.
+HAND_FDS = 2
+# The default detach key of a handed terminal: Ctrl-] (what telnet taught to press).
+DEFAULT_DETACH_KEY = b"\x1d"
+
+
+class StreamHand(_StreamMessage, frozen=True, kw_only=True, tag="hand"):
+    session_id: str
+    detach_key: Annotated[bytes, msgspec.Meta(min_length=1, max_length=8)] = DEFAULT_DETACH_KEY
+    cols: Dimension | None = None  # the terminal's size (the session is resized to it)
+    rows: Dimension | None = None
+
+
+class StreamHanded(_StreamMessage, frozen=True, kw_only=True, tag="handed"):
+    session_id: str
+    cols: int
+    rows: int
+
+
+# ``StreamReleased.reason`` values.
+RELEASED_DETACHED = "detached"
+RELEASED_BYE = "bye"
+RELEASED_TTY_CLOSED = "tty_closed"
+RELEASED_CLOSED = "closed"
+
+
+class StreamReleased(_StreamMessage, frozen=True, kw_only=True, tag="released"):
+    reason: str
+
+
+ToPtyd = (
+    StreamHello | StreamInput | StreamResize | StreamRead | StreamPing | StreamBye | StreamHand
+)
+FromPtyd = (
+    StreamScreen | StreamOutput | StreamExit | StreamError | StreamHanded | StreamReleased
+)
 
 
 # -- the contract -----------------------------------------------------------------------

@@ -14,7 +14,10 @@ request on the same tree, and no pid changed, nothing restarted.
 
 from __future__ import annotations
 
+import array
 import json
+import os
+import select
 import socket
 import struct
 from collections.abc import Iterator
@@ -279,6 +282,45 @@ def test_ptyd_unix_stream_refuses_hostile_frames_and_keeps_attaching(
         replies, _ = _local_replies(conn, encode({"t": "hello", "sessionId": session}))
         screen = next(r for r in replies if r["t"] == "screen")
         assert b"READY" in screen["data"]
+    assert _pids(tree) == before
+
+
+def _send_with_fds(conn: socket.socket, body: bytes, fds: list[int]) -> None:
+    conn.sendmsg([_frame(body)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+
+
+def _closed_by_peer(read_end: int) -> bool:
+    """Whether every other copy of the pipe's write end is closed (a read sees EOF)."""
+    ready, _, _ = select.select([read_end], [], [], 10.0)
+    return bool(ready) and os.read(read_end, 1) == b""
+
+
+def test_ptyd_unix_stream_closes_descriptors_it_did_not_ask_for(tree: Tree, session: str) -> None:
+    """Issue 24: descriptors passed with a ping, with a ``hand`` of non-terminals, and a
+    flood of them in one message are closed by ptyd (a pipe's write end sent to it reads
+    EOF once ours is closed), each ``hand`` gets ``bad_request``, and ptyd still attaches."""
+    before = _pids(tree)
+    path = str(tree.paths.runtime_dir / LOCAL_STREAM_FILE)
+    hand = encode({"t": "hand", "sessionId": session})
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(path)
+        for body, count in ((encode({"t": "ping"}), 1), (hand, 2), (hand, 200)):
+            read_end, write_end = os.pipe()
+            try:
+                _send_with_fds(conn, body, [write_end] * count)
+                os.close(write_end)
+                assert _closed_by_peer(read_end), (body, count)
+            finally:
+                os.close(read_end)
+            if body is hand:
+                replies, closed = _local_replies(conn, encode({"t": "ping"}))
+                assert not closed
+        replies, _ = _local_replies(conn, hand)  # no descriptors at all
+        assert [r["code"] for r in replies if r["t"] == "error"] == ["bad_request"]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(path)
+        replies, _ = _local_replies(conn, encode({"t": "hello", "sessionId": session}))
+        assert any(r["t"] == "screen" for r in replies)
     assert _pids(tree) == before
 
 

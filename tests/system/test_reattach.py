@@ -15,9 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -28,6 +26,7 @@ import trio
 from support.actors import EventTap, actor_tap
 from support.journey import User
 from support.lifecycle import lifecycle
+from support.tmux_pane import Tmux, needs_tmux
 
 from actors.ptyd.history import MODEL_SUFFIX
 from actors.ptyd.terminal_model import TerminalModel
@@ -61,18 +60,6 @@ import time; time.sleep(600)
 IN_MOVED_TO = 0x80
 
 
-def _tmux_available() -> bool:
-    if shutil.which("tmux"):
-        return True
-    if os.geteuid() != 0:
-        return False
-    subprocess.run(["apt-get", "install", "-y", "tmux"], capture_output=True, check=False)
-    return shutil.which("tmux") is not None
-
-
-needs_tmux = pytest.mark.skipif(not _tmux_available(), reason="tmux is not installed")
-
-
 @pytest.fixture
 def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
     user = User(orca_home, tmp_path / "user")
@@ -96,66 +83,6 @@ def _spawn(user: User, tmp_path: Path, argv: list[str]) -> str:
         rows=ROWS,
     )
     return invoke(ptyd.SPAWN, args, paths=user.paths).session_id
-
-
-class Tmux:
-    """A private tmux server (``-L``) with one pane whose output is piped to us."""
-
-    def __init__(self, env: dict[str, str], fifo: Path) -> None:
-        self.socket = f"orca-test-{uuid.uuid4().hex[:12]}"
-        self.env = env
-        self.pid = 0
-        os.mkfifo(fifo, 0o600)
-        # O_RDWR: the open does not wait for a writer and no EOF before we close it.
-        self.fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-        self.seen = b""
-        self.run("new-session", "-d", "-x", str(COLS), "-y", str(ROWS), "/bin/sh")
-        self.pid = int(self.run("display", "-p", "#{pid}"))
-        self.run("pipe-pane", "-O", f"cat > {fifo}")
-
-    def run(self, *args: str) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        )
-        return done.stdout.strip()
-
-    def type(self, text: str) -> None:
-        self.run("send-keys", "-l", text)
-        self.run("send-keys", "Enter")
-
-    async def wait_for(self, needle: bytes) -> bytes:
-        """Until the pane has printed ``needle`` since the last wait (event-driven);
-        returns the raw bytes the pane received up to it."""
-        while needle not in self.seen:
-            await trio.lowlevel.wait_readable(self.fd)
-            self.seen += os.read(self.fd, 65536)
-        end = self.seen.index(needle) + len(needle)
-        before, self.seen = self.seen[:end], self.seen[end:]
-        return before
-
-    def modes(self) -> str:
-        return self.run(
-            "display",
-            "-p",
-            "#{alternate_on} #{mouse_standard_flag} #{mouse_sgr_flag} #{keypad_flag}"
-            " #{keypad_cursor_flag} #{cursor_flag}",
-        )
-
-    def close(self) -> None:
-        subprocess.run(
-            ["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True
-        )
-        if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        os.close(self.fd)
 
 
 async def _attach_and_detach_in_tmux(user: User, tmp_path: Path) -> str:
@@ -334,7 +261,8 @@ async def test_reattach_types_no_answer_and_a_live_query_is_answered_once(
     user: User, tmp_path: Path
 ) -> None:
     """An agent asked DSR, DA and OSC 11 before any attach (answered once, by ptyd's
-    model); attached in a tmux pane it asks DSR and DA again (answered once, by tmux);
+    model); attached in a tmux pane it asks DSR and DA again (answered once: by the model
+    since issue 24, the terminal being handed to ptyd);
     detached and attached again, its stdin gets nothing; a DSR asked then gets exactly
     one answer. The agent's own raw stdin log is the judge."""
     log = tmp_path / "stdin.log"
