@@ -124,11 +124,12 @@ class Orch:
             topics=[spec.type for spec in hooks.EVENTS],
         )
 
-        def take(state: dict[str, AgentStatusRow]) -> None:
+        async def take(state: dict[str, AgentStatusRow]) -> None:
             self.rows = state
             self.hooks_loaded = True
+            self.beacon.bump()
 
-        await follow(mirror, take, self.beacon)
+        await mirror.follow(take)
 
     async def follow_ptyd(self) -> None:
         mirror: Mirror[Sessions] = Mirror(
@@ -142,11 +143,12 @@ class Orch:
             topics=PTY_TOPICS,
         )
 
-        def take(state: Sessions) -> None:
+        async def take(state: Sessions) -> None:
             self.sessions = sessions_by_pane(state)
             self.ptyd_loaded = True
+            self.beacon.bump()
 
-        await follow(mirror, take, self.beacon)
+        await mirror.follow(take)
 
     async def follow_bindings(self) -> None:
         """Agent session ids seen in a variant's pane (its capability's second half)."""
@@ -161,25 +163,22 @@ class Orch:
             topics=[hooks.SESSION_BOUND.type],
         )
         seen: set[tuple[str, str]] = set()
-        pending: list[tuple[str, str]] = []
 
-        def take(state: dict[hooks.BindingKey, hooks.SessionBinding]) -> None:
-            for b in state.values():
-                if b.pane_key.startswith("orch-") and (b.pane_key, b.session_id) not in seen:
-                    seen.add((b.pane_key, b.session_id))
-                    pending.append((b.pane_key, b.session_id))
+        async def take(state: dict[hooks.BindingKey, hooks.SessionBinding]) -> None:
+            fresh = {
+                (b.pane_key, b.session_id)
+                for b in state.values()
+                if b.pane_key.startswith("orch-") and (b.pane_key, b.session_id) not in seen
+            }
+            for pane, session_id in sorted(fresh):
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(follow, mirror, take, Beacon())
-            while True:
-                await trio.sleep(0.5)
-                batch, pending[:] = list(pending), []
-                for pane, session_id in batch:
+                def bind(db: Ledger, p: str = pane, s: str = session_id) -> bool:
+                    return db.bind_session(p, s)
 
-                    def bind(db: Ledger, p: str = pane, s: str = session_id) -> bool:
-                        return db.bind_session(p, s)
+                await self.db(bind)
+                seen.add((pane, session_id))
 
-                    await self.db(bind)
+        await mirror.follow(take)
 
     # -- drivers ----------------------------------------------------------------------------
     def drive(self, run_id: str, variant: str) -> None:
@@ -532,26 +531,6 @@ class Orch:
             (contract.ACK, self.ack),
             (contract.REPORT, self.report),
         ]
-
-
-S = TypeVar("S")
-
-
-async def follow(mirror: Mirror[S], take: Callable[[S], None], beacon: Beacon) -> None:
-    """Run ``mirror``; hand each new state to ``take``, then bump ``beacon``."""
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(mirror.run)
-        seen = -1
-
-        def changed(m: Mirror[S]) -> bool:
-            return m.state is not None and m.snapshots + m.applied != seen
-
-        while True:
-            await mirror.wait_until(changed)
-            seen = mirror.snapshots + mirror.applied
-            assert mirror.state is not None
-            take(mirror.state)
-            beacon.bump()
 
 
 async def setup(ctx: ActorContext) -> None:

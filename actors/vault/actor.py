@@ -238,7 +238,7 @@ class VaultActor:
             consumer="vault<-hooks",
             topics=[hooks.SESSION_BOUND.type],
         )
-        await follow(mirror, self.take_bindings)
+        await mirror.follow(self.take_bindings)
 
     async def take_bindings(self, state: dict[hooks.BindingKey, hooks.SessionBinding]) -> None:
         fresh = [b for key, b in state.items() if self.bindings.get(key) != b]
@@ -266,30 +266,10 @@ class VaultActor:
             apply=apply_store_event,
             consumer="vault<-store",
         )
-        await follow(mirror, self.take_store_facts)
+        await mirror.follow(self.take_store_facts)
 
     async def take_store_facts(self, facts: StoreFacts) -> None:
         self.store_facts = facts
-
-
-S = TypeVar("S")
-
-
-async def follow(mirror: Mirror[S], take: Callable[[S], Awaitable[None]]) -> None:
-    """Run ``mirror`` and hand every new state of it to ``take`` (one at a time: states
-    that arrive while ``take`` runs are folded into the next one it sees)."""
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(mirror.run)
-        seen = -1
-
-        def changed(m: Mirror[S]) -> bool:
-            return m.state is not None and m.snapshots + m.applied != seen
-
-        while True:
-            await mirror.wait_until(changed)
-            seen = mirror.snapshots + mirror.applied
-            assert mirror.state is not None
-            await take(mirror.state)
 
 
 def _binding(b: hooks.SessionBinding) -> Binding:

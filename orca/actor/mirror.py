@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
 import trio
@@ -201,6 +201,22 @@ class Mirror(Generic[S]):
                 self.seq = event.seq
                 self.applied += 1
                 await self._notify()
+
+    async def follow(self, take: Callable[[S], Awaitable[None]]) -> None:
+        """Run the mirror and hand every new state of it to ``take``, one at a time
+        (states that arrive while ``take`` runs are folded into the next one it sees)."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.run)
+            seen = -1
+
+            def changed(m: Mirror[S]) -> bool:
+                return m.state is not None and m.snapshots + m.applied != seen
+
+            while True:
+                await self.wait_until(changed)
+                seen = self.snapshots + self.applied
+                assert self.state is not None
+                await take(self.state)
 
     async def wait_until(self, predicate: Callable[[Mirror[S]], bool]) -> None:
         """Wait until ``predicate(self)`` holds (checked after every change)."""
