@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,9 +24,9 @@ import pytest
 import trio
 from support.journey import User
 from support.lifecycle import lifecycle
-from support.tmux_pane import COLS, ROWS, Tmux, needs_tmux
+from support.tmux_pane import Tmux, needs_tmux, spawn_bare
 
-from orca.contracts import ptyd, supervisor
+from orca.contracts import supervisor
 
 # The agent: the alternate screen with mouse, keypad modes and bracketed paste on (as in
 # test_reattach), then ``cat`` (echoes what it reads).
@@ -50,18 +49,7 @@ def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
 
 
 def _spawn(user: User, tmp_path: Path, argv: list[str]) -> str:
-    from orca.client.sync import invoke
-
-    worktree = tmp_path / "wt"
-    worktree.mkdir(exist_ok=True)
-    args = ptyd.SpawnArgs(
-        argv=argv,
-        cwd=str(worktree),
-        worktree_id=f"{uuid.uuid4()}::{worktree}",
-        cols=COLS,
-        rows=ROWS,
-    )
-    return invoke(ptyd.SPAWN, args, paths=user.paths).session_id
+    return spawn_bare(user.paths, tmp_path, argv)
 
 
 def _stty(tmux: Tmux) -> str:

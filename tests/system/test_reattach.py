@@ -17,7 +17,6 @@ import os
 import re
 import signal
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,7 @@ import trio
 from support.actors import EventTap, actor_tap
 from support.journey import User
 from support.lifecycle import lifecycle
-from support.tmux_pane import Tmux, needs_tmux
+from support.tmux_pane import Tmux, needs_tmux, spawn_bare
 
 from actors.ptyd.history import MODEL_SUFFIX
 from actors.ptyd.terminal_model import TerminalModel
@@ -71,18 +70,7 @@ def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
 
 
 def _spawn(user: User, tmp_path: Path, argv: list[str]) -> str:
-    from orca.client.sync import invoke
-
-    worktree = tmp_path / "wt"
-    worktree.mkdir(exist_ok=True)
-    args = ptyd.SpawnArgs(
-        argv=argv,
-        cwd=str(worktree),
-        worktree_id=f"{uuid.uuid4()}::{worktree}",
-        cols=COLS,
-        rows=ROWS,
-    )
-    return invoke(ptyd.SPAWN, args, paths=user.paths).session_id
+    return spawn_bare(user.paths, tmp_path, argv)
 
 
 async def _attach_and_detach_in_tmux(user: User, tmp_path: Path) -> str:
