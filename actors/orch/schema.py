@@ -15,11 +15,11 @@ tasks, the spawn fence, messages and receipts exist nowhere else. Hence:
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from pathlib import Path
 
-from orca.fsio import PRIVATE_FILE_MODE, ensure_private_dir
+from orca import sqlite_schema
+from orca.fsio import ensure_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -133,35 +133,12 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _statements(script: str) -> list[str]:
-    out: list[str] = []
-    current = ""
-    for line in script.splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            if current.strip():
-                out.append(current.strip())
-            current = ""
-    return out
-
-
 def migrate(conn: sqlite3.Connection) -> None:
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
+    if not sqlite_schema.migrate(conn, MIGRATIONS, DB_NAME):
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         raise LedgerUnavailable(
             f"schema {version} is newer than this build's {SCHEMA_VERSION}: upgrade Orca"
         )
-    for step in range(version, SCHEMA_VERSION):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _statements(MIGRATIONS[step]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {step + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        log.info("%s: schema %d -> %d", DB_NAME, step, step + 1)
 
 
 def open_db(directory: Path) -> tuple[Path, sqlite3.Connection]:
@@ -170,10 +147,7 @@ def open_db(directory: Path) -> tuple[Path, sqlite3.Connection]:
         raise LedgerUnavailable(f"SQLite {sqlite3.sqlite_version} is older than 3.37")
     ensure_private_dir(directory)
     path = directory / DB_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
-    os.close(fd)
-    if path.stat().st_mode & 0o777 != PRIVATE_FILE_MODE:
-        path.chmod(PRIVATE_FILE_MODE)
+    sqlite_schema.create_private(path)
     conn = connect(path)
     try:
         migrate(conn)

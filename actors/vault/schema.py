@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
 import time
 from pathlib import Path
 
-from orca.fsio import PRIVATE_FILE_MODE, ensure_private_dir
+from orca import sqlite_schema
+from orca.fsio import ensure_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -159,55 +159,16 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _create_private(path: Path) -> None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
-    os.close(fd)
-    if path.stat().st_mode & 0o777 != PRIVATE_FILE_MODE:
-        path.chmod(PRIVATE_FILE_MODE)
-
-
-def _migrate(conn: sqlite3.Connection, path: Path) -> bool:
-    """Bring the file to SCHEMA_VERSION; False if it is newer than this build."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        return False
-    for step in range(version, SCHEMA_VERSION):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _statements(MIGRATIONS[step]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {step + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        log.info("%s: schema %d -> %d", path.name, step, step + 1)
-    return True
-
-
-def _statements(script: str) -> list[str]:
-    """``script`` split into statements (``executescript`` would commit on its own)."""
-    out: list[str] = []
-    current = ""
-    for line in script.splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            if current.strip():
-                out.append(current.strip())
-            current = ""
-    return out
-
-
 def open_index(directory: Path) -> tuple[Path, sqlite3.Connection]:
     """The index under ``directory`` (0700), migrated; a newer file is set aside."""
     check_sqlite()
     ensure_private_dir(directory)
     path = directory / INDEX_NAME
     for _attempt in range(2):
-        _create_private(path)
+        sqlite_schema.create_private(path)
         conn = connect(path)
         try:
-            if _migrate(conn, path):
+            if sqlite_schema.migrate(conn, MIGRATIONS, path.name):
                 return path, conn
         except sqlite3.DatabaseError as exc:
             log.error("%s: damaged (%s); starting a new index", path, exc)
