@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import trio
 from support.gitwatch_harness import Actors, running_actors
+from support.journey import make_git_repo
 
 from orca.cli.main import main
 from orca.contracts import gitwatch as gw
@@ -29,13 +30,7 @@ def _git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    _git(path, "init", "-q", "-b", "main")
-    (path / "README").write_text("hi\n")
-    _git(path, "add", "README")
-    _git(path, "commit", "-q", "-m", "initial")
-    return path
+    return make_git_repo(tmp_path / "proj")
 
 
 @pytest.fixture
