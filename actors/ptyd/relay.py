@@ -70,10 +70,13 @@ STALL_S = 0.5
 HELD_LIMIT = 4 * 1024 * 1024
 # Scanned output queued for the loop before the master is no longer read.
 PENDING_LIMIT = 1024 * 1024
-# The loop is woken for queued output at most this long after the first of it (or at
-# once beyond ``WAKE_BYTES``): while keys come and go, the model is fed in batches and
-# the loop's turns do not take the GIL between a key and its echo.
-WAKE_DELAY_S = 0.002
+# The loop is woken for queued output once the output paused this long, and at most
+# ``WAKE_LATEST_S`` after the first of it (at once beyond ``WAKE_BYTES``): while keys
+# come and go the loop sleeps, so its turns (model feed, scrollback, the PUB event:
+# ~150 us of GIL a turn, measured) do not come between a key and its echo; what queued
+# meanwhile is taken in one turn, as one chunk.
+WAKE_QUIET_S = 0.002
+WAKE_LATEST_S = 0.025
 WAKE_BYTES = 64 * 1024
 # Keys the PTY has not taken yet before the handed terminals are no longer read.
 INPUT_LIMIT = 4 * 1024 * 1024
@@ -139,6 +142,7 @@ class Relay:
         self._stop = False
         self._tail = b""  # the end of the last batch when it ended inside a sequence
         self._wake_due: float | None = None  # when queued output must reach the loop
+        self._wake_by = 0.0  # and when at the latest (WAKE_LATEST_S after the first)
         self._dirty = True  # what to poll for changed (a transition off the hot path)
         self._stall_until: float | None = None  # reading held back for a slow terminal
 
@@ -195,13 +199,21 @@ class Relay:
 
     def _take_in(self, items: list[tuple[object, ...]], nursery: trio.Nursery) -> bool:
         session = self._session
+        outputs: list[bytes] = []  # consecutive batches, published as one chunk
         for item in items:
             kind = item[0]
             if kind == "output":
                 output, payloads = item[1], item[2]
                 assert isinstance(output, bytes) and isinstance(payloads, list)
-                session.take_in(output, payloads)
-            elif kind == "repaint":
+                outputs.append(output)
+                if payloads:  # a batch's payloads after its output, before what follows
+                    session.take_in(b"".join(outputs), payloads)
+                    outputs.clear()
+                continue
+            if outputs:
+                session.take_in(b"".join(outputs), [])
+                outputs.clear()
+            if kind == "repaint":
                 tty, serial = item[1], item[2]
                 assert isinstance(tty, HandedTty) and isinstance(serial, int)
                 self._repaint(tty, serial, nursery)
@@ -213,6 +225,8 @@ class Relay:
                 item[1].typed()  # type: ignore[attr-defined]
             elif kind == "done":
                 return True
+        if outputs:
+            session.take_in(b"".join(outputs), [])
         return False
 
     def _repaint(self, tty: HandedTty, serial: int, nursery: trio.Nursery) -> None:
@@ -257,7 +271,7 @@ class Relay:
 
     # -- the thread -----------------------------------------------------------------------
     def _post(self, item: tuple[object, ...], size: int = 0, *, soon: bool = False) -> None:
-        """Queue an item for the loop; ``soon``: it may wait ``WAKE_DELAY_S`` (output)."""
+        """Queue an item for the loop; ``soon``: it may wait for a pause (output)."""
         with self._lock:
             first = not self._items
             self._items.append(item)
@@ -267,8 +281,10 @@ class Relay:
                 self._throttled = True
                 self._dirty = True
         if soon and pending < WAKE_BYTES:
+            now = time.monotonic()
             if first or self._wake_due is None:
-                self._wake_due = time.monotonic() + WAKE_DELAY_S
+                self._wake_by = now + WAKE_LATEST_S
+            self._wake_due = min(now + WAKE_QUIET_S, self._wake_by)
             return
         self._wake_loop()
 
