@@ -103,7 +103,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from actors.ptyd.session import IDLE_COMPACT_S  # noqa: E402
+from actors.ptyd.session import COLD_AFTER_S, IDLE_COMPACT_S  # noqa: E402
 from actors.ptyd.spawn import spawn_on_pty  # noqa: E402
 from orca.client.handed import HandedTerminal  # noqa: E402
 from orca.client.sync import invoke  # noqa: E402
@@ -423,7 +423,7 @@ def ptyd_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[i
         if sum(1 for r in rows if r.session_id in sids and r.end_offset >= 2_000_000) == sessions:
             break
         time.sleep(0.2)
-    time.sleep(IDLE_COMPACT_S + 1.0)  # "idle": past the point where sessions compact
+    time.sleep(COLD_AFTER_S + 1.0)  # "idle": past the point where sessions go cold
     rss = psutil.Process(ptyd_pid).memory_info().rss
     for sid in sids:
         invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=sid, signal="KILL"), paths=paths)

@@ -44,7 +44,7 @@ from actors.ptyd.history import DEFAULT_HISTORY_BYTES
 from actors.ptyd.hooks_link import HooksLink, pty_truth
 from actors.ptyd.retire import CATCH_UP_FIRST_RETRY_S, CATCH_UP_MAX_RETRY_S
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Chunk
-from actors.ptyd.session import Session
+from actors.ptyd.session import COLD_AFTER_S, Session
 from actors.ptyd.sessions import SessionTable, TableConfig, UnknownSession
 from actors.ptyd.spawn import exit_code_of
 from actors.ptyd.stream import AttachStream
@@ -80,6 +80,7 @@ class PtydSettings:
     history_bytes: int = DEFAULT_HISTORY_BYTES
     gc_grace_s: float = DEFAULT_GRACE_S
     gc_interval_s: float = DEFAULT_CHECK_INTERVAL_S
+    cold_after_s: float = COLD_AFTER_S
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> PtydSettings:
@@ -89,6 +90,7 @@ class PtydSettings:
             history_bytes=int(e.get("ORCA_PTYD_HISTORY_BYTES", DEFAULT_HISTORY_BYTES)),
             gc_grace_s=float(e.get("ORCA_PTYD_GC_GRACE_S", DEFAULT_GRACE_S)),
             gc_interval_s=float(e.get("ORCA_PTYD_GC_INTERVAL_S", DEFAULT_CHECK_INTERVAL_S)),
+            cold_after_s=float(e.get("ORCA_PTYD_COLD_AFTER_S", COLD_AFTER_S)),
         )
 
 
@@ -103,6 +105,7 @@ class Ptyd:
             hook_endpoint_file=ctx.paths.hooks_dir / "endpoint.env",
             scrollback_bytes=settings.scrollback_bytes,
             history_bytes=settings.history_bytes,
+            cold_after_s=settings.cold_after_s,
         )
         self.table = SessionTable(config, self)
         self.gc = SessionGc(settings.gc_grace_s)

@@ -101,8 +101,10 @@ class JournalHealth:
 MODEL_SUFFIX = ".model"
 INFO_SUFFIX = ".info.json"
 META_SUFFIX = ".meta.json"
+# A cold session's compressed scrollback while it idles (``SpillFile``).
+SPILL_SUFFIX = ".cold"
 # Every file a session's history consists of (write_atomic's temps: remove_orphan_temps).
-HISTORY_SUFFIXES = (".0", ".1", META_SUFFIX, MODEL_SUFFIX, INFO_SUFFIX)
+HISTORY_SUFFIXES = (".0", ".1", META_SUFFIX, MODEL_SUFFIX, INFO_SUFFIX, SPILL_SUFFIX)
 _OFFSET_BYTES = 8
 
 
@@ -125,6 +127,35 @@ def load_checkpoint(path: Path) -> tuple[int, bytes] | None:
     if len(raw) <= _OFFSET_BYTES:
         return None
     return int.from_bytes(raw[:_OFFSET_BYTES], "big"), raw[_OFFSET_BYTES:]
+
+
+class SpillFile:
+    """A cold scrollback's bytes on disk (``scrollback.SpillStore``): ``<h>.cold``, 0600
+    in the private history dir. Not fsync'd: it lives one idle period, and a ptyd
+    restarted after a crash rebuilds the scrollback from the journal instead."""
+
+    def __init__(self, stem: Path) -> None:
+        self.path = Path(f"{stem}{SPILL_SUFFIX}")
+
+    def save(self, data: bytes) -> bool:
+        try:
+            write_atomic(self.path, data, durable=False)
+        except OSError as exc:  # a full disk: the scrollback stays in memory
+            log.info("scrollback of %s kept in memory (%s)", self.path.name, exc)
+            return False
+        return True
+
+    def load(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except OSError:
+            return None
+
+    def discard(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 @dataclass(frozen=True)
@@ -322,6 +353,10 @@ class RawJournal:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+    def spill_file(self) -> SpillFile:
+        """Where this session's scrollback waits while the session is cold."""
+        return SpillFile(self._stem)
 
     def remove(self) -> None:
         """Delete the journal (the session was closed for good)."""

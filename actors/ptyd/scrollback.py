@@ -21,10 +21,14 @@ deletes from the front without moving the rest, so a trim is cheap.
 
 from __future__ import annotations
 
+import logging
 import zlib
 from dataclasses import dataclass
+from typing import Protocol
 
 from actors.ptyd.escapes import end_of_escape_containing
+
+log = logging.getLogger(__name__)
 
 # Default 1 MiB per session: several thousand lines of agent output, and 100 sessions
 # stay around 100 MB (issue 6 RSS goal: scrollback bound x 100 + 30 MB).
@@ -61,10 +65,25 @@ class OffsetInFuture(ValueError):
     """The caller asked for an offset the session has not produced (caller's fault)."""
 
 
+class SpillStore(Protocol):
+    """Where a cold scrollback's compressed bytes wait out a long idle period (ptyd: a
+    private file beside the journal, ``history.SpillFile``), out of the process's memory."""
+
+    def save(self, data: bytes) -> bool:
+        """Keep ``data`` (replacing what was kept); False if it could not (disk full)."""
+        ...
+
+    def load(self) -> bytes | None:
+        """What ``save`` kept; None if it is gone."""
+        ...
+
+    def discard(self) -> None: ...
+
+
 class Scrollback:
     """Bounded bytes with monotonic offsets; the pure core of a session's history."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, spill: SpillStore | None = None) -> None:
         if capacity < 64:
             raise ValueError("scrollback capacity must be at least 64 bytes")
         self.capacity = capacity
@@ -73,6 +92,9 @@ class Scrollback:
         # Idle compaction: while set, the content is this zlib stream and _buf is empty.
         self._packed: bytes | None = None
         self._packed_len = 0
+        # Cold (``spill``): the zlib stream is in the store, neither _packed nor _buf hold it.
+        self._spill = spill
+        self._spilled = False
 
     @property
     def start(self) -> int:
@@ -85,11 +107,15 @@ class Scrollback:
         return self._start + len(self)
 
     def __len__(self) -> int:
-        return self._packed_len if self._packed is not None else len(self._buf)
+        return self._packed_len if self.compacted else len(self._buf)
 
     @property
     def compacted(self) -> bool:
-        return self._packed is not None
+        return self._packed is not None or self._spilled
+
+    @property
+    def cold(self) -> bool:
+        return self._spilled
 
     def compact(self) -> None:
         """Hold the content compressed until the next append (for idle sessions).
@@ -102,14 +128,60 @@ class Scrollback:
             self._packed_len = len(self._buf)
             self._buf = bytearray()
 
+    def go_cold(self) -> bool:
+        """Move the compacted content to the spill store (a session idle for long);
+        False if there is none, or it refused (the content then stays packed here)."""
+        if self._spill is None or self._packed is None:
+            return False
+        if not self._spill.save(self._packed):
+            return False
+        self._packed = None
+        self._spilled = True
+        return True
+
+    def _packed_content(self) -> bytes | None:
+        if self._packed is not None:
+            return self._packed
+        if not self._spilled:
+            return None
+        assert self._spill is not None
+        packed = self._spill.load()
+        if packed is not None:
+            return packed
+        self._lose("gone")
+        return None
+
+    def _lose(self, how: str) -> None:
+        """The spilled content went away or was damaged under us (nobody but ptyd writes
+        there): it is lost, the offsets go on, so a reader of the lost part is told of a gap."""
+        log.error("scrollback: the spilled history is %s; %d bytes lost", how, self._packed_len)
+        self._start += self._packed_len
+        self._packed_len = 0
+        self._packed = None
+        self._spilled = False
+
     def _content(self) -> bytes | bytearray:
         """The held bytes; a temporary decompressed copy while compacted (reads stay packed)."""
-        return zlib.decompress(self._packed) if self._packed is not None else self._buf
+        packed = self._packed_content()
+        return self._buf if packed is None else self._decompress(packed)
+
+    def _decompress(self, packed: bytes) -> bytes:
+        try:
+            return zlib.decompress(packed)
+        except zlib.error:
+            self._lose("damaged")
+            return b""
 
     def _unpack(self) -> None:
-        if self._packed is not None:
-            self._buf = bytearray(zlib.decompress(self._packed))
+        was_cold = self._spilled
+        packed = self._packed_content()
+        if packed is not None:
+            self._buf = bytearray(self._decompress(packed))
             self._packed = None
+        self._spilled = False
+        if was_cold:
+            assert self._spill is not None
+            self._spill.discard()
 
     def append(self, data: bytes) -> Chunk:
         """Record ``data``; returns it as a chunk with its offset. Trims when over capacity."""
@@ -134,7 +206,8 @@ class Scrollback:
 
     def snapshot(self) -> Chunk:
         """Everything held, starting at a safe boundary."""
-        return Chunk(self._start, bytes(self._content()))
+        content = self._content()
+        return Chunk(self._start, bytes(content))
 
     def read_since(self, offset: int, limit: int | None = None) -> Chunk | Gap:
         """Data from ``offset`` (at most ``limit`` bytes), or a :class:`Gap` if trimmed."""
@@ -142,7 +215,9 @@ class Scrollback:
             raise OffsetInFuture(f"offset {offset} is beyond the end {self.end}")
         if offset < self._start:
             return Gap(offset, self._start)
-        content = self._content()
+        content = self._content()  # (a lost spill moves the start: a gap after all)
+        if offset < self._start:
+            return Gap(offset, self._start)
         lo = offset - self._start
         hi = len(content) if limit is None else min(len(content), lo + limit)
         return Chunk(offset, bytes(content[lo:hi]))

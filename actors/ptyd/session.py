@@ -29,6 +29,7 @@ import logging
 import os
 import signal
 import time
+import zlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
@@ -63,6 +64,13 @@ MAX_INPUT_BACKLOG = 4 * 1024 * 1024
 # A session whose output has been quiet this long compacts its scrollback (zlib);
 # the next output unpacks it. Agents waiting for input are the common case.
 IDLE_COMPACT_S = 2.0
+# Quiet this long, a session goes cold: its terminal model is freed (kept as its
+# compressed checkpoint, ~60 KiB) and its compacted scrollback waits in a file beside
+# the journal, so an idle session costs ptyd about what its bookkeeping does
+# (bench/pty.py: RSS with 20 idle sessions). The next output, attach or read warms it
+# (measured: ~10 ms to restore a model with a full history). Not at IDLE_COMPACT_S: a
+# session that prints every few seconds would pay the round trip each time.
+COLD_AFTER_S = 30.0
 # Grace between SIGTERM/SIGHUP and SIGKILL when a session is killed.
 KILL_GRACE_S = 2.0
 # Attachment leases kept per session (``term.attach``): beyond it the oldest is dropped.
@@ -99,8 +107,10 @@ class Session:
         pipe: tuple[int, int] | None = None,
         scanner: OscScanner | None = None,
         model: TerminalModel | None = None,
+        cold_after_s: float = COLD_AFTER_S,
     ) -> None:
         self.info = info
+        self.cold_after_s = max(cold_after_s, IDLE_COMPACT_S)
         self.master_fd = master_fd
         self.scrollback = scrollback
         self.journal = journal
@@ -111,8 +121,11 @@ class Session:
         # scrollback while the relay thread reads: its batches are published after).
         self._scanned_end = scrollback.end
         self.scanner = scanner or OscScanner()
-        # The screen as the output drew it (fed inline; answers the program's queries).
-        self.model = model or TerminalModel(info.cols, info.rows)
+        # The screen as the output drew it (fed inline; answers the program's queries);
+        # while the session is cold, only its checkpoint, zlib'd (``model`` restores it).
+        self._model: TerminalModel | None = model or TerminalModel(info.cols, info.rows)
+        self._cold_model: bytes | None = None
+        self._idle_checkpoint: bytes | None = None  # the model's, as of the last compaction
         self.replies_failed = 0
         self._listener = listener
         self._subscriptions: set[Subscription] = set()
@@ -145,6 +158,19 @@ class Session:
     @property
     def session_id(self) -> str:
         return self.info.session_id
+
+    @property
+    def model(self) -> TerminalModel:
+        """The terminal model (restored first if the session is cold)."""
+        if self._model is None:
+            assert self._cold_model is not None
+            self._model = TerminalModel.restore(zlib.decompress(self._cold_model))
+            self._cold_model = None
+        return self._model
+
+    @property
+    def cold(self) -> bool:
+        return self._model is None
 
     @property
     def subscribers(self) -> int:
@@ -263,7 +289,11 @@ class Session:
                 continue
             self._compact()
             self._activity = trio.Event()
-            await self._activity.wait()  # nothing to do until output resumes
+            with trio.move_on_after(self.cold_after_s - IDLE_COMPACT_S):
+                await self._activity.wait()
+            if not self._activity.is_set():
+                self._go_cold()
+                await self._activity.wait()  # nothing to do until output resumes
         self._compact()
 
     def _compact(self) -> None:
@@ -275,12 +305,23 @@ class Session:
 
     def checkpoint_model(self) -> None:
         """Save the model with its stream offset beside the journal (idle sessions)."""
-        if self.journal is None:
-            return
-        data = self.model.checkpoint()
-        if data is None:
+        data = self._idle_checkpoint = self.model.checkpoint()
+        if data is None or self.journal is None:
             return  # inside a sequence: the next idle period tries again
         self.journal.checkpoint(self.scrollback.end, data)
+
+    def _go_cold(self) -> None:
+        """Free what an idle session can rebuild: the model (its checkpoint kept, as of
+        the last compaction: nothing reached the model since) and the scrollback's memory."""
+        data = self._idle_checkpoint
+        if self._model is None or data is None:
+            return  # cold already, or the model was inside a sequence
+        self._cold_model = zlib.compress(data, 1)
+        self._model.close()
+        self._model = None
+        self._idle_checkpoint = None
+        self.scrollback.go_cold()
+        memory.release_free_memory()
 
     def screen_snapshot(self) -> tuple[int, bytes]:
         """(offset, escape stream): the screen as of ``offset``; live output follows."""
@@ -555,6 +596,7 @@ class Session:
         spawn.resize(self.master_fd, self.info.pid, cols, rows)
         self.info.cols, self.info.rows = cols, rows
         self.model.resize(cols, rows)
+        self._idle_checkpoint = None  # no longer what the model holds
 
     def send_signal(self, signum: int) -> bool:
         """Signal the child's process group; False if it no longer exists."""

@@ -33,7 +33,7 @@ from actors.ptyd.history import (
 from actors.ptyd.info import SessionInfo, info_from_disk, info_record
 from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import DEFAULT_CAPACITY, Scrollback
-from actors.ptyd.session import Session, SessionListener
+from actors.ptyd.session import COLD_AFTER_S, Session, SessionListener
 from actors.ptyd.terminal_model import ModelError, TerminalModel
 from orca.contracts.ptyd import SpawnArgs
 from orca.model.ids import split_worktree_id_for_filesystem
@@ -68,6 +68,7 @@ class TableConfig:
     hook_endpoint_file: Path
     scrollback_bytes: int = DEFAULT_CAPACITY
     history_bytes: int = DEFAULT_HISTORY_BYTES
+    cold_after_s: float = COLD_AFTER_S
     base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -188,7 +189,6 @@ class SessionTable:
         """
         journal = None
         model: TerminalModel | None = None
-        scrollback = Scrollback(self.config.scrollback_bytes)
         scanner = OscScanner()
         if self.config.history_dir is not None:
             journal = RawJournal(
@@ -197,11 +197,13 @@ class SessionTable:
                 self.config.history_bytes,
                 resume=resume_history,
             )
-            if resume_history:
-                replay = journal.replay()
-                stripped = scanner.feed(replay.raw).output
-                scrollback.restore(replay.start.stripped, stripped)
-                model = rebuild_model(info, journal.model_path, replay.start.stripped, stripped)
+        spill = journal.spill_file() if journal is not None else None
+        scrollback = Scrollback(self.config.scrollback_bytes, spill=spill)
+        if journal is not None and resume_history:
+            replay = journal.replay()
+            stripped = scanner.feed(replay.raw).output
+            scrollback.restore(replay.start.stripped, stripped)
+            model = rebuild_model(info, journal.model_path, replay.start.stripped, stripped)
         if resume_history and info.exit_code is not None and self.config.history_dir is not None:
             self._remember_end(self.config.history_dir, info)
         session = Session(
@@ -213,6 +215,7 @@ class SessionTable:
             pipe=pipe,
             scanner=scanner,
             model=model,
+            cold_after_s=self.config.cold_after_s,
         )
         if model is not None:
             model.take_replies()  # the queries of the replay were answered before the crash

@@ -125,3 +125,72 @@ def test_compacted_scrollback_reads_the_same_and_unpacks_on_output() -> None:
     assert sb.append(b"more\n") == Chunk(before.end, b"more\n")
     assert not sb.compacted
     assert sb.snapshot().data.endswith(b"agent line 299\nmore\n")
+
+
+class MemorySpill:
+    """A spill store in a list (the real one is ``history.SpillFile``)."""
+
+    def __init__(self, accept: bool = True) -> None:
+        self.accept = accept
+        self.kept: bytes | None = None
+        self.discarded = 0
+
+    def save(self, data: bytes) -> bool:
+        if self.accept:
+            self.kept = data
+        return self.accept
+
+    def load(self) -> bytes | None:
+        return self.kept
+
+    def discard(self) -> None:
+        self.kept = None
+        self.discarded += 1
+
+
+def filled(spill: MemorySpill) -> Scrollback:
+    sb = Scrollback(4096, spill=spill)
+    for i in range(300):
+        sb.append(b"agent line %d\n" % i)
+    return sb
+
+
+def test_a_cold_scrollback_is_kept_in_its_store_reads_the_same_and_warms_on_output() -> None:
+    spill = MemorySpill()
+    sb = filled(spill)
+    before = sb.snapshot()
+    assert not sb.go_cold()  # only a compacted scrollback goes cold
+    sb.compact()
+    assert sb.go_cold() and sb.cold and spill.kept is not None
+    assert sb._packed is None and not sb._buf  # nothing of it left in memory
+    assert sb.snapshot() == before and len(sb) == len(before.data) and sb.end == before.end
+    assert sb.read_since(before.end - 4) == Chunk(before.end - 4, before.data[-4:])
+    assert sb.cold  # reads leave it cold
+    assert sb.append(b"more\n") == Chunk(before.end, b"more\n")
+    assert not sb.cold and spill.kept is None and spill.discarded == 1
+    assert sb.snapshot().data == before.data + b"more\n"
+
+
+def test_a_refused_spill_keeps_the_scrollback_compacted_in_memory() -> None:
+    spill = MemorySpill(accept=False)  # a full disk
+    sb = filled(spill)
+    before = sb.snapshot()
+    sb.compact()
+    assert not sb.go_cold() and sb.compacted and not sb.cold
+    assert sb.snapshot() == before
+
+
+@pytest.mark.parametrize("damage", [None, b"not zlib at all"])
+def test_a_lost_or_damaged_spill_is_a_gap_not_a_crash(damage: bytes | None) -> None:
+    """Someone removed or overwrote the file: its bytes are lost, offsets go on, readers
+    of the lost part are told of a gap, and new output is kept."""
+    spill = MemorySpill()
+    sb = filled(spill)
+    end = sb.end
+    sb.compact()
+    assert sb.go_cold()
+    spill.kept = damage
+    assert sb.read_since(end - 10) == Gap(end - 10, end)
+    assert sb.end == end and len(sb) == 0
+    assert sb.append(b"next\n") == Chunk(end, b"next\n")
+    assert sb.snapshot() == Chunk(end, b"next\n")

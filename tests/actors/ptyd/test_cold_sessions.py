@@ -1,0 +1,101 @@
+"""Cold sessions (issue 24, ptyd RSS): a session idle for ``cold_after_s`` frees its
+terminal model (kept as a compressed checkpoint) and moves its compacted scrollback to
+``<h>.cold`` beside the journal. A real ptyd, a real program: what ``term.read`` and
+``term.attach`` give is byte-for-byte what they gave before, and the next output warms
+the session again (the spill file goes, the offsets go on)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+import trio
+from support.actors import EventTap, RunningActor, actor_tap, running_actor
+
+from actors.ptyd.history import SPILL_SUFFIX
+from actors.ptyd.terminal_model import TerminalModel
+from orca.contracts import ptyd
+from orca.paths import resolve_paths
+
+COLD_AFTER_S = 2.5  # the shortest a session may idle before it goes cold is 2 s
+IN_MOVED_TO, IN_DELETE = 0x80, 0x200
+# Colours, a title, enough lines to scroll, the alternate screen with a status line;
+# then it echoes what it reads.
+DRAW = r"""
+import sys
+w = sys.stdout.write
+w('\x1b]2;cold-title\x07')
+for i in range(300):
+    w(f'\x1b[38;5;{i % 200}mline {i}\x1b[0m \x1b[1mbold\x1b[0m\r\n')
+w('\x1b[?1049h\x1b[2J\x1b[H\x1b[44;97m top \x1b[0m\x1b[24;1Hstatus\x1b[3;3HDRAWN')
+sys.stdout.flush()
+for line in sys.stdin:
+    w('GOT ' + line.strip() + '\r\n'); sys.stdout.flush()
+"""
+
+
+async def _until_spill_file(history_dir: Path, present: bool) -> None:
+    """Until a ``.cold`` file is (or no longer is) in the history dir (inotify)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert fd >= 0
+    try:
+        assert libc.inotify_add_watch(fd, bytes(history_dir), IN_MOVED_TO | IN_DELETE) >= 0
+        while any(n.endswith(SPILL_SUFFIX) for n in os.listdir(history_dir)) != present:
+            await trio.lowlevel.wait_readable(fd)
+            os.read(fd, 65536)
+    finally:
+        os.close(fd)
+
+
+async def _read_all(pt: RunningActor, tap: EventTap, sid: str, until: bytes) -> bytes:
+    """The stream from offset 0 until it holds ``until`` (a read that brought nothing
+    waits for an event: output or heartbeat)."""
+    data = b""
+    while until not in data:
+        reply = await pt.call("term.read", {"sessionId": sid, "since": len(data)})
+        assert not reply["gap"]
+        data += reply["data"]
+        if not reply["data"]:
+            await tap.receive()
+    return data
+
+
+async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    history = resolve_paths({"ORCA_HOME": str(home)}).terminal_history_dir
+    env = {"ORCA_PTYD_COLD_AFTER_S": str(COLD_AFTER_S)}
+    with trio.fail_after(60):
+        async with running_actor("ptyd", home, env) as pt, trio.open_nursery() as nursery:
+            tap = actor_tap(home, ptyd.CONTRACT, topics=[ptyd.OUTPUT.type])
+            await tap.start(nursery)
+            spawned = await pt.call(
+                "term.spawn",
+                {"argv": [sys.executable, "-c", DRAW], "cwd": "/", "worktreeId": "r::/w"},
+            )
+            sid = spawned["sessionId"]
+            before = await _read_all(pt, tap, sid, b"DRAWN")
+            warm_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
+
+            await _until_spill_file(history, present=True)
+            cold_read = await pt.call("term.read", {"sessionId": sid, "since": 0})
+            assert (cold_read["offset"], cold_read["data"]) == (0, before)
+            cold_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
+            assert cold_screen == warm_screen  # the model restored from its checkpoint
+
+            await pt.call("term.write", {"sessionId": sid, "text": "again\n"})
+            after = await _read_all(pt, tap, sid, b"GOT again")
+            assert after.startswith(before)  # the offsets went on
+            await _until_spill_file(history, present=False)  # warm: the file is gone
+            tap.close()
+            nursery.cancel_scope.cancel()
+
+    shown = TerminalModel(80, 24)
+    shown.feed(cold_screen)
+    state = shown.screen_state()
+    assert state.title == "cold-title" and state.modes.alt_screen
+    assert "DRAWN" in "".join(text for text, _style in state.cells[2])
