@@ -178,29 +178,30 @@ def drain(fd: int, quiet_s: float = 0.05) -> None:
             continue
 
 
-def echo_on_master(master: int, samples: int) -> list[float]:
-    """Type one key at a time into a PTY whose program is (or shows) ``cat``."""
-    times = []
+def echo_once(master: int, i: int) -> float:
+    """Type the ``i``-th key into a PTY whose program is (or shows) ``cat``; the time
+    until its echo came back."""
+    key = KEYS[i % len(KEYS) : i % len(KEYS) + 1]
+    start = time.perf_counter()
+    os.write(master, key)
+    read_until(master, key)
+    elapsed = time.perf_counter() - start
+    if i % 50 == 49:
+        os.write(master, b"\r")  # keep cat's line short
+        drain(master)
+    return elapsed
+
+
+def interleaved_echo(masters: dict[str, int], samples: int) -> dict[str, list[float]]:
+    """Echo through several terminals key by key in turn (the first of a round moves
+    along), so a load spike on the shared machine hits them all alike."""
+    labels = list(masters)
+    times: dict[str, list[float]] = {label: [] for label in labels}
     for i in range(samples):
-        key = KEYS[i % len(KEYS) : i % len(KEYS) + 1]
-        start = time.perf_counter()
-        os.write(master, key)
-        read_until(master, key)
-        times.append(time.perf_counter() - start)
-        if i % 50 == 49:
-            os.write(master, b"\r")  # keep cat's line short
-            drain(master)
+        turn = i % len(labels)
+        for label in labels[turn:] + labels[:turn]:
+            times[label].append(echo_once(masters[label], i))
     return times
-
-
-def direct_echo(samples: int) -> list[float]:
-    pid, master = spawn_on_pty(["/bin/cat"], "/", CHILD_ENV, 80, 24)
-    try:
-        return echo_on_master(master, samples)
-    finally:
-        os.kill(pid, signal.SIGKILL)
-        os.close(master)
-        os.waitpid(pid, 0)
 
 
 def wait_raw(master: int, timeout: float = 20.0) -> None:
@@ -215,9 +216,9 @@ def wait_raw(master: int, timeout: float = 20.0) -> None:
     time.sleep(0.05)  # the client's first paint (attach: the screen) comes right after
 
 
-def client_echo(argv: list[str], env: dict[str, str], samples: int) -> list[float]:
-    """Echo through a terminal client (``orca term attach``, ``tmux attach``) run on a
-    PTY of its own, as a user's terminal runs it."""
+def start_client(argv: list[str], env: dict[str, str]) -> tuple[int, int]:
+    """A terminal client (``orca term attach``, ``tmux attach``) on a PTY of its own, as
+    a user's terminal runs it, once it echoes: (pid, master)."""
     pid, master = spawn_on_pty(argv, str(ROOT), env, 80, 24)
     try:
         wait_raw(master)
@@ -225,11 +226,16 @@ def client_echo(argv: list[str], env: dict[str, str], samples: int) -> list[floa
         os.write(master, b"ready\r")
         read_until(master, b"ready")
         drain(master)
-        return echo_on_master(master, samples)
-    finally:
-        os.kill(pid, signal.SIGKILL)
-        os.close(master)
-        os.waitpid(pid, 0)
+    except BaseException:
+        stop_client(pid, master)
+        raise
+    return pid, master
+
+
+def stop_client(pid: int, master: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    os.close(master)
+    os.waitpid(pid, 0)
 
 
 # A floor for ``attach``: the least a relay process written in Python costs, with the
@@ -253,9 +259,56 @@ while True:
 """
 
 
-def relay_floor_echo(samples: int) -> list[float]:
-    argv = [sys.executable, "-c", RELAY_FLOOR, str(ROOT)]
-    return client_echo(argv, dict(os.environ, TERM="xterm-256color"), samples)
+# The same floor for throughput: the flood relayed by a bare blocking loop from its PTY
+# to the terminal (fd ``argv[3]``, a PTY of this process): what a second PTY between
+# the program and the reader costs, with no journal, no model and no trio.
+RELAY_FLOOR_FLOOD = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from actors.ptyd.spawn import spawn_on_pty
+out = int(sys.argv[3])
+pid, master = spawn_on_pty(["/bin/sh", "-c", sys.argv[2]], "/", {"PATH": "/usr/bin:/bin"}, 80, 24)
+os.set_blocking(master, True)
+os.set_blocking(out, True)
+while True:
+    try:
+        data = os.read(master, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    os.write(out, data)
+"""
+
+
+def floor_throughput(mib: int) -> tuple[int, float]:
+    """``RELAY_FLOOR_FLOOD``'s rate, timed from its first byte (not its start-up) until
+    it exits (its end of the terminal closes: EIO here)."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    argv = [sys.executable, "-c", RELAY_FLOOR_FLOOD, str(ROOT), flood_command(mib), str(slave)]
+    relay = subprocess.Popen(argv, pass_fds=[slave])
+    os.close(slave)
+    total, start = 0, 0.0
+    try:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the relay exited, its end of the terminal closed
+                break
+            if not data:
+                break
+            if not total:
+                start = time.perf_counter()
+            total += len(data)
+        return total, time.perf_counter() - start
+    finally:
+        os.close(master)
+        relay.wait(10)
+
+
+def relay_floor_argv() -> list[str]:
+    return [sys.executable, "-c", RELAY_FLOOR, str(ROOT)]
 
 
 # -- ptyd ---------------------------------------------------------------------------------
@@ -404,14 +457,30 @@ def stream_echo(
     return times
 
 
-def orca_attach_echo(home: Path, paths: OrcaPaths, samples: int) -> list[float]:
+def terminal_echoes(
+    home: Path, paths: OrcaPaths, tmp: Path, samples: int, with_tmux: bool
+) -> dict[str, list[float]]:
+    """Echo through the terminals a user types into, interleaved key by key: ``direct``
+    (a PTY running ``cat``), ``attach`` (``orca term attach`` of a ptyd session running
+    ``cat``), ``floor`` (``RELAY_FLOOR``) and ``tmux`` (``tmux attach`` of a private
+    server whose window runs ``cat``)."""
     sid = spawn(paths, ["/bin/cat"])
+    tmux = Tmux(tmp, "cat") if with_tmux else None
     env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT), TERM="xterm-256color")
+    cat_pid, cat_master = spawn_on_pty(["/bin/cat"], "/", CHILD_ENV, 80, 24)
+    clients: dict[str, tuple[int, int]] = {"direct": (cat_pid, cat_master)}
     try:
-        return client_echo(
-            [sys.executable, "-m", "orca.cli.main", "term", "attach", sid], env, samples
-        )
+        attach = [sys.executable, "-m", "orca.cli.main", "term", "attach", sid]
+        clients["attach"] = start_client(attach, env)
+        clients["floor"] = start_client(relay_floor_argv(), dict(env))
+        if tmux is not None:
+            clients["tmux"] = start_client(tmux.argv("attach", "-t", "bench"), tmux.env)
+        return interleaved_echo({label: m for label, (_pid, m) in clients.items()}, samples)
     finally:
+        for pid, master in clients.values():
+            stop_client(pid, master)
+        if tmux is not None:
+            tmux.close()
         close(paths, sid)
 
 
@@ -466,14 +535,6 @@ class Tmux:
             pass
 
 
-def tmux_echo(tmp: Path, samples: int) -> list[float]:
-    tmux = Tmux(tmp, "cat")
-    try:
-        return client_echo(tmux.argv("attach", "-t", "bench"), tmux.env, samples)
-    finally:
-        tmux.close()
-
-
 def tmux_windows_rss(tmp: Path, windows: int) -> int:
     tmux = Tmux(tmp, "sleep 3600")
     try:
@@ -520,14 +581,16 @@ def main() -> int:
         try:
             wait_ready(paths)
             base_rss = psutil.Process(proc.pid).memory_info().rss
-            ratios, stream_ratios = [], []
+            ratios, stream_ratios, floor_ratios = [], [], []
             for _round in range(opts.rounds):  # interleaved: a load spike hits one round
                 d_bytes, d_s = direct_throughput(opts.mib)
                 h_bytes, h_s = handed_throughput(paths, opts.mib)
                 a_bytes, a_s, repaints = attached_throughput(paths, opts.mib)
+                f_bytes, f_s = floor_throughput(opts.mib)
                 d_rate, h_rate, a_rate = d_bytes / d_s, h_bytes / h_s, a_bytes / a_s
                 ratios.append(h_rate / d_rate)
                 stream_ratios.append(a_rate / d_rate)
+                floor_ratios.append(f_bytes / f_s / d_rate)
                 print(f"throughput  direct   {d_rate / 1e6:8.1f} MB/s  ({d_bytes} B in {d_s:.2f}s)")
                 print(
                     f"throughput  attached {h_rate / 1e6:8.1f} MB/s  ({h_bytes} B in {h_s:.2f}s;"
@@ -542,21 +605,22 @@ def main() -> int:
                 f"throughput  ratio    {statistics.median(ratios):8.2f}   median of {shown}"
                 "   (attached/direct, goal >= 0.9)"
             )
-            shown = "  ".join(f"{r:.2f}" for r in stream_ratios)
             print(
-                f"throughput  ratio    {statistics.median(stream_ratios):8.2f}   median of {shown}"
-                "   (stream/direct)"
+                f"throughput  floor    {f_bytes / f_s / 1e6:8.1f} MB/s  (last round; a bare relay"
+                " process through a second PTY, as attached)"
             )
+            for label, values in (("stream", stream_ratios), ("floor", floor_ratios)):
+                shown = "  ".join(f"{r:.2f}" for r in values)
+                print(
+                    f"throughput  ratio    {statistics.median(values):8.2f}   median of {shown}"
+                    f"   ({label}/direct)"
+                )
 
-            echo = [("direct", direct_echo(opts.echo))]
-            echo.append(("rpc+pub", rpc_pub_echo(paths, opts.echo)))
+            echo = [("rpc+pub", rpc_pub_echo(paths, opts.echo))]
             echo.append(("stream", stream_echo(paths, opts.echo)))
             echo.append(("local", stream_echo(paths, opts.echo, LocalTerminalStream)))
-            echo.append(("attach", orca_attach_echo(home, paths, opts.echo)))
-            echo.append(("floor", relay_floor_echo(opts.echo)))
-            if has_tmux:
-                echo.append(("tmux", tmux_echo(Path(tmp), opts.echo)))
-            show_echo(echo, echo[-1] if has_tmux else echo[0])
+            echo += terminal_echoes(home, paths, Path(tmp), opts.echo, has_tmux).items()
+            show_echo(echo, echo[-1] if has_tmux else echo[3])
 
             rss, printed = ptyd_sessions_rss(paths, proc.pid, opts.sessions)
             print(
