@@ -27,6 +27,8 @@ Layout under ``paths.terminal_history_dir``, named by a hash of the session's ke
     <h>.0, <h>.1   raw output; a segment's first byte has raw offset R, and the
                    OSC-stripped stream is at offset S there
     <h>.model      the terminal-model checkpoint (``save_checkpoint``)
+    <h>.cold       a cold session's compacted scrollback (``SpillFile``; gone once
+                   the session prints again)
     <h>.info.json  the session's description (``SessionInfo``, exit code once known,
                    ``endedAt``): what lets a later ptyd list and show the session
                    after its process and every Orca process are gone

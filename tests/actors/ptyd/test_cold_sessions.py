@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -82,6 +83,8 @@ async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
             warm_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
 
             await _until_spill_file(history, present=True)
+            [spilled] = history.glob("*" + SPILL_SUFFIX)
+            assert stat.S_IMODE(spilled.stat().st_mode) == 0o600
             cold_read = await pt.call("term.read", {"sessionId": sid, "since": 0})
             assert (cold_read["offset"], cold_read["data"]) == (0, before)
             cold_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
 
-from actors.ptyd.history import RawJournal, remove_orphans
+from actors.ptyd.history import RawJournal, SpillFile, remove_orphans
 from actors.ptyd.osc import INTRODUCER, OscScanner
 
 KEY = "r::/w@@0123abcd"
@@ -132,3 +133,15 @@ def test_journal_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
         p.name.rsplit(".", 1)[-1]: p.stat().st_mode & 0o777 for p in (tmp_path / "h").iterdir()
     }
     assert set(modes.values()) == {0o600} and "json" in modes
+
+
+def test_spill_file_keeps_bytes_privately_and_says_when_it_cannot(tmp_path: Path) -> None:
+    """``<h>.cold``: 0600; a refused write (here: its directory is gone) is False, not an
+    exception; a removed file loads as None; discard is idempotent."""
+    spill = SpillFile(tmp_path / "h")
+    assert spill.save(b"packed") and spill.load() == b"packed"
+    assert stat.S_IMODE(spill.path.stat().st_mode) == 0o600
+    spill.discard()
+    spill.discard()
+    assert spill.load() is None
+    assert not SpillFile(tmp_path / "missing" / "h").save(b"packed")
