@@ -79,6 +79,27 @@ runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
   that owes output is written as much as it takes per wake: below the goal;
   stream/direct 0.71. RSS 71.8 and 68.3 MiB vs 24.4 (2.8-2.9x at 20 sessions): no
   memory work was done (idle ptyd alone is 38 MiB).
+* issue 24, second session: cold sessions (idle ``COLD_AFTER_S``: the model freed to
+  its zlib'd checkpoint, the compacted scrollback spilled to ``<h>.cold``; the RSS row
+  now waits ``COLD_AFTER_S + 1``), the relay wakes the loop once output pauses, and the
+  echo rows direct / attach / floor / tmux run interleaved key by key (run one after
+  the other, a load spike on this VM moved one row by 2-5x: tmux p50 0.04-0.5 ms).
+  Five runs, ``--mib 16 --sessions 20 --echo 200 --rounds 3``, p50 / p99 ms:
+  attach 0.158 / 0.546, 0.179 / 1.106, 0.201 / 3.921, 0.164 / 1.352, 0.182 / 0.982;
+  tmux 0.112 / 0.457, 0.125 / 0.393, 0.151 / 2.677, 0.122 / 1.061, 0.129 / 0.831;
+  floor 0.084, 0.112, 0.138, 0.109, 0.114: attach/tmux p50 1.42, 1.43, 1.33, 1.35,
+  1.41 (goal <= 1: not met), p99 1.20, 2.81, 1.46, 1.27, 1.18. Throughput
+  attached/direct medians 0.61, 0.79, 0.78, 0.64, 0.71 (goal 0.9: not met); the bare
+  relay through a second PTY (``floor``) 0.78, 0.96, 1.22, 0.85, 0.81, so the second
+  PTY alone costs ~0.15. RSS 42.7-44.6 MiB vs tmux 24.3-25.5 at 20 sessions (1.71-1.82x,
+  was 2.80x); 49.0 vs 107.7 MiB at 100 (0.46x).
+  Where the echo's remaining ~55 us over the floor go (interleaved, in-process handed
+  terminal): the floor's loop as a thread in a process whose main thread idles in trio
+  costs +8-11 us (0.089-0.097 ms against 0.081-0.086); reading the master with read +
+  pwrite instead of the journal's splice, splice, pread saves 12-17 us (0.148 against
+  0.160-0.165 ms); the rest (~30 us) is the relay thread's Python per key (take, scan,
+  deliver, post, its poll loop), measured in the thread: 25 us key -> PTY, 46 us PTY ->
+  terminal, against the floor's 17 and 10-14.
 """
 
 from __future__ import annotations
