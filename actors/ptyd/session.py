@@ -169,10 +169,6 @@ class Session:
         return self._model
 
     @property
-    def cold(self) -> bool:
-        return self._model is None
-
-    @property
     def subscribers(self) -> int:
         """Clients attached now: live attachment leases plus in-process subscriptions."""
         now = time.monotonic()
@@ -437,6 +433,7 @@ class Session:
     def _publish(self, output: bytes) -> None:
         self._last_output = time.monotonic()
         self._activity.set()  # a no-op unless the compactor is parked
+        self._idle_checkpoint = None  # the model moves on (and the next idle period saves it)
         streams = self.streams
         flat = any(p.flat for p in streams)  # flat clients are repainted on a screen switch
         was_alt = flat and self.model.alt_screen
