@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import signal
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 import trio
 from support.actors import EventTap, actor_tap
+from support.dirwatch import until_names
 from support.journey import User
 from support.lifecycle import lifecycle
 from support.tmux_pane import Tmux, needs_tmux, spawn_bare
@@ -56,7 +56,6 @@ w('\x1b[24;1H\x1b[48;2;10;20;30mstatus: ok\x1b[0m\x1b[?2004h\x1b[3;3HPART-TWO')
 w('\x1b[12;40H'); sys.stdout.flush()
 import time; time.sleep(600)
 """
-IN_MOVED_TO = 0x80
 
 
 @pytest.fixture
@@ -136,16 +135,7 @@ async def test_detach_brings_back_what_the_shell_showed_before_attach(
 
 async def _wait_for_checkpoint(history_dir: Path) -> None:
     """Until a model checkpoint is renamed into place (inotify, no polling)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    assert fd >= 0
-    try:
-        assert libc.inotify_add_watch(fd, bytes(history_dir), IN_MOVED_TO) >= 0
-        while not any(n.endswith(MODEL_SUFFIX) for n in os.listdir(history_dir)):
-            await trio.lowlevel.wait_readable(fd)
-            os.read(fd, 65536)
-    finally:
-        os.close(fd)
+    await until_names(history_dir, lambda names: any(n.endswith(MODEL_SUFFIX) for n in names))
 
 
 async def _read_from_start(client: RpcClient, tap: EventTap, sid: str, until: bytes) -> bytes:

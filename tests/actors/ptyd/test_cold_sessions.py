@@ -6,14 +6,13 @@ the session again (the spill file goes, the offsets go on)."""
 
 from __future__ import annotations
 
-import ctypes
-import os
 import stat
 import sys
 from pathlib import Path
 
 import trio
 from support.actors import EventTap, RunningActor, actor_tap, running_actor
+from support.dirwatch import until_names
 
 from actors.ptyd.history import SPILL_SUFFIX
 from actors.ptyd.terminal_model import TerminalModel
@@ -21,7 +20,6 @@ from orca.contracts import ptyd
 from orca.paths import resolve_paths
 
 COLD_AFTER_S = 2.5  # the shortest a session may idle before it goes cold is 2 s
-IN_MOVED_TO, IN_DELETE = 0x80, 0x200
 # Colours, a title, enough lines to scroll, the alternate screen with a status line;
 # then it echoes what it reads.
 DRAW = r"""
@@ -38,17 +36,10 @@ for line in sys.stdin:
 
 
 async def _until_spill_file(history_dir: Path, present: bool) -> None:
-    """Until a ``.cold`` file is (or no longer is) in the history dir (inotify)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    assert fd >= 0
-    try:
-        assert libc.inotify_add_watch(fd, bytes(history_dir), IN_MOVED_TO | IN_DELETE) >= 0
-        while any(n.endswith(SPILL_SUFFIX) for n in os.listdir(history_dir)) != present:
-            await trio.lowlevel.wait_readable(fd)
-            os.read(fd, 65536)
-    finally:
-        os.close(fd)
+    """Until a ``.cold`` file is (or no longer is) in the history dir."""
+    await until_names(
+        history_dir, lambda names: any(n.endswith(SPILL_SUFFIX) for n in names) == present
+    )
 
 
 async def _read_all(pt: RunningActor, tap: EventTap, sid: str, until: bytes) -> bytes:
