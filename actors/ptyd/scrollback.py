@@ -139,45 +139,37 @@ class Scrollback:
         self._spilled = True
         return True
 
-    def _packed_content(self) -> bytes | None:
-        if self._packed is not None:
-            return self._packed
-        if not self._spilled:
-            return None
-        assert self._spill is not None
-        packed = self._spill.load()
+    def _inflated(self) -> bytes:
+        """The compacted content, decompressed (from the spill store when cold)."""
+        packed = self._packed
+        if packed is None:
+            assert self._spill is not None
+            packed = self._spill.load()
         if packed is not None:
-            return packed
-        self._lose("gone")
-        return None
-
-    def _lose(self, how: str) -> None:
-        """The spilled content went away or was damaged under us (nobody but ptyd writes
-        there): it is lost, the offsets go on, so a reader of the lost part is told of a gap."""
+            try:
+                return zlib.decompress(packed)
+            except zlib.error:
+                pass
+        # The spilled content went away or was damaged under us (nobody but ptyd writes
+        # there): it is lost, the offsets go on, so a reader of the lost part gets a gap.
+        how = "gone" if packed is None else "damaged"
         log.error("scrollback: the spilled history is %s; %d bytes lost", how, self._packed_len)
         self._start += self._packed_len
         self._packed_len = 0
         self._packed = None
         self._spilled = False
+        return b""
 
     def _content(self) -> bytes | bytearray:
         """The held bytes; a temporary decompressed copy while compacted (reads stay packed)."""
-        packed = self._packed_content()
-        return self._buf if packed is None else self._decompress(packed)
-
-    def _decompress(self, packed: bytes) -> bytes:
-        try:
-            return zlib.decompress(packed)
-        except zlib.error:
-            self._lose("damaged")
-            return b""
+        return self._inflated() if self.compacted else self._buf
 
     def _unpack(self) -> None:
+        if not self.compacted:
+            return
         was_cold = self._spilled
-        packed = self._packed_content()
-        if packed is not None:
-            self._buf = bytearray(self._decompress(packed))
-            self._packed = None
+        self._buf = bytearray(self._inflated())
+        self._packed = None
         self._spilled = False
         if was_cold:
             assert self._spill is not None
@@ -206,7 +198,7 @@ class Scrollback:
 
     def snapshot(self) -> Chunk:
         """Everything held, starting at a safe boundary."""
-        content = self._content()
+        content = self._content()  # first: a lost spill moves the start
         return Chunk(self._start, bytes(content))
 
     def read_since(self, offset: int, limit: int | None = None) -> Chunk | Gap:
@@ -215,6 +207,8 @@ class Scrollback:
             raise OffsetInFuture(f"offset {offset} is beyond the end {self.end}")
         if offset < self._start:
             return Gap(offset, self._start)
+        if offset == self.end:
+            return Chunk(offset, b"")  # caught up: nothing to unpack (or load, when cold)
         content = self._content()  # (a lost spill moves the start: a gap after all)
         if offset < self._start:
             return Gap(offset, self._start)
