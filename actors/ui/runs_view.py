@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import trio
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalScroll
 from textual.css.query import NoMatches
@@ -110,6 +111,12 @@ class RunsScreen(ModalScreen[None]):
         self.follower.listeners.add(self._changed)
         self.query_one("#runs-list", OptionList).focus()
         self._start(self._follow)
+
+    def dismiss(self, result: None = None) -> AwaitComplete:
+        # Closed from here on: the screen's widgets are removed before on_unmount runs,
+        # and a task that queries one meanwhile must end quietly (``_start``).
+        self.closed = True
+        return super().dismiss(result)
 
     def on_unmount(self) -> None:
         self.closed = True
