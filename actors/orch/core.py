@@ -161,8 +161,11 @@ def variant_state(
     merged: bool,
     row: AgentStatusRow | None,
     running: bool | None,
+    prompted_ms: int | None = None,
 ) -> VariantState:
-    """What ``run.show`` says of a variant (module docstring)."""
+    """What ``run.show`` says of a variant (module docstring). Once prompted, a row that
+    went waiting/done before ``prompted_ms`` is the agent's state before the prompt (its
+    ready), not the turn's end: the variant is working until hooks reports the turn."""
     if merged:
         return "merged"
     if archived:
@@ -178,7 +181,8 @@ def variant_state(
     if row.state == "blocked":
         return "needs-you"
     if row.state in ("waiting", "done"):
-        return "idle"
+        stale = prompted_ms is not None and row.state_since_ms < prompted_ms
+        return "working" if stale else "idle"
     return "working"
 
 

@@ -288,6 +288,8 @@ class Driver:
         except (NotFound, Conflict) as exc:
             raise StepFailed(f"the terminal is gone: {exc.message}") from exc
         crash_point("prompt", self.orch.directory)
-        await self.settle(d, "done", {}, phase="prompted", prompted_ms=now_ms())
+        # the intent's time, not now: a quick agent's turn may be reported (and its
+        # row stamped) before the writes return, and must not look older than its prompt
+        await self.settle(d, "done", {}, phase="prompted", prompted_ms=d.intent_ms)
         orch.stats.delivered += 1
         orch.stats.last_delivery_s = time.monotonic()

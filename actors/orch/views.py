@@ -32,6 +32,7 @@ def task_state(
         merged=run.state == "merged" and run.merged_variant == task.variant,
         row=row,
         running=None if session is None else session.running,
+        prompted_ms=task.prompted_ms,
     )
 
 

@@ -24,8 +24,9 @@ Ops (args → result; camelCase on the wire):
 ``run.list`` {} → RunList {runs: [RunSummary]} newest first.
 ``run.show`` {run} → RunInfo; per variant: id, agent, ``state`` (``starting`` until the
     prompt is delivered; then hooks' row: ``working``, ``needs-you`` (blocked),
-    ``idle`` (waiting/done); ``exited`` once its terminal ended; ``archived`` after
-    another variant was merged; ``failed`` when a step failed for good, ``error`` says
+    ``idle`` (waiting/done since the prompt; the ready from before it still reads
+    ``working``); ``exited`` once its terminal ended; ``archived`` after another
+    variant was merged; ``failed`` when a step failed for good, ``error`` says
     why), ``handle`` (the terminal's, as ``orca term ls`` prints it), ``worktreeId``,
     ``worktreePath``, ``branch``, ``diffstat`` (gitwatch ``worktree.mergePreview``
     against the base; null while unknown), ``check`` (exit code + the output's tail),

@@ -98,6 +98,11 @@ def test_variant_state_projects_phase_row_and_terminal() -> None:
     assert core.variant_state("prompted", row=row("blocked"), **base) == "needs-you"
     assert core.variant_state("prompted", row=row("done"), **base) == "idle"
     assert core.variant_state("prompted", row=row("working"), **base) == "working"
+    # the ready row from before the prompt is not the turn's end
+    assert core.variant_state("prompted", row=row("waiting", 100), prompted_ms=150, **base) == (
+        "working"
+    )
+    assert core.variant_state("prompted", row=row("done", 200), prompted_ms=150, **base) == "idle"
     assert core.variant_state("prompted", row=None, **{**base, "running": False}) == "exited"
     assert core.variant_state("prompted", row=None, **{**base, "archived": True}) == "archived"
     assert core.variant_state("prompted", row=None, **{**base, "merged": True}) == "merged"
