@@ -49,6 +49,17 @@ async def read_master_until(fd: int, needle: bytes) -> bytes:
     return seen
 
 
+async def size_shows(master: int, size: bytes) -> None:
+    """``stty size`` until it prints ``size``. A resize reaches the session through
+    attach's SIGWINCH and a message to ptyd, keys straight from the terminal, so the
+    first ``stty size`` after a resize may still run at the old size (so with tmux)."""
+    for _ in range(100):
+        os.write(master, b"stty size; echo :sized-$((1+1))\r")
+        if size in await read_master_until(master, b":sized-2"):
+            return
+    raise AssertionError(f"the session never showed the size {size!r}")
+
+
 async def test_new_ls_send_read_kill(home: Path, tmp_path: Path) -> None:
     """A session created by the CLI is listed as JSON, takes input, and shows output."""
     with trio.fail_after(30):
@@ -95,8 +106,7 @@ async def test_attach_detach_and_reattach_shows_the_screen(home: Path, tmp_path:
             os.write(master, b"stty size\r")
             await read_master_until(master, b"30 100")
             resize(master, pid, 132, 43)  # the user resizes the window attach runs in
-            os.write(master, b"stty size\r")
-            await read_master_until(master, b"43 132")
+            await size_shows(master, b"43 132")
             os.write(master, b"\x1d")
             await read_master_until(master, b"[detached]")
             os.close(master)
