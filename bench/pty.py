@@ -390,27 +390,35 @@ def attached_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float, int]:
     return received, elapsed, repaints
 
 
-def handed_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float]:
+def handed_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float, int]:
     """``orca term attach``'s path (issue 24): a terminal handed to ptyd - here a PTY of
     this process, raw as the CLI makes its own - and read from that PTY's master until
-    ptyd says the program exited (its last output is on the terminal by then)."""
+    ptyd says the program exited (its last output is on the terminal by then). Repaints
+    after the first (a terminal that lagged by ``relay.OUT_LIMIT``) are counted."""
     sid = spawn(paths, ["/bin/sh", "-c", f"read go; {flood_command(mib)}"])
     master, slave = os.openpty()
     tty.setraw(slave)
     link = HandedTerminal.connect(paths)
-    received, ended = 0, False
+    received, ended, cans = 0, False, 0
     try:
         link.hand(sid, slave, slave, 80, 24)
         os.set_blocking(master, False)
         poller = select.poll()
         poller.register(master, select.POLLIN)
         poller.register(link.fileno(), select.POLLIN)
+        screen = b""  # typed once the screen is shown: the flood is not held behind it
+        while b"\x18" not in screen or select.select([master], [], [], 0.02)[0]:
+            if select.select([master], [], [], 1.0)[0]:
+                screen += os.read(master, 65536)
+        cans = screen.count(b"\x18")
         start = time.perf_counter()
         os.write(master, b"go\r")
         while not ended:
             for fd, _events in poller.poll(1000):
                 if fd == master:
-                    received += len(os.read(master, 65536))
+                    data = os.read(master, 65536)
+                    received += len(data)
+                    cans += data.count(b"\x18")  # each repaint starts with CAN
                 else:
                     link.receive()
                     while (message := link.take_message()) is not None:
@@ -421,13 +429,14 @@ def handed_throughput(paths: OrcaPaths, mib: int) -> tuple[int, float]:
             except BlockingIOError:
                 break
             received += len(data)
+            cans += data.count(b"\x18")
         elapsed = time.perf_counter() - start
     finally:
         link.close()
         os.close(master)
         os.close(slave)
     close(paths, sid)
-    return received, elapsed
+    return received, elapsed, max(0, cans - 1)  # the first: the screen at the hand
 
 
 def rpc_pub_echo(paths: OrcaPaths, samples: int) -> list[float]:
@@ -605,7 +614,7 @@ def main() -> int:
             ratios, stream_ratios, floor_ratios = [], [], []
             for _round in range(opts.rounds):  # interleaved: a load spike hits one round
                 d_bytes, d_s = direct_throughput(opts.mib)
-                h_bytes, h_s = handed_throughput(paths, opts.mib)
+                h_bytes, h_s, h_repaints = handed_throughput(paths, opts.mib)
                 a_bytes, a_s, repaints = attached_throughput(paths, opts.mib)
                 f_bytes, f_s = floor_throughput(opts.mib)
                 d_rate, h_rate, a_rate = d_bytes / d_s, h_bytes / h_s, a_bytes / a_s
@@ -614,8 +623,8 @@ def main() -> int:
                 floor_ratios.append(f_bytes / f_s / d_rate)
                 print(f"throughput  direct   {d_rate / 1e6:8.1f} MB/s  ({d_bytes} B in {d_s:.2f}s)")
                 print(
-                    f"throughput  attached {h_rate / 1e6:8.1f} MB/s  ({h_bytes} B in {h_s:.2f}s;"
-                    " handed terminal, as orca term attach; model on)"
+                    f"throughput  attached {h_rate / 1e6:8.1f} MB/s  ({h_bytes} B in {h_s:.2f}s,"
+                    f" {h_repaints} repaints; handed terminal, as orca term attach; model on)"
                 )
                 print(
                     f"throughput  stream   {a_rate / 1e6:8.1f} MB/s  ({a_bytes} B in {a_s:.2f}s,"

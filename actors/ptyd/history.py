@@ -270,6 +270,14 @@ class RawJournal:
         self._drop(len(data))
         return data
 
+    def splice_target(self) -> tuple[int, int] | None:
+        """(fd, offset) the relay's native step splices output to; None while degraded
+        (``splice_from`` then reads the pipe instead). Count what it moved: ``spliced``."""
+        return None if self.health.degraded else (self._fd, self._size)
+
+    def spliced(self, count: int) -> None:
+        self._size += count
+
     def append(self, data: bytes) -> None:
         """Write ``data`` (the plain path, for sessions read without a pipe)."""
         view = memoryview(data)

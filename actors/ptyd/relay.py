@@ -14,6 +14,12 @@ reader's own code, :meth:`Session.take_raw`) -> ``write(tty)`` -> queue the batc
 the loop, which feeds the model, the scrollback and every other client after the echo
 is on the screen (a batch of them per turn).
 
+The thread's poll and its two hot moves (keys -> master; a plain batch -> journal ->
+the terminals) are one C call without the GIL where it is built (``_relaystep.c``,
+docs/protocols.md §4a): measured, the Python step's ~30 us a key and its GIL turns
+were what kept the echo behind tmux's. What the step does not do it hands back, and
+the thread's Python below does it (and accounts what the step did) as before.
+
 Invariants:
 
 * one reader of the master at a time: the session's reader task starts the relay
@@ -50,10 +56,19 @@ from orca.client.terminal import QueryFilter, ends_inside_sequence
 from orca.contracts.ptyd import RELEASED_CLOSED, RELEASED_DETACHED, RELEASED_TTY_CLOSED
 
 if TYPE_CHECKING:
+    from actors.ptyd._relaystep import Step as NativeStep
     from actors.ptyd.handed import HandedPeer
     from actors.ptyd.session import Session
 
+try:  # the hot step in C (setup.py builds it where a compiler is; see _relaystep.c)
+    from actors.ptyd import _relaystep
+except ImportError:  # pragma: no cover - an install without a compiler
+    _relaystep = None  # type: ignore[assignment]
+
 log = logging.getLogger(__name__)
+
+# ``0`` runs the relay's Python step even where the native one is built (tests, bench).
+NATIVE_ENV = "ORCA_PTYD_NATIVE_RELAY"
 
 # Not a reason a client is told: the session's output ended; the client stays attached
 # until ``end_streams`` tells it the exit code.
@@ -145,6 +160,7 @@ class Relay:
         self._wake_by = 0.0  # and when at the latest (WAKE_LATEST_S after the first)
         self._dirty = True  # what to poll for changed (a transition off the hot path)
         self._stall_until: float | None = None  # reading held back for a slow terminal
+        self._live: list[HandedTty] = []  # the native step writes plain text to these
 
     # -- the loop's side ----------------------------------------------------------------
     def add(self, tty: HandedTty) -> bool:
@@ -304,10 +320,22 @@ class Relay:
         finally:
             self._finish(ended)
 
+    def _native_step(self) -> NativeStep | None:
+        if _relaystep is None or os.environ.get(NATIVE_ENV) == "0":
+            return None
+        session = self._session
+        if session.pipe is None:
+            return None
+        pipe_r, pipe_w = session.pipe
+        return _relaystep.Step(
+            session.master_fd, pipe_r, pipe_w, session.read_size, session.small_read
+        )
+
     def _loop(self) -> bool:
         master = self._session.master_fd
         poller = select.poll()
         masks: dict[int, int] = {}
+        native = self._native_step()
         while True:
             if self._commands:
                 self._run_commands()
@@ -323,14 +351,22 @@ class Relay:
             if self._dirty:
                 self._dirty = False
                 self._update_masks(poller, masks, master)
+                if native is not None:
+                    self._watch(native, masks)
             due = self._wake_due
             stall = self._stall_until
             until = due if stall is None else stall if due is None else min(due, stall)
             timeout = None if until is None else max(0, int((until - time.monotonic()) * 1000) + 1)
             if stall is not None and time.monotonic() >= stall:
                 self._dirty = True  # the stall is over: read the master again
-            ready = poller.poll(timeout)
-            if due is not None and (not ready or time.monotonic() >= due):
+            if native is None:
+                ready = poller.poll(timeout)
+                idle = not ready
+            else:
+                ready, idle, ended = self._native(native, -1 if timeout is None else timeout)
+                if ended:
+                    return True
+            if due is not None and (idle or time.monotonic() >= due):
                 self._wake_loop()
             for fd, events in ready:
                 if fd == master:
@@ -352,6 +388,43 @@ class Relay:
                         self._flush(handed)
                     if events & _INPUT_EVENTS and handed.fd >= 0:
                         self._read_keys(handed)
+
+    def _watch(self, native: NativeStep, masks: dict[int, int]) -> None:
+        """What the native step polls, writes plain text to and reads keys of (redone
+        with the masks): terminals shown live that owe nothing and hold no query."""
+        self._live = [
+            t for t in self._ttys.values() if t.state is _LIVE and not t.out and t.queries.idle
+        ]
+        keys = [(t.fd, t.detach_key) for t in self._ttys.values() if masks.get(t.fd, 0) & _IN]
+        native.watch(list(masks.items()), [t.fd for t in self._live], keys)
+
+    def _native(self, native: NativeStep, timeout: int) -> tuple[list[tuple[int, int]], bool, bool]:
+        """One native step: its poll events left for the Python step, whether it timed
+        out with nothing done, whether the output ended. What it did (keys typed, a
+        batch journaled and written) is accounted here as the Python step would have."""
+        session = self._session
+        target = session.native_target()
+        plain = target is not None and session.scanner.at_boundary and not self._tail
+        fd, offset = target if target is not None else (-1, 0)
+        events, batch, written, typed, ended, pipe_left, keys = native.step(
+            timeout, fd, offset, plain, not self._input
+        )
+        if batch or pipe_left or ended:
+            raw = session.took_native(batch, pipe_left, ended)
+            self._took(raw, written)
+        for fd in typed:
+            tty = self._ttys.get(fd)
+            if tty is not None:
+                self._typed(tty)
+        for fd, data, left in keys:
+            tty = self._ttys.get(fd)
+            if left:
+                self._input += data  # detach key looked for already: for the master
+                self._dirty = True
+            elif tty is not None:
+                self._keys(tty, data)
+        idle = not (events or batch or pipe_left or typed or keys)
+        return events, idle, ended
 
     def _update_masks(self, poller: select.poll, masks: dict[int, int], master: int) -> None:
         """Poll what can be acted on now (recomputed only when that changed: ``_dirty``)."""
@@ -426,20 +499,44 @@ class Relay:
     # -- output ---------------------------------------------------------------------------
     def _read_master(self) -> bool:
         """One batch: to the terminals first, then queued for the loop. True at the end."""
-        session = self._session
-        raw, ended = session.take_raw()
+        raw, ended = self._session.take_raw()
         if raw:
-            output, payloads = session.scan(raw)
-            repaint = self._deliver(output) if output else []
-            if output or payloads:
-                self._post(("output", output, payloads), len(output), soon=not payloads)
-            for tty in repaint:  # after the batch: its snapshot shows the batch
-                self._ask_repaint(tty)
+            self._took(raw, None)
         return ended
 
-    def _deliver(self, output: bytes) -> list[HandedTty]:
-        """Write ``output`` to every live terminal; the terminals to repaint instead."""
+    def _took(self, raw: bytes, written: tuple[int, ...] | None) -> None:
+        """A journaled batch: scanned, delivered (``written``: what the native step wrote
+        of it to each of ``_live``), queued for the loop."""
+        output, payloads = self._session.scan(raw)
+        if written is not None:
+            repaint = self._delivered(output, written)
+        else:
+            repaint = self._deliver(output) if output else []
+        if output or payloads:
+            self._post(("output", output, payloads), len(output), soon=not payloads)
+        for tty in repaint:  # after the batch: its snapshot shows the batch
+            self._ask_repaint(tty)
+
+    def _delivered(self, output: bytes, written: tuple[int, ...]) -> list[HandedTty]:
+        """Plain text the native step wrote to ``_live``: what they did not take is owed;
+        every other terminal gets it as ``_deliver`` gives it."""
+        done: dict[int, int] = {}
+        for tty, count in zip(self._live, written, strict=True):
+            done[id(tty)] = count
+            if tty.fd < 0 or tty.state is not _LIVE:
+                continue
+            if count < 0:
+                self._release(tty, RELEASED_TTY_CLOSED)
+            elif count < len(output):
+                self._owe(tty, output[count:])
+        rest = [t for t in self._ttys.values() if id(t) not in done]
+        return self._deliver(output, rest) if rest else []
+
+    def _deliver(self, output: bytes, ttys: list[HandedTty] | None = None) -> list[HandedTty]:
+        """Write ``output`` to every live terminal (of ``ttys``); the ones to repaint
+        instead."""
         if b"\x1b" in output:
+            self._dirty = True  # a query filter may hold a sequence now (_watch)
             switched = SCREEN_SWITCH.search(self._tail + output) is not None
             inside = ends_inside_sequence(output)
             self._tail = output[output.rfind(b"\x1b") :] if inside else b""
@@ -449,7 +546,7 @@ class Relay:
         else:
             switched = False  # plain text (a keystroke's echo)
         repaint: list[HandedTty] = []
-        for tty in list(self._ttys.values()):
+        for tty in list(self._ttys.values()) if ttys is None else ttys:
             if tty.state is _LIVE:
                 if switched:  # a flat terminal is shown the new screen, redrawn
                     repaint.append(tty)
@@ -495,8 +592,15 @@ class Relay:
                 self._release(tty, RELEASED_TTY_CLOSED)
                 return
             if written < len(data):
-                tty.out += data[written:]
-                self._dirty = True
+                self._owe(tty, data[written:])
+            return
+        self._owe(tty, b"")
+
+    def _owe(self, tty: HandedTty, data: bytes) -> None:
+        """``data`` is for ``tty`` once it can take bytes again."""
+        if data:
+            tty.out += data
+            self._dirty = True
         if len(tty.out) > OUT_SOFT:
             self._dirty = True  # hold the master's reading back (_update_masks)
         if len(tty.out) > OUT_LIMIT:  # the terminal is shown the screen once it can take it
@@ -562,6 +666,10 @@ class Relay:
             return
         except OSError:
             keys = b""
+        self._keys(tty, keys)
+
+    def _keys(self, tty: HandedTty, keys: bytes) -> None:
+        """Keys read from ``tty`` (empty: it ended): to the master, up to a detach key."""
         if not keys:
             self._release(tty, RELEASED_TTY_CLOSED)
             return
@@ -571,6 +679,9 @@ class Relay:
             self._release(tty, RELEASED_DETACHED)
             return
         self._type(keys)
+        self._typed(tty)
+
+    def _typed(self, tty: HandedTty) -> None:
         now = time.monotonic()
         if now - tty.typed_posted >= TYPED_EVERY_S:
             tty.typed_posted = now

@@ -96,6 +96,11 @@ class SessionEnded(Exception):
 class Session:
     """A running (or exited) child on a PTY master this process reads."""
 
+    # What one batch takes from the master at most, and a read short enough to say the
+    # master is empty now (the relay's native step reads by the same rules).
+    read_size = READ_SIZE
+    small_read = SMALL_READ
+
     def __init__(
         self,
         info: SessionInfo,
@@ -395,6 +400,25 @@ class Session:
         if ended:
             data += self._pipe_contents(pipe_r)
         return data, ended
+
+    def native_target(self) -> tuple[int, int] | None:
+        """Where the relay's native step journals the master's output (fd, offset), a
+        due rotation done first; None when ``take_raw`` must read it (no splice)."""
+        if not self._splice or self.journal is None:
+            return None
+        self.journal.rotate_if_due(self._scanned_end, self.scanner.at_boundary)
+        return self.journal.splice_target()
+
+    def took_native(self, batch: bytes, pipe_left: int, ended: bool) -> bytes:
+        """The native step journaled ``batch`` (``take_raw``'s work): count it, and
+        journal what it left in the pipe (a refused splice) or the PTY's last bytes."""
+        assert self.journal is not None and self.pipe is not None
+        self.journal.spliced(len(batch))
+        if pipe_left:
+            batch += self._pipe_contents(self.pipe[0], pipe_left)
+        if ended:
+            batch += self._pipe_contents(self.pipe[0])
+        return batch
 
     def _pipe_contents(self, pipe_r: int, moved: int | None = None) -> bytes:
         """Journal what the pipe holds and return it: ``moved`` bytes if known (only the

@@ -99,6 +99,11 @@ class QueryFilter:
             buf, self._held = buf[:cut], buf[cut:]
         return _QUERY.sub(b"", buf)
 
+    @property
+    def idle(self) -> bool:
+        """Nothing held back: plain text passes unchanged."""
+        return not self._held
+
     def flush(self) -> bytes:
         """What is held back (the start of a sequence), unfiltered; the filter is empty after."""
         held, self._held = self._held, b""
