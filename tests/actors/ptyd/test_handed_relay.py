@@ -3,6 +3,8 @@ and the Python one it stands in for): a real ptyd, a real PTY as the user's term
 
 * a flood of plain text with colour sequences among it (some cut across writes), read
   as fast as a terminal reads, reaches the terminal byte for byte as the journal has it;
+* keys typed one by one, each echoed before the next, reach the journal and the
+  session's subscribers as they reached the terminal;
 * keys typed with the detach key among them: those before it reach the program, the
   terminal is let go of (``detached``), those after it reach nothing.
 """
@@ -170,3 +172,40 @@ async def test_keys_after_the_detach_key_reach_nothing(ptyd_actor: RunningActor)
             nursery.cancel_scope.cancel()
         tap.close()
         assert b"lost-3" not in journal
+
+
+async def test_keys_typed_one_by_one_echo_and_reach_every_reader(
+    ptyd_actor: RunningActor,
+) -> None:
+    """Each key's echo is on the terminal before the next key is typed; the journal
+    and a subscriber of the session's output (the loop's side, taken in batches) get
+    the same bytes."""
+    pt = ptyd_actor
+    paths = resolve_paths({"ORCA_HOME": str(pt.home)})
+    typed = b"the quick brown fox jumps over the lazy dog"
+    with trio.fail_after(60):
+        sid = (await pt.call("term.spawn", _spawn_argv(["/bin/cat"])))["sessionId"]
+        async with trio.open_nursery() as nursery:
+            tap = actor_tap(pt.home, ptyd.CONTRACT, topics=[ptyd.output_topic(sid)])
+            await tap.start(nursery)
+            term = Terminal(paths, sid)
+            try:
+                os.write(term.master, b">")
+                await trio.to_thread.run_sync(term.until, lambda t: b">" in t.seen)
+                for i in range(len(typed)):
+                    os.write(term.master, typed[i : i + 1])
+                    shown = b">" + typed[: i + 1]
+                    await trio.to_thread.run_sync(term.until, lambda t, s=shown: s in t.seen)
+                os.write(term.master, b"\r")
+                line = b">" + typed + b"\r\n"
+                await trio.to_thread.run_sync(term.until, lambda t: t.seen.count(line) == 2)
+            finally:
+                term.close()
+            published = b""
+            while published.count(line) < 2:
+                published += (await tap.next_of(ptyd.OUTPUT)).data
+            nursery.cancel_scope.cancel()
+        tap.close()
+    journal = await _journal(pt, sid)
+    assert journal == published == line * 2  # the tty's echo of the line, then cat's
+    assert term.seen.endswith(journal)
