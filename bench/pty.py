@@ -100,6 +100,21 @@ runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
   0.160-0.165 ms); the rest (~30 us) is the relay thread's Python per key (take, scan,
   deliver, post, its poll loop), measured in the thread: 25 us key -> PTY, 46 us PTY ->
   terminal, against the floor's 17 and 10-14.
+* issue 24, third session: the relay's hot step in C without the GIL
+  (``actors/ptyd/_relaystep.c``); the handed throughput row types once the first
+  screen is shown (typed before it, the flood was held behind the screen and one round
+  lost 1.5 MB to a repaint) and counts repaints (0 in every run below). Five runs,
+  ``--mib 16 --sessions 20 --echo 200 --rounds 3``, attach/tmux p50 0.96, 0.95, 0.99,
+  1.03, 1.04 and p99 0.58, 1.35, 0.62, 0.82, 1.25 (attach p50 0.116-0.181 ms, tmux
+  0.113-0.183, floor 0.102-0.154); with ``ORCA_PTYD_NATIVE_RELAY=0`` (the Python step)
+  in the same hour, p50 1.35-1.45. Throughput attached/direct medians 0.81, 0.77, 0.90,
+  0.69, 0.96; the bare relay's (floor/direct) 0.88, 0.74, 1.09, 0.83, 1.40 in the same
+  runs (this VM's noise is as large as the goal's margin). RSS 1.69-1.85x tmux at 20
+  sessions; 49.1 vs 107.7 MiB at 100 (0.46x).
+  Tried and dropped: the C step keeping echoes to itself while typing goes on (Python
+  accounting once per pause): p50 the same, p99 worse (1.54-2.55x in seven of eight
+  runs, 0.85 in the other), because the accounting then falls at random moments
+  between two keys instead of just after an echo.
 """
 
 from __future__ import annotations
