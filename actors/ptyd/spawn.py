@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orca.actor.app import UNBUFFERED_SET_ENV
+
 # Children get a modern terminal type; agents colour their output by it.
 CHILD_TERM = "xterm-256color"
 # Bytes of entropy in a launch token: 256 bits, unguessable by another local user.
@@ -105,9 +107,11 @@ def child_environment(
     hook_endpoint_file: Path,
 ) -> dict[str, str]:
     """The environment of every child: ``base`` without Orca's internal variables (only
-    :data:`INHERITED_ORCA_VARS` stay), then ``extra`` (the caller's, as given), then the
-    pane's identity variables."""
+    :data:`INHERITED_ORCA_VARS` stay; PYTHONUNBUFFERED only if the user set it), then
+    ``extra`` (the caller's, as given), then the pane's identity variables."""
     env = {k: v for k, v in base.items() if not k.startswith("ORCA_") or k in INHERITED_ORCA_VARS}
+    if base.get(UNBUFFERED_SET_ENV) == "1":
+        env.pop("PYTHONUNBUFFERED", None)
     if extra:
         env.update(extra)
     # For the hook script (orca/hook_script.py) and OSC 9999 emitters: the pane's

@@ -28,7 +28,7 @@ from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore,
 from actors.supervisor.keeper import KeeperControl, KeeperStartFailed, become_subreaper
 from actors.supervisor.logs import RotatingLog
 from orca import __version__
-from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
+from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV, UNBUFFERED_SET_ENV
 from orca.actor.endpoints import TCP_HOST_ENV, bind_endpoints
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
@@ -121,10 +121,12 @@ class Supervisor:
                 SUPERVISOR_PID_ENV: str(os.getpid()),
                 HEARTBEAT_ENV: str(self.spec.heartbeat_interval_s),
                 "ORCA_ACTOR_NAME": name,
-                "PYTHONUNBUFFERED": "1",
                 KEEPER_ENV: self.keeper.path,
             }
         )
+        if "PYTHONUNBUFFERED" not in env:  # actors' logs unbuffered; agents not (ptyd drops it)
+            env["PYTHONUNBUFFERED"] = "1"
+            env[UNBUFFERED_SET_ENV] = "1"
         if self.paths.home is not None:
             env["ORCA_HOME"] = str(self.paths.home)
         if self.spec.tcp_host:

@@ -2,7 +2,8 @@
 
 ptyd passed its whole environment on: the supervisor's variables for its actors
 (``ORCA_SUPERVISOR``, ``ORCA_ACTOR_NAME``, ``ORCA_PTYD_FD_KEEPER``, ``ORCA_TCP_HOST``...)
-and the actors' settings reached every agent. Now a spawned shell sees only the pane's
+and the actors' settings reached every agent (and the actors' PYTHONUNBUFFERED, too).
+Now a spawned shell sees only the pane's
 identity, its launch token and hook endpoint (set by ptyd), and ``ORCA_HOME``; its hook
 POST, through the installed script, still lands.
 """
@@ -37,6 +38,7 @@ HOOK = """{"hook_event_name":"UserPromptSubmit","session_id":"env-test"}"""
 def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
     person = User(orca_home, tmp_path / "user")
     person.env.update(ACTOR_SETTINGS)
+    person.env.pop("PYTHONUNBUFFERED", None)  # so the supervisor's is the only one
     person.ok("up")
     try:
         yield person
@@ -67,6 +69,7 @@ async def test_an_agent_sees_only_the_orca_variables_it_needs(user: User, tmp_pa
     lines = output.data.decode().replace("\r\n", "\n").splitlines()
     env = dict(line.split("=", 1) for line in lines if "=" in line and line[:1].isupper())
     assert {k for k in env if k.startswith("ORCA_")} == EXPECTED
+    assert "PYTHONUNBUFFERED" not in env  # the actors' (for their logs), not the agent's
     assert env["ORCA_HOME"] == str(user.orca_home)
     assert env["ORCA_PANE_KEY"] == spawned.pane_key
     [row] = [r for r in snapshot.rows if r.pane_key == spawned.pane_key]
