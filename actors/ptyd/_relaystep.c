@@ -63,6 +63,8 @@ typedef struct {
     int wrote;                   /* the batch went to the live terminals */
     int ended;
     Py_ssize_t pipe_left;        /* spliced into the pipe, not journaled */
+    Py_ssize_t unread;           /* journaled after the batch, not read back (EIO) */
+    int error;                   /* poll's errno: raised once the GIL is back */
     int typed[MAX_FDS];
     int ntyped;
     int raw_fd[MAX_FDS];         /* keys for Python: detach key, end, or not taken */
@@ -107,7 +109,8 @@ static void keep_raw(Found *f, int fd, const char *data, Py_ssize_t n, int left)
     f->nraw++;
 }
 
-/* Keys of one terminal: 1 if they were all written to the master. */
+/* Keys of one terminal: 1 if they were all written to the master, -1 if only some (the
+ * rest is Python's: no other terminal's keys may go before it), 0 if Python must see them. */
 static int take_keys(Step *s, Found *f, KeyTty *k) {
     char keys[KEY_READ];
     ssize_t n = read(k->fd, keys, sizeof keys);
@@ -127,11 +130,13 @@ static int take_keys(Step *s, Found *f, KeyTty *k) {
                 done = n; /* the PTY hung up: the keys have nowhere to go */
             break;
         }
+        if (w == 0)
+            break;
         done += w;
     }
     if (done < n) {
         keep_raw(f, k->fd, keys + done, n - done, 1);
-        return 0;
+        return -1;
     }
     if (f->ntyped < MAX_FDS)
         f->typed[f->ntyped++] = k->fd;
@@ -184,14 +189,14 @@ static int take_output(Step *s, Found *f, int journal_fd, long long journal_off)
             }
             have += r;
         }
-        if (have < k) { /* cannot happen on a regular file: hand the rest back */
-            got += have;
+        got += have;
+        if (have < k) { /* an EIO reading it back: Python reads the rest (or raises) */
+            f->unread = k - have;
             break;
         }
-        got += k;
     }
     f->got = got;
-    f->pipe_left = moved - got;
+    f->pipe_left = moved - got - f->unread;
     return 1;
 }
 
@@ -208,6 +213,8 @@ static void write_plain(Step *s, Found *f) {
                     done = -1;
                 break;
             }
+            if (w == 0)
+                break;
             done += w;
         }
         f->written[i] = done;
@@ -239,6 +246,7 @@ static void run_step(Step *s, Found *f, int timeout_ms, int journal_fd, long lon
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            f->error = errno;
             return;
         }
         if (n == 0)
@@ -253,11 +261,12 @@ static void run_step(Step *s, Found *f, int timeout_ms, int journal_fd, long lon
                 short in = ev & (POLLIN | POLLHUP | POLLERR);
                 if (in && journal_fd >= 0 && f->got == 0 && !f->ended &&
                     take_output(s, f, journal_fd, journal_off)) {
-                    if (plain && f->got > 0 && !f->pipe_left && memchr(s->buf, 0x1b, (size_t)f->got) == NULL)
+                    int whole = !f->pipe_left && !f->unread;
+                    if (plain && whole && f->got > 0 && !memchr(s->buf, 0x1b, (size_t)f->got))
                         write_plain(s, f);
                     ev &= (short)~in;
                 }
-                if (f->got || f->ended || f->pipe_left)
+                if (f->got || f->ended || f->pipe_left || f->unread)
                     for_python = 1;
                 if (ev) {
                     back(f, fd, ev);
@@ -267,8 +276,11 @@ static void run_step(Step *s, Found *f, int timeout_ms, int journal_fd, long lon
             }
             KeyTty *k = input_empty ? key_tty(s, fd) : NULL;
             if (k != NULL && (ev & POLLIN)) {
-                if (!take_keys(s, f, k))
+                int taken = take_keys(s, f, k);
+                if (taken != 1)
                     for_python = 1;
+                if (taken < 0)
+                    input_empty = 0; /* keys wait for the master: the others after them */
                 ev &= (short)~(POLLIN | POLLHUP | POLLERR);
             }
             if (ev) {
@@ -276,7 +288,7 @@ static void run_step(Step *s, Found *f, int timeout_ms, int journal_fd, long lon
                 for_python = 1;
             }
         }
-        if (for_python)
+        if (for_python || (deadline >= 0 && now_ms() >= deadline))
             return;
         /* keys only: poll on a little for their echo (and the wake pipe) */
         long long soon = now_ms() + KEY_WAIT_MS;
@@ -327,8 +339,8 @@ static PyObject *build(Step *s, Found *f) {
     } else {
         written = Py_NewRef(Py_None);
     }
-    return Py_BuildValue("(NNNNOnN)", events, batch, written, typed,
-                         f->ended ? Py_True : Py_False, f->pipe_left, keys);
+    return Py_BuildValue("(NNNNOnNn)", events, batch, written, typed,
+                         f->ended ? Py_True : Py_False, f->pipe_left, keys, f->unread);
 fail:
     Py_XDECREF(events);
     Py_XDECREF(typed);
@@ -339,7 +351,7 @@ fail:
 }
 
 /* step(timeout_ms, journal_fd, journal_off, plain, input_empty)
- *   -> (events, batch, written, typed, ended, pipe_left, keys) */
+ *   -> (events, batch, written, typed, ended, pipe_left, keys, unread) */
 static PyObject *Step_step(Step *s, PyObject *args) {
     int timeout_ms, journal_fd, plain, input_empty;
     long long journal_off;
@@ -352,7 +364,13 @@ static PyObject *Step_step(Step *s, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     run_step(s, f, timeout_ms, journal_fd, journal_off, plain, input_empty);
     Py_END_ALLOW_THREADS
-    PyObject *result = build(s, f);
+    PyObject *result;
+    if (f->error) {
+        errno = f->error;
+        result = PyErr_SetFromErrno(PyExc_OSError);
+    } else {
+        result = build(s, f);
+    }
     for (int i = 0; i < f->nraw; i++)
         free(f->raw[i]);
     free(f);
@@ -446,7 +464,7 @@ static void Step_dealloc(Step *s) {
 static PyMethodDef Step_methods[] = {
     {"step", (PyCFunction)Step_step, METH_VARARGS,
      "step(timeout_ms, journal_fd, journal_off, plain, input_empty) -> "
-     "(events, batch, written, typed, ended, pipe_left, keys)"},
+     "(events, batch, written, typed, ended, pipe_left, keys, unread)"},
     {"watch", (PyCFunction)Step_watch, METH_VARARGS,
      "watch(polled, live, keys): what the next steps poll, write plain text to, read keys of"},
     {NULL, NULL, 0, NULL},

@@ -19,4 +19,5 @@ class Step:
         bool,
         int,
         list[tuple[int, bytes, bool]],
+        int,
     ]: ...

@@ -278,6 +278,14 @@ class RawJournal:
     def spliced(self, count: int) -> None:
         self._size += count
 
+    def read_back(self, count: int) -> bytes:
+        """``count`` bytes spliced at the end and not yet counted: read, then counted."""
+        data = os.pread(self._fd, count, self._size)
+        if len(data) != count:
+            raise OSError(errno.EIO, f"journal {self._stem.name}: {count} bytes not read back")
+        self._size += count
+        return data
+
     def append(self, data: bytes) -> None:
         """Write ``data`` (the plain path, for sessions read without a pipe)."""
         view = memoryview(data)

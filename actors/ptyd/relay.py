@@ -406,11 +406,11 @@ class Relay:
         target = session.native_target()
         plain = target is not None and session.scanner.at_boundary and not self._tail
         fd, offset = target if target is not None else (-1, 0)
-        events, batch, written, typed, ended, pipe_left, keys = native.step(
+        events, batch, written, typed, ended, pipe_left, keys, unread = native.step(
             timeout, fd, offset, plain, not self._input
         )
-        if batch or pipe_left or ended:
-            raw = session.took_native(batch, pipe_left, ended)
+        if batch or pipe_left or ended or unread:
+            raw = session.took_native(batch, pipe_left, ended, unread)
             self._took(raw, written)
         for fd in typed:
             tty = self._ttys.get(fd)
@@ -423,7 +423,7 @@ class Relay:
                 self._dirty = True
             elif tty is not None:
                 self._keys(tty, data)
-        idle = not (events or batch or pipe_left or typed or keys)
+        idle = not (events or batch or pipe_left or typed or keys or unread)
         return events, idle, ended
 
     def _update_masks(self, poller: select.poll, masks: dict[int, int], master: int) -> None:

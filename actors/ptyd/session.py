@@ -409,11 +409,14 @@ class Session:
         self.journal.rotate_if_due(self._scanned_end, self.scanner.at_boundary)
         return self.journal.splice_target()
 
-    def took_native(self, batch: bytes, pipe_left: int, ended: bool) -> bytes:
-        """The native step journaled ``batch`` (``take_raw``'s work): count it, and
-        journal what it left in the pipe (a refused splice) or the PTY's last bytes."""
+    def took_native(self, batch: bytes, pipe_left: int, ended: bool, unread: int = 0) -> bytes:
+        """The native step journaled ``batch`` (``take_raw``'s work): count it, read back
+        what it journaled and could not read (``unread``: an EIO; raises if it lasts),
+        and journal what it left in the pipe (a refused splice) or the PTY's last bytes."""
         assert self.journal is not None and self.pipe is not None
         self.journal.spliced(len(batch))
+        if unread:
+            batch += self.journal.read_back(unread)
         if pipe_left:
             batch += self._pipe_contents(self.pipe[0], pipe_left)
         if ended:

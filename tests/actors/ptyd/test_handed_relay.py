@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import select
 import sys
+import threading
 import tty
 from collections.abc import Callable
 from pathlib import Path
@@ -209,3 +210,45 @@ async def test_keys_typed_one_by_one_echo_and_reach_every_reader(
     journal = await _journal(pt, sid)
     assert journal == published == line * 2  # the tty's echo of the line, then cat's
     assert term.seen.endswith(journal)
+
+
+async def test_output_reaches_subscribers_while_keys_keep_coming(
+    ptyd_actor: RunningActor,
+) -> None:
+    """A program that stops echoing prints once, then only reads: keys typed without a
+    pause (a long paste) must not keep the relay from handing that output to the loop,
+    so a subscriber of the session's output gets it while the typing goes on."""
+    pt = ptyd_actor
+    paths = resolve_paths({"ORCA_HOME": str(pt.home)})
+    agent = "read go; stty -echo; printf SHOWN-ONCE; exec cat >/dev/null"
+    stop = threading.Event()
+
+    def paste(master: int) -> None:
+        while not stop.is_set():
+            try:
+                os.write(master, b"k" * 512)  # as fast as the terminal takes them
+            except BlockingIOError:
+                select.select([], [master], [], 0.1)
+
+    with trio.fail_after(30):
+        sid = (await pt.call("term.spawn", _spawn_argv(["/bin/sh", "-c", agent])))["sessionId"]
+        async with trio.open_nursery() as nursery:
+            tap = actor_tap(pt.home, ptyd.CONTRACT, topics=[ptyd.output_topic(sid)])
+            await tap.start(nursery)
+            term = Terminal(paths, sid)
+            typist = threading.Thread(target=paste, args=(term.master,), daemon=True)
+            try:
+                os.write(term.master, b"go\r")
+                typist.start()
+                await trio.to_thread.run_sync(term.until, lambda t: b"SHOWN-ONCE" in t.seen)
+                published = b""
+                while b"SHOWN-ONCE" not in published:
+                    published += (await tap.next_of(ptyd.OUTPUT)).data
+                assert typist.is_alive()  # still typing when the subscriber got it
+            finally:
+                stop.set()
+                if typist.is_alive():
+                    typist.join()
+                term.close()
+            nursery.cancel_scope.cancel()
+        tap.close()
