@@ -110,7 +110,11 @@ runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
   in the same hour, p50 1.35-1.45. Throughput attached/direct medians 0.81, 0.77, 0.90,
   0.69, 0.96; the bare relay's (floor/direct) 0.88, 0.74, 1.09, 0.83, 1.40 in the same
   runs (this VM's noise is as large as the goal's margin). RSS 1.69-1.85x tmux at 20
-  sessions; 49.1 vs 107.7 MiB at 100 (0.46x).
+  sessions; 49.1 vs 107.7 MiB at 100 (0.46x). Five more runs after the review fixes
+  (the step's deadline, read-back, poll errors): p50 0.81, 0.89, 1.02, 0.95, 0.93; p99
+  1.76, 1.08, 0.97, 0.54, 0.49; throughput 0.70, 0.70, 0.66, 0.61, 0.74 against the
+  floor's 0.77, 0.89, 0.72, 0.77, 0.75 (a busier hour: every row's p50 0.4-0.5 ms in
+  the first run).
   Tried and dropped: the C step keeping echoes to itself while typing goes on (Python
   accounting once per pause): p50 the same, p99 worse (1.54-2.55x in seven of eight
   runs, 0.85 in the other), because the accounting then falls at random moments
