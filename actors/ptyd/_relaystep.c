@@ -41,19 +41,6 @@ typedef struct {
     char detach[MAX_DETACH];
 } KeyTty;
 
-typedef struct {
-    PyObject_HEAD
-    int master, pipe_r, pipe_w;
-    Py_ssize_t read_size, small_read;
-    char *buf;
-    Watch watch[MAX_FDS];
-    int nwatch;
-    int live[MAX_FDS];
-    int nlive;
-    KeyTty keys[MAX_FDS];
-    int nkeys;
-} Step;
-
 /* What one step found, gathered without the GIL and turned into objects after. */
 typedef struct {
     struct pollfd back[MAX_FDS]; /* events for Python */
@@ -73,6 +60,20 @@ typedef struct {
     int raw_left[MAX_FDS];       /* 1: keys the master did not take (no detach key) */
     int nraw;
 } Found;
+
+typedef struct {
+    PyObject_HEAD
+    int master, pipe_r, pipe_w;
+    Py_ssize_t read_size, small_read;
+    char *buf;
+    Watch watch[MAX_FDS];
+    int nwatch;
+    int live[MAX_FDS];
+    int nlive;
+    KeyTty keys[MAX_FDS];
+    int nkeys;
+    Found found; /* the current step's (its arrays are read only up to its counts) */
+} Step;
 
 static long long now_ms(void) {
     struct timespec ts;
@@ -358,9 +359,10 @@ static PyObject *Step_step(Step *s, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iiLpp", &timeout_ms, &journal_fd, &journal_off, &plain,
                           &input_empty))
         return NULL;
-    Found *f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return PyErr_NoMemory();
+    Found *f = &s->found;
+    f->nback = f->ntyped = f->nraw = 0;
+    f->got = f->pipe_left = f->unread = 0;
+    f->wrote = f->ended = f->error = 0;
     Py_BEGIN_ALLOW_THREADS
     run_step(s, f, timeout_ms, journal_fd, journal_off, plain, input_empty);
     Py_END_ALLOW_THREADS
@@ -373,7 +375,7 @@ static PyObject *Step_step(Step *s, PyObject *args) {
     }
     for (int i = 0; i < f->nraw; i++)
         free(f->raw[i]);
-    free(f);
+    f->nraw = 0;
     return result;
 }
 

@@ -501,10 +501,10 @@ class Relay:
         """One batch: to the terminals first, then queued for the loop. True at the end."""
         raw, ended = self._session.take_raw()
         if raw:
-            self._took(raw, None)
+            self._took(raw)
         return ended
 
-    def _took(self, raw: bytes, written: tuple[int, ...] | None) -> None:
+    def _took(self, raw: bytes, written: tuple[int, ...] | None = None) -> None:
         """A journaled batch: scanned, delivered (``written``: what the native step wrote
         of it to each of ``_live``), queued for the loop."""
         output, payloads = self._session.scan(raw)
@@ -520,16 +520,15 @@ class Relay:
     def _delivered(self, output: bytes, written: tuple[int, ...]) -> list[HandedTty]:
         """Plain text the native step wrote to ``_live``: what they did not take is owed;
         every other terminal gets it as ``_deliver`` gives it."""
-        done: dict[int, int] = {}
         for tty, count in zip(self._live, written, strict=True):
-            done[id(tty)] = count
             if tty.fd < 0 or tty.state is not _LIVE:
                 continue
             if count < 0:
                 self._release(tty, RELEASED_TTY_CLOSED)
             elif count < len(output):
                 self._owe(tty, output[count:])
-        rest = [t for t in self._ttys.values() if id(t) not in done]
+        live = {id(t) for t in self._live}
+        rest = [t for t in self._ttys.values() if id(t) not in live]
         return self._deliver(output, rest) if rest else []
 
     def _deliver(self, output: bytes, ttys: list[HandedTty] | None = None) -> list[HandedTty]:
@@ -581,31 +580,31 @@ class Relay:
     def _write(self, tty: HandedTty, data: bytes) -> None:
         if not data or tty.fd < 0:
             return
-        if tty.out:
-            tty.out += data
-        else:
-            try:
-                written = os.write(tty.fd, data)
-            except BlockingIOError:
-                written = 0
-            except OSError:
-                self._release(tty, RELEASED_TTY_CLOSED)
-                return
-            if written < len(data):
-                self._owe(tty, data[written:])
+        if tty.out:  # behind what it owes already
+            self._owe(tty, data)
             return
-        self._owe(tty, b"")
+        try:
+            written = os.write(tty.fd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError:
+            self._release(tty, RELEASED_TTY_CLOSED)
+            return
+        if written < len(data):
+            self._owe(tty, data[written:])
 
     def _owe(self, tty: HandedTty, data: bytes) -> None:
         """``data`` is for ``tty`` once it can take bytes again."""
-        if data:
-            tty.out += data
+        before = len(tty.out)
+        tty.out += data
+        # What to poll changes as it starts to owe (POLLOUT; off ``_live``), owes enough
+        # to hold the master's reading back (_update_masks), or lags to a repaint.
+        if not before or before <= OUT_SOFT < len(tty.out):
             self._dirty = True
-        if len(tty.out) > OUT_SOFT:
-            self._dirty = True  # hold the master's reading back (_update_masks)
         if len(tty.out) > OUT_LIMIT:  # the terminal is shown the screen once it can take it
             tty.out.clear()
             tty.state = _LAGGED
+            self._dirty = True
 
     def _flush(self, tty: HandedTty) -> None:
         """Write what the terminal owes, as much as it takes now."""

@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 import trio
 from support.actors import RunningActor, actor_tap, running_actor
+from support.relay_steps import RELAY_STEPS, relay_step_env
 
-from actors.ptyd import relay
-from actors.ptyd.relay import NATIVE_ENV
 from orca.client.handed import HandedTerminal
 from orca.contracts import ptyd
 from orca.paths import OrcaPaths, resolve_paths
@@ -48,13 +47,10 @@ w('END-MARK\r\n')
 """
 
 
-@pytest.fixture(params=["native", "python"])
+@pytest.fixture(params=RELAY_STEPS)
 async def ptyd_actor(request: pytest.FixtureRequest, tmp_path: Path) -> RunningActor:
-    if request.param == "native" and relay._relaystep is None:
-        pytest.skip("the native relay step is not built here (no C compiler at install)")
-    env = {"ORCA_PTYD_SCROLLBACK_BYTES": str(4 * 1024 * 1024)}  # term.read holds the flood
-    if request.param == "python":
-        env[NATIVE_ENV] = "0"
+    env = relay_step_env(request.param)
+    env["ORCA_PTYD_SCROLLBACK_BYTES"] = str(4 * 1024 * 1024)  # term.read holds the flood
     async with running_actor("ptyd", tmp_path / "home", env) as pt:
         yield pt  # type: ignore[misc]
 

@@ -15,8 +15,8 @@ import trio
 from support.actors import actor_tap, running_actor, stop_actor
 from support.procs import REPO as ROOT
 from support.ptyd_harness import call_retrying, read_pid, start_keeper, tree_env
+from support.relay_steps import RELAY_STEPS, relay_step_env
 
-from actors.ptyd import relay
 from actors.ptyd.spawn import resize, spawn_on_pty
 from orca.actor import open_rpc_client
 from orca.contracts import ptyd as contract
@@ -33,13 +33,10 @@ async def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return await trio.run_process(cli_argv(*args), env=env, capture_stdout=True, check=False)
 
 
-@pytest.fixture(params=["native", "python"])
+@pytest.fixture(params=RELAY_STEPS)
 async def home(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Path]:
     """ptyd with the relay's native step, and with its Python one (test_handed_relay)."""
-    if request.param == "native" and relay._relaystep is None:
-        pytest.skip("the native relay step is not built here (no C compiler at install)")
-    env = {relay.NATIVE_ENV: "0"} if request.param == "python" else None
-    async with running_actor("ptyd", tmp_path / "home", env) as ptyd:
+    async with running_actor("ptyd", tmp_path / "home", relay_step_env(request.param)) as ptyd:
         yield ptyd.home
 
 
