@@ -143,7 +143,9 @@ def restore_terminal(stdin: int, stdout: int, saved: list[Any]) -> None:
         except OSError:
             pass
     try:
-        _write_all(stdout, RESTORE_USER_TERMINAL)
+        # CAN first: ptyd killed in the middle of a write may have left a sequence (or an
+        # OSC string) open, which would swallow the first restoring sequence.
+        _write_all(stdout, b"\x18" + RESTORE_USER_TERMINAL)
         termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
     except (OSError, termios.error):
         pass  # the terminal is gone (hang-up): nothing left to restore
