@@ -112,13 +112,18 @@ async def test_full_disk_drops_log_lines_and_kills_nothing(small_disk_home: Path
                 (old,) = [
                     a.pid for a in (await orcad.invoke(sup.STATUS)).actors if a.name == "alpha"
                 ]
+                since = len(rec.typed)
                 async with open_rpc_client(paths.ipc_endpoint("alpha", "rpc")) as alpha:
                     with contextlib.suppress(Exception):
                         await alpha.invoke(TEST_EXIT, ExitArgs(code=1), timeout=0.5)
-                await mirror.wait_until(
-                    lambda m: rec.seen(sup.STARTED, "alpha", lambda d: d.pid != old)
-                )
-                return rec.of(sup.STARTED, "alpha")[-1].pid
+
+                # Only a start recorded after the exit was asked is the new process: an
+                # older start (a pid other than ``old``) would return a stale pid.
+                def restarted() -> list[sup.ActorStarted]:
+                    return [d for d in rec.of(sup.STARTED, "alpha", since) if d.pid != old]
+
+                await mirror.wait_until(lambda m: bool(restarted()))
+                return restarted()[-1].pid
 
             filler = fill(home.parent, paths.log_file("alpha"))
             await restart_alpha()
