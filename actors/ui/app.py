@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -205,7 +206,11 @@ class OrcaApp(App[None], inherit_bindings=False):
     async def on_mount(self) -> None:
         async def start_backend(nursery: Any) -> None:
             await nursery.start(self.backend.run)
-            self.approvals = Approvals(self.paths, self.backend.clients["hooks"], self.poke)
+            # an ask or its answer changes the status bar: a view refresh, not only a wake
+            # (the ask can come after the light's own refresh; CI saw the bar stay stale)
+            self.approvals = Approvals(
+                self.paths, self.backend.clients["hooks"], partial(self.poke, view=True)
+            )
             nursery.start_soon(self.approvals.run)
 
         await self.guest.start(start_backend)
