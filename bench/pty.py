@@ -127,6 +127,7 @@ import argparse
 import os
 import re
 import select
+import shlex
 import shutil
 import signal
 import statistics
@@ -142,6 +143,8 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from printer import PRINTER  # noqa: E402  (bench/printer.py)
 
 from actors.ptyd.session import COLD_AFTER_S, IDLE_COMPACT_S  # noqa: E402
 from actors.ptyd.spawn import spawn_on_pty  # noqa: E402
@@ -256,16 +259,18 @@ def wait_raw(master: int, timeout: float = 20.0) -> None:
     time.sleep(0.05)  # the client's first paint (attach: the screen) comes right after
 
 
-def start_client(argv: list[str], env: dict[str, str]) -> tuple[int, int]:
+def start_client(argv: list[str], env: dict[str, str], typed: bool = True) -> tuple[int, int]:
     """A terminal client (``orca term attach``, ``tmux attach``) on a PTY of its own, as
-    a user's terminal runs it, once it echoes: (pid, master)."""
+    a user's terminal runs it, once it echoes (``typed``: a line typed and echoed; else
+    once it drew its first screen): (pid, master)."""
     pid, master = spawn_on_pty(argv, str(ROOT), env, 80, 24)
     try:
         wait_raw(master)
         drain(master)
-        os.write(master, b"ready\r")
-        read_until(master, b"ready")
-        drain(master)
+        if typed:
+            os.write(master, b"ready\r")
+            read_until(master, b"ready")
+            drain(master)
     except BaseException:
         stop_client(pid, master)
         raise
@@ -507,14 +512,21 @@ def stream_echo(
 
 
 def terminal_echoes(
-    home: Path, paths: OrcaPaths, tmp: Path, samples: int, with_tmux: bool
+    home: Path, paths: OrcaPaths, tmp: Path, samples: int, with_tmux: bool, printers: int = 0
 ) -> dict[str, list[float]]:
     """Echo through the terminals a user types into, interleaved key by key: ``direct``
     (a PTY running ``cat``), ``attach`` (``orca term attach`` of a ptyd session running
     ``cat``), ``floor`` (``RELAY_FLOOR``) and ``tmux`` (``tmux attach`` of a private
-    server whose window runs ``cat``)."""
+    server whose window runs ``cat``). With ``printers``, ptyd runs that many more
+    sessions and tmux that many more windows, each printing ``PRINTER``'s 100 lines a
+    second the whole time (the other agents a user runs: issue 24's "20 sessions
+    printing" load, for ptyd and for tmux alike)."""
     sid = spawn(paths, ["/bin/cat"])
     tmux = Tmux(tmp, "cat") if with_tmux else None
+    printing = [spawn(paths, [sys.executable, "-c", PRINTER]) for _ in range(printers)]
+    if tmux is not None:
+        for _ in range(printers):
+            tmux.run("new-window", "-d", shlex.join([sys.executable, "-c", PRINTER]))
     env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT), TERM="xterm-256color")
     cat_pid, cat_master = spawn_on_pty(["/bin/cat"], "/", CHILD_ENV, 80, 24)
     clients: dict[str, tuple[int, int]] = {"direct": (cat_pid, cat_master)}
@@ -530,7 +542,8 @@ def terminal_echoes(
             stop_client(pid, master)
         if tmux is not None:
             tmux.close()
-        close(paths, sid)
+        for printer in (sid, *printing):
+            close(paths, printer)
 
 
 def ptyd_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[int, int]:
@@ -584,6 +597,34 @@ class Tmux:
             pass
 
 
+def tmux_throughput(tmp: Path, mib: int) -> float:
+    """tmux's side of the throughput row: the same flood in a tmux window, a ``tmux
+    attach`` client on a PTY of this process read as fast as it writes; the seconds
+    from the key that starts it until the client shows the line printed after it.
+    (tmux sends its client what the screen became, not every byte the program wrote:
+    the row is how long the user waits for the flood through tmux, as ``direct``'s
+    bytes over that time.)"""
+    done = b"FLOOD-DONE"
+    command = f"read go; {flood_command(mib)}; echo FLOOD-''DONE; exec cat"
+    tmux = Tmux(tmp, shlex.join(["/bin/sh", "-c", command]))
+    pid, master = start_client(tmux.argv("attach", "-t", "bench"), tmux.env, typed=False)
+    try:
+        start = time.perf_counter()
+        os.write(master, b"go\r")
+        tail = b""
+        while done not in _ESCAPES.sub(b"", tail):
+            if not select.select([master], [], [], 60.0)[0]:
+                raise TimeoutError("tmux never showed the end of the flood")
+            try:
+                tail = (tail + os.read(master, 65536))[-4096:]
+            except BlockingIOError:
+                continue
+        return time.perf_counter() - start
+    finally:
+        stop_client(pid, master)
+        tmux.close()
+
+
 def tmux_windows_rss(tmp: Path, windows: int) -> int:
     tmux = Tmux(tmp, "sleep 3600")
     try:
@@ -615,13 +656,24 @@ def show_echo(rows: list[tuple[str, list[float]]], goal: tuple[str, list[float]]
     print(f"echo mean    {means} ms")
 
 
+PHASES = ("throughput", "echo", "load", "rss")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mib", type=int, default=64)
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--echo", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (median)")
+    parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help=f"what to measure, of {','.join(PHASES)} (quick iterations: --phases echo)",
+    )
     opts = parser.parse_args()
+    phases = set(opts.phases.split(","))
+    if not phases <= set(PHASES):
+        parser.error(f"--phases: not one of {','.join(PHASES)}: {opts.phases}")
     has_tmux = shutil.which("tmux") is not None
     with tempfile.TemporaryDirectory(prefix="orca-bench-pty-") as tmp:
         home = Path(tmp) / "home"
@@ -630,61 +682,85 @@ def main() -> int:
         try:
             wait_ready(paths)
             base_rss = psutil.Process(proc.pid).memory_info().rss
-            ratios, stream_ratios, floor_ratios = [], [], []
-            for _round in range(opts.rounds):  # interleaved: a load spike hits one round
-                d_bytes, d_s = direct_throughput(opts.mib)
-                h_bytes, h_s, h_repaints = handed_throughput(paths, opts.mib)
-                a_bytes, a_s, repaints = attached_throughput(paths, opts.mib)
-                f_bytes, f_s = floor_throughput(opts.mib)
-                d_rate, h_rate, a_rate = d_bytes / d_s, h_bytes / h_s, a_bytes / a_s
-                ratios.append(h_rate / d_rate)
-                stream_ratios.append(a_rate / d_rate)
-                floor_ratios.append(f_bytes / f_s / d_rate)
-                print(f"throughput  direct   {d_rate / 1e6:8.1f} MB/s  ({d_bytes} B in {d_s:.2f}s)")
+            if "throughput" in phases:
+                ratios, stream_ratios, floor_ratios = [], [], []
+                tmux_ratios: list[float] = []
+                for _round in range(opts.rounds):  # interleaved: a load spike hits one round
+                    d_bytes, d_s = direct_throughput(opts.mib)
+                    h_bytes, h_s, h_repaints = handed_throughput(paths, opts.mib)
+                    a_bytes, a_s, repaints = attached_throughput(paths, opts.mib)
+                    f_bytes, f_s = floor_throughput(opts.mib)
+                    d_rate, h_rate, a_rate = d_bytes / d_s, h_bytes / h_s, a_bytes / a_s
+                    ratios.append(h_rate / d_rate)
+                    stream_ratios.append(a_rate / d_rate)
+                    floor_ratios.append(f_bytes / f_s / d_rate)
+                    if has_tmux:
+                        t_s = tmux_throughput(Path(tmp), opts.mib)
+                        tmux_ratios.append(d_bytes / t_s / d_rate)
+                    print(
+                        f"throughput  direct   {d_rate / 1e6:8.1f} MB/s  ({d_bytes} B in {d_s:.2f}s)"
+                    )
+                    print(
+                        f"throughput  attached {h_rate / 1e6:8.1f} MB/s  ({h_bytes} B in {h_s:.2f}s,"
+                        f" {h_repaints} repaints; handed terminal, as orca term attach; model on)"
+                    )
+                    print(
+                        f"throughput  stream   {a_rate / 1e6:8.1f} MB/s  ({a_bytes} B in {a_s:.2f}s,"
+                        f" {repaints} repaints; attach stream, as orca ui's panes)"
+                    )
+                shown = "  ".join(f"{r:.2f}" for r in ratios)
                 print(
-                    f"throughput  attached {h_rate / 1e6:8.1f} MB/s  ({h_bytes} B in {h_s:.2f}s,"
-                    f" {h_repaints} repaints; handed terminal, as orca term attach; model on)"
+                    f"throughput  ratio    {statistics.median(ratios):8.2f}   median of {shown}"
+                    "   (attached/direct, goal >= 0.9)"
                 )
                 print(
-                    f"throughput  stream   {a_rate / 1e6:8.1f} MB/s  ({a_bytes} B in {a_s:.2f}s,"
-                    f" {repaints} repaints; attach stream, as orca ui's panes)"
+                    f"throughput  floor    {f_bytes / f_s / 1e6:8.1f} MB/s  (last round; a bare relay"
+                    " process through a second PTY, as attached)"
                 )
-            shown = "  ".join(f"{r:.2f}" for r in ratios)
-            print(
-                f"throughput  ratio    {statistics.median(ratios):8.2f}   median of {shown}"
-                "   (attached/direct, goal >= 0.9)"
-            )
-            print(
-                f"throughput  floor    {f_bytes / f_s / 1e6:8.1f} MB/s  (last round; a bare relay"
-                " process through a second PTY, as attached)"
-            )
-            for label, values in (("stream", stream_ratios), ("floor", floor_ratios)):
-                shown = "  ".join(f"{r:.2f}" for r in values)
-                print(
-                    f"throughput  ratio    {statistics.median(values):8.2f}   median of {shown}"
-                    f"   ({label}/direct)"
+                for label, values in (
+                    ("stream", stream_ratios),
+                    ("floor", floor_ratios),
+                    ("tmux", tmux_ratios),
+                ):
+                    if not values:
+                        continue
+                    shown = "  ".join(f"{r:.2f}" for r in values)
+                    print(
+                        f"throughput  ratio    {statistics.median(values):8.2f}   median of {shown}"
+                        f"   ({label}/direct)"
+                    )
+
+            if "echo" in phases:
+                echo = [("rpc+pub", rpc_pub_echo(paths, opts.echo))]
+                echo.append(("stream", stream_echo(paths, opts.echo)))
+                echo.append(("local", stream_echo(paths, opts.echo, LocalTerminalStream)))
+                echo += terminal_echoes(home, paths, Path(tmp), opts.echo, has_tmux).items()
+                show_echo(echo, echo[-1] if has_tmux else echo[3])
+            if "load" in phases:
+                loaded = terminal_echoes(
+                    home, paths, Path(tmp), opts.echo, has_tmux, printers=opts.sessions
+                )
+                print(f"echo under load: {opts.sessions} more sessions printing 100 lines/s each")
+                show_echo(
+                    list(loaded.items()),
+                    ("tmux", loaded["tmux"]) if has_tmux else ("floor", loaded["floor"]),
                 )
 
-            echo = [("rpc+pub", rpc_pub_echo(paths, opts.echo))]
-            echo.append(("stream", stream_echo(paths, opts.echo)))
-            echo.append(("local", stream_echo(paths, opts.echo, LocalTerminalStream)))
-            echo += terminal_echoes(home, paths, Path(tmp), opts.echo, has_tmux).items()
-            show_echo(echo, echo[-1] if has_tmux else echo[3])
-
-            rss, printed = ptyd_sessions_rss(paths, proc.pid, opts.sessions)
-            print(
-                f"rss  ptyd  {rss / 2**20:8.1f} MiB with {opts.sessions} idle sessions"
-                f" ({printed / 1e6:.0f} MB printed; idle ptyd {base_rss / 2**20:.1f} MiB)"
-            )
+            if "rss" in phases:
+                rss, printed = ptyd_sessions_rss(paths, proc.pid, opts.sessions)
+                print(
+                    f"rss  ptyd  {rss / 2**20:8.1f} MiB with {opts.sessions} idle sessions"
+                    f" ({printed / 1e6:.0f} MB printed; idle ptyd {base_rss / 2**20:.1f} MiB)"
+                )
         finally:
             proc.terminate()
             proc.wait(10)
-        if has_tmux:
+        if not has_tmux:
+            print("tmux not installed: no tmux figures (apt-get install tmux)")
+        elif "rss" in phases:
             t_rss = tmux_windows_rss(Path(tmp), opts.sessions)
             print(f"rss  tmux  {t_rss / 2**20:8.1f} MiB with {opts.sessions} idle windows")
             print(f"rss  ratio ptyd/tmux {rss / t_rss:6.2f}   (goal <= 2)")
-        else:
-            print("tmux not installed: no tmux figures (apt-get install tmux)")
     return 0
 
 

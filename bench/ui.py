@@ -156,6 +156,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from printer import PRINTER, PRINTERS  # noqa: E402  (bench/printer.py)
+
 from actors.ui import layout  # noqa: E402
 from actors.ui.app import OrcaApp  # noqa: E402
 from actors.ui.frames import HEAP_SETTLE_S, MAX_WAIT_S  # noqa: E402
@@ -169,23 +171,11 @@ from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
 # ORCA_BENCH_UI_WORKTREES, ORCA_BENCH_UI_ECHOES, ORCA_BENCH_UI_PHASES ("paint,load").
 WORKTREES = int(os.environ.get("ORCA_BENCH_UI_WORKTREES", "100"))
 PANES = 3
-PRINTERS = 20
 IDLE_S = 5.0
 LOAD_S = 5.0
 ECHOES = int(os.environ.get("ORCA_BENCH_UI_ECHOES", "100"))  # p99 of 100 (of 30: the max)
 PHASES = set(os.environ.get("ORCA_BENCH_UI_PHASES", "paint,load").split(","))
 SIZE = (160, 48)
-# A printer that forks nothing (a shell loop calling date and sleep forks 200 times a
-# second each: the fork storm, not the UI, would be measured). Run with sys.executable.
-PRINTER = (
-    "import sys, time\n"
-    "i = 0\n"
-    "while True:\n"
-    "    i += 1\n"
-    "    sys.stdout.write(f'line {i} {time.time():.6f}\\n')\n"
-    "    sys.stdout.flush()\n"
-    "    time.sleep(0.01)\n"
-)
 
 
 def orca(env: dict[str, str], *args: str) -> str:
