@@ -100,7 +100,12 @@ class FdKeeper:
                     return
                 for reply in replies:
                     try:
-                        await conn.sendmsg(*encode_packet(reply.message, reply.fds))
+                        packet = encode_packet(reply.message, reply.fds)
+                    except ValueError as exc:  # (check_record keeps a reclaim within bounds)
+                        log.error("keeper: reply not sent: %s", exc)
+                        return
+                    try:
+                        await conn.sendmsg(*packet)
                     except OSError as exc:
                         log.warning("keeper: reply lost: %s", exc)
                         if self.state.handed_over:

@@ -39,6 +39,7 @@ from orca.contracts.fd_keeper import (
     KEEPER_ENV,
     KEEPER_SOCKET_NAME,
     MAX_PACKET,
+    MAX_RECORD_BYTES,
     REPLIES,
     AskExitStatus,
     Deposit,
@@ -51,6 +52,7 @@ from orca.contracts.fd_keeper import (
     Sessions,
     Update,
     Withdraw,
+    check_record,
     close_fds,
     fds_from,
     keeper_answers,
@@ -78,7 +80,24 @@ SECURE_POLL_S = 0.05
 
 
 def info_to_record(info: SessionInfo) -> dict[str, Any]:
-    return asdict(info)
+    """The keeper's record of ``info``: an argv too long for one (a prompt of 200 KB
+    passed on the command line) is kept shortened, so the terminal still survives a ptyd
+    crash; ``term ls`` then shows its argv cut, each cut argument ending in ``…``."""
+    record = asdict(info)
+    try:
+        check_record(info.history_key, record)
+    except KeeperProtocolError:
+        # (characters: 6 bytes each at worst, a JSON escape such as \u0001)
+        record["argv"] = _shortened(info.argv, MAX_RECORD_BYTES // 8)
+    return record
+
+
+def _shortened(argv: list[str], budget: int) -> list[str]:
+    """``argv`` with every argument cut to an equal share of ``budget`` characters."""
+    share = max(16, budget // max(1, len(argv)))
+    if len(argv) * 16 > budget:
+        argv = argv[: budget // 16]
+    return [a if len(a) <= share else a[: share - 1] + "…" for a in argv]
 
 
 def info_from_record(record: dict[str, Any]) -> SessionInfo:
@@ -202,7 +221,12 @@ class KeeperLink:
         if self.broken:
             return
         try:
+            if isinstance(message, Deposit | Update):
+                check_record(message.key, message.info)
             send_packet(self._sock, message, fds)
+        except KeeperProtocolError as exc:  # (the keeper would refuse it alike)
+            key = getattr(message, "key", "?")
+            log.error("session %s not kept by the fd keeper: %s (no crash survival)", key, exc)
         except OSError as exc:
             # The keeper is gone: sessions keep running, only crash survival is lost.
             self.broken = True

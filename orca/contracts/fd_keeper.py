@@ -38,13 +38,16 @@ message and its fds, and closes the fds of a packet it refuses.
 Messages, ``ptyd`` → keeper (``Request``):
 - ``deposit {key, info}`` + the master fd and, when output is journaled, the output
   pipe's two ends (1..``FDS_PER_SESSION`` fds; a deposit under a kept key replaces it);
-- ``update {key, info}``: the session record changed (rename, resize, exit);
+- ``update {key, info}``: the session record changed (rename, resize, exit); a
+  deposit or update whose record would make a reclaim row over ``MAX_RECORD_BYTES`` is
+  refused (``check_record``; ptyd shortens a huge argv before it sends one);
 - ``withdraw {key}``: the session is closed, the keeper closes its fds;
 - ``exit_status {key}`` → ``exit_status {key, status}``: the wait status the keeper
   recorded for an adopted child it reaped (``null`` if none);
 - ``reclaim {}`` → ``sessions {sessions: [{key, info, exitStatus, fds}]}`` packets
   carrying the sessions' fds in order (``fds`` of them each, at most
-  ``FDS_PER_PACKET`` a packet), then one ``end {}`` packet.
+  ``FDS_PER_PACKET`` fds and ``RECLAIM_BYTES`` of rows a packet: a seqpacket message
+  must fit the sender's socket buffer), then one ``end {}`` packet.
 
 ``orcad``, the CLI, a new keeper → keeper:
 - ``hello {}`` → ``hello {pid, version, build, protocol, capabilities, sessions}``: who
@@ -403,6 +406,11 @@ class KeeperState:
                 raise KeeperProtocolError(
                     f"a deposit carries 1 to {FDS_PER_SESSION} fds, not {len(fds)}"
                 )
+            try:
+                check_record(message.key, message.info)
+            except KeeperProtocolError:
+                close_fds(fds)
+                raise
             old = self._kept.pop(message.key, None)
             if old is not None:
                 old.close()
@@ -410,6 +418,7 @@ class KeeperState:
             return []
         close_fds(fds)  # fds only travel with a deposit
         if isinstance(message, Update):
+            check_record(message.key, message.info)  # refused: the kept record stays
             kept = self._kept.get(message.key)
             if kept is not None:  # else withdrawn meanwhile: nothing to update
                 kept.info = dict(message.info)
@@ -469,19 +478,47 @@ class KeeperState:
         return out
 
     def _reclaim_packets(self) -> Iterator[Packet]:
-        items = list(self._kept.items())
-        per_packet = FDS_PER_PACKET // FDS_PER_SESSION
-        for i in range(0, len(items), per_packet):
-            batch = items[i : i + per_packet]
-            rows = [
-                KeptSession(
-                    key=key, info=kept.info, exit_status=kept.exit_status, fds=len(kept.fds)
-                )
-                for key, kept in batch
-            ]
-            fds = [fd for _, kept in batch for fd in kept.fds]
+        """The kept sessions in ``sessions`` packets, each within FDS_PER_PACKET fds and
+        RECLAIM_BYTES of rows (every row fits one: ``check_record``), then ``end``."""
+        rows: list[KeptSession] = []
+        fds: list[int] = []
+        size = 0
+        for key, kept in self._kept.items():
+            row = KeptSession(
+                key=key, info=kept.info, exit_status=kept.exit_status, fds=len(kept.fds)
+            )
+            row_size = len(_ENCODER.encode(row)) + 1  # and its comma
+            if rows and (
+                len(fds) + len(kept.fds) > FDS_PER_PACKET or size + row_size > RECLAIM_BYTES
+            ):
+                yield Packet(Sessions(sessions=rows), fds)
+                rows, fds, size = [], [], 0
+            rows.append(row)
+            fds.extend(kept.fds)
+            size += row_size
+        if rows:
             yield Packet(Sessions(sessions=rows), fds)
         yield Packet(End(), [])
+
+
+# A unix SOCK_SEQPACKET message must fit the sender's send buffer (212,992 bytes by
+# default: net.core.wmem_default), else sendmsg fails with EMSGSIZE - which ptyd takes
+# for a keeper gone (crash survival off for every session) and which lost a whole
+# reclaim. So a ``sessions`` packet's rows stay within RECLAIM_BYTES, and a record
+# whose row is over MAX_RECORD_BYTES (a huge argv) is refused at its deposit or update:
+# ptyd keeps that one session out of the keeper, the others stay kept.
+MAX_RECORD_BYTES = 100 * 1024
+RECLAIM_BYTES = 128 * 1024
+
+
+def check_record(key: str, info: dict[str, Any]) -> None:
+    """Raise KeeperProtocolError if ``key``'s record could not come back in a reclaim."""
+    worst = KeptSession(key=key, info=info, exit_status=-(2**31), fds=FDS_PER_SESSION)
+    size = len(_ENCODER.encode(worst))
+    if size > MAX_RECORD_BYTES:
+        raise KeeperProtocolError(
+            f"a session record of {size} bytes is over MAX_RECORD_BYTES ({MAX_RECORD_BYTES})"
+        )
 
 
 # -- clients: hello, the take-over, launching a keeper --------------------------------

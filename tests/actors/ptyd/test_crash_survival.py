@@ -212,3 +212,37 @@ async def test_session_that_exited_before_the_crash_keeps_its_status(tmp_path: P
     finally:
         tap.close()
         await stop_actor(orcad.proc, grace=ORCAD_STOP_GRACE_S)
+
+
+async def test_a_huge_argv_keeps_every_terminal_through_a_kill_9(tmp_path: Path) -> None:
+    """A session started with 210 KB of arguments (a long prompt on the command line): its
+    keeper record would not fit a packet (EMSGSIZE turned crash survival off for every
+    session), so it is kept with its argv shortened. kill -9 of ptyd: both it and a plain
+    session come back with their agents, the long one's arguments cut with ``…``."""
+    home = tmp_path / "home"
+    orcad = start_orcad(home)
+    paths = resolve_paths({"ORCA_HOME": str(home)})
+    long_args = [c * 70_000 for c in "abc"]  # (one argument is at most 128 KiB: execve)
+    try:
+        async with open_rpc_client(paths.ipc_endpoint("ptyd", "rpc")) as client:
+            with trio.fail_after(60):
+                await call_retrying(client, "term.list", {})
+                spawned = []
+                for argv in (["/bin/sh", "-c", "exec cat", "sh", *long_args], ["/bin/cat"]):
+                    reply = await call_retrying(
+                        client, "term.spawn", {"argv": argv, "cwd": "/", "worktreeId": WT}
+                    )
+                    spawned.append((reply["sessionId"], reply["pid"]))
+                first = ptyd_child_of(orcad.pid)
+                os.kill(first, signal.SIGKILL)
+                rows = (await call_retrying(client, "term.list", {}))["sessions"]
+                assert ptyd_child_of(orcad.pid) != first
+                assert sorted((r["sessionId"], r["pid"]) for r in rows) == sorted(spawned)
+                assert all(r["running"] for r in rows)
+                [long_row] = [r for r in rows if r["sessionId"] == spawned[0][0]]
+                assert long_row["argv"][:4] == ["/bin/sh", "-c", "exec cat", "sh"]
+                cut = long_row["argv"][4:]
+                assert [a[0] for a in cut] == ["a", "b", "c"]
+                assert all(a.endswith("…") and len(a) < 70_000 for a in cut)
+    finally:
+        await stop_actor(orcad.proc, grace=ORCAD_STOP_GRACE_S)

@@ -39,20 +39,25 @@ def test_reclaim_returns_every_deposit_with_working_fds() -> None:
     """Deposited fds come back (in batches) and still reach the same pipe."""
     state = KeeperState()
     pipes = []
-    for n in range(FDS_PER_PACKET):  # more sessions than fit one packet
+    sessions = FDS_PER_PACKET // FDS_PER_SESSION + 1  # more than fit one packet
+    for n in range(sessions):
         r, w = os.pipe()
         pipes.append((r, w))
-        state.handle(Deposit(key=f"k{n}", info={"pid": n}), [os.dup(r)])
+        fds = [os.dup(r)] + [os.dup(w) for _ in range(FDS_PER_SESSION - 1)]
+        state.handle(Deposit(key=f"k{n}", info={"pid": n}), fds)
     replies = state.handle(Reclaim(), [])
     assert replies[-1].message == End()
     batches = [reply.message for reply in replies[:-1]]
     assert all(isinstance(b, Sessions) for b in batches)
     rows = [row for b in batches if isinstance(b, Sessions) for row in b.sessions]
     fds = [fd for reply in replies[:-1] for fd in reply.fds]
-    assert len(batches) == -(-FDS_PER_PACKET // (FDS_PER_PACKET // FDS_PER_SESSION))
-    assert [row.key for row in rows] == [f"k{n}" for n in range(FDS_PER_PACKET)]
+    assert len(batches) == 2
+    assert all(len(reply.fds) <= FDS_PER_PACKET for reply in replies)
+    assert [row.key for row in rows] == [f"k{n}" for n in range(sessions)]
     os.write(pipes[7][1], b"still here")
-    assert os.read(fds[7], 100) == b"still here"
+    assert os.read(fds[7 * FDS_PER_SESSION], 100) == b"still here"
+    for fd in fds:
+        os.close(fd)
     state.close_all()
     for r, w in pipes:
         os.close(r)

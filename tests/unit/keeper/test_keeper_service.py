@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import socket
@@ -14,11 +15,13 @@ from actors.keeper.service import FdKeeper
 from orca.contracts.fd_keeper import (
     ANCILLARY_SPACE,
     MAX_PACKET,
+    MAX_RECORD_BYTES,
     REPLIES,
     Deposit,
     End,
     Reclaim,
     Sessions,
+    Update,
     decode_packet,
     encode_packet,
 )
@@ -62,3 +65,65 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
     refusals = [r.getMessage() for r in caplog.records if "refused a packet" in r.getMessage()]
     assert len(refusals) == 3, refusals
     assert "format_disk" in refusals[0] and "too deep" in refusals[1] and "fds" in refusals[2]
+
+
+async def test_a_reclaim_of_large_records_fits_its_packets_and_an_unreclaimable_one_is_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Three deposits of 80 KB records each fit a packet but not one together (a unix
+    SOCK_SEQPACKET message must fit the 212,992-byte default send buffer): the reclaim
+    sends them in three packets (in one, EMSGSIZE lost the whole reclaim). A
+    record over MAX_RECORD_BYTES is refused at its deposit, its fd closed, and an update
+    that large leaves the kept record as it was."""
+    path = str(tmp_path / "k.sock")
+    keeper = FdKeeper(path)
+    caplog.set_level(logging.WARNING, logger="actors.keeper.service")
+    big = "x" * 80_000
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(keeper.serve)
+            conn = trio.socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            await conn.connect(path)
+            with conn:
+                r, w = os.pipe()
+                for key in ("a", "b", "c"):
+                    packet = encode_packet(Deposit(key=key, info={"pid": 9, "t": big}), [w])
+                    await conn.sendmsg(*packet)
+                huge = {"pid": 9, "t": "y" * MAX_RECORD_BYTES}
+                await conn.sendmsg(*encode_packet(Deposit(key="huge", info=huge), [w]))
+                await conn.sendmsg(*encode_packet(Update(key="a", info=huge)))
+                await conn.sendmsg(*encode_packet(Reclaim()))
+                got: list[tuple[str, str]] = []
+                while True:
+                    data, ancdata, _, _ = await conn.recvmsg(MAX_PACKET, ANCILLARY_SPACE)
+                    batch, fds = decode_packet(data, ancdata, REPLIES)
+                    if isinstance(batch, End):
+                        break
+                    assert isinstance(batch, Sessions) and len(fds) == len(batch.sessions) == 1
+                    got += [(s.key, s.info["t"]) for s in batch.sessions]
+                    os.close(fds[0])
+                assert got == [("a", big), ("b", big), ("c", big)]
+                # (the keeper runs in this process) the refused deposit's copy was closed:
+                # ours and the three the keeper keeps for a, b and c are left
+                assert _open_copies(w) == 4
+                for fd in (r, w):
+                    os.close(fd)
+            assert sorted(keeper.state.keys()) == ["a", "b", "c"]
+            nursery.cancel_scope.cancel()
+    keeper.close_all()
+    refusals = [r.getMessage() for r in caplog.records if "refused a packet" in r.getMessage()]
+    assert len(refusals) == 2 and all("MAX_RECORD_BYTES" in m for m in refusals), refusals
+
+
+def _open_copies(fd: int) -> int:
+    """How many of this process's fds are the same pipe end as ``fd``."""
+    target = os.readlink(f"/proc/self/fd/{fd}"), fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            other = int(name)
+            mode = fcntl.fcntl(other, fcntl.F_GETFL) & os.O_ACCMODE
+            count += (os.readlink(f"/proc/self/fd/{name}"), mode) == target
+        except OSError:
+            pass
+    return count
