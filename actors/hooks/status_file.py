@@ -43,6 +43,8 @@ from actors.hooks.pane_authority import (
 )
 from actors.hooks.status_table import is_persistable
 from orca.model.agent_status import AgentStatusRow
+from orca.model.hosts import is_execution_host_id
+from orca.model.ids import is_terminal_owner_id
 
 FILE_VERSION = 1
 # Seed 02 §10: only records from the last seven days are kept across restarts.
@@ -163,7 +165,12 @@ def _decode_row(raw: object, now_ms: int) -> AgentStatusRow | None:
         return None
     if now_ms - row.updated_at_ms > HYDRATE_WINDOW_MS or not is_persistable(row):
         return None
-    if parse_pane_key(row.pane_key) is None:
+    pane = parse_pane_key(row.pane_key)
+    # Strict hydrate (seed 02 §10): the row's tab, worktree and host must be ones it can
+    # have been written for, else it would light a badge no live pane owns.
+    if pane is None or (row.tab_id and row.tab_id != pane.tab_id):
+        return None
+    if not is_terminal_owner_id(row.worktree_id) or not is_execution_host_id(row.host_id):
         return None
     return msgspec.structs.replace(
         row,

@@ -92,6 +92,30 @@ def test_hydrated_file_with_a_structured_row_drops_it() -> None:
     assert decode_status_file(data, T0).rows == []
 
 
+def test_hydrate_drops_rows_whose_tab_worktree_or_host_cannot_be_theirs() -> None:
+    """Strict hydrate (seed 02 §10; review 02-36): a row whose tabId is not its pane
+    key's tab, whose worktreeId is not one, or whose hostId is not a host id is dropped;
+    the well-formed row beside them is restored."""
+    good = {
+        "paneKey": PANE,
+        "worktreeId": WT,
+        "tabId": "tab-1",
+        "state": "working",
+        "source": "hook",
+        "updatedAtMs": T0,
+        "stateSinceMs": T0,
+    }
+    bad = [
+        {**good, "tabId": "OTHER-TAB"},
+        {**good, "worktreeId": "not-a-worktree-id"},
+        {**good, "hostId": "ssh:%zz"},
+    ]
+    for row in [good, *bad]:
+        data = json.dumps({"version": 1, "rows": [row], "launchTokenSha256": {}}).encode()
+        restored = [r.pane_key for r in decode_status_file(data, T0).rows]
+        assert restored == ([PANE] if row is good else []), row
+
+
 def test_terminal_handle_and_raw_token_are_never_written() -> None:
     """Only the token hash is persisted; the terminal handle is live-only (seed 03)."""
     store = AgentStatusTable()
