@@ -2,9 +2,11 @@
 
 Figures, each with its baseline measured in the same run:
 
-1. throughput: ``head -c 64M /dev/zero | base64`` delivered to a client attached over
-   the attach stream (``TerminalStream``, as ``orca term attach`` does; terminal model
-   on) vs the same child read straight from a PTY in this process. Goal: >= 0.9x.
+1. throughput: ``head -c 64M /dev/zero | base64`` delivered to a terminal handed to
+   ptyd (as ``orca term attach`` does; terminal model on) and to a client of the attach
+   stream, vs the same child read straight from a PTY in this process; beside them a
+   bare relay through a second PTY (``floor``) and tmux (the flood in a tmux window,
+   until ``tmux attach`` shows its last line). Goal: >= 0.9x.
 2. keystroke echo: a key typed into the terminal ``orca term attach`` runs in, until
    its echo comes out of it, vs the same through a ``tmux attach`` client (a private
    tmux server, ``-S`` socket in a temp dir, killed after); the session runs ``cat``
@@ -14,7 +16,8 @@ Figures, each with its baseline measured in the same run:
    the Unix socket (``LocalTerminalStream``, what ``orca term attach`` uses), and
    ``floor``: a bare Python relay process that holds the user's terminal and the PTY
    (a poll loop, no trio, no model), the least any design of that shape costs. Goal:
-   ``attach`` p50 and p99 <= tmux's.
+   ``attach`` p50 and p99 <= tmux's. The ``load`` phase measures direct / attach /
+   floor / tmux again while ``--sessions`` more sessions (and tmux windows) print.
 3. RSS with ``--sessions`` sessions that each printed 2 MB and idle: ptyd (terminal
    models, scrollback, journals) vs the tmux server with as many windows (its default
    history). Goal: <= 2x tmux.
@@ -119,6 +122,20 @@ runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
   accounting once per pause): p50 the same, p99 worse (1.54-2.55x in seven of eight
   runs, 0.85 in the other), because the accounting then falls at random moments
   between two keys instead of just after an echo.
+* issue 24, fourth session: echo also under load (``load`` phase: ``--sessions`` more
+  ptyd sessions and as many tmux windows, each printing ``bench/printer.py``'s 100
+  lines a second, the issue's "20 sessions printing"), and tmux's side of the
+  throughput row (the same flood through ``tmux attach``, until its last line shows:
+  tmux sends its client screen updates, not every byte). Same code as the third
+  session's final runs; five runs, ``--mib 16 --sessions 20 --echo 200 --rounds 3``:
+  under load attach/tmux p50 0.69, 0.66, 0.71, 0.67, 0.75 and p99 0.82, 0.75, 0.86,
+  0.71, 2.07 (tmux's own p50 rises to 0.18-0.25 ms: one loop for the keys and 20
+  windows' output; ptyd's keys do not wait behind its loop); idle, p50 0.88, 0.90,
+  0.96, 1.05, 0.92 and p99 1.29, 1.44, 1.10, 1.31, 1.50 (attach p99 0.37-0.50 ms vs
+  tmux 0.29-0.35). Throughput attached/direct 0.81, 0.61, 0.62, 0.63, 0.67; tmux/direct
+  0.70, 0.57, 0.59, 0.63, 0.63; floor/direct 0.93, 0.71, 0.79, 0.71, 0.78. RSS 1.72-1.78x.
+  ``sys.setswitchinterval(0.0005)`` in ptyd, three echo runs alternated with the
+  default: idle p99 1.74, 0.92, 0.50 against 1.07, 0.92, 1.15 (noise; not adopted).
 """
 
 from __future__ import annotations
