@@ -165,10 +165,11 @@ def _decode_row(raw: object, now_ms: int) -> AgentStatusRow | None:
         return None
     if now_ms - row.updated_at_ms > HYDRATE_WINDOW_MS or not is_persistable(row):
         return None
-    pane = parse_pane_key(row.pane_key)
-    # Strict hydrate (seed 02 §10): the row's tab, worktree and host must be ones it can
-    # have been written for, else it would light a badge no live pane owns.
-    if pane is None or (row.tab_id and row.tab_id != pane.tab_id):
+    # Strict hydrate (seed 02 §10): the row's pane, worktree and host must be ones it can
+    # have been written for, else it would light a badge no live pane owns. (Its tabId
+    # is not checked against the pane key's tab: live ingest files a hook's tab name as
+    # given, so such a row was valid when written.)
+    if parse_pane_key(row.pane_key) is None:
         return None
     if not is_terminal_owner_id(row.worktree_id) or not is_execution_host_id(row.host_id):
         return None

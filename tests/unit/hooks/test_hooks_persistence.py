@@ -92,10 +92,9 @@ def test_hydrated_file_with_a_structured_row_drops_it() -> None:
     assert decode_status_file(data, T0).rows == []
 
 
-def test_hydrate_drops_rows_whose_tab_worktree_or_host_cannot_be_theirs() -> None:
-    """Strict hydrate (seed 02 §10; review 02-36): a row whose tabId is not its pane
-    key's tab, whose worktreeId is not one, or whose hostId is not a host id is dropped;
-    the well-formed row beside them is restored."""
+def test_hydrate_drops_rows_whose_worktree_or_host_cannot_be_theirs() -> None:
+    """Strict hydrate (seed 02 §10; review 02-36): a row whose worktreeId is not one, or
+    whose hostId is not a host id, is dropped; the well-formed row is restored."""
     good = {
         "paneKey": PANE,
         "worktreeId": WT,
@@ -106,7 +105,6 @@ def test_hydrate_drops_rows_whose_tab_worktree_or_host_cannot_be_theirs() -> Non
         "stateSinceMs": T0,
     }
     bad = [
-        {**good, "tabId": "OTHER-TAB"},
         {**good, "worktreeId": "not-a-worktree-id"},
         {**good, "hostId": "ssh:%zz"},
     ]
