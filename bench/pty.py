@@ -376,6 +376,26 @@ def relay_floor_argv() -> list[str]:
 # -- ptyd ---------------------------------------------------------------------------------
 
 
+def start_keeper(home: Path) -> subprocess.Popen[bytes]:
+    """The fd keeper, as ``orcad`` starts it before ptyd (ptyd deposits every session
+    with it; without one ptyd would retry its socket ten times a second)."""
+    env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))
+    env.pop("ORCA_SUPERVISOR", None)
+    ready_r, ready_w = os.pipe()
+    argv = [sys.executable, "-P", "-m", "actors.keeper", "--ready-fd", str(ready_w)]
+    log = (home / "keeper.stderr").open("ab")
+    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=log, cwd=ROOT, pass_fds=[ready_w])
+    log.close()
+    os.close(ready_w)
+    with os.fdopen(ready_r, "rb") as ready:
+        said = ready.readline().strip()
+    if said != b"ready":
+        proc.kill()
+        proc.wait(10)
+        raise RuntimeError(f"the fd keeper did not start: {said!r} (see {home}/keeper.stderr)")
+    return proc
+
+
 def start_ptyd(home: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))
     env.pop("ORCA_SUPERVISOR", None)
@@ -695,6 +715,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="orca-bench-pty-") as tmp:
         home = Path(tmp) / "home"
         paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
+        keeper = start_keeper(home)
         proc = start_ptyd(home)
         try:
             wait_ready(paths)
@@ -772,6 +793,8 @@ def main() -> int:
         finally:
             proc.terminate()
             proc.wait(10)
+            keeper.terminate()  # closes what it keeps: every session's terminal hangs up
+            keeper.wait(10)
         if not has_tmux:
             print("tmux not installed: no tmux figures (apt-get install tmux)")
         elif "rss" in phases:
