@@ -61,7 +61,6 @@ def tree(orca_home: Path) -> Iterator[OrcaPaths]:
     paths = resolve_paths({"ORCA_HOME": str(orca_home)})
     result = run_cli(orca_home, "up", env=child_env(orca_home, ENV))
     assert result.returncode == 0, result.stderr
-    agents: list[int] = []
     try:
         yield paths
     finally:
@@ -69,13 +68,7 @@ def tree(orca_home: Path) -> Iterator[OrcaPaths]:
         for pid in pids[:]:
             pids.extend(descendants(pid))
         kill_all(pids)
-        for proc in psutil.process_iter(["environ"]):
-            try:
-                if (proc.info["environ"] or {}).get("ORCA_WORKTREE_ID") == WT:
-                    agents.append(proc.pid)
-            except psutil.Error:
-                pass
-        kill_all(agents)
+        kill_all(agents_of(WT, orca_home))
 
 
 async def sup_status(paths: OrcaPaths) -> dict[str, Any]:
@@ -110,14 +103,17 @@ async def read_stream(client: Any, tap: Any, sid: str, want: int) -> bytes:
     return out
 
 
-def agents_of(worktree_id: str) -> list[int]:
+def agents_of(worktree_id: str, home: Path) -> list[int]:
+    """This profile's agents in ``worktree_id`` (the same worktree id in another test's
+    profile, running beside this one under xdist, is not ours to kill)."""
     out = []
     for proc in psutil.process_iter(["environ"]):
         try:
-            if (proc.info["environ"] or {}).get("ORCA_WORKTREE_ID") == worktree_id:
-                out.append(proc.pid)
+            env = proc.info["environ"] or {}
         except psutil.Error:
-            pass
+            continue
+        if env.get("ORCA_WORKTREE_ID") == worktree_id and env.get("ORCA_HOME") == str(home):
+            out.append(proc.pid)
     return out
 
 
@@ -343,7 +339,7 @@ async def test_restart_all_replaces_every_process_and_keeps_20_streaming_agents(
                 nursery.cancel_scope.cancel()
         tap.close()
     finally:
-        kill_all([*started, *agents_of(RESTART_WT)])
+        kill_all([*started, *agents_of(RESTART_WT, orca_home)])
 
 
 def everything_of(status: dict[str, Any]) -> list[int]:
