@@ -1,0 +1,139 @@
+"""The publisher encodes only what someone subscribed to, and a subscriber misses nothing.
+
+The socket is an XPUB (orca/actor/publisher.py): an event no subscription's prefix
+matches is never encoded (``skipped``), its seq consumed all the same. These tests
+drive it with real SUB sockets over ipc, as every actor's subscribers connect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+
+from orca.actor import EventPublisher
+from orca.contracts.sys import HEARTBEAT_TYPE
+from orca.wire.envelope import Event, decode_event
+
+TIMEOUT_MS = 10_000
+
+
+@pytest.fixture
+def publisher(tmp_path: Path) -> Iterator[tuple[EventPublisher, str]]:
+    pub = EventPublisher("test")
+    endpoint = pub.bind(f"ipc://{tmp_path}/test.pub")
+    try:
+        yield pub, endpoint
+    finally:
+        pub.close()
+
+
+def subscriber(endpoint: str, *topics: str) -> zmq.Socket[bytes]:
+    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.SUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    for topic in topics:
+        sock.setsockopt(zmq.SUBSCRIBE, topic.encode())
+    sock.connect(endpoint)
+    return sock
+
+
+def receive(sock: zmq.Socket[bytes]) -> Event:
+    assert sock.poll(TIMEOUT_MS), "nothing arrived"
+    return decode_event(sock.recv_multipart()[-1])
+
+
+def wait_live(pub: EventPublisher, sock: zmq.Socket[bytes]) -> None:
+    """Until the subscriber gets a heartbeat: its subscriptions reached the publisher
+    (the proof every Orca subscriber waits for before it trusts the stream)."""
+    while not sock.poll(10):
+        pub.heartbeat()
+    assert receive(sock).type == HEARTBEAT_TYPE
+    while sock.poll(0):  # heartbeats sent meanwhile
+        sock.recv_multipart()
+
+
+def wait_subscriptions_changed(pub: EventPublisher) -> None:
+    """Until the XPUB socket has a subscription message queued (a real event: poll)."""
+    assert pub.socket.poll(TIMEOUT_MS, zmq.POLLIN), "no subscription message came"
+
+
+def test_an_event_nobody_subscribed_to_is_not_sent_and_still_counts(
+    publisher: tuple[EventPublisher, str],
+) -> None:
+    pub, endpoint = publisher
+    assert pub.publish("term.output", {"n": 1}, topic="term.output.a") == 1
+    assert pub.skipped == 1
+    sock = subscriber(endpoint, "term.output.a", HEARTBEAT_TYPE)
+    try:
+        wait_live(pub, sock)
+        skipped = pub.skipped
+        pub.publish("term.output", {"n": 2}, topic="term.output.b")  # nobody's
+        pub.publish("term.output", {"n": 3}, topic="term.output.a")
+        assert pub.skipped == skipped + 1
+        got = receive(sock)
+        assert (got.data, got.seq) == ({"n": 3}, pub.seq)  # seq 2 was consumed, unsent
+    finally:
+        sock.close()
+
+
+def test_a_prefix_subscription_gets_every_topic_under_it(
+    publisher: tuple[EventPublisher, str],
+) -> None:
+    pub, endpoint = publisher
+    sock = subscriber(endpoint, "term.output", HEARTBEAT_TYPE)
+    try:
+        wait_live(pub, sock)
+        for name in ("a", "b", "é\u202e"):
+            pub.publish("term.output", {"s": name}, topic=f"term.output.{name}")
+        assert [receive(sock).data["s"] for _ in range(3)] == ["a", "b", "é\u202e"]
+        assert pub.wants("term.output.zzz") and not pub.wants("term.exit.a")
+    finally:
+        sock.close()
+
+
+def test_a_subscriber_that_leaves_stops_the_encoding_and_another_keeps_it(
+    publisher: tuple[EventPublisher, str],
+) -> None:
+    pub, endpoint = publisher
+    first = subscriber(endpoint, "x.", HEARTBEAT_TYPE)
+    second = subscriber(endpoint, "x.", HEARTBEAT_TYPE)
+    try:
+        wait_live(pub, first)
+        wait_live(pub, second)
+        assert pub.wants("x.1")
+        first.close()  # x. is still subscribed by the second: no unsubscribe comes
+        pub.publish("x", {"n": 1}, topic="x.1")
+        assert receive(second).data == {"n": 1}
+        second.close()
+        wait_subscriptions_changed(pub)
+        while pub.wants("x.1"):  # the last one's unsubscriptions, one message each
+            wait_subscriptions_changed(pub)
+        skipped = pub.skipped
+        pub.publish("x", {"n": 2}, topic="x.1")
+        assert pub.skipped == skipped + 1
+    finally:
+        first.close()
+        second.close()
+
+
+def test_garbage_on_the_publisher_socket_is_ignored(
+    publisher: tuple[EventPublisher, str],
+) -> None:
+    """A peer that speaks XPUB's upstream direction with frames that are no subscription
+    message (an XSUB sending anything) changes nothing and breaks nothing."""
+    pub, endpoint = publisher
+    rogue: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.XSUB)
+    rogue.setsockopt(zmq.LINGER, 0)
+    rogue.connect(endpoint)
+    sock = subscriber(endpoint, "y.", HEARTBEAT_TYPE)
+    try:
+        for frame in (b"", b"\x02junk", b"\xff" * 4096, b"\x01"):
+            rogue.send(frame)
+        wait_live(pub, sock)
+        pub.publish("y", {"ok": True}, topic="y.1")
+        assert receive(sock).data == {"ok": True}
+    finally:
+        rogue.close()
+        sock.close()
