@@ -598,6 +598,33 @@ def ptyd_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[i
     return rss, sum(r.end_offset for r in rows if r.session_id in sids)
 
 
+def cpu_seconds(pid: int) -> float:
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def printing_cpu(
+    paths: OrcaPaths, ptyd_pid: int, tmp: Path, sessions: int, seconds: float
+) -> tuple[float, float]:
+    """CPU (fraction of a core) of ptyd and of the tmux server while ``sessions``
+    sessions (windows) print ``PRINTER``'s 100 lines a second each and nobody watches:
+    the background load of agents at work. Measured in the same window, side by side."""
+    sids = [spawn(paths, [sys.executable, "-c", PRINTER]) for _ in range(sessions)]
+    tmux = Tmux(tmp, "sleep 3600")
+    try:
+        for _ in range(sessions):
+            tmux.run("new-window", "-d", shlex.join([sys.executable, "-c", PRINTER]))
+        time.sleep(2.0)  # past start-up (the printers' imports, the first screens)
+        p0, t0, w0 = cpu_seconds(ptyd_pid), cpu_seconds(tmux.pid), time.monotonic()
+        time.sleep(seconds)
+        p1, t1, w1 = cpu_seconds(ptyd_pid), cpu_seconds(tmux.pid), time.monotonic()
+        return (p1 - p0) / (w1 - w0), (t1 - t0) / (w1 - w0)
+    finally:
+        tmux.close()
+        for sid in sids:
+            invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=sid, signal="KILL"), paths=paths)
+
+
 # -- tmux -------------------------------------------------------------------------------
 
 
@@ -693,7 +720,7 @@ def show_echo(rows: list[tuple[str, list[float]]], goal: tuple[str, list[float]]
     print(f"echo mean    {means} ms")
 
 
-PHASES = ("throughput", "echo", "load", "rss")
+PHASES = ("throughput", "echo", "load", "cpu", "rss")
 
 
 def main() -> int:
@@ -783,6 +810,15 @@ def main() -> int:
                     list(loaded.items()),
                     ("tmux", loaded["tmux"]) if has_tmux else ("floor", loaded["floor"]),
                 )
+
+            if "cpu" in phases and has_tmux:
+                for _round in range(opts.rounds):
+                    p_cpu, t_cpu = printing_cpu(paths, proc.pid, Path(tmp), opts.sessions, 10.0)
+                    print(
+                        f"cpu  ptyd {p_cpu * 100:5.1f}%  tmux {t_cpu * 100:5.1f}%  ratio"
+                        f" {p_cpu / t_cpu:5.2f}   ({opts.sessions} sessions printing 100 lines/s"
+                        " each, no client; the same 10 s)"
+                    )
 
             if "rss" in phases:
                 rss, printed = ptyd_sessions_rss(paths, proc.pid, opts.sessions)

@@ -132,6 +132,9 @@ class Ptyd:
             )
         )
 
+    def follows_output(self, session: Session) -> bool:
+        return self.ctx.events.wants(contract.output_topic(session.session_id))
+
     def on_osc(self, session: Session, payload: bytes) -> None:
         info = session.info
         self.hooks.ingest_osc(info.pane_key, info.terminal_handle, info.worktree_id, payload)

@@ -331,6 +331,7 @@ class AttachStream:
         peer = Peer(self, rid, session, hello.flat)
         self.peers[rid] = peer
         session.streams.append(peer)
+        session.watcher_came()
         # Issue 12 (hooks helper): attaching is the user seeing the pane (unread ends).
         self.ptyd.hooks.pane_attached(session.info.pane_key)
         if hello.since is None:

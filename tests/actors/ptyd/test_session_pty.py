@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import signal
+import sys
 
 import pytest
 import trio
@@ -159,3 +160,18 @@ async def test_input_to_a_child_that_never_reads_is_bounded(harness: Harness) ->
         with pytest.raises(SessionEnded):
             await session.output_done.wait()
             session.write_nowait(b"late")
+
+
+async def test_output_nobody_follows_is_read_in_gathered_batches_whole(harness: Harness) -> None:
+    """A printer nobody watches (no client, no subscriber) is read every
+    ``UNWATCHED_READ_S``, not once per line: its lines arrive whole and in order, in far
+    fewer batches than lines (each batch is a wake-up of ptyd: the CPU an unwatched
+    agent costs). Read line by line this would be about one batch per line."""
+    lines = 40
+    script = f"import sys, time\nfor i in range({lines}):\n    print(f'line {{i}}', flush=True)\n    time.sleep(0.004)\n"
+    with trio.fail_after(20):
+        session = harness.start([sys.executable, "-c", script])
+        await session.output_done.wait()
+    out = session.scrollback.snapshot().data
+    assert out.split(b"\r\n")[:lines] == [b"line %d" % i for i in range(lines)]
+    assert harness.listener.output_events < lines / 2
