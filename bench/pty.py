@@ -21,6 +21,9 @@ Figures, each with its baseline measured in the same run:
 3. RSS with ``--sessions`` sessions that each printed 2 MB and idle: ptyd (terminal
    models, scrollback, journals) vs the tmux server with as many windows (its default
    history). Goal: <= 2x tmux.
+4. CPU (``--phases cpu``): ptyd and the tmux server in the same 10 s while
+   ``--sessions`` sessions (windows) each print 100 lines a second and no client
+   watches: what agents at work cost in the background.
 
 Run: ``.venv/bin/python bench/pty.py [--mib 64] [--sessions 100] [--echo 200]
 [--rounds 3]`` (throughput: the median of ``--rounds`` interleaved direct/attached
@@ -136,6 +139,27 @@ runs), ``bench/pty.py --mib 32 --sessions 20 --echo 200``:
   0.70, 0.57, 0.59, 0.63, 0.63; floor/direct 0.93, 0.71, 0.79, 0.71, 0.78. RSS 1.72-1.78x.
   ``sys.setswitchinterval(0.0005)`` in ptyd, three echo runs alternated with the
   default: idle p99 1.74, 0.92, 0.50 against 1.07, 0.92, 1.15 (noise; not adopted).
+* issue 24, fifth session, a quiet hour (load 0.1-0.8), ptyd now with its fd keeper
+  (without one it retried the keeper's socket ten times a second). Five runs,
+  ``--mib 16 --sessions 20 --echo 200 --rounds 3``: idle attach/tmux p50 0.91, 1.02,
+  0.88, 0.90, 0.84 and p99 0.42, 1.07, 0.90, 1.22, 1.13; under load p50 0.71, 0.62,
+  0.68, 0.72, 0.66 and p99 0.84, 0.82, 0.69, 1.11, 0.68. Throughput attached/direct
+  0.69, 0.69, 0.71, 0.66, 0.69; floor/direct 0.75, 0.77, 0.79, 0.76, 0.74; tmux/direct
+  0.71, 0.77, 0.84, 0.65, 0.69; stream/direct (no second PTY) 0.88, 0.71, 0.76, 0.74,
+  0.74. RSS 1.77-1.80x at 20 sessions, 47.8 vs 108.5 MiB (0.44x) at 100. Where the
+  second PTY goes (``perf record -a`` over the flood): base64's own writes through
+  n_tty (``queue_work_on`` waking a kworker per write) are the largest share; a relay
+  adds a second such hop and a second reader on 2 cores, which the bare relay pays
+  as much as ptyd (ptyd's CPU over the 1 s flood 0.43-0.74 s, the bare relay's
+  ~0.4 s). Echo tails, A/B in one interleave (two ptyds, 600 keys): reading the loop's
+  wake-ups out of the typing (``WAKE_LATEST_S`` 1 s) moved attach p99 by 0.77-1.08x
+  of the default, the journal on tmpfs by 0.86-1.42x, two identical ptyds by
+  0.85-1.21x: noise, no cause found on ptyd's side.
+  CPU phase, before -> after this session's reader changes (one cancel scope per
+  hand, no second read after a short one, unwatched output read every 25 ms, the
+  XPUB skipping unfollowed events): ptyd 27-28% of a core vs tmux 8% (3.36-3.39x) ->
+  10.0-11.6% vs 8.0-8.5% (1.25-1.36x); A/B in one run, the old reader and publisher
+  patched back in: 1.42x the new one's CPU.
 """
 
 from __future__ import annotations
