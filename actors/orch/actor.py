@@ -11,6 +11,7 @@ Threads: every SQLite call runs on a worker thread, one at a time (``db_lock``).
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -41,6 +42,7 @@ from orca.contracts import gitwatch, gitwatch_core, hooks, ptyd, store, vault
 from orca.contracts import orch as contract
 from orca.contracts.base import NoArgs, Op
 from orca.model.agent_status import AgentStatusRow
+from orca.user_env import user_environment
 from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,10 @@ class Orch:
         self.store = ctx.connect("store")
         self.vault = ctx.connect("vault", timeout=2.0)
         self.driving: set[tuple[str, str]] = set()
+        # Each run's agents start in the environment of the shell that asked for it
+        # (``run.create``'s userEnv, issue 40). Kept in memory only, as tmux keeps a
+        # session's: a variant spawned after a restart of orch gets the service's.
+        self.run_envs: dict[str, dict[str, str]] = {}
 
     # -- the database ---------------------------------------------------------------------
     async def db(self, work: Callable[[Ledger], R]) -> R:
@@ -247,6 +253,8 @@ class Orch:
         if not args.prompt.strip():
             raise BadRequest("the prompt is empty")
         variants = core.plan_variants(args.agents)
+        env = user_environment(os.environ if args.user_env is None else args.user_env)
+        core.check_agent_commands({v.agent for v in variants}, env.get("PATH", os.defpath))
         listing = await self.store.invoke(store.REPO_LIST)
         repo = resolve_repo(listing.repos, args.repo)
         run_id = "r" + secrets.token_hex(3)
@@ -270,6 +278,7 @@ class Orch:
             for v in variants
         ]
         stored, created = await self.db(lambda db: db.create_run(run, tasks))
+        self.run_envs.setdefault(stored.id, env)
         if created:
             self.emit_changed(stored.id, stored.revision)
         for task in await self.db(lambda db: db.tasks(stored.id)):

@@ -22,10 +22,11 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
-from orca.contracts.orch import AGENTS, MAX_VARIANTS, AgentCount, VariantState
+from orca.contracts.orch import AGENTS, MAX_VARIANTS, AgentCount, RunState, VariantState
 from orca.model.agent_status import AgentStatusRow
+from orca.user_env import which
 from orca.wire.errors import BadRequest
 
 PHASES = ("pending", "worktree", "terminal", "prompted")
@@ -43,6 +44,23 @@ PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
 # A worktree (and branch) name: git's ref rules, kept to what every filesystem takes.
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME_CHARS = 40
+
+
+def check_agent_commands(agents: Iterable[str], path: str) -> None:
+    """BadRequest naming the first agent whose command is not on ``path`` (the caller's
+    ``PATH``): a run is refused before anything is created (issue 40)."""
+    for agent in sorted(agents):
+        command = AGENT_COMMANDS[agent][0]
+        if which(command, path) is None:
+            raise BadRequest(f"{agent}: {command!r} not found on PATH={path}")
+
+
+def run_state(stored: str, variant_states: Sequence[str]) -> RunState:
+    """A run as shown: ``failed`` while it is active but every variant failed for good
+    (nothing of it runs, nothing will: issue 40), else the state it has stored."""
+    if stored == "active" and variant_states and all(s == "failed" for s in variant_states):
+        return "failed"
+    return cast(RunState, stored)
 
 
 class Step(Enum):

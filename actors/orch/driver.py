@@ -228,6 +228,7 @@ class Driver:
             pane_key=task.pane_key,
             cols=cols,
             rows=rows,
+            user_env=self.orch.run_envs.get(task.run_id),
         )
         try:
             spawned = await self.orch.ptyd.invoke(

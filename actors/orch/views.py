@@ -121,7 +121,7 @@ def run_info(
         prompt=run.prompt,
         base=run.base,
         check=run.check_cmd,
-        state=run.state,  # type: ignore[arg-type]
+        state=core.run_state(run.state, [v.state for v in variants]),
         created_at_ms=run.created_ms,
         revision=run.revision,
         merged_variant=run.merged_variant,
@@ -144,7 +144,7 @@ def run_summary(
         run=run.id,
         name=run.name,
         repo=run.repo_label,
-        state=run.state,  # type: ignore[arg-type]
+        state=core.run_state(run.state, list(states)),
         created_at_ms=run.created_ms,
         revision=run.revision,
         variants=len(tasks),

@@ -152,7 +152,11 @@ class SessionTable:
         identity = pane_identity(req.worktree_id, req.pane_key)
         token = spawn.LaunchToken.fresh()
         env = spawn.child_environment(
-            self.config.base_env, req.env, identity, token, self.config.hook_endpoint_file
+            self.config.base_env if req.user_env is None else req.user_env,
+            req.env,
+            identity,
+            token,
+            self.config.hook_endpoint_file,
         )
         pid, master = spawn.spawn_on_pty(req.argv, req.cwd, env, req.cols, req.rows)
         token_sha256 = token.sha256

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orca.actor.app import UNBUFFERED_SET_ENV
+from orca.user_env import user_environment, which
 
 # Children get a modern terminal type; agents colour their output by it.
 CHILD_TERM = "xterm-256color"
@@ -80,25 +80,6 @@ class SpawnedChild:
     launch_token_sha256: str
 
 
-# The ORCA_* variables of ptyd's own environment a child keeps (issue 23), each for a
-# reason of the child's. Every other one is for Orca's processes, not for agents:
-# the supervisor's to its actors (ORCA_SUPERVISOR, ORCA_SUPERVISOR_PID,
-# ORCA_HEARTBEAT_S, ORCA_ACTOR_NAME, ORCA_PTYD_FD_KEEPER, ORCA_TCP_HOST) and the
-# actors' settings (ORCA_PTYD_*, ORCA_GATEWAY_*, ORCA_REMOTE_*, ORCA_LOG_LEVEL...): an
-# agent has no use for them, and an ``orca up`` run in the terminal must not start its
-# tree with ours.
-INHERITED_ORCA_VARS = frozenset(
-    {
-        # `orca` run in the terminal (by the user or the agent) reaches this profile.
-        "ORCA_HOME",
-        # The CLI there names the same execution host (the user's own setting).
-        "ORCA_HOST_ID",
-        # `orca watch --notify` there runs the user's own notifier.
-        "ORCA_NOTIFY_COMMAND",
-    }
-)
-
-
 def child_environment(
     base: Mapping[str, str],
     extra: Mapping[str, str] | None,
@@ -106,12 +87,11 @@ def child_environment(
     token: LaunchToken,
     hook_endpoint_file: Path,
 ) -> dict[str, str]:
-    """The environment of every child: ``base`` without Orca's internal variables (only
-    :data:`INHERITED_ORCA_VARS` stay; PYTHONUNBUFFERED only if the user set it), then
-    ``extra`` (the caller's, as given), then the pane's identity variables."""
-    env = {k: v for k, v in base.items() if not k.startswith("ORCA_") or k in INHERITED_ORCA_VARS}
-    if base.get(UNBUFFERED_SET_ENV) == "1":
-        env.pop("PYTHONUNBUFFERED", None)
+    """The environment of every child: ``base`` (the caller's, or ptyd's own) as the user
+    has it (``orca.user_env.user_environment``: no Orca virtualenv, no Orca-internal
+    variables), then ``extra`` (the caller's ``-e``, as given), then the pane's identity
+    variables."""
+    env = user_environment(base)
     if extra:
         env.update(extra)
     # For the hook script (orca/hook_script.py) and OSC 9999 emitters: the pane's
@@ -193,11 +173,10 @@ def resolve_executable(name: str, env: Mapping[str, str]) -> str:
         if os.access(name, os.X_OK) and not os.path.isdir(name):
             return name
         raise SpawnFailed(f"not an executable file: {name!r}")
-    for directory in env.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(directory or ".", name)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    raise SpawnFailed(f"{name!r} not found on the child's PATH")
+    found = which(name, env.get("PATH", os.defpath))
+    if found is None:
+        raise SpawnFailed(f"{name!r} not found on PATH={env.get('PATH', os.defpath)}")
+    return found
 
 
 def signal_group(pid: int, signum: int) -> bool:

@@ -28,7 +28,7 @@ from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore,
 from actors.supervisor.keeper import KeeperControl, KeeperStartFailed, become_subreaper
 from actors.supervisor.logs import RotatingLog
 from orca import __version__
-from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV, UNBUFFERED_SET_ENV
+from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
 from orca.actor.endpoints import TCP_HOST_ENV, bind_endpoints
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
@@ -37,6 +37,7 @@ from orca.contracts.base import NoArgs, Op, spec_of
 from orca.contracts.fd_keeper import KEEPER_ENV, KeeperHello, keeper_answers, keeper_hello
 from orca.contracts.sys import build_id, build_stamp
 from orca.paths import OrcaPaths
+from orca.user_env import UNBUFFERED_SET_ENV
 from orca.wire.errors import NotFound, Timeout, Unavailable
 
 log = logging.getLogger(__name__)

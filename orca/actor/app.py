@@ -42,9 +42,6 @@ log = logging.getLogger(__name__)
 SUPERVISOR_ENV = "ORCA_SUPERVISOR"
 SUPERVISOR_PID_ENV = "ORCA_SUPERVISOR_PID"
 HEARTBEAT_ENV = "ORCA_HEARTBEAT_S"
-# "1" when the supervisor, not the user, set PYTHONUNBUFFERED for its actors: ptyd then
-# leaves it out of an agent's environment (the agent gets the user's buffering).
-UNBUFFERED_SET_ENV = "ORCA_PYTHONUNBUFFERED_SET"
 # Default heartbeat period when the supervisor does not say; its timeout is several
 # periods so one slow tick never gets a healthy actor killed.
 DEFAULT_HEARTBEAT_S = 1.0

@@ -162,9 +162,14 @@ def cmd_new(args: argparse.Namespace) -> int:
         agents = _parse_agents(args.agents)
     except BadRequest as exc:
         return fail(exc.message, EXIT_USAGE)
+    from orca.user_env import user_environment
+
     request = orch.CreateArgs(
         repo=args.repo, prompt=args.prompt, agents=agents, base=args.base, check=args.check,
         name=args.name, key=args.key,
+        # The agents start in this shell's environment, on its PATH (issue 40); a remote
+        # host's run, in that host's own.
+        user_env=user_environment(os.environ) if args.host is None else None,
     )  # fmt: skip
     info: RunInfo = _ask(orch.CREATE, request, args.host, CREATE_TIMEOUT_S)
     if args.host is None:

@@ -43,7 +43,12 @@ def _new(args: argparse.Namespace) -> int:
     if remote is not None:
         return remote
     from orca.cli.lookup import list_terminals, worktree_and_cwd
+    from orca.user_env import parse_assignments, user_environment
 
+    try:
+        extra = parse_assignments(args.env or [])
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
     argv = args.cmd or [os.environ.get("SHELL", "/bin/sh")]
     worktree_id, cwd = worktree_and_cwd(args.worktree)
     size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((80, 24))
@@ -53,6 +58,9 @@ def _new(args: argparse.Namespace) -> int:
         worktree_id=worktree_id,
         cols=size.columns,
         rows=size.lines,
+        env=extra or None,
+        # This shell's environment, as tmux's new-session takes its client's (issue 40).
+        user_env=user_environment(os.environ),
     )
     spawned = invoke(ptyd.SPAWN, request)
     try:  # the handle `term ls` shows for it, now that it is one of them
@@ -414,6 +422,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     options = argparse.ArgumentParser(prog=p.prog, add_help=False)  # options typed after it
     for parser in (p, options):
         parser.add_argument("--cwd", help="working directory (default: the worktree)")
+        parser.add_argument(
+            "-e",
+            "--env",
+            action="append",
+            metavar="NAME=VALUE",
+            help="set a variable in the terminal (repeatable); the rest of its environment "
+            "is this shell's",
+        )
         parser.add_argument(
             "--json", action="store_true", help='print {"session": {handle, sessionId, ...}}'
         )

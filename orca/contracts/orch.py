@@ -7,8 +7,8 @@ inbox cursors and worker reports. Every transition is one SQLite transaction.
 
 Ops (args → result; camelCase on the wire):
 
-``run.create`` {repo, prompt, agents: [{agent, count}], base?, check?, name?, key?}
-    → RunInfo. ``repo``: a repo's id, name or path (store ``repo.list``). One variant per
+``run.create`` {repo, prompt, agents: [{agent, count}], base?, check?, name?, key?,
+    userEnv?} → RunInfo. ``repo``: a repo's id, name or path (store ``repo.list``). One variant per
     agent instance (``claude-1``, ``claude-2``, ``codex-1``...), each given its own
     worktree (gitwatch ``worktree.create``, named ``<name>-<variant>``, based on
     ``base``) and its own agent terminal (ptyd ``term.spawn`` of the agent's command in
@@ -19,8 +19,11 @@ Ops (args → result; camelCase on the wire):
     ``check``: a shell command run in each variant's worktree whenever its agent goes
     idle after working (and on ``run.check``). ``key``: idempotency (the same key gives
     the same run). Agents: ``claude``, ``codex``, ``gemini``, at most MAX_VARIANTS in all.
-    Errors: ``bad_request`` (empty prompt, unknown agent, bad count), ``not_found`` (no
-    such repo), ``unavailable`` (store down).
+    ``userEnv``: the asking shell's environment; every agent command is looked up on its
+    ``PATH`` before anything is created, and the agents start in it (orch's own
+    environment without it). Errors: ``bad_request`` (empty prompt, unknown agent, bad
+    count, an agent's command not on ``PATH``), ``not_found`` (no such repo),
+    ``unavailable`` (store down).
 ``run.list`` {} → RunList {runs: [RunSummary]} newest first.
 ``run.show`` {run} → RunInfo; per variant: id, agent, ``state`` (``starting`` until the
     prompt is delivered; then hooks' row: ``working``, ``needs-you`` (blocked),
@@ -76,6 +79,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.user_env import check_bounds
 from orca.wire.errors import BadRequest, Conflict, NotFound, Unavailable
 
 AGENTS: tuple[str, ...] = ("claude", "codex", "gemini")
@@ -84,7 +88,8 @@ ReportStatus = Literal["working", "done", "failed"]
 VariantState = Literal[
     "starting", "working", "needs-you", "idle", "exited", "archived", "failed", "merged"
 ]
-RunState = Literal["active", "merged", "removed"]
+# ``failed``: active, but every variant failed for good (shown, never stored).
+RunState = Literal["active", "merged", "removed", "failed"]
 # 100 variants is the benchmark's run (bench/orch.py); one run beyond a few hundred
 # agents is a typo, not a plan.
 MAX_VARIANTS = 256
@@ -124,6 +129,13 @@ class CreateArgs(Args, frozen=True, kw_only=True):
     check: Annotated[str, msgspec.Meta(max_length=4096)] | None = None
     name: Annotated[str, msgspec.Meta(max_length=64)] | None = None
     key: _Key | None = None
+    # The asking shell's environment: the agents start in it, their commands are
+    # looked up on its PATH (issue 40); without it, orch's own.
+    user_env: dict[str, str] | None = None
+
+    def __post_init__(self) -> None:  # a ValueError is msgspec's ValidationError
+        if self.user_env is not None:
+            check_bounds(self.user_env)
 
 
 class RunArgs(Args, frozen=True, kw_only=True):

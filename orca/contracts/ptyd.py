@@ -2,13 +2,16 @@
 
 Ops (ROUTER; args validated as the Structs below; field names camelCase on the wire):
 
-``term.spawn`` {argv, cwd, worktreeId, cols=80, rows=24, env?, paneKey?}
+``term.spawn`` {argv, cwd, worktreeId, cols=80, rows=24, env?, userEnv?, paneKey?}
     → {sessionId, paneKey, tabId, terminalHandle, pid, launchTokenSha256}
     Starts ``argv`` on a new PTY; ``worktreeId`` is a worktree id or a folder
     workspace's ``folder:<id>`` (``sessionId`` = ``<worktreeId>@@<8 hex>``,
-    orca.model.panes). The child's environment is ptyd's without Orca's own
-    ``ORCA_*`` variables (``ORCA_HOME``, ``ORCA_HOST_ID`` and ``ORCA_NOTIFY_COMMAND``
-    stay: ``actors/ptyd/spawn.INHERITED_ORCA_VARS``), then ``env``, then the pane's
+    orca.model.panes). The child's environment (issue 40) is ``userEnv``, the
+    environment of the shell that asked (``orca term new``, ``orca run new``,
+    ``orca ui`` send theirs, as tmux's ``new-session`` takes its client's), or, without
+    one, ptyd's own; either way without Orca's virtualenv and Orca's own ``ORCA_*``
+    variables (``ORCA_HOME``, ``ORCA_HOST_ID`` and ``ORCA_NOTIFY_COMMAND`` stay:
+    ``orca/user_env.py``), then ``env`` (``-e NAME=VALUE``), then the pane's
     ``ORCA_PANE_KEY``, ``ORCA_TAB_ID``, ``ORCA_WORKTREE_ID``,
     ``ORCA_AGENT_LAUNCH_TOKEN`` and ``ORCA_AGENT_HOOK_ENDPOINT`` (what the hook script
     reads). Errors: ``bad_request`` (empty argv, bad worktree id
@@ -210,6 +213,7 @@ from typing import Annotated
 import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.user_env import check_bounds
 from orca.wire.errors import BadRequest, Conflict, Internal, NotFound, Unavailable
 
 # Largest read reply: a whole scrollback fits; bounded well below ZMQ_MAXMSGSIZE.
@@ -248,7 +252,13 @@ class SpawnArgs(Args, frozen=True, kw_only=True):
     cols: Dimension = 80
     rows: Dimension = 24
     env: dict[str, str] | None = None
+    user_env: dict[str, str] | None = None
     pane_key: str | None = None
+
+    def __post_init__(self) -> None:  # a ValueError is msgspec's ValidationError
+        for env in (self.env, self.user_env):
+            if env is not None:
+                check_bounds(env)
 
 
 class SessionArgs(Args, frozen=True, kw_only=True):
@@ -526,12 +536,8 @@ class StreamReleased(_StreamMessage, frozen=True, kw_only=True, tag="released"):
     reason: str
 
 
-ToPtyd = (
-    StreamHello | StreamInput | StreamResize | StreamRead | StreamPing | StreamBye | StreamHand
-)
-FromPtyd = (
-    StreamScreen | StreamOutput | StreamExit | StreamError | StreamHanded | StreamReleased
-)
+ToPtyd = StreamHello | StreamInput | StreamResize | StreamRead | StreamPing | StreamBye | StreamHand
+FromPtyd = StreamScreen | StreamOutput | StreamExit | StreamError | StreamHanded | StreamReleased
 
 
 # -- the contract -----------------------------------------------------------------------

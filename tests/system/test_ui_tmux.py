@@ -22,6 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 import trio
+from support.actors import kill_9_and_wait
 from support.journey import FAKE_AGENT, User, make_git_repo
 
 from actors.ui import layout
@@ -194,12 +195,10 @@ async def test_ui_in_tmux_zoom_detach_kill_9_and_restore(
             "the answer to a line typed in the UI's pane",
         )
 
-        os.kill(ui_pid, signal.SIGKILL)
-        # Not our child (tmux's): psutil waits for it (reaped by tmux, or a zombie).
-        gone, _alive = await trio.to_thread.run_sync(
-            psutil.wait_procs, [psutil.Process(ui_pid)], 10
-        )
-        assert gone, "the UI survived kill -9"
+        # Not our child (tmux's, which may reap it at once): killed and awaited through
+        # one pidfd, never looked up by its pid after the kill.
+        with trio.fail_after(10):
+            await kill_9_and_wait(ui_pid)
         alive = {name: psutil.pid_exists(pid) for name, pid in pids.items()}
         assert alive == {"alpha": True, "beta": True}, "kill -9 of the UI ends no agent"
         sessions = {

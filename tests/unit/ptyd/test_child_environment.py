@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from actors.ptyd.spawn import LaunchToken, PaneIdentity, child_environment
-from orca.actor.app import UNBUFFERED_SET_ENV
+from orca.user_env import UNBUFFERED_SET_ENV
 
 IDENTITY = PaneIdentity(pane_key="t:1", tab_id="t", worktree_id="r::/w")
 
