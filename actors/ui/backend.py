@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -42,6 +43,7 @@ from orca.contracts.base import Contract, EventSpec, Op
 from orca.model.session import WorkspaceSessionState
 from orca.paths import OrcaPaths
 from orca.remote import any_known_host
+from orca.user_env import user_environment
 from orca.wire.envelope import Event
 from orca.wire.errors import OrcaError
 
@@ -366,6 +368,9 @@ class Backend:
             rows=max(1, rows),
             pane_key=pane_key,
             env=env,
+            # The shell `orca ui` runs in is the user's: its panes start in its
+            # environment, as `orca term new`'s do (issue 40).
+            user_env=user_environment(os.environ),
         )
         result: ptyd.SpawnResult = await self.invoke("ptyd", ptyd.SPAWN, args)
         return result
