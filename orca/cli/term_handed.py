@@ -143,12 +143,20 @@ def restore_terminal(stdin: int, stdout: int, saved: list[Any]) -> None:
         except OSError:
             pass
     try:
-        # CAN first: ptyd killed in the middle of a write may have left a sequence (or an
-        # OSC string) open, which would swallow the first restoring sequence.
-        _write_all(stdout, b"\x18" + RESTORE_USER_TERMINAL)
+        # ptyd killed in the middle of a write (or an agent's output relayed as it came)
+        # may have left a sequence or a string open, which would swallow the restoring
+        # sequences: CAN ends a sequence (and, in most terminals, a string), ST ends a
+        # string where CAN does not (tmux 3.3 stays in a DCS string through CAN: the
+        # pane stayed on the alternate screen, issue 39); in the ground state both are
+        # no-ops.
+        _write_all(stdout, END_OPEN_SEQUENCE + RESTORE_USER_TERMINAL)
         termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
     except (OSError, termios.error):
         pass  # the terminal is gone (hang-up): nothing left to restore
+
+
+# CAN, then ST (ESC \\): whatever a killed writer left open is closed.
+END_OPEN_SEQUENCE = b"\x18\x1b\\"
 
 
 def _write_all(fd: int, data: bytes) -> None:

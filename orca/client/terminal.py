@@ -279,8 +279,11 @@ class Attachment:
 
 # -- the attach stream (the interactive path; orca/contracts/ptyd.py) ----------------------
 
-# A stream client waits this long for ptyd's first answer (the screen) to a hello.
-HELLO_TIMEOUT_S = 5.0
+# A stream client waits this long for ptyd's first answer (the screen) to a hello. A
+# screen is formatted in a worker thread of ptyd's: on a loaded machine (CI: the suite's
+# -n 3 on 2 cores, a 4 MB flood beside it) 5 s was not always enough, and a user whose
+# machine is that busy is better served by a late screen than by an error.
+HELLO_TIMEOUT_S = 15.0
 # Messages a stream client may queue towards ptyd before a write waits (a paste).
 STREAM_SNDHWM = 1000
 # Messages from ptyd queued here before ptyd's sends find the queue full (then this

@@ -21,7 +21,9 @@ from orca.actor import open_rpc_client
 from orca.contracts import supervisor as sup
 from orca.paths import resolve_paths
 
-HEARTBEAT_TIMEOUT_S = 1.0
+# Tight enough that the pause is several timeouts long, loose enough that a loaded
+# machine (the suite's -n 3 on 2 cores) does not starve a healthy actor past it.
+HEARTBEAT_TIMEOUT_S = 2.0
 # Well past the timeout: the old orcad killed every actor on SIGCONT after this.
 PAUSE_S = 3 * HEARTBEAT_TIMEOUT_S
 CONFIG = f"""
@@ -39,7 +41,7 @@ shutdown_grace_s = 2
 
 async def test_paused_orcad_kills_no_healthy_actor(orca_home: Path) -> None:
     """SIGSTOP orcad past the heartbeat timeout, SIGCONT: the same four pids, no restart."""
-    with trio.fail_after(60):
+    with trio.fail_after(90):
         write_config(orca_home, CONFIG)
         result = run_cli(orca_home, "up")
         assert result.returncode == 0, result.stderr
@@ -64,6 +66,9 @@ async def test_paused_orcad_kills_no_healthy_actor(orca_home: Path) -> None:
             after = await orcad.invoke(sup.STATUS)
             assert not rec.of(sup.EXITED), [e.reason for e in rec.of(sup.EXITED)]
         assert {a.name: a.pid for a in after.actors} == pids
-        assert [a.restarts for a in after.actors] == [0, 0, 0, 0]
+        # Compared with before the pause: what happened during `up` (a start slowed by
+        # the machine's load) is not what is under test. CI: [0, 1, 1, 1] == [0, 0, 0, 0]
+        # with the pids unchanged and no exit recorded after the pause.
+        assert [a.restarts for a in after.actors] == [a.restarts for a in before.actors]
         assert all(a.state == "running" for a in after.actors)
         assert after.supervisor.pauses >= 1, "orcad saw its own pause"

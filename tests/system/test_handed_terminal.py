@@ -106,11 +106,21 @@ async def test_kill_9_of_ptyd_restores_the_terminal_and_the_attach_resumes(
                 await _attached(tmux)
                 tmux.run("send-keys", "-l", "typed-before")
                 await tmux.wait_for(b"typed-before")  # the agent's echo, through ptyd
+                # A write to the user's terminal cut short by the kill, in a DCS string
+                # (a sixel image, a capability query): tmux ignores CAN inside one, so a
+                # restore that only began with CAN was swallowed and the pane stayed on
+                # the alternate screen (CI). Written to the pane's tty as ptyd would.
+                pane_tty = trio.Path(tmux.run("display", "-p", "#{pane_tty}"))
+                await pane_tty.write_bytes(b"\x1bPq#0;2;0;0;0")
+                await tmux.wait_for(b"\x1bPq#0;2;0;0;0")
 
                 os.kill(orcad, signal.SIGSTOP)  # ptyd stays down until SIGCONT
                 try:
                     os.kill(ptyd_pid, signal.SIGKILL)
                     await tmux.wait_for(b"ptyd went away")
+                    # One look is enough: tmux parses what it read from the pane before
+                    # its pipe-pane copy (what wait_for reads) leaves, and the client
+                    # writes the restore before this message.
                     assert tmux.modes() == USER_MODES  # primary screen, modes off
                     assert not _is_raw(_stty(tmux))  # cooked: the user can type again
                 finally:
