@@ -127,9 +127,11 @@ class LineHandles:
         self._known = list(known) or self._known
 
     def name(self, line: Mapping[str, object]) -> str:
-        """The handle of a ``set`` or ``clear`` line's agent (a clear forgets the pane)."""
+        """The handle of a ``set``, ``clear``, ``ask`` or ``answered`` line's agent (a
+        clear forgets the pane)."""
         pane, worktree_id = str(line["paneKey"]), str(line["worktreeId"])
-        self._rows[pane] = (worktree_id, str(line.get("terminalHandle") or ""))
+        known_terminal = self._rows.get(pane, ("", ""))[1]  # an ask line names none
+        self._rows[pane] = (worktree_id, str(line.get("terminalHandle") or known_terminal))
         listed = any(s.pane_key == pane for s in self._sessions)
         if self._relist is not None and not listed and pane not in self._asked:
             if len(self._asked) > _ASKED_AT_MOST:

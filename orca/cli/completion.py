@@ -203,6 +203,8 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     **{("term", cmd, "id"): _terminals for cmd in ("attach", "read", "close")},
     **{("term", cmd, "id"): _running_terminals for cmd in ("send", "kill")},
     ("ack", "", "target"): _agents,
+    ("approve", "", "target"): _agents,
+    ("deny", "", "target"): _agents,
     ("term", "new", "worktree"): _worktrees,
     ("worktree", "rm", "worktree"): _worktrees,
     ("worktree", "mv", "worktree"): _worktrees,

@@ -34,6 +34,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "term": ("orca.cli.term",),
     "watch": ("orca.cli.watch",),
     "ack": ("orca.cli.ack",),
+    "approve": ("orca.cli.approve",),
+    "deny": ("orca.cli.approve",),
     "ui": ("orca.cli.ui",),
     "web": ("orca.cli.web",),
     "completion": ("orca.cli.completion",),

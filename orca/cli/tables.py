@@ -97,6 +97,12 @@ def agent_state_text(agent: dict[str, Any]) -> str:
     return state
 
 
+def _asks(asking: dict[str, Any]) -> str:
+    """A held permission request, as the DETAIL cell shows it."""
+    summary = str(asking["summary"]).strip()
+    return f"asks {asking['toolName']}: {summary}" if summary else f"asks {asking['toolName']}"
+
+
 def ps_rows(
     worktrees: list[dict[str, Any]], labels: dict[tuple[str, str], str]
 ) -> list[list[object]]:
@@ -111,7 +117,7 @@ def ps_rows(
             agent_state_text(agent),
             human_duration(agent["ageMs"] / 1000),
             agent["source"],
-            agent["detail"] or None,
+            _asks(agent["asking"]) if agent.get("asking") else agent["detail"] or None,
         ]
         for worktree in worktrees
         for agent in worktree["agents"]

@@ -94,10 +94,46 @@ def clear_line(cleared: Any) -> dict[str, object]:
     return line
 
 
+def ask_line(request: Any) -> dict[str, object]:
+    """The ``--json`` object of a held permission request (``orca approve``/``deny``)."""
+    return {
+        "event": "ask",
+        "paneKey": request.pane_key,
+        "worktreeId": request.worktree_id,
+        "agent": request.agent,
+        "requestId": request.request_id,
+        "toolName": request.tool_name,
+        "summary": request.summary,
+        "expiresAtMs": request.expires_at_ms,
+    }
+
+
+def answered_line(settlement: Any) -> dict[str, object]:
+    """The ``--json`` object of a settled permission request."""
+    return {
+        "event": "answered",
+        "paneKey": settlement.pane_key,
+        "worktreeId": settlement.worktree_id,
+        "requestId": settlement.request_id,
+        "outcome": settlement.outcome,
+        "by": settlement.by,
+    }
+
+
 def _human(line: dict[str, object]) -> str:
     stamp = time.strftime("%H:%M:%S")
     if "host" in line:  # a remote host is known: every line is labelled (orca.remote.watch)
         stamp = f"{stamp}  {line['host']}"
+    if line["event"] == "ask":
+        what = f"{line['toolName']}: {line['summary']}" if line["summary"] else line["toolName"]
+        handle = line["handle"]
+        return (
+            f"{stamp}  {handle}  {line['agent']}  asks {what}"
+            f"  (orca approve {handle} | orca deny {handle})"
+        )
+    if line["event"] == "answered":
+        by = f" by {line['by']}" if line["by"] else ""
+        return f"{stamp}  {line['handle']}  answered: {line['outcome']}{by}"
     if line["event"] == "link":
         return f"{stamp}  {line['text']} ({line['rows']} rows)"
     if line["event"] == "clear":
@@ -143,8 +179,8 @@ class Notifier:
         self.states[f"{host}/{pane_key}"] = state
 
     def observe(self, line: dict[str, object]) -> None:
-        if line["event"] == "link" or "lastSeen" in line:
-            return  # a remote link's state, or a row no one can confirm
+        if line["event"] in ("link", "ask", "answered") or "lastSeen" in line:
+            return  # a link's state, a permission (its row's blocked notifies), a row no one can confirm
         pane = f"{line.get('host', '')}/{line['paneKey']}"
         if line["event"] == "clear":
             self.states.pop(pane, None)
@@ -189,7 +225,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     def named(line: dict[str, object]) -> dict[str, object]:
         """A local line with its handle (a remote one has its own: orca.remote.watch)."""
-        if line["event"] in ("set", "clear") and "handle" not in line:
+        if line["event"] in ("set", "clear", "ask", "answered") and "handle" not in line:
             line = {"event": line["event"], "handle": local.name(line), **line}
         return line if remote is None else remote.label_local(line)
 
@@ -198,16 +234,21 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if notifier is not None:
             notifier.observe(line)
 
-    with subscribe(hooks.CONTRACT.actor, hooks.EVENTS, consumer=WATCH_CONSUMER) as sub:
+    events = (*hooks.EVENTS, *hooks.PERMISSION_EVENTS)
+    with subscribe(hooks.CONTRACT.actor, events, consumer=WATCH_CONSUMER) as sub:
         if not sub.wait_live(LIVE_TIMEOUT_S):
             raise Unavailable("the hooks actor is not publishing (is orca running?)")
         snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
+        asks = invoke(hooks.PERMISSION_SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
         now_ms = time.time_ns() // 1_000_000
         for row in snapshot.rows:
             line = named(set_line(row, now_ms))
             print(json.dumps(line) if args.json else _human(line), flush=True)
             if notifier is not None:
                 notifier.prime(row.pane_key, row.state, line.get("host", ""))
+        for request in asks.pending:  # what is asked now: each answerable with approve/deny
+            line = named(ask_line(request))
+            print(json.dumps(line) if args.json else _human(line), flush=True)
         if remote is not None:
 
             def show(line: dict[str, object]) -> None:  # the current rows: primed, not news
@@ -225,6 +266,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 if got is None:
                     continue
                 envelope, event = got
+                if isinstance(event, hooks.PermissionRequested | hooks.PermissionSettled):
+                    if envelope.epoch == asks.epoch and envelope.seq <= asks.seq:
+                        continue  # already in the permission snapshot
+                    if isinstance(event, hooks.PermissionRequested):
+                        emit(named(ask_line(event.request)))
+                    else:
+                        emit(named(answered_line(event.settlement)))
+                    continue
                 if envelope.epoch == snapshot.epoch and envelope.seq <= snapshot.seq:
                     continue  # already in the snapshot
                 line = (

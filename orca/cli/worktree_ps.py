@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import argparse
 
     from orca.client.sync import Pending
-    from orca.contracts.hooks import Snapshot
+    from orca.contracts.hooks import PermissionSnapshot, Snapshot
     from orca.contracts.ptyd import SessionList
     from orca.contracts.store_core import SessionBindings
 
@@ -97,6 +97,13 @@ def begin_sessions() -> Pending[SessionList]:
     return begin(ptyd.LIST, ptyd.ListArgs(history=True), timeout=PTYD_TIMEOUT_S)
 
 
+def begin_permissions() -> Pending[PermissionSnapshot]:
+    from orca.client.sync import begin
+    from orca.contracts import hooks
+
+    return begin(hooks.PERMISSION_SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
+
+
 def begin_snapshot() -> Pending[Snapshot]:
     from orca.client.sync import begin
     from orca.contracts import hooks
@@ -147,12 +154,13 @@ def cmd_ps(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as calls:
         asked_sessions = calls.enter_context(begin_sessions())
         asked_snapshot = calls.enter_context(begin_snapshot())
+        asked_permissions = calls.enter_context(begin_permissions())
         asked_bindings = None
         if not args.needs_me and not args.json:  # the stale-binding footer's
             from orca.cli.pty_bindings import begin_bindings
 
             asked_bindings = calls.enter_context(begin_bindings())
-        return _ps(args, asked_sessions, asked_snapshot, asked_bindings)
+        return _ps(args, asked_sessions, asked_snapshot, asked_bindings, asked_permissions)
 
 
 def _ps(
@@ -160,9 +168,18 @@ def _ps(
     asked_sessions: Pending[SessionList],
     asked_snapshot: Pending[Snapshot],
     asked_bindings: Pending[SessionBindings] | None,
+    asked_permissions: Pending[PermissionSnapshot] | None = None,
 ) -> int:
     sessions = list_sessions(asked_sessions)
     worktrees = fetch_worktrees(needs_me=args.needs_me, sessions=sessions, asked=asked_snapshot)
+    if asked_permissions is not None:  # what each blocked agent asks (`orca approve`)
+        from orca.cli.approve import with_asks
+        from orca.wire.errors import OrcaError
+
+        try:
+            worktrees = with_asks(worktrees, asked_permissions.result().pending)
+        except OrcaError:
+            pass
     from orca.remote import any_known_host
 
     if any_known_host():
