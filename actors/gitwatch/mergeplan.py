@@ -137,3 +137,24 @@ def default_message(mode: MergeMode, branch: str, into: str, subjects: Sequence[
         head = f"Squashed branch '{short_name(branch)}' into {short_name(into)}"
         return f"{head}\n\n{body}\n" if body else head + "\n"
     return f"Merge branch '{short_name(branch)}' into {short_name(into)}\n"
+
+
+def numstat_totals(numstat: str) -> tuple[int, int, int]:
+    """(files, insertions, deletions) of ``git diff --numstat`` output (a binary file
+    counts as a file with no lines)."""
+    files = insertions = deletions = 0
+    for line in numstat.splitlines():
+        added, _, rest = line.partition("\t")
+        removed, _, _path = rest.partition("\t")
+        if not _path:
+            continue
+        files += 1
+        insertions += int(added) if added.isdigit() else 0
+        deletions += int(removed) if removed.isdigit() else 0
+    return files, insertions, deletions
+
+
+def untracked_paths(status_lines: Sequence[str]) -> list[str]:
+    """The untracked files of ``git status --porcelain=v1`` lines (a quoted path, one
+    with characters git escapes, is left out: it is counted, not read)."""
+    return [ln[3:] for ln in status_lines if ln.startswith("?? ") and not ln[3:].startswith('"')]

@@ -48,7 +48,9 @@ from actors.gitwatch.mergeplan import (
     dirty_refusal,
     into_candidates,
     listed,
+    numstat_totals,
     short_name,
+    untracked_paths,
 )
 from actors.gitwatch.records import WorktreeFacts
 from actors.gitwatch.storeview import StorePort, bases_of
@@ -137,6 +139,41 @@ async def _status_lines(path: str, *, untracked: bool) -> list[str]:
     return lines
 
 
+# Untracked files are read to count their lines (what `git add -N` + diff would say):
+# at most this many, each up to this size (a variant that dropped a data set in its
+# worktree is not read whole).
+UNTRACKED_COUNTED = 200
+UNTRACKED_READ_BYTES = 1 << 20
+
+
+async def uncommitted_diffstat(path: str, lines: list[str]) -> contract.Diffstat:
+    """The worktree's uncommitted changes as a diffstat (issue 40 item 6: an agent that
+    leaves its edits uncommitted, as Claude Code does by default, changed something):
+    tracked changes against HEAD, staged or not, plus every untracked file (its lines
+    as insertions)."""
+    if not lines:
+        return contract.Diffstat(files=0, insertions=0, deletions=0)
+    result = await run_git(path, "--no-optional-locks", "diff", "--numstat", "HEAD", check=False)
+    files, insertions, deletions = numstat_totals(result.stdout if result.returncode == 0 else "")
+    untracked = [ln for ln in lines if ln.startswith("?? ")]
+    readable = untracked_paths(untracked)[:UNTRACKED_COUNTED]
+
+    def count_lines() -> int:
+        total = 0
+        for name in readable:
+            try:
+                with open(os.path.join(path, name), "rb") as f:
+                    total += f.read(UNTRACKED_READ_BYTES).count(b"\n")
+            except OSError:
+                continue
+        return total
+
+    insertions += await trio.to_thread.run_sync(count_lines)
+    return contract.Diffstat(
+        files=files + len(untracked), insertions=insertions, deletions=deletions
+    )
+
+
 async def preview_merge(
     tracker: RepoTracker, store: StorePort, args: contract.MergePreviewArgs
 ) -> contract.MergePreview:
@@ -154,6 +191,7 @@ async def preview_merge(
     )
     assert row.branch is not None
     return contract.MergePreview(
+        uncommitted_diffstat=await uncommitted_diffstat(row.path, lines),
         into=short_name(found.into),
         branch=short_name(row.branch),
         mode=args.mode,

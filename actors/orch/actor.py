@@ -35,7 +35,7 @@ from actors.orch.follow import (
 )
 from actors.orch.ledger import Ledger, RunRow, TaskRow, new_task, now_ms
 from actors.orch.schema import LedgerUnavailable, open_db
-from actors.orch.views import Usage, run_info, run_summary
+from actors.orch.views import Preview, Usage, run_info, run_summary
 from orca.actor import ActorContext, Mirror
 from orca.cli.handles import resolve_repo, session_handles
 from orca.contracts import gitwatch, gitwatch_core, hooks, ptyd, store, vault
@@ -294,7 +294,7 @@ class Orch:
     async def show(self, args: contract.RunArgs, *, quick: bool = False) -> contract.RunInfo:
         run = await self.run_row(args.run)
         tasks = await self.db(lambda db: db.tasks(run.id))
-        previews: dict[str, tuple[contract.Diffstat, list[str]]] = {}
+        previews: dict[str, Preview] = {}
         usage: dict[str, Usage] | None = None
         handles: dict[str, str] = {}
         if not quick:
@@ -313,7 +313,7 @@ class Orch:
         return await self.show(args)
 
     async def _preview(
-        self, run: RunRow, task: TaskRow, out: dict[str, tuple[contract.Diffstat, list[str]]]
+        self, run: RunRow, task: TaskRow, out: dict[str, Preview]
     ) -> None:
         args = gitwatch.MergePreviewArgs(worktree=task.worktree_id, into=run.base or None)
         try:
@@ -322,9 +322,18 @@ class Orch:
             )
         except OrcaError:
             return  # gitwatch down, or without the merge ops: no diffstat shown
-        d = got.diffstat
-        stat = contract.Diffstat(files=d.files, insertions=d.insertions, deletions=d.deletions)
-        out[task.variant] = (stat, list(got.conflicts))
+        d, u = got.diffstat, got.uncommitted_diffstat
+        pending = (
+            None
+            if u is None
+            else contract.Diffstat(files=u.files, insertions=u.insertions, deletions=u.deletions)
+        )
+        stat = contract.Diffstat(
+            files=d.files + (u.files if u is not None else 0),
+            insertions=d.insertions + (u.insertions if u is not None else 0),
+            deletions=d.deletions + (u.deletions if u is not None else 0),
+        )
+        out[task.variant] = (stat, list(got.conflicts), pending)
 
     async def _handles(self, tasks: list[TaskRow], out: dict[str, str]) -> None:
         """Terminal handles as `orca term ls` prints them (unique over every session)."""
@@ -383,6 +392,12 @@ class Orch:
                 f"merging {task.variant} into {preview.into} conflicts in: "
                 + ", ".join(preview.conflicts)
             )
+        if preview.dirty and not args.commit:
+            raise Conflict(
+                f"{task.variant} has {len(preview.uncommitted)} uncommitted change"
+                f"{'s' if len(preview.uncommitted) != 1 else ''} in {task.worktree_path}: "
+                f"`orca run merge {run.name} {task.variant} --commit` commits them first"
+            )
         d = await self.db(lambda db: db.write_intent(run.id, task.variant, "merge"))
         merged = await self.gitwatch.invoke(
             gitwatch.WORKTREE_MERGE,
@@ -391,6 +406,10 @@ class Orch:
                 into=into,
                 mode=args.mode,
                 message=f"orca run {run.name}: {task.variant} ({task.agent})",
+                commit_first=args.commit,
+                commit_message=(
+                    f"orca run {run.name}: {task.variant}'s uncommitted work ({task.agent})\n"
+                ),
             ),
             timeout=60.0,
         )

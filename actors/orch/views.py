@@ -13,6 +13,10 @@ from actors.orch.ledger import RunRow, TaskRow
 from orca.contracts import orch as contract
 from orca.model.agent_status import AgentStatusRow
 
+# gitwatch's merge preview of a variant: (every change: commits and working tree, the
+# conflicting paths, the working tree's part of it).
+Preview = tuple[contract.Diffstat, list[str], contract.Diffstat | None]
+
 
 class Usage:
     __slots__ = ("cost_usd", "tokens")
@@ -52,7 +56,7 @@ def variant_info(
     row: AgentStatusRow | None,
     session: PtySession | None,
     handle: str,
-    preview: tuple[contract.Diffstat, list[str]] | None,
+    preview: Preview | None,
     usage: Usage | None,
     now_ms: int,
 ) -> contract.VariantInfo:
@@ -77,6 +81,7 @@ def variant_info(
         worktree_path=task.worktree_path,
         branch=task.branch,
         diffstat=None if preview is None else preview[0],
+        uncommitted=None if preview is None else preview[2],
         conflicts=None if preview is None else preview[1],
         check=check,
         elapsed_s=elapsed_s(task, state, now_ms),
@@ -96,7 +101,7 @@ def run_info(
     rows: Mapping[str, AgentStatusRow],
     sessions: Mapping[str, PtySession],
     handles: Mapping[str, str],
-    previews: Mapping[str, tuple[contract.Diffstat, list[str]]],
+    previews: Mapping[str, Preview],
     usage: Mapping[str, Usage] | None,
 ) -> contract.RunInfo:
     now = time.time_ns() // 1_000_000

@@ -54,13 +54,17 @@ class VariantColumn:
     check_tail: tuple[str, ...] = ()
 
 
-def diffstat_text(stat: orch.Diffstat | gitwatch.Diffstat | None) -> str:
+def diffstat_text(
+    stat: orch.Diffstat | gitwatch.Diffstat | None,
+    uncommitted: orch.Diffstat | gitwatch.Diffstat | None = None,
+) -> str:
     if stat is None:
         return "diff ?"
     if not stat.files:
         return "no changes"
     files = f"{stat.files} file{'s' if stat.files != 1 else ''}"
-    return f"{files} +{stat.insertions} -{stat.deletions}"
+    pending = f" ({uncommitted.files} uncommitted)" if uncommitted and uncommitted.files else ""
+    return f"{files} +{stat.insertions} -{stat.deletions}{pending}"
 
 
 def check_text(check: orch.CheckResult | None, has_command: bool) -> tuple[str, str]:
@@ -108,7 +112,7 @@ def variant_columns(run: orch.RunInfo) -> list[VariantColumn]:
                 light=light,
                 light_style=style,
                 state=v.state,
-                diffstat=diffstat_text(v.diffstat),
+                diffstat=diffstat_text(v.diffstat, v.uncommitted),
                 check=check,
                 check_style=check_style,
                 time=elapsed_text(v.elapsed_s),
@@ -172,7 +176,7 @@ def merge_question(
     run: orch.RunInfo, variant: orch.VariantInfo, preview: gitwatch.MergePreview
 ) -> MergeAsk:
     """The confirmation of a merge, from gitwatch's preview (computed, nothing changed)."""
-    stat = diffstat_text(preview.diffstat)
+    stat = diffstat_text(preview.diffstat, preview.uncommitted_diffstat)
     lines = [
         f"{preview.branch} → {preview.into}: {preview.ahead} ahead, {preview.behind} behind; {stat}",
     ]

@@ -93,6 +93,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     how = merge.add_mutually_exclusive_group()
     how.add_argument("--squash", action="store_true", help="one commit with the whole change")
     how.add_argument("--rebase", action="store_true", help="replay the commits onto the base")
+    merge.add_argument(
+        "--commit",
+        action="store_true",
+        help="commit the variant's uncommitted changes first (a message naming the run)",
+    )
     common(merge)
     merge.set_defaults(func=cmd_merge)
 
@@ -276,6 +281,8 @@ def _print_run(info: RunInfo) -> None:
             if v.diffstat is not None
             else None
         )
+        if v.uncommitted is not None and v.uncommitted.files:
+            diff = f"{diff} ({v.uncommitted.files}f uncommitted)"
         if v.conflicts:
             diff = f"{diff} ({len(v.conflicts)} conflicting)"
         check = (
@@ -340,7 +347,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from orca.contracts import orch
 
     mode: orch.MergeMode = "squash" if args.squash else "rebase" if args.rebase else "merge"
-    request = orch.MergeArgs(run=args.run, variant=args.variant, mode=mode)
+    request = orch.MergeArgs(run=args.run, variant=args.variant, mode=mode, commit=args.commit)
     merged: orch.Merged = _ask(orch.MERGE, request, args.host, MERGE_TIMEOUT_S)
     if args.json:
         from msgspec import to_builtins

@@ -346,6 +346,9 @@ class MergePreview(Payload, frozen=True, kw_only=True):
     uncommitted: list[str] = msgspec.field(default_factory=list)
     checkout: str = ""  # where ``into`` is checked out ("" if nowhere)
     checkout_dirty: bool = False  # that checkout has uncommitted tracked changes
+    # The worktree's uncommitted changes (tracked vs HEAD, and untracked files), which
+    # ``diffstat`` (the branch's commits) does not count; ``commit_first`` merges them.
+    uncommitted_diffstat: Diffstat | None = None
 
 
 class MergeResult(Payload, frozen=True, kw_only=True):

@@ -31,16 +31,19 @@ Ops (args → result; camelCase on the wire):
     ``working``); ``exited`` once its terminal ended; ``archived`` after another
     variant was merged; ``failed`` when a step failed for good, ``error`` says
     why), ``handle`` (the terminal's, as ``orca term ls`` prints it), ``worktreeId``,
-    ``worktreePath``, ``branch``, ``diffstat`` (gitwatch ``worktree.mergePreview``
+    ``worktreePath``, ``branch``, ``diffstat`` and ``uncommitted`` (the working tree's
+    changes, counted in ``diffstat`` too; gitwatch ``worktree.mergePreview``
     against the base; null while unknown), ``check`` (exit code + the output's tail),
     ``elapsedS`` (spawn to the last idle, or to now while working), ``tokens`` and
     ``costUsd`` (vault ``vault.usage`` by pane; null without the vault), ``report`` (the
     worker's last ``run.report``). ``run`` is a run id or a unique name.
 ``run.check`` {run, variant?} → RunInfo after running the check in every (or one)
     variant's worktree now. Errors: ``conflict`` (the run has no check command).
-``run.merge`` {run, variant, mode: merge|squash|rebase} → Merged {run, variant, commit,
-    into, archived}. gitwatch ``worktree.mergePreview`` first: conflicts refuse the merge
-    (``conflict``, the paths in the message); then ``worktree.merge`` into the run's base.
+``run.merge`` {run, variant, mode: merge|squash|rebase, commit=false} → Merged {run,
+    variant, commit, into, archived}. gitwatch ``worktree.mergePreview`` first: conflicts
+    refuse the merge (``conflict``, the paths in the message), and so do uncommitted
+    changes unless ``commit`` (then they are committed on the variant's branch first, a
+    message naming the run and the variant); then ``worktree.merge`` into the run's base.
     Every other variant is archived (its worktree and terminal kept). Idempotent: a
     merged run answers its merge again for the same variant, ``conflict`` for another.
 ``run.remove`` {run, force=false} → Removed {run, removed: [variant], kept: [{variant,
@@ -151,6 +154,8 @@ class MergeArgs(Args, frozen=True, kw_only=True):
     run: str
     variant: str
     mode: MergeMode = "merge"
+    # Commit the variant's uncommitted changes on its branch first (else they refuse).
+    commit: bool = False
 
 
 class RemoveArgs(Args, frozen=True, kw_only=True):
@@ -216,6 +221,9 @@ class VariantInfo(Payload, frozen=True, kw_only=True):
     worktree_path: str = ""
     branch: str = ""
     diffstat: Diffstat | None = None
+    # What of ``diffstat`` is not committed yet (agents such as Claude Code leave their
+    # edits uncommitted; ``run merge --commit`` commits them first).
+    uncommitted: Diffstat | None = None
     conflicts: list[str] | None = None
     check: CheckResult | None = None
     elapsed_s: float | None = None

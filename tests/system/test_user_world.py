@@ -12,6 +12,7 @@ installed after ``orca up`` is found.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,3 +138,38 @@ async def test_run_new_looks_agents_up_on_the_asking_shells_path(
     assert {v.state for v in failed.variants} == {"failed"}
     [row] = [r for r in user.json("run", "ls")["runs"] if r["run"] == doomed]
     assert row["state"] == "failed"
+
+
+async def test_uncommitted_work_counts_and_merges_with_commit(
+    started: tuple[User, Path], tmp_path: Path
+) -> None:
+    """Issue 40 item 6: an agent that leaves its edit uncommitted (Claude Code's default)
+    changed something: run show counts it (marked uncommitted), a plain merge refuses
+    naming --commit, and ``run merge --commit`` commits it first with a message naming
+    the run and the variant."""
+    user, project = started
+    user.env["PATH"] = os.pathsep.join([str(fake_agents(tmp_path / "agents")), user.env["PATH"]])
+    user.env["FAKE_AGENT_UNCOMMITTED"] = "1"
+    run = user.json("run", "new", "project", "write it", "--agents", "claude:1", "--name", "wip")
+    run_id = run["run"]["run"]
+    with trio.fail_after(60):
+        async with run_watcher(user.paths) as watcher:
+            await watcher.until(run_id, lambda i: all(v.state == "idle" for v in i.variants))
+    [variant] = user.json("run", "show", run_id)["run"]["variants"]
+    assert variant["diffstat"] == {"files": 1, "insertions": 1, "deletions": 0}
+    assert variant["uncommitted"] == {"files": 1, "insertions": 1, "deletions": 0}
+    assert "1f +1 -0 (1f uncommitted)" in user.ok("run", "show", run_id)
+
+    refused = user.run("run", "merge", run_id, "claude-1")
+    assert refused.returncode == 2, refused.stderr
+    assert "uncommitted" in refused.stderr and "--commit" in refused.stderr
+    merged = user.json("run", "merge", run_id, "claude-1", "--commit")["merge"]
+    log = _git(project, "log", "--format=%s", merged["into"])
+    assert "orca run wip: claude-1's uncommitted work (claude)" in log
+    assert _git(project, "show", f"{merged['into']}:answer-claude.txt") == "claude: write it\n"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
