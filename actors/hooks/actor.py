@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from actors.hooks.answer_watch import watch_answer
 from actors.hooks.endpoint_file import (
     ENDPOINT_FILE_NAME,
     HOOK_PROTOCOL_VERSION,
@@ -74,6 +75,9 @@ class HooksActor:
         self.table = AgentStatusTable(current_host_id())
         self.saver = DebouncedSaver(self.status_path, self.render_status)
         self.service = HooksService(self.table, self._publish_status, self.saver.schedule)
+        # issue 40 item 4: an answered prompt is settled from ptyd's view of the pane.
+        self.ptyd = ctx.connect("ptyd", timeout=2.0)
+        self.service.on_answered = self._watch_answer
         self.follower = StoreFollower(ctx, self.service, self.saver.flush_now)
         self.secret = new_secret()
         # issue 25: hooks bind agent sessions to panes (the vault's exact join).
@@ -88,6 +92,17 @@ class HooksActor:
         self.status_load: StatusFileLoad | None = None
         self.endpoint_file: EndpointPublisher | None = None
         # -- end issue 16 items 5/7/12 --
+
+    def _watch_answer(self, pane_key: str, rev: int, agent: str) -> None:
+        self.ctx.nursery.start_soon(
+            watch_answer,
+            self.ptyd,
+            pane_key,
+            rev,
+            agent,
+            self.table.still_answered,
+            self.service.pane_idle,
+        )
 
     def _publish_status(self, event: hooks.StatusEventData) -> None:
         """Publish a status event; a held permission request of its pane may end with it

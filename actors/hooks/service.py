@@ -17,7 +17,7 @@ from actors.hooks.http_request import HookReply, HookSubmission
 from actors.hooks.ingest import event_from_hook
 from actors.hooks.pty_truth import PtyVerdicts
 from actors.hooks.status_table import AgentStatusTable, StatusEvent, TableEffects
-from orca.contracts.hooks import EndedPty, LivePty, StatusEventData
+from orca.contracts.hooks import EndedPty, LivePty, StatusEventData, StatusSet
 from orca.model.agent_status import AgentStatusRow
 
 EmitFn = Callable[[StatusEventData], object]
@@ -49,6 +49,9 @@ class HooksService:
         self._emit = emit
         self._schedule_save = schedule_save
         self._clock_ms = clock_ms
+        # Called with (pane key, row rev, agent) when an answer turned a blocked row
+        # working: the actor settles it from evidence (actors/hooks/answer_watch.py).
+        self.on_answered: Callable[[str, int, str], None] | None = None
 
     def carry_out(self, effects: TableEffects) -> TableEffects:
         for event in effects.events:
@@ -105,7 +108,15 @@ class HooksService:
         return self.carry_out(effects), verdicts
 
     def pane_input(self, pane_key: str) -> TableEffects:
-        return self.carry_out(self.table.pane_input(pane_key, self._clock_ms()))
+        effects = self.carry_out(self.table.pane_input(pane_key, self._clock_ms()))
+        if self.on_answered is not None:
+            for event in effects.events:
+                if isinstance(event, StatusSet):
+                    self.on_answered(event.row.pane_key, event.row.rev, event.row.agent)
+        return effects
+
+    def pane_idle(self, pane_key: str, rev: int, detail: str) -> TableEffects:
+        return self.carry_out(self.table.pane_idle(pane_key, rev, detail, self._clock_ms()))
 
     def ack(self, pane_key: str | None) -> TableEffects:
         return self.carry_out(self.table.ack(pane_key))

@@ -436,7 +436,9 @@ class AgentStatusTable:
 
     def pane_input(self, pane_key: str, now_ms: int) -> TableEffects:
         """The user typed into the pane: a ``blocked`` row returns to ``working`` (the
-        prompt was answered); anything else is unchanged."""
+        prompt was answered); anything else is unchanged. Answered is not approved: the
+        shell (``actors/hooks/answer_watch.py``) then settles it from the agent's next
+        hook or its terminal (:meth:`pane_idle`)."""
         pane = self.authority.resolve(pane_key)
         row = self._rows.get(pane)
         if row is None or row.state != "blocked" or row.restored_unconfirmed:
@@ -456,6 +458,35 @@ class AgentStatusTable:
         return TableEffects(
             "applied", events=(StatusSet(row=answered),), persist=is_persistable(answered)
         )
+
+    def still_answered(self, pane_key: str, rev: int) -> bool:
+        """Whether the pane's row is still the ``working`` that :meth:`pane_input` made of
+        its answered prompt (``rev``): no hook, exit or answer has moved it since."""
+        row = self._rows.get(self.authority.resolve(pane_key))
+        return row is not None and row.rev == rev and row.state == "working"
+
+    def pane_idle(self, pane_key: str, rev: int, detail: str, now_ms: int) -> TableEffects:
+        """The answered prompt settled without a hook: the agent is idle at its prompt
+        (its terminal says so: quiet, or its interrupt line), so the row is ``waiting``,
+        never ``working`` (issue 40 item 4). Only while the row is still the one the
+        answer made (``rev``); anything newer wins."""
+        pane = self.authority.resolve(pane_key)
+        row = self._rows.get(pane)
+        if row is None or row.rev != rev or row.state != "working":
+            return TableEffects("unchanged")
+        table_now = self._tick(now_ms)
+        self._rev += 1
+        idle = replace_row(
+            row,
+            state="waiting",
+            updated_at_ms=table_now,
+            state_since_ms=table_now,
+            detail=detail,
+            unread=False,  # the user answered it in its terminal: they are looking at it
+            rev=self._rev,
+        )
+        self._rows[pane] = idle
+        return TableEffects("applied", events=(StatusSet(row=idle),), persist=is_persistable(idle))
 
     def ack(self, pane_key: str | None) -> TableEffects:
         """Mark the pane's row (every row when ``None``) read; one set per change."""

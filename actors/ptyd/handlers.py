@@ -16,7 +16,7 @@ from actors.ptyd.session import InputBacklogFull, SessionEnded
 from actors.ptyd.stream import screen_snapshot
 from orca.contracts import ptyd as contract
 from orca.contracts.base import NoArgs
-from orca.wire.errors import BadRequest
+from orca.wire.errors import BadRequest, NotFound
 
 if TYPE_CHECKING:
     from actors.ptyd.actor import Ptyd
@@ -145,6 +145,20 @@ class PtydOps:
         rows = [self.ptyd.row(s) for s in self.ptyd.table.sessions()]
         return contract.Snapshot(epoch=events.epoch, seq=events.seq, sessions=rows)
 
+    async def activity(self, args: contract.ActivityArgs) -> contract.Activity:
+        running = [
+            s
+            for s in self.ptyd.table.sessions()
+            if s.info.pane_key == args.pane_key and not s.exited.is_set()
+        ]
+        if not running:
+            raise NotFound(f"no running terminal in pane {args.pane_key!r}")
+        session = max(running, key=lambda s: s.info.created_at)
+        quiet_ms, lines = await session.activity()
+        return contract.Activity(
+            session_id=session.session_id, running=True, quiet_ms=quiet_ms, lines=lines
+        )
+
     async def gc_status(self, args: NoArgs) -> contract.GcStatus:
         gc = self.ptyd.gc
         return contract.GcStatus(suspects=gc.suspects, grace_s=gc.grace_s)
@@ -167,3 +181,4 @@ def register_ops(ptyd: Ptyd) -> None:
     rpc.register(contract.DETACH, ops.detach)
     rpc.register(contract.SNAPSHOT, ops.snapshot)
     rpc.register(contract.GC_STATUS, ops.gc_status)
+    rpc.register(contract.ACTIVITY, ops.activity, concurrent=True)  # reads the model off the loop

@@ -368,6 +368,24 @@ class Session:
         self.scrollback.go_cold()
         memory.release_free_memory()
 
+    async def activity(self) -> tuple[int, list[str]]:
+        """(ms since the last output, the screen as text): what an answered prompt is
+        settled by (``term.activity``). The text is read from a copy of the model in a
+        worker thread, as a snapshot's is."""
+        quiet_ms = int((time.monotonic() - self._last_output) * 1000)
+        data = self.model.checkpoint()
+        if data is None:  # inside a sequence: the live model, on the loop
+            return quiet_ms, self.model.text_lines()
+
+        def read_copy() -> list[str]:
+            copy = TerminalModel.restore(data)
+            try:
+                return copy.text_lines()
+            finally:
+                copy.close()
+
+        return quiet_ms, await trio.to_thread.run_sync(read_copy)
+
     def screen_snapshot(self) -> tuple[int, bytes]:
         """(offset, escape stream): the screen as of ``offset``; live output follows."""
         return self.scrollback.end, self.model.snapshot()

@@ -529,6 +529,13 @@ class TerminalModel:
         return b"\x1b[%d;%dH" % (y + 1, x + 1) + tail
 
     # -- comparison (tests, golden files) ------------------------------------------------
+    def text_lines(self) -> list[str]:
+        """The visible rows as text, each right-trimmed (what a person reads there)."""
+        # A wide character's spacer cells (wide kind 2 and up, no text) are not text.
+        return [
+            "".join(t or " " for t, _s, w in row if t or w < 2).rstrip() for row in self._cells()
+        ]
+
     def screen_state(self) -> ScreenState:
         """The visible cells with their styles, the cursor, the modes and the title."""
         # An empty cell and a space of the same style look the same: both are " ".

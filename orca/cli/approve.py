@@ -17,12 +17,13 @@ target names no agent, nothing is asked there, or several things are.
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 from orca.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, print_json
 
 if TYPE_CHECKING:
+    import argparse
+
     from orca.contracts.hooks import PermissionRequest
 
 ANSWER_TIMEOUT_S = 5.0

@@ -89,6 +89,11 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     Errors: ``not_found`` (no such session).
 ``term.snapshot`` {} → {epoch, seq, sessions: [row]} (mirror snapshot).
 ``term.gc_status`` {} → {suspects: {worktreeId: since}, graceS}
+``term.activity`` {paneKey} → {sessionId, running, quietMs, lines} of the pane's running
+    terminal (the newest): how long its output has been quiet, and its screen as text
+    (each row right-trimmed; ``lines`` empty when it has no model). What hooks settles
+    an answered prompt by (issue 40 item 4: an agent idle at its prompt prints
+    nothing, one at work animates). Errors: ``not_found`` (no running terminal there).
 ``sys.stats`` built in, plus {ptyd: {sessions, hooksDropped, hooksFailed, gcSuspects,
     history: {degraded, droppedBytes, failures, resumed, lastError}, endedHistories}}
     (``endedHistories``: archived sessions, see ``term.list``). ``history``
@@ -402,6 +407,17 @@ class Snapshot(Payload, frozen=True, kw_only=True):
     sessions: list[SessionRow]
 
 
+class ActivityArgs(Args, frozen=True, kw_only=True):
+    pane_key: str
+
+
+class Activity(Payload, frozen=True, kw_only=True):
+    session_id: str
+    running: bool
+    quiet_ms: int
+    lines: list[str]
+
+
 class GcStatus(Payload, frozen=True, kw_only=True):
     suspects: dict[str, float]
     grace_s: float
@@ -559,6 +575,7 @@ LEASE = CONTRACT.op("term.lease", LeaseArgs, LeaseResult, NotFound)
 DETACH = CONTRACT.op("term.detach", LeaseArgs, Empty, NotFound)
 SNAPSHOT = CONTRACT.op("term.snapshot", NoArgs, Snapshot)
 GC_STATUS = CONTRACT.op("term.gc_status", NoArgs, GcStatus)
+ACTIVITY = CONTRACT.op("term.activity", ActivityArgs, Activity, NotFound)
 
 OUTPUT = CONTRACT.event(
     _OUTPUT_TYPE,

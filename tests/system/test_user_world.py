@@ -114,7 +114,9 @@ async def test_run_new_looks_agents_up_on_the_asking_shells_path(
     refused = user.run("run", "new", "project", "do it", "--agents", "claude:2")
     assert refused.returncode == 2, refused.stderr
     [line] = refused.stderr.strip().splitlines()
-    assert "'claude' not found on PATH=" in line and user.env["PATH"] in line
+    # The PATH searched: this shell's, Orca's own venv taken off it.
+    searched = os.pathsep.join(d for d in user.env["PATH"].split(os.pathsep) if d != ORCA_BIN)
+    assert line == f"orca: claude: 'claude' not found on PATH={searched}"
     assert user.json("worktree", "ls")["worktrees"] == before, "a refused run created worktrees"
     assert user.json("run", "ls")["runs"] == []
 

@@ -24,6 +24,8 @@ NEVER_RELAYED = {
     "vault.rebuild",
     # a worker's report comes from its own pane, on its own host
     "run.report",
+    # this host's hooks settle an answered prompt by it (a pane's screen as text)
+    "term.activity",
 }
 
 

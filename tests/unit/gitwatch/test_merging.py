@@ -124,10 +124,22 @@ async def test_preview_counts_and_changes_nothing(world: World) -> None:
         into="main", branch="feat", mode="merge", ahead=1, behind=1,
         diffstat=gw.Diffstat(files=1, insertions=2, deletions=0),
         conflicts=[], dirty=False, uncommitted=[], checkout=str(world.repo),
-        checkout_dirty=False,
+        checkout_dirty=False, uncommitted_diffstat=gw.Diffstat(files=0, insertions=0, deletions=0),
     )  # fmt: skip
     assert (world.tip("main"), world.tip("feat")) == before
     assert world.status(world.repo) == "" and world.status(world.wt) == ""
+
+
+async def test_preview_counts_uncommitted_work_apart(world: World) -> None:
+    """Issue 40 item 6: a tracked file changed and a new file not added are counted in
+    uncommittedDiffstat (the new file's lines as insertions), not in the commits'."""
+    world.commit(world.wt, "feature.txt", "one\ntwo\nthree\n", "more feature")
+    (world.wt / "feature.txt").write_text("one\nTWO\nthree\nfour\n")
+    (world.wt / "notes.md").write_text("a\nb\nc\n")
+    with trio.fail_after(TIMEOUT_S):
+        preview = await _preview(world)
+    assert preview.dirty
+    assert preview.uncommitted_diffstat == gw.Diffstat(files=2, insertions=5, deletions=1)
 
 
 async def test_merge_makes_a_merge_commit_and_fast_forwards_the_clean_checkout(

@@ -171,3 +171,27 @@ def test_a_relaunchs_own_first_hook_that_beat_its_restart_is_kept() -> None:
     assert table.row(PANE) is not None
     assert table.replace_agent(PANE, "term_newer", "b" * 64).events
     assert table.row(PANE) is None
+
+
+def test_an_answered_prompt_settles_as_waiting_only_while_nothing_newer_came() -> None:
+    """Issue 40 item 4: pane_idle turns the answer's working row waiting; a hook that
+    came after the answer (PostToolUse: it was approved) wins over the terminal's view."""
+    table = AgentStatusTable()
+    table.apply_normalized_status(_hook("claude", {"hook_event_name": "PermissionRequest"}), T0)
+    table.pane_input(PANE, T0 + 1)
+    answered = table.row(PANE)
+    assert answered is not None and table.still_answered(PANE, answered.rev)
+    assert table.pane_idle(PANE, answered.rev, "idle", T0 + 2).outcome == "applied"
+    row = table.row(PANE)
+    assert row is not None and (row.state, row.detail) == ("waiting", "idle")
+    assert not table.still_answered(PANE, answered.rev)
+
+    table.apply_normalized_status(_hook("claude", {"hook_event_name": "PermissionRequest"}), T0 + 3)
+    table.pane_input(PANE, T0 + 4)
+    again = table.row(PANE)
+    assert again is not None
+    table.apply_normalized_status(_hook("claude", {"hook_event_name": "PostToolUse"}), T0 + 5)
+    assert not table.still_answered(PANE, again.rev)
+    assert table.pane_idle(PANE, again.rev, "idle", T0 + 6).outcome == "unchanged"
+    row = table.row(PANE)
+    assert row is not None and row.state == "working"

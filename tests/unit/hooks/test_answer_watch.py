@@ -1,0 +1,43 @@
+"""The rule that settles an answered prompt from the agent's terminal (issue 40 item 4),
+and the table ops around it."""
+
+from __future__ import annotations
+
+from actors.hooks.answer_watch import (
+    IDLE_DETAIL,
+    INTERRUPTED_DETAIL,
+    MARKED_QUIET_S,
+    QUIET_S,
+    settled,
+)
+
+CLAUDE_REFUSED = [
+    "> deploy it",
+    "⏺ Bash(make deploy)",
+    "  ⎿  Interrupted · What should Claude do instead?",
+    "",
+    "╭────────────╮",
+    "│ >          │",
+    "╰────────────╯",
+]
+
+
+def test_claudes_interrupt_line_settles_after_a_short_quiet() -> None:
+    assert settled("claude", int(MARKED_QUIET_S * 1000), CLAUDE_REFUSED) == INTERRUPTED_DETAIL
+    assert settled("claude", int(MARKED_QUIET_S * 1000) - 1, CLAUDE_REFUSED) is None
+
+
+def test_a_quiet_screen_is_an_idle_prompt_for_every_agent() -> None:
+    screen = ["› ", "  Working (3s • esc to interrupt)"]
+    assert settled("codex", int(QUIET_S * 1000) - 1, screen) is None
+    assert settled("codex", int(QUIET_S * 1000), screen) == IDLE_DETAIL
+    assert settled("gemini", int(QUIET_S * 1000), []) == IDLE_DETAIL
+
+
+def test_another_agents_screen_showing_claudes_line_needs_the_full_quiet() -> None:
+    assert settled("codex", int(MARKED_QUIET_S * 1000), CLAUDE_REFUSED) is None
+
+
+def test_an_old_interrupt_line_scrolled_above_the_bottom_does_not_count() -> None:
+    old = [CLAUDE_REFUSED[2]] + [f"output line {i}" for i in range(20)]
+    assert settled("claude", int(MARKED_QUIET_S * 1000), old) is None
