@@ -21,6 +21,11 @@ def orca_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("ORCA_HOME", str(home))
+    # And a HOME of its own: `orca up` links ~/.local/bin/orca (orca/cli/shim.py), agent
+    # configs live under it; the real home is never touched.
+    user_home = tmp_path / "home-of-user"
+    user_home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.delenv("ORCA_TCP_HOST", raising=False)
     for agent, root in agent_roots(home).items():
         monkeypatch.setenv(VAULT_ROOT_ENV[agent], str(root))

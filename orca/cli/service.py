@@ -92,6 +92,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(
             f"orca is up: every actor ready in {elapsed:.2f}s (orcad pid {pid}, logs in {paths.log_dir})"
         )
+        from orca.cli.shim import ensure_shim
+
+        said = ensure_shim(os.environ)
+        if said is not None:
+            print(said)
         return EXIT_OK
     reason = verdict or "orcad exited before the tree was ready"
     print(f"orca: up failed: {reason}", file=sys.stderr)

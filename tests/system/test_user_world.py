@@ -175,3 +175,27 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
     ).stdout
+
+
+@pytest.mark.skipif(not IN_A_VENV, reason="Orca runs from no virtualenv here")
+def test_orca_works_in_a_new_login_shell_after_up(started: tuple[User, Path]) -> None:
+    """Issue 40 item 3: after the README's `orca up`, a new login shell of the user (the
+    venv not activated; ~/.profile as Debian's /etc/skel has it) finds `orca`."""
+    user, _project = started
+    home = Path(user.env["HOME"])
+    skel = Path("/etc/skel/.profile")
+    profile = (
+        skel.read_text()
+        if skel.exists()
+        else 'if [ -d "$HOME/.local/bin" ] ; then PATH="$HOME/.local/bin:$PATH"; fi\n'
+    )
+    (home / ".profile").write_text(profile)
+    shell = subprocess.run(
+        ["bash", "-l", "-c", "command -v orca && orca --version && echo VENV=[$VIRTUAL_ENV]"],
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin", "ORCA_HOME": str(user.orca_home)},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert shell.returncode == 0, shell.stderr
+    found, version, venv = shell.stdout.splitlines()
+    assert found == str(home / ".local" / "bin" / "orca")
+    assert version.startswith("orca ") and venv == "VENV=[]"
