@@ -92,7 +92,9 @@ async def test_new_ls_send_read_kill(home: Path, tmp_path: Path) -> None:
 
 async def test_attach_detach_and_reattach_shows_the_screen(home: Path, tmp_path: Path) -> None:
     """Attach types raw, forwards window size, detaches on Ctrl-]; reattach shows the screen."""
-    with trio.fail_after(30):
+    # Four CLI starts and two attaches: generous for a loaded machine (CI: 30 s ran out
+    # before the first paint under -n 3 beside a browser test).
+    with trio.fail_after(90):
         sid = (await run_cli(home, "new", f"repo1::{tmp_path}", "--", "/bin/sh")).stdout
         sid_text = sid.decode().strip()
         env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(ROOT))

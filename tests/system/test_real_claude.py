@@ -1,0 +1,250 @@
+"""The real Claude Code CLI (from npm) in Orca terminals, against a fake of its model API
+on 127.0.0.1 (issue 40 item 7): what ``orca watch --json`` prints is checked against what
+happened, turn by turn.
+
+Facts this rests on (Claude Code 2.1.x): it needs ``hasCompletedOnboarding``,
+``customApiKeyResponses.approved`` (the key's last 20 characters) and the project's
+``hasTrustDialogAccepted`` in ``$HOME/.claude.json``; with ``ANTHROPIC_BASE_URL`` it
+calls ``HEAD /`` and ``POST /v1/messages?beta=true``; it shows its permission dialog
+while its PermissionRequest hook runs.
+
+One session, four turns: a Bash command approved from Orca (``orca approve``), one
+denied from Orca (``orca deny``), one cancelled in Claude's own dialog (Esc: Claude
+prints its interrupt line and sends no hook; the row must be ``waiting``, not
+``working``), then ``/exit``; the vault's token totals equal the usage the fake API
+returned.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from support.agent_clis import agent_cli
+from support.fake_anthropic import FakeAnthropic, fake_anthropic
+from support.journey import User, make_git_repo
+
+from actors.hooks.answer_watch import INTERRUPTED_DETAIL
+
+API_KEY = "sk-ant-api03-orca-test-key-0123456789abcdefghij"
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    binary = agent_cli("claude")
+    if binary is None:
+        pytest.skip("npm could not install @anthropic-ai/claude-code (.ci/run installs npm)")
+    return binary
+
+
+@pytest.fixture
+def world(
+    orca_home: Path, tmp_path: Path, claude: Path
+) -> Iterator[tuple[User, FakeAnthropic, Path]]:
+    user = User(orca_home, tmp_path / "user")
+    home = user.user_home
+    project = make_git_repo(tmp_path / "project")
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    with fake_anthropic() as (fake, url):
+        user.env.update(
+            {
+                "ANTHROPIC_BASE_URL": url,
+                "ANTHROPIC_API_KEY": API_KEY,
+                "DISABLE_AUTOUPDATER": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "PATH": f"{claude.parent}:{user.env['PATH']}",
+                # The vault reads the transcripts where the real CLI writes them.
+                "ORCA_VAULT_CLAUDE_DIRS": str(home / ".claude" / "projects"),
+            }
+        )
+        user.ok("up")
+        try:
+            user.ok("hooks", "install", "claude")
+            user.ok("repo", "add", str(project))
+            yield user, fake, project
+        finally:
+            user.run("down", "--kill-terminals")
+
+
+class Watch:
+    def __init__(self, user: User) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "orca.cli.main", "watch", "--json"],
+            env=user.env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    async def until(self, holds: Any) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        while True:
+            raw = await trio.to_thread.run_sync(self.proc.stdout.readline, abandon_on_cancel=True)
+            assert raw, "orca watch ended"
+            line = json.loads(raw)
+            self.lines.append(line)
+            if holds(line):
+                return dict(line)
+
+    def states(self, pane: str) -> list[str]:
+        return [ln["state"] for ln in self.lines if ln["event"] == "set" and ln["paneKey"] == pane]
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _set(pane: str, state: str) -> Any:
+    return lambda e: e["event"] == "set" and e["paneKey"] == pane and e["state"] == state
+
+
+def _ask(pane: str) -> Any:
+    return lambda e: e["event"] == "ask" and e["paneKey"] == pane
+
+
+def _answered(pane: str) -> Any:
+    return lambda e: e["event"] == "answered" and e["paneKey"] == pane
+
+
+DIALOG = "Do you want to proceed?"  # Claude Code's permission dialog
+
+
+def _until_screen(user: User, session_id: str, pane_key: str, needle: str) -> None:
+    """Until the terminal's screen (ptyd's model, as text) shows ``needle``: read again
+    after each output event of the session (Claude draws its dialog a moment after its
+    hook, with cursor moves between the words: the raw stream never has the line)."""
+    from orca.client.sync import invoke, subscribe
+    from orca.contracts import ptyd
+
+    sub = subscribe(
+        ptyd.CONTRACT.actor, [ptyd.OUTPUT], consumer="tests",
+        topics=[f"term.output.{session_id}"], paths=user.paths,
+    )  # fmt: skip
+    try:
+        assert sub.wait_live(10.0)
+        while True:
+            seen = invoke(ptyd.ACTIVITY, ptyd.ActivityArgs(pane_key=pane_key), paths=user.paths)
+            if any(needle in line for line in seen.lines):
+                return
+            assert sub.receive(30.0) is not None, f"no more output; screen: {seen.lines}"
+    finally:
+        sub.close()
+
+
+def _vault_total(user: User, want: int) -> dict[str, Any]:
+    """``orca vault usage --json``'s total once it counts ``want`` requests, read again
+    after each ``vault.changed`` (the vault indexes the transcripts as they grow)."""
+    from orca.client.sync import subscribe
+    from orca.contracts import vault
+
+    sub = subscribe(vault.CONTRACT.actor, [vault.CHANGED], consumer="tests", paths=user.paths)
+    try:
+        assert sub.wait_live(10.0)
+        while True:
+            total: dict[str, Any] = user.json("vault", "usage")["total"]
+            if total["requests"] >= want:
+                return total
+            assert sub.receive(30.0) is not None, f"the vault stopped changing at {total}"
+    finally:
+        sub.close()
+
+
+async def test_real_claude_approved_denied_cancelled_and_exit(
+    world: tuple[User, FakeAnthropic, Path],
+) -> None:
+    user, fake, project = world
+    watch = Watch(user)
+    handle = ""
+    try:
+        with trio.fail_after(240):
+            session = user.new_terminal("project", "claude", "--permission-mode", "default")
+            pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
+            await watch.until(_set(pane, "waiting"))  # SessionStart: ready
+
+            async def prompt(text: str) -> dict[str, Any]:
+                """Type a prompt; the permission Claude asks for, held by Orca, once its
+                dialog is on the screen."""
+                user.ok("term", "send", handle, text)
+                user.ok("term", "send", handle, "\r")
+                await watch.until(_set(pane, "blocked"))
+                ask = await watch.until(_ask(pane))
+                await trio.to_thread.run_sync(
+                    _until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
+                )
+                return ask
+
+            # 1. Approved from Orca: the command runs, the turn ends done.
+            ask = await prompt("orca-run: touch approved-one")
+            assert (ask["toolName"], ask["summary"]) == ("Bash", "touch approved-one")
+            assert user.ok("approve", handle).strip() == "allowed: Bash: touch approved-one"
+            assert (await watch.until(_answered(pane)))["outcome"] == "allow"
+            await watch.until(_set(pane, "done"))
+            assert (project / "approved-one").exists()
+
+            # 2. Denied from Orca: nothing runs; Claude is told, and its turn ends.
+            await prompt("orca-run: touch denied-two")
+            denied = user.json("deny", handle, "--reason", "not this one")["answer"]
+            assert denied["settlement"]["outcome"] == "deny"
+            settled = await watch.until(
+                lambda e: e["event"] == "set" and e["paneKey"] == pane
+                and e["state"] in ("done", "waiting")
+            )  # fmt: skip
+            assert settled["state"] in ("done", "waiting")
+            assert not (project / "denied-two").exists()
+
+            # 3. Cancelled in Claude's own dialog (Esc): no hook comes, Claude is idle
+            # at its prompt: the row is waiting, never left working.
+            await prompt("orca-run: touch cancelled-three")
+            user.ok("term", "send", handle, "\x1b")
+            assert (await watch.until(_answered(pane)))["outcome"] == "answered_elsewhere"
+            idle = await watch.until(_set(pane, "waiting"))
+            assert idle["detail"] == INTERRUPTED_DETAIL
+            assert not (project / "cancelled-three").exists()
+
+            # 4. Approved in Claude's own dialog (Enter: its default, "Yes"): the held
+            # request is released at once, the command runs.
+            await prompt("orca-run: touch answered-four")
+            user.ok("term", "send", handle, "\r")
+            assert (await watch.until(_answered(pane)))["outcome"] == "answered_elsewhere"
+            await watch.until(_set(pane, "done"))
+            assert (project / "answered-four").exists()
+
+            # /exit: the terminal ends, its row goes.
+            user.ok("term", "send", handle, "/exit")
+            user.ok("term", "send", handle, "\r")
+            await watch.until(lambda e: e["event"] == "clear" and e["paneKey"] == pane)
+
+            # Never working while idle: each turn's states, as orca watch printed them.
+            states = watch.states(pane)
+            assert states[0] == "waiting" and "working" in states and states[-1] == "done"
+
+            # The vault's tokens are the usage the fake API returned, exactly.
+            with fake.lock:
+                sent = list(fake.usage)
+            total = await trio.to_thread.run_sync(_vault_total, user, len(sent))
+            assert total["requests"] == len(sent)
+            assert total["inputTokens"] == sum(u["input_tokens"] for u in sent)
+            assert total["outputTokens"] == sum(u["output_tokens"] for u in sent)
+    except BaseException:
+        screen = user.run("term", "read", handle).stdout if handle else ""
+        compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
+        print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
+        raise
+    finally:
+        watch.close()
