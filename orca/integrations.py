@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 import shutil
 from collections.abc import Mapping
@@ -88,8 +89,14 @@ class AgentHookConfig:
     # Events whose hook Orca holds until a verdict (issue 27: the hook script's
     # ``permission`` mode), each with the timeout (the agent's unit) the agent gives it.
     held_events: Mapping[str, int] = field(default_factory=dict)
+    # The variable that moves the agent's whole config folder (Codex: ``CODEX_HOME``,
+    # default ``~/.codex``); set, the file is looked for there (issue 40 item 8).
+    dir_env: str | None = None
 
-    def config_path(self, home: Path) -> Path:
+    def config_path(self, home: Path, environ: Mapping[str, str] | None = None) -> Path:
+        moved = _moved_dir(self.dir_env, environ)
+        if moved is not None:
+            return moved / Path(self.relative_path).name
         return home / self.relative_path
 
     def timeout_for(self, event: str) -> int:
@@ -138,6 +145,7 @@ INTEGRATIONS: Mapping[str, AgentHookConfig] = {
         ),
         timeout=10,
         codex_trust=True,
+        dir_env="CODEX_HOME",
         # Codex runs the hook "in the approval path, before guardian or user approval UI
         # is shown" (codex-rs/hooks/src/events/permission_request.rs): its own prompt
         # appears only when the hold ends, so the hold is shorter.
@@ -646,8 +654,16 @@ def _backup_value(path: Path) -> object:
         return None
 
 
+def _moved_dir(name: str | None, environ: Mapping[str, str] | None) -> Path | None:
+    """The folder ``$name`` names, if set (``environ``: this process's by default)."""
+    if name is None:
+        return None
+    value = (os.environ if environ is None else environ).get(name)
+    return Path(value) if value else None
+
+
 def _codex_config(home: Path) -> Path:
-    return home / ".codex" / "config.toml"
+    return (_moved_dir("CODEX_HOME", None) or home / ".codex") / "config.toml"
 
 
 def install(agent: str, home: Path, script: Path) -> bool:

@@ -332,3 +332,20 @@ def test_an_older_unheld_permission_handler_is_rewritten_in_place(home: Path, sc
 
 
 USER_HOOK_GROUP = {"matcher": "Bash", "hooks": [USER_HOOK]}
+
+
+def test_codex_home_moves_codexs_hooks_and_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40 item 8: with CODEX_HOME set, `orca hooks install codex` writes its hooks
+    and trust entries there (Codex reads nothing from ~/.codex then)."""
+    home, moved = tmp_path / "home", tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(moved))
+    script = install_hook_script(tmp_path / "agent-hooks")
+    assert integrations.install("codex", home, script) is True
+    assert json.loads((moved / "hooks.json").read_text())["hooks"]["Stop"]
+    assert str(moved / "hooks.json") in (moved / "config.toml").read_text()
+    assert not (home / ".codex").exists()
+    assert integrations.status("codex", home).installed
+    assert integrations.uninstall("codex", home) is True
