@@ -22,8 +22,9 @@ Tokens: ``total_token_usage`` is the session's *cumulative* count
 request's own count is the difference from the previous ``token_count``; an event
 that repeats the last totals adds nothing; totals that go down (a new baseline) count
 from zero. A fork's file starts with a replay of its parent's lines, so its first
-deltas are the parent's: each delta is keyed by the cumulative totals it ends at, and
-the index counts one copy per key. Text rows come from ``event_msg`` (the person's
+deltas are the parent's: each delta is keyed by its lineage (the session, or the one a
+fork was forked from) and the cumulative totals it ends at, and the index counts one
+copy per key. Text rows come from ``event_msg`` (the person's
 words, the agent's answers) and the tool items of ``response_item``; its
 ``message`` items repeat the same words plus injected context, so they are skipped.
 """
@@ -103,7 +104,11 @@ def _token_delta(info: Any, ts: int, facts: SessionFacts) -> UsageRecord | None:
         else:
             delta = current  # the cumulative count restarted
         facts.totals = current
-        key = "cum:" + ":".join(str(n) for n in current)
+        # The lineage names the key: a fork's replay of its parent's lines is the same
+        # request as the parent's (one copy counts), another session's equal totals are
+        # not (issue 40 item 8: a second session was dropped).
+        lineage = facts.forked_from or facts.session_id
+        key = f"cum:{lineage}:" + ":".join(str(n) for n in current)
     else:
         last = info.get("last_token_usage")
         if not isinstance(last, dict):

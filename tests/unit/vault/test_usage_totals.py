@@ -230,3 +230,19 @@ def test_when_a_copy_goes_the_next_best_copy_counts(filled: object) -> None:
     #                                                   total  = 22530 µ$
     assert claude.cost_usd == pytest.approx(0.022530, abs=1e-12)
     assert claude.requests == 3 and claude.unpriced_models == []
+
+
+def test_two_codex_sessions_with_equal_totals_both_count(index: object) -> None:
+    """Issue 40 item 8: a second Codex session whose cumulative totals equal an earlier
+    session's was dropped as if it were a fork's replay; the key names the lineage
+    (the session, or the one it was forked from), so only a fork's replay is one copy."""
+    x = index.agent_root["codex"]  # type: ignore[attr-defined]
+    for sid in ("Y1", "Y2"):
+        write_jsonl(
+            codex_path(x, sid),
+            [codex_meta(sid, ALPHA), codex_turn(ALPHA, "gpt-5-codex"), codex_user("same"),
+             codex_tokens(1000, 200, 100, 40, second=4)],
+        )  # fmt: skip
+    index.scan()  # type: ignore[attr-defined]
+    rows = {row.key: row for row in report(index, "session").rows}
+    assert {k: r.requests for k, r in rows.items()} == {"codex:Y1": 1, "codex:Y2": 1}
