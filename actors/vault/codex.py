@@ -72,10 +72,47 @@ def parse_codex_line(doc: dict[str, Any], facts: SessionFacts, out: Parsed) -> N
         _event(payload, ts, facts, out)
     elif kind == "response_item":
         _item(payload, ts, out)
+        if payload.get("type") == "message" and not facts.event_text:
+            _message(payload, ts, facts, out)
+
+
+def _message(payload: dict[str, Any], ts: int, facts: SessionFacts, out: Parsed) -> None:
+    """A ``response_item`` message: the conversation itself in rollouts that write no
+    ``event_msg`` text (Codex 0.171, issue 40 item 8). The context Codex injects as user
+    messages (``<environment_context>``, ``<user_instructions>``, AGENTS.md) is not the
+    person's words and is left out."""
+    role = payload.get("role")
+    if role not in ("user", "assistant"):
+        return
+    parts = payload.get("content")
+    if not isinstance(parts, list):
+        return
+    kinds = ("input_text",) if role == "user" else ("output_text",)
+    text = "\n".join(
+        text_str(p.get("text")) for p in parts if isinstance(p, dict) and p.get("type") in kinds
+    ).strip()
+    if not text or (role == "user" and _injected(text)):
+        return
+    out.entries.append(TextEntry(role, ts, cut(text, TEXT_CHARS)))
+    if role == "user":
+        facts.title = facts.title or cut(text, 1000)
+
+
+def _injected(text: str) -> bool:
+    """Context Codex puts in a user message, not typed by the person."""
+    head = text.strip()
+    if head.startswith("# AGENTS.md"):
+        return True
+    if not (head.startswith("<") and head.endswith(">")):
+        return False
+    tag = head[1:].split(">", 1)[0]  # <environment_context>, <permissions instructions>...
+    return bool(tag) and tag.replace("_", "").replace(" ", "").isalpha()
 
 
 def _event(payload: dict[str, Any], ts: int, facts: SessionFacts, out: Parsed) -> None:
     ptype = payload.get("type")
+    if ptype in ("user_message", "agent_message"):
+        facts.event_text = True
     if ptype == "user_message":
         text = text_str(payload.get("message"))
         if text:

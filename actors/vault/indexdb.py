@@ -71,6 +71,8 @@ def _facts_from(text: str) -> SessionFacts:
         for key in ("session_id", "cwd", "project_hash", "title", "model", "forked_from"):
             if isinstance(raw.get(key), str):
                 setattr(facts, key, raw[key])
+        if isinstance(raw.get("event_text"), bool):
+            facts.event_text = raw["event_text"]
         totals = raw.get("totals")
         if isinstance(totals, list) and len(totals) == 5 and all(isinstance(n, int) for n in totals):
             facts.totals = totals

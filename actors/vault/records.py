@@ -87,6 +87,9 @@ class SessionFacts:
     # Codex: the last cumulative total_token_usage (input, cached, output, reasoning, total).
     totals: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0])
     forked_from: str = ""
+    # Codex: this transcript has spoken through ``event_msg`` (older rollouts): its
+    # ``response_item`` messages then repeat those words and are skipped.
+    event_text: bool = False
 
 
 @dataclass(slots=True)

@@ -51,7 +51,13 @@ def test_claude_lines_give_prompts_answers_tools_and_usage() -> None:
     assert len(out.entries[4].text) == TOOL_OUTPUT_CHARS  # tool output cut per row
     [usage] = out.usage
     assert (usage.msg_key, usage.req_key, usage.sidechain) == ("m", "r", False)
-    assert (usage.input, usage.output, usage.cache_write_5m, usage.cache_write_1h, usage.cache_read) == (3, 4, 5, 6, 7)
+    assert (
+        usage.input,
+        usage.output,
+        usage.cache_write_5m,
+        usage.cache_write_1h,
+        usage.cache_read,
+    ) == (3, 4, 5, 6, 7)
 
 
 def test_claude_tolerates_foreign_shapes() -> None:
@@ -81,11 +87,19 @@ def test_codex_deltas_from_cumulative_counts() -> None:
         codex_turn("/w", "gpt-5.1"),
         codex_tokens(300, 110, 50, 5),
         codex_tokens(40, 0, 4, 0),  # a new baseline
-        {"timestamp": "2026-03-10T12:00:00Z", "type": "event_msg", "payload": {"type": "token_count", "info": None}},
+        {
+            "timestamp": "2026-03-10T12:00:00Z",
+            "type": "event_msg",
+            "payload": {"type": "token_count", "info": None},
+        },
     ):
         parse_codex_line(line, facts, out)
     deltas = [(u.model, u.input, u.cache_read, u.output, u.reasoning) for u in out.usage]
-    assert deltas == [("gpt-5", 90, 10, 20, 5), ("gpt-5.1", 100, 100, 30, 0), ("gpt-5.1", 40, 0, 4, 0)]
+    assert deltas == [
+        ("gpt-5", 90, 10, 20, 5),
+        ("gpt-5.1", 100, 100, 30, 0),
+        ("gpt-5.1", 40, 0, 4, 0),
+    ]
     assert (facts.session_id, facts.title) == ("X", "build it")
     assert [e.kind for e in out.entries] == ["user", "tool_use", "tool_result"]
 
@@ -96,7 +110,12 @@ def test_gemini_rewritten_messages_replace_their_rows() -> None:
         gemini_header("G", "/w/p"),
         gemini_user("u1", "why"),
         gemini_reply("g1", "because", tokens=None),
-        gemini_reply("g1", "because", tokens=gemini_tokens(10, 2, cached=4), tool=("read_file", {"path": "a"}, "text")),
+        gemini_reply(
+            "g1",
+            "because",
+            tokens=gemini_tokens(10, 2, cached=4),
+            tool=("read_file", {"path": "a"}, "text"),
+        ),
         {"$set": {"summary": "why"}},
         {"$rewindTo": "g1"},
         {"id": "i1", "type": "info", "content": "x", "timestamp": "2026-03-10T12:00:00Z"},
@@ -111,6 +130,53 @@ def test_gemini_rewritten_messages_replace_their_rows() -> None:
 
 def test_gemini_legacy_document() -> None:
     facts, out = SessionFacts(), Parsed()
-    doc = {**gemini_header("L", "/w/q"), "messages": [gemini_user("u", "old format"), gemini_reply("g", "yes", tokens=gemini_tokens(5, 1))]}
+    doc = {
+        **gemini_header("L", "/w/q"),
+        "messages": [
+            gemini_user("u", "old format"),
+            gemini_reply("g", "yes", tokens=gemini_tokens(5, 1)),
+        ],
+    }
     parse_gemini_document(doc, facts, out)
     assert facts.session_id == "L" and [u.input for u in out.usage] == [5]
+
+
+def _codex_message(role: str, kind: str, text: str) -> dict[str, object]:
+    return {
+        "timestamp": "2026-03-10T12:00:00Z",
+        "type": "response_item",
+        "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]},
+    }
+
+
+def test_codex_response_item_messages_are_the_conversation_when_no_event_speaks() -> None:
+    """Issue 40 item 8: Codex 0.171's rollouts carry the conversation only as
+    response_item messages: they are indexed, the injected context left out."""
+    facts, out = SessionFacts(), Parsed()
+    for line in (
+        codex_meta("X", "/w"),
+        _codex_message(
+            "user", "input_text", "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"
+        ),
+        _codex_message("user", "input_text", "# AGENTS.md instructions for /w\n\nbe brief"),
+        _codex_message("user", "input_text", "fix the flaky test"),
+        _codex_message("assistant", "output_text", "fixed: the sleep is gone"),
+    ):
+        parse_codex_line(line, facts, out)
+    assert [(e.kind, e.text) for e in out.entries] == [
+        ("user", "fix the flaky test"),
+        ("assistant", "fixed: the sleep is gone"),
+    ]
+    assert facts.title == "fix the flaky test"
+
+
+def test_codex_event_text_makes_response_item_messages_repeats() -> None:
+    facts, out = SessionFacts(), Parsed()
+    for line in (
+        codex_meta("X", "/w"),
+        codex_user("build it"),
+        _codex_message("user", "input_text", "build it"),
+        _codex_message("assistant", "output_text", "built"),
+    ):
+        parse_codex_line(line, facts, out)
+    assert [(e.kind, e.text) for e in out.entries] == [("user", "build it")]
