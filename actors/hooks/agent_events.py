@@ -71,6 +71,11 @@ _CODEX_EVENTS: Mapping[str, Action] = {**_TURN_EVENTS, "agent-turn-complete": "d
 
 # Events that only continue an open turn (``StatusEvent.resume_only``).
 RESUME_ONLY_EVENTS: frozenset[str] = frozenset({"SubagentStop"})
+# Events that never end a turn blocked on a permission (``StatusEvent.not_while_blocked``):
+# Codex's legacy notify also fires for its side threads (the session title on the first
+# turn), so the row went blocked -> done while Codex still waited for its approval and
+# the held request left every face (issue 40 item 8). Codex's Stop hook ends the turn.
+NOT_WHILE_BLOCKED_EVENTS: frozenset[str] = frozenset({"agent-turn-complete"})
 
 _GEMINI_EVENTS: Mapping[str, Action] = {
     "SessionStart": "waiting",
@@ -144,6 +149,10 @@ class HookDecision:
     @property
     def resume_only(self) -> bool:
         return self.event in RESUME_ONLY_EVENTS
+
+    @property
+    def not_while_blocked(self) -> bool:
+        return self.event in NOT_WHILE_BLOCKED_EVENTS
 
 
 def _text(payload: Mapping[str, object], *keys: str) -> str:

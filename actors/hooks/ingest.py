@@ -38,6 +38,7 @@ def event_from_hook(sub: HookSubmission) -> StatusEvent | None:
         session_id=decision.session_id,
         launch_token_sha256=sub.launch_token_sha256,
         resume_only=decision.resume_only,
+        not_while_blocked=decision.not_while_blocked,
     )
 
 

@@ -107,6 +107,9 @@ class StatusEvent:
     # Only continues a turn in progress (``working``/``blocked``), never reopens a
     # finished one: Claude Code's SubagentStop may arrive after the main Stop.
     resume_only: bool = False
+    # Never ends a turn blocked on a permission (Codex's legacy notify: it fires for
+    # side threads too); the agent's own Stop hook does.
+    not_while_blocked: bool = False
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,8 @@ class AgentStatusTable:
             return self._remove(pane, "session_ended")
         if existing is not None and self._outranks(existing, event.source, observed_ms):
             return self._carry_handle_only(existing, event.terminal_handle)
+        if event.not_while_blocked and existing is not None and existing.state == "blocked":
+            return TableEffects("unchanged", "still_blocked")
         if event.resume_only and (
             existing is None
             or existing.restored_unconfirmed

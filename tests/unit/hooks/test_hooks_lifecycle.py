@@ -195,3 +195,19 @@ def test_an_answered_prompt_settles_as_waiting_only_while_nothing_newer_came() -
     assert table.pane_idle(PANE, again.rev, "idle", T0 + 6).outcome == "unchanged"
     row = table.row(PANE)
     assert row is not None and row.state == "working"
+
+
+def test_codexs_legacy_notify_never_ends_a_turn_blocked_on_a_permission() -> None:
+    """Issue 40 item 8: Codex's legacy notify fires for its title thread on a session's
+    first turn: the row stays blocked (its held request stays answerable); Codex's Stop
+    hook, or the notify once nothing is asked, ends the turn."""
+    table = AgentStatusTable()
+    table.apply_normalized_status(_hook("codex", {"hook_event_name": "PermissionRequest"}), T0)
+    notify = _hook("codex", {"type": "agent-turn-complete", "thread-id": "t"})
+    assert table.apply_normalized_status(notify, T0 + 1).outcome == "unchanged"
+    row = table.row(PANE)
+    assert row is not None and row.state == "blocked"
+    table.apply_normalized_status(_hook("codex", {"hook_event_name": "PostToolUse"}), T0 + 2)
+    assert table.apply_normalized_status(notify, T0 + 3).outcome == "applied"
+    row = table.row(PANE)
+    assert row is not None and row.state == "done"
