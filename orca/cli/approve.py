@@ -86,6 +86,17 @@ def cmd_answer(args: argparse.Namespace) -> int:
     pending = invoke(hooks.PERMISSION_SNAPSHOT, timeout=ANSWER_TIMEOUT_S).pending
     asked = sorted((r for r in pending if r.pane_key in keys), key=lambda r: r.created_at_ms)
     if not asked:
+        blocked = [
+            r for r in invoke(hooks.SNAPSHOT, timeout=ANSWER_TIMEOUT_S).rows
+            if r.pane_key in keys and r.state == "blocked"
+        ]  # fmt: skip
+        if blocked:  # asking in its own terminal only (Gemini CLI's hooks hold nothing)
+            agent = blocked[0].agent
+            return fail(
+                f"{agent} asks in its own terminal, which Orca cannot answer for it: "
+                f"answer there (`orca term attach {args.target}`)",
+                EXIT_USAGE,
+            )
         return fail(f"no agent of {args.target!r} is asking for a permission now", EXIT_USAGE)
     if len(asked) > 1:
         names = _terminal_names()

@@ -116,3 +116,26 @@ async def test_approve_and_deny_a_held_permission_from_the_cli(user: User) -> No
             assert answered["outcome"] == "deny"
     finally:
         watch.close()
+
+
+async def test_an_agent_asking_only_in_its_terminal_is_named_so(user: User) -> None:
+    """Gemini CLI's hooks hold no approval (its Notification says it asks): `orca approve`
+    says to answer in the agent's terminal instead of "nothing is asking"."""
+    ask = '{"hook_event_name":"Notification","notification_type":"ToolPermission","session_id":"g"}'
+    script = f"printf '%s' '{ask}' | {user.hook_script} gemini; exec sleep 600"
+    watch = Watch(user)
+    try:
+        with trio.fail_after(60):
+            session = user.new_terminal("project", "/bin/sh", "-c", script)
+            pane, handle = session["paneKey"], session["handle"]
+            await watch.until(
+                lambda e: e["event"] == "set" and e["paneKey"] == pane and e["state"] == "blocked"
+            )
+            told = user.run("approve", handle)
+            assert told.returncode == 2
+            assert told.stderr.strip() == (
+                "orca: gemini asks in its own terminal, which Orca cannot answer for it: "
+                f"answer there (`orca term attach {handle}`)"
+            )
+    finally:
+        watch.close()
