@@ -9,16 +9,13 @@ the agent is told the reason; once answered there is nothing left to answer (exi
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 from support.journey import User, make_git_repo
+from support.watch import Watch
 from support.web import PERMISSION_AGENT
 
 
@@ -32,33 +29,6 @@ def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
         yield person
     finally:
         person.run("down", "--kill-terminals")
-
-
-class Watch:
-    """``orca watch --json`` in its own process; its lines, read as they come."""
-
-    def __init__(self, user: User) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "orca.cli.main", "watch", "--json"],
-            env=user.env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    async def until(self, holds: Any) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        while True:
-            raw = await trio.to_thread.run_sync(self.proc.stdout.readline, abandon_on_cancel=True)
-            assert raw, "orca watch ended"
-            line = json.loads(raw)
-            if holds(line):
-                return dict(line)
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
 
 async def test_approve_and_deny_a_held_permission_from_the_cli(user: User) -> None:

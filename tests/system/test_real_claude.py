@@ -18,17 +18,16 @@ returned.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from support.agent_clis import agent_cli
+from support.agent_clis import require_agent_cli
 from support.fake_anthropic import FakeAnthropic, fake_anthropic
 from support.journey import User, make_git_repo
+from support.watch import Watch, state_is, vault_total
 
 from actors.hooks.answer_watch import INTERRUPTED_DETAIL
 
@@ -37,10 +36,7 @@ API_KEY = "sk-ant-api03-orca-test-key-0123456789abcdefghij"
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    binary = agent_cli("claude")
-    if binary is None:
-        pytest.skip("npm could not install @anthropic-ai/claude-code (.ci/run installs npm)")
-    return binary
+    return require_agent_cli("claude")
 
 
 @pytest.fixture
@@ -80,40 +76,6 @@ def world(
             user.run("down", "--kill-terminals")
 
 
-class Watch:
-    def __init__(self, user: User) -> None:
-        self.lines: list[dict[str, Any]] = []
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "orca.cli.main", "watch", "--json"],
-            env=user.env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    async def until(self, holds: Any) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        while True:
-            raw = await trio.to_thread.run_sync(self.proc.stdout.readline, abandon_on_cancel=True)
-            assert raw, "orca watch ended"
-            line = json.loads(raw)
-            self.lines.append(line)
-            if holds(line):
-                return dict(line)
-
-    def states(self, pane: str) -> list[str]:
-        return [ln["state"] for ln in self.lines if ln["event"] == "set" and ln["paneKey"] == pane]
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-def _set(pane: str, state: str) -> Any:
-    return lambda e: e["event"] == "set" and e["paneKey"] == pane and e["state"] == state
-
-
 def _ask(pane: str) -> Any:
     return lambda e: e["event"] == "ask" and e["paneKey"] == pane
 
@@ -147,24 +109,6 @@ def _until_screen(user: User, session_id: str, pane_key: str, needle: str) -> No
         sub.close()
 
 
-def _vault_total(user: User, want: int) -> dict[str, Any]:
-    """``orca vault usage --json``'s total once it counts ``want`` requests, read again
-    after each ``vault.changed`` (the vault indexes the transcripts as they grow)."""
-    from orca.client.sync import subscribe
-    from orca.contracts import vault
-
-    sub = subscribe(vault.CONTRACT.actor, [vault.CHANGED], consumer="tests", paths=user.paths)
-    try:
-        assert sub.wait_live(10.0)
-        while True:
-            total: dict[str, Any] = user.json("vault", "usage")["total"]
-            if total["requests"] >= want:
-                return total
-            assert sub.receive(30.0) is not None, f"the vault stopped changing at {total}"
-    finally:
-        sub.close()
-
-
 async def test_real_claude_approved_denied_cancelled_and_exit(
     world: tuple[User, FakeAnthropic, Path],
 ) -> None:
@@ -175,14 +119,14 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
         with trio.fail_after(240):
             session = user.new_terminal("project", "claude", "--permission-mode", "default")
             pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
-            await watch.until(_set(pane, "waiting"))  # SessionStart: ready
+            await watch.until(state_is(pane, "waiting"))  # SessionStart: ready
 
             async def prompt(text: str) -> dict[str, Any]:
                 """Type a prompt; the permission Claude asks for, held by Orca, once its
                 dialog is on the screen."""
                 user.ok("term", "send", handle, text)
                 user.ok("term", "send", handle, "\r")
-                await watch.until(_set(pane, "blocked"))
+                await watch.until(state_is(pane, "blocked"))
                 ask = await watch.until(_ask(pane))
                 await trio.to_thread.run_sync(
                     _until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
@@ -194,7 +138,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             assert (ask["toolName"], ask["summary"]) == ("Bash", "touch approved-one")
             assert user.ok("approve", handle).strip() == "allowed: Bash: touch approved-one"
             assert (await watch.until(_answered(pane)))["outcome"] == "allow"
-            await watch.until(_set(pane, "done"))
+            await watch.until(state_is(pane, "done"))
             assert (project / "approved-one").exists()
 
             # 2. Denied from Orca: nothing runs; Claude is told, and its turn ends.
@@ -213,7 +157,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             await prompt("orca-run: touch cancelled-three")
             user.ok("term", "send", handle, "\x1b")
             assert (await watch.until(_answered(pane)))["outcome"] == "answered_elsewhere"
-            idle = await watch.until(_set(pane, "waiting"))
+            idle = await watch.until(state_is(pane, "waiting"))
             assert idle["detail"] == INTERRUPTED_DETAIL
             assert not (project / "cancelled-three").exists()
 
@@ -222,7 +166,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             await prompt("orca-run: touch answered-four")
             user.ok("term", "send", handle, "\r")
             assert (await watch.until(_answered(pane)))["outcome"] == "answered_elsewhere"
-            await watch.until(_set(pane, "done"))
+            await watch.until(state_is(pane, "done"))
             assert (project / "answered-four").exists()
 
             # /exit: the terminal ends, its row goes.
@@ -237,7 +181,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             # The vault's tokens are the usage the fake API returned, exactly.
             with fake.lock:
                 sent = list(fake.usage)
-            total = await trio.to_thread.run_sync(_vault_total, user, len(sent))
+            total = await trio.to_thread.run_sync(vault_total, user, len(sent))
             assert total["requests"] == len(sent)
             assert total["inputTokens"] == sum(u["input_tokens"] for u in sent)
             assert total["outputTokens"] == sum(u["output_tokens"] for u in sent)

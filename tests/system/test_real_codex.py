@@ -13,26 +13,20 @@ longer ends it), then done; a second ask refused with Esc in Codex's own dialog 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
-from support.agent_clis import agent_cli
+from support.agent_clis import require_agent_cli
 from support.fake_openai import FakeOpenAI, fake_openai
 from support.journey import User, make_git_repo
+from support.watch import Watch, state_is, vault_total
 
 
 @pytest.fixture(scope="module")
 def codex() -> Path:
-    binary = agent_cli("codex")
-    if binary is None:
-        pytest.skip("npm could not install @openai/codex (.ci/run installs npm)")
-    return binary
+    return require_agent_cli("codex")
 
 
 @pytest.fixture
@@ -65,55 +59,6 @@ def world(orca_home: Path, tmp_path: Path, codex: Path) -> Iterator[tuple[User, 
             user.run("down", "--kill-terminals")
 
 
-class Watch:
-    def __init__(self, user: User) -> None:
-        self.lines: list[dict[str, Any]] = []
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "orca.cli.main", "watch", "--json"],
-            env=user.env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    async def until(self, holds: Any) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        while True:
-            raw = await trio.to_thread.run_sync(self.proc.stdout.readline, abandon_on_cancel=True)
-            assert raw, "orca watch ended"
-            line = json.loads(raw)
-            self.lines.append(line)
-            if holds(line):
-                return dict(line)
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-def _set(pane: str, state: str) -> Any:
-    return lambda e: e["event"] == "set" and e["paneKey"] == pane and e["state"] == state
-
-
-def _vault(user: User, want: int) -> dict[str, Any]:
-    """``orca vault usage --json``'s total once it counts ``want`` requests, read again
-    after each ``vault.changed``."""
-    from orca.client.sync import subscribe
-    from orca.contracts import vault
-
-    sub = subscribe(vault.CONTRACT.actor, [vault.CHANGED], consumer="tests", paths=user.paths)
-    try:
-        assert sub.wait_live(10.0)
-        while True:
-            total: dict[str, Any] = user.json("vault", "usage")["total"]
-            if total["requests"] >= want:
-                return total
-            assert sub.receive(30.0) is not None, f"the vault stopped changing at {total}"
-    finally:
-        sub.close()
-
-
 async def test_real_codex_turn_lights_and_vault(world: tuple[User, FakeOpenAI, Path]) -> None:
     """``codex exec`` in an Orca terminal: its hooks light the row working, then done;
     the vault indexes its rollout (the conversation, which Codex 0.171 writes only as
@@ -127,11 +72,11 @@ async def test_real_codex_turn_lights_and_vault(world: tuple[User, FakeOpenAI, P
                 "project", "codex", "exec", "orca-run: echo hello-from-codex ## zebrafish"
             )
             pane, handle = session["paneKey"], session["handle"]
-            await watch.until(_set(pane, "working"))
-            await watch.until(_set(pane, "done"))
+            await watch.until(state_is(pane, "working"))
+            await watch.until(state_is(pane, "done"))
             with fake.lock:
                 sent = list(fake.usage)
-            total = await trio.to_thread.run_sync(_vault, user, len(sent))
+            total = await trio.to_thread.run_sync(vault_total, user, len(sent))
             assert total["requests"] == len(sent)
             assert total["inputTokens"] + total["cacheReadTokens"] == sum(
                 u["input_tokens"] for u in sent
