@@ -72,11 +72,12 @@ def attach_handed(session_id: str, stdin: int, stdout: int) -> str | None:
             # ptyd died: nobody touches the terminal now. Give it back while we wait.
             restore_terminal(stdin, stdout, saved)
             handed = False
-            link.close()
-            link = None
             _write_all(
                 stdout, b"\r\n[ptyd went away; attaching again once it is back (Ctrl-C gives up)]"
             )
+            link.wait_ptyd_exited()  # (not its dying listener again)
+            link.close()
+            link = None
             link = _wait_for_ptyd(paths, wake_r)
     except KeyboardInterrupt:
         return "gave up waiting for ptyd"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import array
 import errno
+import os
 import select
 import socket
 import struct
@@ -33,6 +34,10 @@ from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_fr
 HAND_TIMEOUT_S = 5.0
 # After a ``bye``, how long the client waits for ptyd to let go of the terminal.
 BYE_TIMEOUT_S = 1.0
+# After the link ended, how long the client waits for that ptyd to finish exiting before
+# it tries to connect again (a ptyd that dropped the link and lives on never exits).
+EXIT_WAIT_S = 5.0
+_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _HEADER = struct.Struct(LOCAL_FRAME_HEADER)
 _decoder: FrameDecoder[ptyd.FromPtyd] = FrameDecoder(
     ptyd.FromPtyd, what="attach-stream message", max_bytes=None
@@ -52,6 +57,7 @@ class HandedTerminal:
         self.sock = sock
         self._buf = bytearray()
         self.malformed = 0
+        self._ptyd = _pidfd_of_peer(sock)  # the ptyd that listened (None: not knowable)
 
     @classmethod
     def connect(cls, paths: OrcaPaths) -> HandedTerminal:
@@ -168,5 +174,34 @@ class HandedTerminal:
         except PtydGone:
             return
 
+    def wait_ptyd_exited(self, timeout_s: float = EXIT_WAIT_S) -> None:
+        """After the link ended: until the ptyd behind it has exited (at most timeout_s).
+
+        A ptyd killed with SIGKILL closes its descriptors one by one as it exits: our
+        connection can end while its listening socket still takes connections for a
+        moment. A client that connected again at once reached that dying listener, drew
+        its screen and lost the link at once (the user's terminal flashed back to the
+        alternate screen: issue 39). The kernel marks the process exited (its pidfd
+        readable) only after every descriptor is closed.
+        """
+        if self._ptyd is None:
+            return
+        select.select([self._ptyd], [], [], max(0.0, timeout_s))
+
     def close(self) -> None:
         self.sock.close()
+        if self._ptyd is not None:
+            os.close(self._ptyd)
+            self._ptyd = None
+
+
+def _pidfd_of_peer(sock: socket.socket) -> int | None:
+    """A pidfd of the process that listens on the socket we connected to, or None."""
+    try:
+        cred = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+        pid = _PEERCRED.unpack(cred)[0]
+        if pid <= 0:  # (in another pid namespace)
+            return None
+        return os.pidfd_open(pid)
+    except OSError:  # gone already, or a kernel without pidfds
+        return None
