@@ -108,6 +108,17 @@ def _apply(config: WebConfig, raw: dict[str, Any], where: Path) -> WebConfig:
     return replace(config, **changes)
 
 
+def cannot_listen(config: WebConfig, strerror: str) -> str:
+    """Why the dashboard cannot listen where it is set to, and what to change (one line)."""
+    where = f"{config.url_host()}:{config.port}"
+    if "in use" in strerror:
+        return (
+            f"{where} is in use by another program: choose another port with"
+            f" `orca web --bind {config.url_host()}:PORT` or `port` in {CONFIG_NAME}"
+        )
+    return f"cannot listen on {where}: {strerror}"
+
+
 def parse_bind(value: str) -> tuple[str, int | None]:
     """``HOST``, ``HOST:PORT``, ``[V6]:PORT`` or ``:PORT`` → (host or "", port or None)."""
     value = value.strip()

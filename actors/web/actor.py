@@ -29,7 +29,7 @@ from actors.web.source import BoardSource, wall_ms
 from orca.actor import ActorContext
 from orca.contracts import web
 from orca.contracts.base import NoArgs
-from orca.web_config import WebConfig, load_web_config
+from orca.web_config import WebConfig, cannot_listen, load_web_config
 from orca.web_devices import DevicesFile
 from orca.wire.errors import BadRequest, NotFound
 
@@ -48,7 +48,7 @@ def _listen(config: WebConfig) -> socket.socket:
         sock.bind((config.bind, config.port))
     except OSError as exc:
         sock.close()
-        raise SystemExit(f"web: cannot listen on {config.bind}:{config.port}: {exc.strerror}") from None
+        raise SystemExit(f"web: {cannot_listen(config, exc.strerror or str(exc))}") from None
     sock.listen(128)
     # hypercorn adopts the descriptor (fd://): the file description's O_NONBLOCK is what
     # its trio socket runs with, and a blocking accept would stall the whole actor.

@@ -174,3 +174,21 @@ def run_actor(name: str, setup: Setup) -> None:
         trio.run(serve_actor, name, setup, paths)
     except BadTcpHost as exc:
         raise SystemExit(f"{name}: {exc}") from None
+    except BaseExceptionGroup as group:
+        # A setup that refuses to start says why in one line (SystemExit with a
+        # message), not as a traceback of the nursery it was raised in.
+        refused = _only_exits(group)
+        if refused is None:
+            raise
+        raise refused from None
+
+
+def _only_exits(group: BaseExceptionGroup[BaseException]) -> SystemExit | None:
+    """The first SystemExit of a group that holds nothing else, or None."""
+    exits, rest = group.split(SystemExit)
+    if exits is None or rest is not None:
+        return None
+    first: BaseException = exits
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first if isinstance(first, SystemExit) else None

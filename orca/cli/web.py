@@ -22,9 +22,12 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orca.cli.output import EXIT_FAILED, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE, fail, print_json
+
+if TYPE_CHECKING:
+    from orca.web_config import WebConfig
 
 # The foreground dashboard answers within this (it loads the board first).
 START_TIMEOUT_S = 15.0
@@ -111,10 +114,22 @@ def cmd_web(args: argparse.Namespace) -> int:
         invoke(sup.STATUS, timeout=STATUS_TIMEOUT_S)
     except OrcaError:
         return fail("the service is not running (start it with `orca up`)", EXIT_NOT_RUNNING)
-    return _foreground(args)
+    return _foreground(args, config)
 
 
-def _foreground(args: argparse.Namespace) -> int:
+def _foreground(args: argparse.Namespace, config: WebConfig) -> int:
+    import socket
+
+    from orca.web_config import cannot_listen
+
+    # Checked here too, so that a port in use is one line, not the actor's start-up.
+    family = socket.AF_INET6 if ":" in config.bind else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((config.bind, config.port))
+        except OSError as exc:
+            return fail(cannot_listen(config, exc.strerror or str(exc)), EXIT_FAILED)
     env = {**os.environ, **({"ORCA_WEB_BIND": args.bind} if args.bind else {})}
     # The actor runtime stops an actor whose parent of record dies (orca.actor.app): so
     # this command is that parent, and a killed `orca web` leaves no dashboard behind.
@@ -132,7 +147,7 @@ def _foreground(args: argparse.Namespace) -> int:
             if child.poll() is None:
                 child.terminate()
             child.wait()
-            return fail("the web dashboard did not start (see the lines above)", EXIT_FAILED)
+            return fail("the web dashboard did not start (see the line above)", EXIT_FAILED)
         print(f"web dashboard: {status.url}  (Ctrl-C stops it; `orca web pair` pairs a phone)")
         sys.stdout.flush()
         if args.open:
