@@ -23,7 +23,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
@@ -215,6 +215,10 @@ def _browser_name(agent: str) -> str:
     return "browser"
 
 
+async def _favicon(_request: Request) -> Response:
+    return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
+
+
 def build_app(web: WebApp) -> Guarded:
     from actors.web.sockets import board_socket, terminal_socket
 
@@ -224,6 +228,7 @@ def build_app(web: WebApp) -> Guarded:
 
     routes = [
         Route("/", web.index),
+        Route("/favicon.ico", _favicon),  # (asked for by clients that skip the page's link)
         Route("/api/session", web.login, methods=["POST"]),
         Route("/api/logout", web.logout, methods=["POST"]),
         Route("/api/me", web.me),

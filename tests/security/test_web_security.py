@@ -244,3 +244,14 @@ def test_web_open_hands_the_browser_a_one_use_signed_in_link(site: WebTree, tmp_
     me = json.loads(request(site, "GET", "/api/me", cookie=opened)[2])
     assert set(me["scopes"]) == set(web.SCOPES), me
     assert request(site, "POST", "/api/session", {"code": code})[0] == 401
+
+
+def test_the_page_has_an_icon_served_to_anyone(site: WebTree) -> None:
+    """Issue 32: a tab, a bookmark, a phone's home screen show Orca's icon (an SVG of
+    ours, the same at ``/favicon.ico`` for clients that ask there), without a login."""
+    body = request(site, "GET", "/")[2]
+    assert b'<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in body
+    for path in ("/static/favicon.svg", "/favicon.ico"):
+        status, headers, icon = request(site, "GET", path)
+        assert status == 200 and headers["content-type"] == "image/svg+xml", (path, status)
+        assert icon.startswith(b"<svg ") and b"<script" not in icon

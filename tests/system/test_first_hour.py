@@ -47,9 +47,7 @@ def test_orca_web_on_a_port_in_use_says_so_in_one_line(user: User, taken_port: i
     assert "Traceback" not in done.stdout + done.stderr
 
 
-def test_the_web_process_on_a_port_in_use_says_so_in_one_line(
-    user: User, taken_port: int
-) -> None:
+def test_the_web_process_on_a_port_in_use_says_so_in_one_line(user: User, taken_port: int) -> None:
     """As orcad starts it (web.toml's port taken): one line in its stderr, not the
     traceback of the nursery its start-up ran in."""
     env = {**user.env, "ORCA_WEB_BIND": f"127.0.0.1:{taken_port}"}
