@@ -111,6 +111,14 @@ async def create_worktree(
         repo.path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
     )
     base = request.base or repo.worktree_base_ref or "HEAD"
+    if exists.returncode != 0:
+        commit = await run_git(
+            repo.path, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False
+        )
+        if commit.returncode != 0:
+            raise errors.CallerError(
+                f"base {base!r} is not a branch, tag or commit of {repo.path}"
+            )
     progress("git", f"creating {path} on branch {branch}")
     await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
     args = ["worktree", "add", path, branch] if exists.returncode == 0 else (
@@ -150,7 +158,9 @@ async def create_worktree(
 
 
 def _raise_add_failure(stderr: str, branch: str) -> None:
-    text = stderr.strip()
+    # (git's "Preparing worktree (new branch ...)" comes first and reads as success)
+    lines = stderr.strip().splitlines()
+    text = "\n".join(line for line in lines if not line.startswith("Preparing worktree"))
     if "already checked out" in text or "already used by worktree" in text:
         other = text.rsplit(" at ", 1)[-1].strip(" '\"") if " at " in text else "?"
         raise errors.BranchCheckedOutElsewhere(branch, other)

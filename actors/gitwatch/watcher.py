@@ -28,6 +28,7 @@ from actors.gitwatch.watchplan import (
     REMOTES_DIR,
     Invalidation,
     RescanEverything,
+    RescanRepo,
     WatchNewDirectory,
     WatchRole,
     classify_event,
@@ -219,6 +220,11 @@ class GitWatcher:
                 log.warning("inotify watch limit reached at %s", role.directory)
                 self.degraded.add(owner)
                 return False
+            if role.kind in ("tree", "folder") and role.directory == role.worktree_path:
+                # A worktree's (or folder repo's) own folder is gone before its watch
+                # was placed: no watched parent reports it, so the listing is re-read.
+                self._pending.add(RescanRepo(role.repo_id))
+                self._wakeup.set()
             return True  # the directory vanished meanwhile; its parent's event covers it
         self._roles.setdefault(wd, role)
         self._owned.setdefault(owner, set()).add(wd)

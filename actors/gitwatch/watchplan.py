@@ -17,6 +17,7 @@ common/refs/heads/**   any ref (not ``*.lock``); new subdir       the repo's lis
 common/refs/remotes/** (same: a fetch or push moved an upstream)
 common/refs            ``remotes`` created (first fetch)          listing + its watch
 a worktree's files     any change except inside ``.git``          that worktree status
+a worktree's folder    the directory itself deleted or moved      the repo's listing
 a folder repo's root   the directory itself deleted or moved      the repo's listing
 =====================  =========================================  =====================
 
@@ -138,6 +139,8 @@ def classify_event(role: WatchRole | None, event: InotifyEvent) -> list[Effect]:
             effects.append(WatchNewDirectory(_child(role, event.name)))
         return effects
     # "tree": the worktree's own files. Its ".git" (file or dir) is git's business.
+    if self_gone and role.directory == role.worktree_path:
+        return [RescanRepo(role.repo_id)]  # the folder itself deleted or moved: prunable
     if event.name == ".git":
         return []
     tree_effects: list[Effect] = [RefreshStatus(role.repo_id, role.worktree_path)]

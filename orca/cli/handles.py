@@ -291,8 +291,28 @@ def resolve_worktree(
     """The gitwatch row ``ref`` names (:func:`resolve`'s rules)."""
     handles = worktree_handles((r.id, r.path) for r in rows)
     targets = [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
-    chosen = resolve(targets, ref, "worktree", prefixes=prefixes)
+    try:
+        chosen = resolve(targets, ref, "worktree", prefixes=prefixes)
+    except NothingMatches:
+        # The name as it was typed at `worktree create` ("fix login" made fix-login).
+        made = _made_name(ref)
+        if made is None or made == ref:
+            raise
+        try:
+            chosen = resolve(targets, made, "worktree", prefixes=False)
+        except NothingMatches:
+            raise NothingMatches(f"no worktree matches {ref!r} (nor {made!r})") from None
     return next(r for r in rows if r.id == chosen.id)
+
+
+def _made_name(ref: str) -> str | None:
+    """The name `worktree create` made of ``ref``, or None if it makes none."""
+    from orca.model.naming import InvalidWorktreeName, sanitize_worktree_name
+
+    try:
+        return sanitize_worktree_name(ref)
+    except InvalidWorktreeName:
+        return None
 
 
 def resolve_repo(repos: Sequence[Repo], ref: str) -> Repo:

@@ -68,6 +68,13 @@ def worktree_and_cwd(ref: str) -> tuple[str, str]:
             raise BadRequest(f"not a worktree id: {ref!r}")
         return ref, parts.path
     row = find_worktree(ref)
+    if row.prunable and not row.is_bare:
+        from orca.wire.errors import Conflict
+
+        raise Conflict(
+            f"the folder of worktree {ref!r} is missing ({row.path}; deleted?):"
+            f" `orca worktree rm {ref}` forgets it"
+        )
     parts = split_worktree_id_for_filesystem(row.id)
     return row.id, parts.path if parts is not None else row.path
 

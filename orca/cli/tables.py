@@ -68,7 +68,7 @@ def worktree_cells(row: WorktreeRow, handle: str, dirty: str | None = None) -> l
         handle,
         branch_text(row),
         ahead_behind_text(row.ahead_behind),
-        dirty or dirty_text(row.git_status),
+        dirty or ("missing" if row.prunable else dirty_text(row.git_status)),
         owner_text(row),
         row.path,
     ]

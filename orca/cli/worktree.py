@@ -80,9 +80,13 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
     rm.add_argument("--delete-branch", action="store_true", help="also delete its branch")
     rm.set_defaults(func=cmd_rm)
 
-    mv = worktree.add_parser("mv", help="rename a worktree's folder (keeps its sessions/meta)")
+    mv_help = (
+        "rename a worktree: its folder and its branch (keeps its terminals and notes;"
+        " a shell running there keeps its old $PWD until it cds)"
+    )
+    mv = worktree.add_parser("mv", help=mv_help, description=mv_help)
     mv.add_argument("worktree", help="worktree id, path or unique name")
-    mv.add_argument("new_name", help="new folder name (sanitized; same parent directory)")
+    mv.add_argument("new_name", help="new name of the folder and the branch (sanitized; same parent directory)")
     mv.set_defaults(func=cmd_mv)
 
     merge = worktree.add_parser(
@@ -164,7 +168,12 @@ def cmd_create(args: argparse.Namespace) -> int:
         # ``id`` as in `worktree ls --json` (one vocabulary); ``worktreeId`` kept for scripts.
         print_json("worktree", {"id": result.worktree_id, **to_builtins(result)})
     else:
-        print(f"created {result.path} on {short_branch(result.branch)}")
+        made = os.path.basename(result.path)
+        branch = short_branch(result.branch)
+        if made != args.name:  # sanitised: say the name it has now (it finds either)
+            print(f"created {made!r} (from {args.name!r}): {result.path} on {branch}")
+        else:
+            print(f"created {result.path} on {branch}")
     if result.setup.ran and result.setup.exit_code:
         return fail(f"setup script exited with {result.setup.exit_code} (the worktree was kept)")
     return EXIT_OK
@@ -270,12 +279,31 @@ def cmd_mv(args: argparse.Namespace) -> int:
         return remote
 
     row = find_worktree(args.worktree)
+    running = _running_in(row.id)
     request = gitwatch.RenameArgs(worktree_id=row.id, new_name=args.new_name)
     # Branch, display name and folder are renamed together (seed 01 §4.3).
     result = invoke(gitwatch.WORKTREE_RENAME, request, timeout=MUTATE_TIMEOUT_S)
     branch = f" on {short_branch(result.branch)}" if result.branch else ""
     print(f"renamed {row.display_name!r} -> {result.display_name!r}: {result.path}{branch}")
+    if running:
+        # Their cwd moved with the folder; a shell's $PWD (and its prompt) did not.
+        print(
+            f"orca: {running} terminal{'s' if running != 1 else ''} running there keep"
+            f" {row.path} as $PWD until they cd (`cd {result.path}`)",
+            file=sys.stderr,
+        )
     return EXIT_OK
+
+
+def _running_in(worktree_id: str) -> int:
+    """How many terminals run in the worktree (0 when ptyd cannot say)."""
+    from orca.cli.live_terminals import running_terminals
+    from orca.paths import resolve_paths
+
+    try:
+        return len(running_terminals(resolve_paths(), worktree_id).sessions)
+    except OrcaError:
+        return 0
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

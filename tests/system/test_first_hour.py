@@ -4,11 +4,17 @@ line that says what to do, and nothing is left running.
 * ``orca web`` on a port another program holds: one line naming the port and the
   option that fixes it (``--bind``), no traceback; the dashboard's own process, run on
   that port, says the same in one line.
+* ``worktree create "fix login"`` says the name it made (``fix-login``) and the name as
+  given finds it later; a ``--base`` that names nothing is refused before git prints
+  "Preparing worktree"; a worktree whose folder was deleted lists as ``missing`` and
+  ``term new`` there says so and what to run; ``worktree mv`` says it renames the
+  branch too, and warns that shells running there keep their old ``$PWD``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,7 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.journey import User
+from support.journey import User, make_git_repo
+from support.remote import wait_until
 
 
 @pytest.fixture
@@ -26,7 +33,7 @@ def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
     try:
         yield user
     finally:
-        user.ok("down")
+        user.ok("down", "--kill-terminals")
 
 
 @pytest.fixture
@@ -58,3 +65,77 @@ def test_the_web_process_on_a_port_in_use_says_so_in_one_line(user: User, taken_
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
     assert line.startswith(f"web: 127.0.0.1:{taken_port} is in use"), line
+
+
+@pytest.fixture
+def repo(user: User, tmp_path: Path) -> str:
+    user.ok("repo", "add", str(make_git_repo(tmp_path / "project")))
+    return "project"
+
+
+def test_a_sanitised_worktree_name_is_said_and_found_by_the_name_given(
+    user: User, repo: str
+) -> None:
+    made = user.ok("worktree", "create", repo, "fix login", "--setup", "skip")
+    assert made.startswith("created 'fix-login' (from 'fix login'): "), made
+    escaped = user.ok("worktree", "create", repo, "../escape", "--setup", "skip")
+    assert escaped.startswith("created 'escape' (from '../escape'): "), escaped
+    names = {Path(r["path"]).name for r in user.json("worktree", "ls")["worktrees"]}
+    assert {"fix-login", "escape"} <= names
+    removed = user.ok("worktree", "rm", "fix login")
+    assert removed.startswith("removed ") and removed.rstrip().endswith("/fix-login")
+    gone = user.run("worktree", "rm", "fix login")
+    assert gone.returncode == 2
+    assert gone.stderr.strip() == (
+        "orca: no worktree matches 'fix login' (nor 'fix-login') (see `orca worktree ls`)"
+    )
+
+
+def test_a_base_that_names_nothing_is_refused_before_git_speaks(user: User, repo: str) -> None:
+    done = user.run("worktree", "create", repo, "w", "--base", "nope", "--setup", "skip")
+    assert done.returncode == 2, done
+    [line] = done.stderr.splitlines()
+    assert "'nope' is not a branch, tag or commit" in line, line
+    assert "Preparing" not in done.stdout + done.stderr
+    assert all(Path(r["path"]).name != "w" for r in user.json("worktree", "ls")["worktrees"])
+
+
+def test_a_worktree_whose_folder_was_deleted_is_missing(user: User, repo: str) -> None:
+    user.ok("worktree", "create", repo, "gone", "--setup", "skip")
+    [row] = [r for r in user.json("worktree", "ls")["worktrees"] if r["path"].endswith("/gone")]
+    shutil.rmtree(row["path"])
+    # gitwatch hears of it through inotify (the folder's own watch) and re-reads git.
+    wait_until(
+        lambda: [r for r in user.json("worktree", "ls")["worktrees"] if r["prunable"]],
+        "the deleted worktree listed as prunable",
+    )
+    listed = user.ok("worktree", "ls").splitlines()
+    [line] = [ln for ln in listed if ln.rstrip().endswith("/gone")]
+    assert " missing " in line and " clean " not in line, line
+    refused = user.run("term", "new", "gone", "--", "/bin/sh")
+    assert refused.returncode == 2, refused
+    assert refused.stderr.strip() == (
+        f"orca: the folder of worktree 'gone' is missing ({row['path']}; deleted?):"
+        " `orca worktree rm gone` forgets it"
+    )
+    user.ok("worktree", "rm", "gone")
+    assert not [r for r in user.json("worktree", "ls")["worktrees"] if r["path"] == row["path"]]
+
+
+def test_worktree_mv_says_it_renames_the_branch_and_warns_of_stale_shells(
+    user: User, repo: str
+) -> None:
+    assert "its folder and its branch" in " ".join(user.ok("worktree", "mv", "--help").split())
+    user.ok("worktree", "create", repo, "old", "--setup", "skip")
+    quiet = user.run("worktree", "mv", "old", "older")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet
+    user.new_terminal("older", "/bin/sh")
+    moved = user.run("worktree", "mv", "older", "new")
+    assert moved.returncode == 0, moved
+    assert "on new" in moved.stdout
+    [new] = [r for r in user.json("worktree", "ls")["worktrees"] if r["path"].endswith("/new")]
+    old_path = new["path"].removesuffix("/new") + "/older"
+    assert moved.stderr.strip() == (
+        f"orca: 1 terminal running there keep {old_path} as $PWD until they cd"
+        f" (`cd {new['path']}`)"
+    )

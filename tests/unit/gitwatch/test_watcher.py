@@ -14,6 +14,7 @@ import trio
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
+from actors.gitwatch.watchplan import RescanRepo
 from orca.contracts import gitwatch as gw
 
 # What the tracker emits: the contract's event Structs, in order.
@@ -94,6 +95,45 @@ async def test_external_worktree_add_and_remove_are_published(
         await _git(repo, "worktree", "remove", str(wt))
         await watched.next_matching(_is(gw.WorktreeRemoved, wt))
         assert str(wt) not in watched.tracker.repos["r1"].rows
+
+
+async def test_a_deleted_worktree_folder_is_published_prunable(
+    watched: Watched, repo: Path, tmp_path: Path
+) -> None:
+    """Issue 32: ``rm -rf`` of a linked worktree's folder (git's admin dir untouched) is
+    heard on the folder's own watch: the row becomes prunable (``missing`` in the CLI)."""
+    with trio.fail_after(15):
+        wt = tmp_path / "doomed"
+        await _git(repo, "worktree", "add", "-q", str(wt), "-b", "doomed")
+        await watched.next_matching(_is(gw.WorktreeAdded, wt))
+        await trio.to_thread.run_sync(shutil.rmtree, wt)
+        gone = await watched.next_matching(
+            lambda e: _is(gw.WorktreeChanged, wt)(e) and e.git.prunable  # type: ignore[attr-defined]
+        )
+        assert isinstance(gone, gw.WorktreeChanged)
+
+
+async def test_a_worktree_folder_gone_before_its_watch_is_published_prunable(
+    tmp_path: Path,
+) -> None:
+    """The folder deleted before the watcher placed its watch (no event can come): the
+    failed watch itself asks for a rescan."""
+    with Inotify() as inotify, trio.fail_after(15):
+        watcher = GitWatcher(inotify)
+        batches: list[set[object]] = []
+        batched = trio.Event()
+
+        async def on_batch(batch: set[object]) -> None:
+            batches.append(batch)
+            batched.set()
+
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watcher.run, on_batch)
+            await watcher.watch_worktree("r1", str(tmp_path / "never-there"), None)
+            await batched.wait()
+            nursery.cancel_scope.cancel()
+        [batch] = batches
+        assert RescanRepo("r1") in batch
 
 
 async def test_commit_in_linked_worktree_changes_its_head(

@@ -66,6 +66,9 @@ def _ev(mask: int, name: str = "") -> InotifyEvent:
         ),
         (TREE, _ev(IN_CLOSE_WRITE, "main.py"), [RefreshStatus("r", "/w")]),
         (TREE, _ev(IN_CREATE, ".git"), []),
+        (TREE, _ev(IN_DELETE_SELF), [RefreshStatus("r", "/w")]),  # a subdirectory gone
+        # The worktree's folder itself deleted (issue 32): git now calls it prunable.
+        (WatchRole("tree", "r", "/w", "/w"), _ev(IN_DELETE_SELF), [RescanRepo("r")]),
     ],
 )
 def test_event_invalidates_the_smallest_fact(
