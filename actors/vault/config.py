@@ -19,7 +19,7 @@ import logging
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ ROOT_ENV = {
     "codex": "ORCA_VAULT_CODEX_DIRS",
     "gemini": "ORCA_VAULT_GEMINI_DIRS",
 }
+# Each agent's own variable for where it writes (module docstring).
+AGENT_ENV = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "gemini": "GEMINI_CLI_HOME"}
 _NUMBERS: dict[str, tuple[type, float, float]] = {
     "scan_interval_s": (float, 0.05, 3600.0),
     "step_bytes": (int, 4096, 1 << 30),
@@ -43,6 +45,8 @@ _NUMBERS: dict[str, tuple[type, float, float]] = {
 @dataclass(frozen=True)
 class VaultConfig:
     roots: dict[str, list[str]]
+    # An agent with no root: why none is named (said by ``vault.status``).
+    no_roots: dict[str, str] = field(default_factory=dict)
     scan_interval_s: float = 5.0
     step_bytes: int = 4 * 1024 * 1024
     max_entries: int = 2_000_000
@@ -110,10 +114,20 @@ def load_config(config_dir: Path, environ: Mapping[str, str] = os.environ) -> Va
             numbers[key] = kind(value)
         else:
             log.error("%s: [vault] %s must be a number in [%s, %s]; default kept", path, key, low, high)
+    no_roots = {agent: _why_no_root(agent, environ) for agent, dirs in roots.items() if not dirs}
     interval = environ.get("ORCA_VAULT_SCAN_S")
     if interval:
         try:
             numbers["scan_interval_s"] = min(max(float(interval), 0.05), 3600.0)
         except ValueError:
             log.error("ORCA_VAULT_SCAN_S=%r is not a number; ignored", interval)
-    return VaultConfig(roots=roots, **numbers)
+    return VaultConfig(roots=roots, no_roots=no_roots, **numbers)
+
+
+def _why_no_root(agent: str, environ: Mapping[str, str]) -> str:
+    if environ.get(ROOT_ENV[agent]) is not None:
+        return f"{ROOT_ENV[agent]} is empty"
+    named = f"{AGENT_ENV[agent]} or `{agent} = [...]` in {CONFIG_NAME}"
+    if environ.get("ORCA_HOME"):
+        return f"under ORCA_HOME only directories named are read: {named}"
+    return f"none named: {named}"

@@ -23,6 +23,17 @@ from actors.vault.step import Source
 # Bounds on one walk: a directory tree under a root that is not what we expect (a
 # home directory given as a root) is cut, not walked whole.
 MAX_FILES_PER_ROOT = 200_000
+# The directories under an agent's root that its walker reads (module docstring).
+TRANSCRIPT_DIRS: dict[str, tuple[str, ...]] = {
+    "claude": ("projects",),
+    "codex": ("sessions", "archived_sessions"),
+    "gemini": ("tmp",),
+}
+
+
+def transcript_dirs(agent: str, root: str) -> list[str]:
+    """Where the vault looks for ``agent``'s transcripts under ``root``."""
+    return [os.path.join(root, name) for name in TRANSCRIPT_DIRS.get(agent, ())]
 
 
 def _scandir(path: str) -> list[os.DirEntry[str]]:
@@ -51,7 +62,8 @@ def _files(path: str, suffixes: tuple[str, ...], prefix: str = "") -> Iterator[t
 
 
 def _claude(root: str) -> Iterator[tuple[Source, float]]:
-    for project in _dirs(os.path.join(root, "projects")):
+    [projects] = transcript_dirs("claude", root)
+    for project in _dirs(projects):
         for path, mtime in _files(project, (".jsonl",)):
             yield Source("claude", path), mtime
         for session in _dirs(project):
@@ -60,8 +72,7 @@ def _claude(root: str) -> Iterator[tuple[Source, float]]:
 
 
 def _codex(root: str) -> Iterator[tuple[Source, float]]:
-    for top in ("sessions", "archived_sessions"):
-        base = os.path.join(root, top)
+    for base in transcript_dirs("codex", root):
         for path, mtime in _files(base, (".jsonl",), "rollout-"):
             yield Source("codex", path), mtime
         for year in _dirs(base):
@@ -72,7 +83,8 @@ def _codex(root: str) -> Iterator[tuple[Source, float]]:
 
 
 def _gemini(root: str) -> Iterator[tuple[Source, float]]:
-    for project in _dirs(os.path.join(root, "tmp")):
+    [tmp] = transcript_dirs("gemini", root)
+    for project in _dirs(tmp):
         chats = os.path.join(project, "chats")
         for path, mtime in _files(chats, (".jsonl", ".json")):
             yield Source("gemini", path, whole=path.endswith(".json")), mtime

@@ -1,9 +1,12 @@
 """What a person is shown of a transcript row: hidden blocks removed, length bounded. Pure.
 
-Seed 02 §11 (02-42): titles and previews are filtered and cut *when read*, not when
-indexed - the index keeps the text as the agent wrote it (so a search can still find a
-word inside a hidden block), and what is shown changes with these rules, not with a
-re-index.
+Seed 02 §11 (02-42): titles and previews are filtered and cut *when read* - the rows
+keep the text as the agent wrote it. The full-text index, though, holds what
+:func:`drop_hidden_blocks` leaves (``terms.indexed_text``), so a search never finds a
+row for a word only its hidden blocks contain: a change to these rules changes what is
+indexed, and an index built under other rules is read again (``terms.TEXT_RULES``
+fingerprints :data:`HIDDEN_TAGS`; a change to the code of :func:`drop_hidden_blocks`
+must bump ``terms.RULES_REVISION``).
 
 Hidden blocks are the machinery the agents put into the conversation around the
 person's words: Claude Code's ``<system-reminder>``, ``<command-name>``,
@@ -39,10 +42,14 @@ TITLE_CHARS = 80
 SNIPPET_CHARS = 160
 
 
+def drop_hidden_blocks(text: str) -> str:
+    """``text`` with each hidden block replaced by a space."""
+    return _HIDDEN.sub(" ", text) if "<" in text else text
+
+
 def visible(text: str) -> str:
     """``text`` without hidden blocks and controls, its whitespace collapsed."""
-    shown = _HIDDEN.sub(" ", text)
-    shown = _CONTROLS.sub(" ", shown)
+    shown = _CONTROLS.sub(" ", drop_hidden_blocks(text))
     return _SPACE.sub(" ", shown).strip()
 
 
@@ -53,7 +60,8 @@ def title(text: str, limit: int = TITLE_CHARS) -> str:
 
 def snippet(text: str, words: list[str], limit: int = SNIPPET_CHARS) -> str:
     """A window of the visible text around the first of ``words`` found in it (case
-    folded); its start if none is visible (the match was inside a hidden block)."""
+    folded); its start if none is found as written (a prefix or an accent-folded match
+    of a raw query)."""
     shown = visible(text)
     if len(shown) <= limit:
         return shown

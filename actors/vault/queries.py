@@ -37,6 +37,7 @@ from actors.vault.attribution import (
 from actors.vault.indexdb import Binding
 from actors.vault.preview import snippet, title
 from actors.vault.pricing import PriceTable, TokenSums, cost, dollars
+from actors.vault.terms import cut_final_dots, query_words
 from orca.contracts import vault as contract
 from orca.wire.errors import BadRequest, Conflict, NotFound
 
@@ -104,12 +105,16 @@ def _scope(
 
 # -- search ---------------------------------------------------------------------------
 def fts_query(query: str, raw: bool) -> tuple[str, list[str]]:
-    """The MATCH expression and the words to find for snippets."""
-    words = query.split()
-    if not words:
+    """The MATCH expression and the words to find for snippets. The query is cut as the
+    rows were (``terms``: ``walrus.`` looks for ``walrus``, as the index holds it)."""
+    if not query.split():
         raise BadRequest("the search query is empty")
+    words = query_words(query)
+    if not words:
+        raise BadRequest(f"no word to search for in {query!r} (punctuation alone is not indexed)")
     if raw:
-        return query, [w.strip('"*()') for w in words if w.upper() not in ("AND", "OR", "NOT")]
+        shown = [w.strip('"*()') for w in words if w.upper() not in ("AND", "OR", "NOT")]
+        return cut_final_dots(query), shown
     return " ".join('"' + w.replace('"', '""') + '"' for w in words), words
 
 

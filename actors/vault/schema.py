@@ -13,9 +13,17 @@ choices here:
   A file *newer* than this build (written by a later Orca, then downgraded) is never
   opened: :func:`open_index` renames it aside and starts an empty index, which the
   scan fills again;
-* one FTS5 table over ``entries.text`` (external content, kept in step by triggers),
-  tokenized ``unicode61`` with ``_ . - /`` as token characters, so ``src/app.py``,
-  ``fix-login`` and ``TOKEN_LIMIT`` are each one token (searchable whole), not four;
+* one FTS5 table over ``entries.text``, tokenized ``unicode61`` with ``_ . - /`` as
+  token characters, so ``src/app.py``, ``fix-login`` and ``TOKEN_LIMIT`` are each one
+  token (searchable whole), not four. It is contentless and fed by triggers with
+  ``vault_indexed_text(text)`` (``terms.indexed_text``: the row as shown, a sentence's
+  final full stop cut off its last word), a Python function every connection
+  registers (:func:`connect`). The table is not built by a migration but by
+  :func:`ensure_text_rules`, from the rules' fingerprint (``meta.text_rules``): FTS5
+  removes a row only with the tokens it was given, so an index built under other rules
+  is emptied (rows, token counts, read marks) and the scan reads every transcript
+  again. Schema 2 introduced this, so an older build (whose connections lack the
+  function) sets such a file aside instead of failing on every insert;
 * ``AUTOINCREMENT`` on entries: a row id is never reused, so a paging cursor
   (``rowid < N``) never lands on a row that was not there when the search began.
 
@@ -31,13 +39,13 @@ import sqlite3
 import time
 from pathlib import Path
 
+from actors.vault.terms import INDEXED_TEXT_SQL, TEXT_RULES, TOKENIZER, indexed_text
 from orca import sqlite_schema
 from orca.fsio import ensure_private_dir
 
 log = logging.getLogger(__name__)
 
 INDEX_NAME = "index.sqlite3"
-TOKENIZER = "unicode61 tokenchars '_.-/'"
 # STRICT tables arrived in SQLite 3.37 (2021-11).
 MIN_SQLITE = (3, 37, 0)
 
@@ -124,9 +132,41 @@ CREATE TABLE bindings (
 ) STRICT;
 """
 
+# Schema 2: the full-text table is :data:`_TEXT_INDEX`'s, rebuilt with the rows whenever
+# ``text_rules`` differs from the build's (0: never built; V1's table is replaced).
+_V2 = "INSERT INTO meta VALUES ('text_rules', 0);"
+
 # MIGRATIONS[i] takes user_version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1,)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# The full-text table and the rows it indexes, emptied together: the triggers go first
+# (a row deleted while they exist would be removed from the index with tokens the
+# index may never have been given), then every row a scan writes, so the scan reads
+# every transcript again. The generation changes only if there were rows a cursor
+# could point into.
+_TEXT_INDEX = f"""
+DROP TRIGGER IF EXISTS entries_indexed;
+DROP TRIGGER IF EXISTS entries_unindexed;
+DROP TABLE IF EXISTS entries_fts;
+UPDATE meta SET value = value + 1
+    WHERE key IN ('generation', 'revision') AND EXISTS (SELECT 1 FROM transcripts);
+DELETE FROM entries;
+DELETE FROM usage;
+DELETE FROM transcripts;
+CREATE VIRTUAL TABLE entries_fts USING fts5(text, content='', tokenize="{TOKENIZER}");
+-- Merge 8 segments of a level at a time instead of 4: fewer merges while a large
+-- transcript is read (bench/vault.py: ~15% faster indexing), queries unaffected.
+INSERT INTO entries_fts (entries_fts, rank) VALUES ('automerge', 8);
+CREATE TRIGGER entries_indexed AFTER INSERT ON entries BEGIN
+    INSERT INTO entries_fts (rowid, text) VALUES (new.id, {INDEXED_TEXT_SQL}(new.text));
+END;
+CREATE TRIGGER entries_unindexed AFTER DELETE ON entries BEGIN
+    INSERT INTO entries_fts (entries_fts, rowid, text)
+        VALUES ('delete', old.id, {INDEXED_TEXT_SQL}(old.text));
+END;
+UPDATE meta SET value = {TEXT_RULES} WHERE key = 'text_rules';
+"""
 
 
 class IndexUnavailable(RuntimeError):
@@ -156,7 +196,27 @@ def connect(path: Path) -> sqlite3.Connection:
     # 16 MiB of page cache (the default 2 MiB makes every FTS segment merge re-read
     # its pages); two connections, so at most 32 MiB of the vault's memory.
     conn.execute("PRAGMA cache_size=-16384")
+    # The triggers that keep the full-text table call it (``_TEXT_INDEX``).
+    conn.create_function(INDEXED_TEXT_SQL, 1, indexed_text, deterministic=True)
     return conn
+
+
+def ensure_text_rules(conn: sqlite3.Connection) -> bool:
+    """Build the full-text table anew (emptying the rows) if the file's was built under
+    other rules than this build's; True if it did."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'text_rules'").fetchone()
+    if row is not None and row[0] == TEXT_RULES:
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in sqlite_schema.statements(_TEXT_INDEX):
+            conn.execute(statement)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    log.info("index: built for these search rules; every transcript is read again")
+    return True
 
 
 def open_index(directory: Path) -> tuple[Path, sqlite3.Connection]:
@@ -169,6 +229,7 @@ def open_index(directory: Path) -> tuple[Path, sqlite3.Connection]:
         conn = connect(path)
         try:
             if sqlite_schema.migrate(conn, MIGRATIONS, path.name):
+                ensure_text_rules(conn)
                 return path, conn
         except sqlite3.DatabaseError as exc:
             log.error("%s: damaged (%s); starting a new index", path, exc)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from actors.vault.attribution import Workspaces
 from actors.vault.config import VaultConfig
+from actors.vault.discovery import transcript_dirs
 from actors.vault.queries import counters, load_catalogue
 from orca.contracts import vault as contract
 
@@ -25,6 +26,22 @@ def _file_bytes(path: Path | None) -> int:
         except OSError:
             continue
     return total
+
+
+def agent_directories(config: VaultConfig) -> list[contract.AgentDirectories]:
+    """Per agent, the directories looked in (under each root) and those that exist."""
+    out = []
+    for agent, roots in config.roots.items():
+        looked = [d for root in roots for d in transcript_dirs(agent, root)]
+        out.append(
+            contract.AgentDirectories(
+                agent=agent,
+                looked_in=looked,
+                found=[d for d in looked if os.path.isdir(d)],
+                none_named=config.no_roots.get(agent, ""),
+            )
+        )
+    return out
 
 
 def read_status(
@@ -72,4 +89,5 @@ def read_status(
         errors=errors,
         last_scan_ms=last_scan_ms,
         scans=scans,
+        directories=agent_directories(config),
     )

@@ -28,7 +28,7 @@ from orca.cli.output import EXIT_OK, EXIT_USAGE, fail, print_json, print_table
 
 if TYPE_CHECKING:
     from orca.contracts.base import Op
-    from orca.contracts.vault import UsageRow
+    from orca.contracts.vault import AgentDirectories, UsageRow
 
 USAGE_BY = ("agent", "session", "pane", "worktree", "repo", "day", "model")
 AGENTS = ("claude", "codex", "gemini")
@@ -217,6 +217,17 @@ def cmd_usage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _directories(looked: AgentDirectories | None, roots: list[str]) -> str:
+    """Where an agent's transcripts are read from, or where the vault looked for them."""
+    if looked is None:  # an older host: its roots only
+        return ", ".join(roots) or "no directory named"
+    if looked.found:
+        return ", ".join(looked.found)
+    if looked.looked_in:
+        return "no directory at " + " or ".join(looked.looked_in)
+    return "no directory named" + (f" ({looked.none_named})" if looked.none_named else "")
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from msgspec import to_builtins
 
@@ -237,8 +248,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         f" text evicted (over the budget): {status.evicted_transcripts}"
     )
     print(f"damaged lines skipped: {status.bad_lines}; overlong lines skipped: {status.skipped_lines}")
+    looked = {d.agent: d for d in status.directories}
     for agent, roots in status.roots.items():
-        print(f"{agent}: {', '.join(roots) or '(no directory)'}")
+        print(f"{agent}: {_directories(looked.get(agent), roots)}")
     for error in status.errors:
         print(f"cannot read {error.path}: {error.error}", file=sys.stderr)
     return EXIT_OK

@@ -13,17 +13,20 @@ Ops (args → result; camelCase on the wire):
 ``vault.search`` {query, repo?, worktree?, agent?, limit=20, cursor?, raw=false}
     → SearchPage {generation, revision, hits: [SearchHit], nextCursor}
     Full-text search (FTS5, ``unicode61`` with ``_ . - /`` inside tokens: ``src/app.py``
-    is one word). ``query``'s words must all occur (each is matched as a whole token,
-    quoted); ``raw`` passes FTS5 query syntax through (``fix* NOT test``). Newest rows
-    first. ``repo``/``worktree`` take an id or a display name (``worktree`` also a
-    directory); ``agent`` is ``claude | codex | gemini``. A hit's ``snippet`` is the
-    visible text around the match (hidden blocks removed, at most 160 characters);
-    tool outputs are indexed cut at 2,000 characters per row.
+    is one word; full stops that end a word are not part of it, in rows and queries
+    alike: ``walrus.`` is ``walrus``). ``query``'s words must all occur (each is matched
+    as a whole token, quoted); ``raw`` passes FTS5 query syntax through (``fix* NOT
+    test``). Newest rows first. ``repo``/``worktree`` take an id or a display name
+    (``worktree`` also a directory); ``agent`` is ``claude | codex | gemini``. Only what
+    a hit shows is searched: a hit's ``snippet`` is the visible text around the match
+    (hidden blocks removed, and never indexed; at most 160 characters); tool outputs
+    are indexed cut at 2,000 characters per row.
     ``nextCursor`` (null on the last page) continues the same search; it is tied to
     the index ``generation`` and refused (``conflict``) once rows were renumbered or
     dropped (a transcript replaced or truncated, text evicted, a rebuild): search again.
-    Errors: ``bad_request`` (empty or over-long query, FTS5 syntax in raw mode, bad
-    cursor, unknown agent), ``not_found`` (no such repo or worktree), ``conflict``.
+    Errors: ``bad_request`` (empty or over-long query, a query of punctuation only,
+    FTS5 syntax in raw mode, bad cursor, unknown agent), ``not_found`` (no such repo
+    or worktree), ``conflict``.
 ``vault.usage`` {by="agent", repo?, worktree?, agent?, since?, until?}
     → UsageReport {generation, revision, by, rows: [UsageRow], total: UsageRow, prices}
     Tokens and cost grouped ``by`` ``agent`` (claude/codex/gemini), ``session``,
@@ -39,7 +42,9 @@ Ops (args → result; camelCase on the wire):
     when nothing is priced); ``unpricedModels`` names models the price table lacks,
     whose tokens are counted but never costed at $0. ``sessions``/``unboundSessions``
     say how many sessions make up a row and how many of them no binding names.
-``vault.status`` {} → VaultStatus: counters, roots, budgets, files with errors.
+``vault.status`` {} → VaultStatus: counters, roots, budgets, files with errors, and
+    per agent the directories its transcripts are looked for in and which of them
+    exist (``directories``; an agent with no root says why none is named).
 ``vault.rebuild`` {} → Rebuilt {generation}: drop the index and index everything
     again (local only, never relayed to another machine).
 
@@ -162,6 +167,15 @@ class Budgets(Payload, frozen=True, kw_only=True):
     max_text_bytes: int
 
 
+class AgentDirectories(Payload, frozen=True, kw_only=True):
+    """Where the vault looks for one agent's transcripts."""
+
+    agent: str
+    looked_in: list[str]  # the directories read under each of the agent's roots
+    found: list[str]  # those of them that are directories now
+    none_named: str = ""  # no root at all: why (ORCA_HOME isolates, a variable is empty)
+
+
 class VaultStatus(Payload, frozen=True, kw_only=True):
     generation: int
     revision: int
@@ -182,6 +196,8 @@ class VaultStatus(Payload, frozen=True, kw_only=True):
     errors: list[FileError]
     last_scan_ms: int
     scans: int
+    # Absent from an older host's answer.
+    directories: list[AgentDirectories] = msgspec.field(default_factory=list)
 
 
 class Rebuilt(Payload, frozen=True, kw_only=True):

@@ -8,6 +8,7 @@ the vault after each ``vault.changed`` event it publishes (never a sleep).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,7 +17,7 @@ import pytest
 import trio
 from support.actors import EventTap, RunningActor, event_tap, running_actor, running_actors
 from support.hooks_harness import post_hook
-from support.procs import agent_roots
+from support.procs import agent_roots, child_env
 from support.vault import (
     append_jsonl,
     claude_assistant,
@@ -229,3 +230,25 @@ async def test_a_rebuild_drops_the_index_and_reads_everything_again(orca_home: P
             again = await vault.invoke(contract.SEARCH, args)
     assert after.total == before.total and after.generation == rebuilt.generation
     assert [h.snippet for h in again.hits] == [h.snippet for h in page.hits]
+
+
+async def test_status_says_where_it_looked_for_each_agents_transcripts(orca_home: Path) -> None:
+    """``orca vault status`` names the directory each agent's transcripts are read from,
+    where it looked when none is there, and why it looked nowhere when no directory is
+    named (it said ``(no directory)``, and not where it had looked)."""
+    roots = agent_roots(orca_home)
+    write_jsonl(claude_path(roots["claude"], CWD, "ST"), [claude_user("ST", CWD, "hello")])
+    env = {**FAST, "ORCA_VAULT_GEMINI_DIRS": ""}
+    argv = [sys.executable, "-m", "orca.cli.main", "vault", "status"]
+    with trio.fail_after(30):
+        async with running_actor("vault", orca_home, env):
+            done = await trio.run_process(
+                argv, env=child_env(orca_home, env), capture_stdout=True, capture_stderr=True, check=False
+            )
+    assert done.returncode == 0, done.stderr
+    codex = roots["codex"]
+    assert [line for line in done.stdout.decode().splitlines() if line.startswith(("claude", "codex", "gemini"))] == [
+        f"claude: {roots['claude'] / 'projects'}",
+        f"codex: no directory at {codex / 'sessions'} or {codex / 'archived_sessions'}",
+        "gemini: no directory named (ORCA_VAULT_GEMINI_DIRS is empty)",
+    ]

@@ -8,6 +8,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from support.vault import (
     claude_path,
     claude_user,
@@ -17,7 +18,8 @@ from support.vault import (
     write_jsonl,
 )
 
-from actors.vault.schema import SCHEMA_VERSION, open_index
+from actors.vault.attribution import Workspaces
+from actors.vault.schema import SCHEMA_VERSION, ensure_text_rules, open_index
 from actors.vault.step import Source, index_step
 
 CWD = "/w/a"
@@ -113,4 +115,80 @@ def test_the_file_is_private_and_a_newer_schema_is_set_aside(tmp_path: Path) -> 
     path, conn = open_index(directory)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert [p.name for p in directory.glob("index.sqlite3.aside-*") if not p.name.endswith(("-wal", "-shm"))]
+    conn.close()
+
+
+def read_all(conn: sqlite3.Connection, root: Path) -> None:
+    """One whole pass of a scanner over the Claude transcripts under ``root`` (a new
+    scanner, as the actor makes one for a file it has just opened)."""
+    from actors.vault.scanner import PassReport, Scanner
+
+    scanner = Scanner(conn, {"claude": [str(root)]}, 1 << 20)
+    queue, report = scanner.sources([]), PassReport()
+    while queue:
+        scanner.step_group(queue, report)
+
+
+def test_an_index_of_schema_1_is_read_again_under_the_new_search_rules(tmp_path: Path) -> None:
+    """A file a build before schema 2 filled (``walrus.`` indexed as one token, so
+    ``walrus`` found nothing) is emptied when opened and every transcript read again:
+    the same rows and tokens, now found; a cursor into the old rows is refused."""
+    from support.vault import claude_assistant, claude_usage
+
+    from actors.vault.queries import search
+    from actors.vault.schema import INDEX_NAME, MIGRATIONS, connect
+    from orca import sqlite_schema
+    from orca.contracts import vault as contract
+    from orca.wire.errors import Conflict
+
+    root, directory = tmp_path / "claude", tmp_path / "vault"
+    write_jsonl(claude_path(root, CWD, "W"), [
+        claude_user("W", CWD, "The flaky test lives in the walrus."),
+        claude_assistant("W", CWD, message_id="m", request_id="r", text="found it.", usage=claude_usage(7, 3)),
+    ])  # fmt: skip
+    directory.mkdir()
+    conn = connect(directory / INDEX_NAME)
+    assert sqlite_schema.migrate(conn, MIGRATIONS[:1], INDEX_NAME)
+    read_all(conn, root)
+
+    def walrus(conn: sqlite3.Connection, cursor: str | None = None) -> list[str]:
+        args = contract.SearchArgs(query="walrus", cursor=cursor)
+        return [h.snippet for h in search(conn, Workspaces.build([], []), args).hits]
+
+    assert walrus(conn) == [] and counts(conn)[2] == 1  # the defect, as such a file holds it
+    conn.close()
+    _, conn = open_index(directory)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert counts(conn) == (0, 0, 2)
+    read_all(conn, root)
+    assert walrus(conn) == ["The flaky test lives in the walrus."]
+    assert conn.execute("SELECT count(*), sum(total) FROM usage").fetchone() == (1, 10)
+    with pytest.raises(Conflict):
+        walrus(conn, cursor="1.99")
+    conn.close()
+
+
+def test_an_index_built_under_other_search_rules_is_emptied_and_read_again(tmp_path: Path) -> None:
+    """Rows indexed under other rules (another build's hidden tags, say) could not be
+    removed from the full-text table with today's tokens: when the file is opened they
+    are dropped and read again, never left to corrupt it; rows indexed under today's
+    rules are kept, and removed with the tokens they were given."""
+    from actors.vault.terms import TEXT_RULES
+
+    root = tmp_path / "claude"
+    path = claude_path(root, CWD, "R")
+    write_jsonl(path, [claude_user("R", CWD, "prompt kept"), claude_user("R", CWD, "prompt two")])
+    _, conn = open_index(tmp_path / "vault")
+    read_all(conn, root)
+    assert ensure_text_rules(conn) is False and counts(conn) == (2, 2, 1)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'text_rules'", (TEXT_RULES + 1,))
+    conn.close()
+    _, conn = open_index(tmp_path / "vault")
+    assert counts(conn) == (0, 0, 2)
+    assert conn.execute("SELECT count(*) FROM transcripts").fetchone()[0] == 0
+    read_all(conn, root)
+    assert counts(conn) == (2, 2, 2)
+    path.unlink()
+    read_all(conn, root)
+    assert counts(conn) == (0, 0, 3)  # no token of the removed rows is left to match
     conn.close()

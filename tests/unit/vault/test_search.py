@@ -67,13 +67,41 @@ def test_bad_queries_are_the_callers_fault(filled: object) -> None:
         find(filled, '"unbalanced', raw=True)
     with pytest.raises(BadRequest):
         find(filled, "x", cursor="garbage")
-    assert len(find(filled, "Traceback OR reminder", raw=True).hits) == 2
+    assert len(find(filled, "Traceback OR TOKEN_LIMIT", raw=True).hits) == 2
+    with pytest.raises(BadRequest, match="no word to search for"):
+        find(filled, "... !")
 
 
-def test_hidden_blocks_are_filtered_when_shown_not_when_indexed(filled: object) -> None:
-    """A word inside a hidden block is found, but the snippet never shows the block."""
-    [hit] = find(filled, "secret").hits
-    assert "secret" not in hit.snippet and hit.snippet == "look at TOKEN_LIMIT"
+def test_a_word_only_a_hidden_block_holds_finds_nothing(filled: object) -> None:
+    """What a hit shows is what was searched: a word inside a hidden block is not
+    found (it was, and its hit showed no trace of it), the words around it are."""
+    assert find(filled, "secret").hits == []
+    [only] = find(filled, "Traceback OR reminder", raw=True).hits
+    assert only.kind == "tool_result"
+    [hit] = find(filled, "TOKEN_LIMIT").hits
+    assert hit.snippet == "look at TOKEN_LIMIT"
     assert visible("a <command-name>/x</command-name> b\x1b[31m") == "a b [31m"
     assert title("<environment_context>cwd</environment_context>" + "w" * 200).endswith("…")
     assert snippet("x " * 200 + "needle" + " y" * 200, ["NEEDLE"]).count("needle") == 1
+
+
+def test_a_word_ending_a_sentence_is_found_and_paths_stay_whole(index: object) -> None:
+    """A sentence's final full stop (before a quote or a bracket too) is not part of
+    its last word, on either side; a full stop inside a path or a name still is."""
+    root = index.agent_root["claude"]  # type: ignore[attr-defined]
+    write_jsonl(claude_path(root, CWD, "S4"), [
+        claude_user("S4", CWD, "The flaky test lives in the walrus.", second=1),
+        claude_user("S4", CWD, 'Ask the narwhal.) Then "the orca." Wait...', second=2),
+        claude_user("S4", CWD, "Edit app.py. Then src/app.py, then .gitignore and v1.2.3.", second=3),
+    ])  # fmt: skip
+    index.scan()  # type: ignore[attr-defined]
+
+    def texts(query: str, raw: bool = False) -> list[str]:
+        return [h.snippet for h in find(index, query, raw=raw).hits]
+
+    assert texts("walrus") == texts("walrus.") == ["The flaky test lives in the walrus."]
+    assert texts("walrus", raw=True) == texts('"walrus."', raw=True) == texts("walrus")
+    assert len(texts("narwhal")) == len(texts("orca")) == len(texts("wait")) == 1
+    assert len(texts("app.py")) == len(texts("src/app.py")) == len(texts(".gitignore")) == 1
+    assert len(texts("v1.2.3")) == len(texts("v1.2.3.")) == 1
+    assert texts("app") == texts("src") == texts("gitignore") == []
