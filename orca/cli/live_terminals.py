@@ -48,9 +48,16 @@ def running_terminals(paths: OrcaPaths, owner_id: str | None = None) -> Running:
 
 
 def print_running(running: Running) -> None:
-    """One ``handle  pid  argv`` line per session on stderr."""
+    """One ``handle  pid N  command`` line per session on stderr: a command of several
+    lines on one (``⏎`` for each line break), cut to the terminal's width on one (as
+    ``orca term ls`` cuts its COMMAND cells), whole in a pipe."""
+    from orca.cli.output import terminal_width
+    from orca.cli.terminal_text import cut_to_width, one_line
+
+    width = terminal_width(sys.stderr)
     for s in running.sessions:
-        print(f"  {running.handles[s.session_id]}  pid {s.pid}  {' '.join(s.argv)}", file=sys.stderr)
+        line = one_line(f"  {running.handles[s.session_id]}  pid {s.pid}  {' '.join(s.argv)}")
+        print(line if width is None else cut_to_width(line, width), file=sys.stderr)
 
 
 def end_terminals_or_refuse(
@@ -89,16 +96,17 @@ def close_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
         invoke(ptyd.CLOSE, args, paths=paths, timeout=CLOSE_TIMEOUT_S)
 
 
-def end_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
+def end_sessions(rows: list[SessionRow], paths: OrcaPaths) -> int:
     """End each session's agent as ``orca term kill`` does and wait for the exits (ptyd's
     ``term.exit`` events); the panes, their layout and their output history stay (unlike
-    ``close_sessions``)."""
+    ``close_sessions``). Returns how many exited within ``END_TIMEOUT_S``."""
     from orca.client.sync import invoke, subscribe
     from orca.contracts import ptyd
 
     ending = {r.session_id for r in rows}
+    asked = len(ending)
     if not ending:
-        return
+        return 0
     exits = subscribe(
         ptyd.CONTRACT.actor,
         [ptyd.EXIT],
@@ -116,3 +124,4 @@ def end_sessions(rows: list[SessionRow], paths: OrcaPaths) -> None:
                 break
     finally:
         exits.close()
+    return asked - len(ending)

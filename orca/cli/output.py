@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TextIO
 
+from orca.cli.terminal_text import cut_to_width, display_width, one_line, pad_to_width
 from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
 
 EXIT_OK = 0
@@ -60,13 +61,15 @@ def print_table(
         print(text)
 
 
-def terminal_width() -> int | None:
-    """The width to fit tables to: the terminal's, or None off a terminal (a pipe gets
-    every character; cutting there would corrupt what a script reads)."""
-    if not sys.stdout.isatty():
+def terminal_width(stream: TextIO | None = None) -> int | None:
+    """The width to fit tables to: the terminal's (``stream``'s, stdout by default), or
+    None off a terminal (a pipe gets every character; cutting there would corrupt what
+    a script reads)."""
+    stream = stream or sys.stdout
+    if not stream.isatty():
         return None
     try:
-        return os.get_terminal_size(sys.stdout.fileno()).columns
+        return os.get_terminal_size(stream.fileno()).columns
     except OSError:
         return None
 
@@ -76,16 +79,23 @@ def format_table(
 ) -> str:
     """Left-aligned columns two spaces apart, ``-`` for empty cells, no colour.
 
-    With ``width``, the widest columns are cut (ending in ``…``) until a line fits; the
-    first column (the handle a person types next) is never cut.
+    Every cell is one line (a line break shows as ``⏎``) and is padded to the columns a
+    terminal draws it in (``orca.cli.terminal_text``: ``日`` takes two, a combining
+    mark none), so the columns line up whatever the names are written in. With
+    ``width``, the widest columns are cut (ending in ``…``) until a line fits; the first
+    column (the handle a person types next) is never cut.
     """
-    cells = [list(columns)] + [["-" if v is None else str(v) for v in row] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    cells = [list(columns)] + [
+        ["-" if v is None else one_line(str(v)) for v in row] for row in rows
+    ]
+    widths = [max(display_width(line[i]) for line in cells) for i in range(len(columns))]
     if width is not None:
         _fit(widths, width - GAP * (len(columns) - 1))
     lines = []
     for line in cells:
-        text = GAP_TEXT.join(_cut(cell, w).ljust(w) for cell, w in zip(line, widths, strict=True))
+        text = GAP_TEXT.join(
+            pad_to_width(cut_to_width(cell, w), w) for cell, w in zip(line, widths, strict=True)
+        )
         lines.append(text.rstrip())
     return "\n".join(lines)
 
@@ -97,17 +107,13 @@ MIN_CUT_WIDTH = 6
 
 
 def _fit(widths: list[int], room: int) -> None:
-    """Shrink the widest cuttable column one character at a time until ``room`` fits."""
+    """Shrink the widest cuttable column a terminal column at a time until ``room`` fits."""
     while sum(widths) > room:
         candidates = [i for i in range(1, len(widths)) if widths[i] > MIN_CUT_WIDTH]
         if not candidates:
             return
         widest = max(candidates, key=lambda i: widths[i])
         widths[widest] -= 1
-
-
-def _cut(cell: str, width: int) -> str:
-    return cell if len(cell) <= width else cell[: width - 1] + "…"
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> int:

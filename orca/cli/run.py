@@ -366,16 +366,19 @@ def cmd_rm(args: argparse.Namespace) -> int:
     removed: orch.Removed = _ask(
         orch.REMOVE, orch.RemoveArgs(run=args.run, force=args.force), args.host, MERGE_TIMEOUT_S
     )
+    # A variant kept (a terminal runs there, a dirty worktree without --force) is a
+    # request the current state refuses: exit 2 (README "Exit codes"), JSON or not.
+    refused = EXIT_USAGE if removed.kept else EXIT_OK
     if args.json:
         from msgspec import to_builtins
 
         print_json("removed", to_builtins(removed))
-        return EXIT_OK
+        return refused
     if removed.removed:
         print(f"removed: {', '.join(removed.removed)}")
     for k in removed.kept:
         print(f"kept {k.variant}: {k.reason}", file=sys.stderr)
-    return EXIT_FAILED if removed.kept else EXIT_OK
+    return refused
 
 
 def cmd_send(args: argparse.Namespace) -> int:

@@ -166,7 +166,12 @@ def cmd_down(args: argparse.Namespace) -> int:
     from orca.client.sync import invoke
 
     if not args.keep_terminals:
-        from orca.cli.live_terminals import end_sessions, print_running, running_terminals
+        from orca.cli.live_terminals import (
+            END_TIMEOUT_S,
+            end_sessions,
+            print_running,
+            running_terminals,
+        )
 
         try:
             live = running_terminals(paths)
@@ -177,7 +182,13 @@ def cmd_down(args: argparse.Namespace) -> int:
                     "`orca down --keep-terminals` keeps whatever runs, "
                     "`orca down --kill-terminals` ends it"
                 )
-            live = None  # ptyd is down: stopping the keeper below ends what it holds
+            # ptyd is down: stopping the keeper below ends what it holds, uncounted
+            print(
+                f"orca: note: ptyd did not answer ({exc.message}): its terminals end,"
+                " uncounted, as the service stops",
+                file=sys.stderr,
+            )
+            live = None
         if live is not None and live.sessions and not args.kill_terminals:
             print(f"orca: {len(live.sessions)} terminal(s) still running:", file=sys.stderr)
             print_running(live)
@@ -188,7 +199,15 @@ def cmd_down(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE  # a request the current state refuses (README "Exit codes")
-        end_sessions(live.sessions if live is not None else [], paths)
+        if live is not None and args.kill_terminals:
+            ended = end_sessions(live.sessions, paths)
+            print(f"ended {_terminals(ended)}")
+            if ended < len(live.sessions):
+                print(
+                    f"orca: {_terminals(len(live.sessions) - ended)} did not exit within"
+                    f" {END_TIMEOUT_S:g}s; stopping the service hangs them up",
+                    file=sys.stderr,
+                )
     try:
         invoke(
             sup.STOP,
@@ -215,6 +234,10 @@ def cmd_down(args: argparse.Namespace) -> int:
     else:
         print("orca stopped")
     return EXIT_OK
+
+
+def _terminals(count: int) -> str:
+    return f"{count} terminal{'' if count == 1 else 's'}"
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -205,14 +205,34 @@ def _read(args: argparse.Namespace) -> int:
 
 
 def _kill(args: argparse.Namespace) -> int:
+    """Say what was ended (``killed fix-login:3f2a (pid 4242)``), by the handle ``term
+    ls`` shows; with ``--signal``, what was sent where."""
     from orca.client.sync import invoke
     from orca.contracts import ptyd
 
+    named, row = _listed(args.id)
     if args.signal:
-        invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=args.id, signal=args.signal))
-    else:
-        invoke(ptyd.KILL, ptyd.SessionArgs(session_id=args.id))
+        reply = invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=args.id, signal=args.signal))
+        print(f"sent {args.signal} to {named}" if reply.delivered else f"{named} had already ended")
+        return EXIT_OK
+    invoke(ptyd.KILL, ptyd.SessionArgs(session_id=args.id))
+    print(f"{named} had already ended" if row is not None and not row.running else f"killed {named}")
     return EXIT_OK
+
+
+def _listed(session_id: str) -> tuple[str, SessionRow | None]:
+    """``handle (pid N)`` as ``term ls`` shows the session, and its row; its id and None
+    when ptyd's listing lacks it (the request to ptyd then says whether it exists)."""
+    from orca.cli.lookup import list_terminals
+
+    try:
+        terminals = list_terminals()
+    except OrcaError:
+        return session_id, None
+    for s in terminals.sessions:
+        if s.session_id == session_id:
+            return f"{terminals.handles[session_id]} (pid {s.pid})", s
+    return session_id, None
 
 
 def _close(args: argparse.Namespace) -> int:

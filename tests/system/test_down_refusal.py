@@ -49,8 +49,8 @@ def up(orca_home: Path) -> Iterator[OrcaPaths]:
         kill_all(started)
 
 
-def spawn(paths: OrcaPaths) -> ptyd.SpawnResult:
-    args = ptyd.SpawnArgs(argv=["/bin/sh", "-c", "exec sleep 600"], cwd="/", worktree_id=WT)
+def spawn(paths: OrcaPaths, script: str = "exec sleep 600") -> ptyd.SpawnResult:
+    args = ptyd.SpawnArgs(argv=["/bin/sh", "-c", script], cwd="/", worktree_id=WT)
     return invoke(ptyd.SPAWN, args, paths=paths)
 
 
@@ -77,14 +77,31 @@ def test_down_with_a_live_agent_refuses_and_lists_it(up: OrcaPaths, orca_home: P
     assert alive([agent.pid]) == [agent.pid]
 
 
+def test_down_refusal_lists_a_multi_line_command_on_one_line(
+    up: OrcaPaths, orca_home: Path
+) -> None:
+    """A command typed over three lines is one line of the refusal's list, its line
+    breaks shown as ⏎."""
+    agent = spawn(up, "exec sleep 600\n: second line\n: third line")
+    result = run_cli(orca_home, "down")
+    assert result.returncode == 2, result
+    listed = [line for line in result.stderr.splitlines() if line.startswith("  down:")]
+    assert len(listed) == 1, result.stderr
+    assert listed[0].endswith(
+        f"pid {agent.pid}  /bin/sh -c exec sleep 600⏎: second line⏎: third line"
+    )
+    assert "\n: second line" not in result.stderr
+
+
 def test_down_kill_terminals_ends_them_then_everything(up: OrcaPaths, orca_home: Path) -> None:
-    """--kill-terminals: the agent ends, orcad and the keeper stop."""
-    agent = spawn(up)
+    """--kill-terminals: the agents end (how many is said), orcad and the keeper stop."""
+    agents = [spawn(up), spawn(up)]
     keeper = keeper_pid(up)
     assert keeper is not None
     result = run_cli(orca_home, "down", "--kill-terminals")
     assert result.returncode == 0, result.stderr
-    assert gone(agent.pid) and gone(keeper)
+    assert result.stdout.splitlines() == ["ended 2 terminals", "orca stopped"]
+    assert all(gone(agent.pid) for agent in agents) and gone(keeper)
     assert read_lock_info(up.lock_file) is None
 
 

@@ -9,6 +9,7 @@ compacted its context would).
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -111,8 +112,12 @@ async def test_a_run_from_prompt_to_merge(world: tuple[User, Path, Path]) -> Non
     again = user.run("run", "merge", run, "codex-1")
     assert again.returncode == 2 and "already merged claude-2" in again.stderr
 
+    # A refusal of the current state: exit 2 (README "Exit codes"), with --json too.
     kept = user.run("run", "rm", run)
-    assert kept.returncode == 1 and kept.stderr.count("a terminal runs there") == 3
+    assert kept.returncode == 2 and kept.stderr.count("a terminal runs there") == 3
+    kept = user.run("run", "rm", run, "--json")
+    assert kept.returncode == 2, kept.stderr
+    assert len(json.loads(kept.stdout)["removed"]["kept"]) == 3
     for v in info.variants:
         user.ok("term", "send", v.handle, "exit", "--enter")
     with trio.fail_after(30):
