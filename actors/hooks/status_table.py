@@ -285,8 +285,11 @@ class AgentStatusTable:
             session_id=event.session_id or (existing.session_id if existing else ""),
             # Seed 03: carried forward when the event resolves none (only the OSC path
             # can resolve one; an HTTP hook for the same pane must not wipe it).
+            # An HTTP hook names no terminal: the pane's current one (ptyd told us at
+            # its launch) is the row's, so every reader can name it (issue 32).
             terminal_handle=event.terminal_handle
-            or (existing.terminal_handle if existing else None),
+            or (existing.terminal_handle if existing else None)
+            or self._terminals.get(pane),
             structured_host=event.structured_host,
             restored_unconfirmed=False,
             rev=self._rev,
@@ -399,6 +402,11 @@ class AgentStatusTable:
             self._terminals.put(pane, terminal_handle)
         self._fates.pop(pane)
         if launch_token_sha256 is not None and self._row_tokens.get(pane) == launch_token_sha256:
+            row = self._rows.get(pane)
+            if row is not None and terminal_handle and row.terminal_handle != terminal_handle:
+                # Its own first hook came first and could not name the terminal.
+                kept = self._carry_handle_only(row, terminal_handle)
+                return replace(kept, reason="written_by_this_launch")
             return TableEffects("unchanged", "written_by_this_launch")
         return self._remove(pane, "replaced")
 

@@ -158,6 +158,31 @@ def test_every_listing_names_rows_by_handle_and_status_shows_orcad_and_keeper(
     assert user.ok("__complete", "--", "term", "kill", "").split() == [handle]
 
 
+def test_an_agent_reporting_only_by_http_hook_carries_its_terminal_everywhere(
+    user: User,
+) -> None:
+    """Issue 32: `terminalHandle` was null in `worktree ps --json` and `watch --json`
+    for an agent whose reports came only through its hook (HTTP: no terminal named),
+    although `term new` printed it; every listing carries `term new`'s handle and
+    terminal handle."""
+    report = (
+        'printf \'{"hook_event_name":"UserPromptSubmit","session_id":"s-1"}\''
+        f" | {user.hook_script} claude >/dev/null; exec sleep 600"
+    )
+    with watching(user) as lines:
+        made = user.new_terminal("fix-login", "/bin/sh", "-c", report)
+        # (The hook can beat ptyd's word of the launch: its first line may name no
+        # terminal yet; the launch's word completes the row.)
+        line = lines.wait_for(
+            lambda d: d["event"] == "set" and d["terminalHandle"] is not None, "the row named"
+        )
+    assert (line["handle"], line["terminalHandle"]) == (made["handle"], made["terminalHandle"])
+    assert line["state"] == "working"
+    (worktree,) = user.json("worktree", "ps")["worktrees"]
+    (agent,) = worktree["agents"]
+    assert (agent["handle"], agent["terminalHandle"]) == (made["handle"], made["terminalHandle"])
+
+
 def spawned(user: User, script: str, *more: str) -> dict[str, Any]:
     """`orca term new fix-login -- /bin/sh -c SCRIPT MORE...` as typed: its `term ls` row."""
     user.ok("term", "new", "fix-login", "--", "/bin/sh", "-c", script, *more)

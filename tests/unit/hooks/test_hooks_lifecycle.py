@@ -48,6 +48,21 @@ def test_pty_exit_removes_the_row_with_one_clear_and_keeps_the_fate() -> None:
     assert fate.ended_at_ms == T0 + 5
 
 
+def test_a_hooks_row_names_the_terminal_ptyd_launched_in_its_pane() -> None:
+    """Issue 32: an HTTP hook carries no terminal handle; the row has the pane's
+    current one (``terminalHandle`` was null in ``worktree ps --json``), and a relaunch's
+    row the new one."""
+    table = AgentStatusTable()
+    table.replace_agent(PANE, "term_a")
+    table.apply_normalized_status(_hook("claude", {"hook_event_name": "UserPromptSubmit"}), T0)
+    row = table.row(PANE)
+    assert row is not None and row.terminal_handle == "term_a"
+    table.replace_agent(PANE, "term_b")
+    table.apply_normalized_status(_hook("claude", {"hook_event_name": "UserPromptSubmit"}), T0 + 1)
+    row = table.row(PANE)
+    assert row is not None and row.terminal_handle == "term_b"
+
+
 def test_exit_of_an_older_terminal_in_a_relaunched_pane_removes_nothing() -> None:
     table = AgentStatusTable()
     table.replace_agent(PANE, "term_old")
@@ -167,8 +182,12 @@ def test_a_relaunchs_own_first_hook_that_beat_its_restart_is_kept() -> None:
     table = AgentStatusTable()
     token = "a" * 64
     table.apply_normalized_status(_ev("waiting", launch_token_sha256=token), T0)
+    kept = table.replace_agent(PANE, "term_new", token)
+    assert (kept.outcome, kept.reason) == ("applied", "written_by_this_launch")
+    row = table.row(PANE)
+    assert row is not None and row.terminal_handle == "term_new"  # (its hook named none)
+    assert [e.row.terminal_handle for e in kept.events] == ["term_new"]  # type: ignore[attr-defined]
     assert table.replace_agent(PANE, "term_new", token).outcome == "unchanged"
-    assert table.row(PANE) is not None
     assert table.replace_agent(PANE, "term_newer", "b" * 64).events
     assert table.row(PANE) is None
 
