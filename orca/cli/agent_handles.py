@@ -22,6 +22,7 @@ class PsHandles(NamedTuple):
 
     terminals: dict[tuple[str, str], str]  # (worktree id, pane key) -> terminal handle
     worktrees: dict[str, str]  # worktree id -> worktree handle
+    sessions: dict[str, str]  # session id -> terminal handle (every session listed)
 
 
 def ps_handles(
@@ -68,7 +69,9 @@ def ps_handles(
                 or by_terminal.get(agent["terminalHandle"] or "")
                 or worktree_names[wid]
             )
-    return PsHandles(labels, {w["worktreeId"]: worktree_names[w["worktreeId"]] for w in worktrees})
+    return PsHandles(
+        labels, {w["worktreeId"]: worktree_names[w["worktreeId"]] for w in worktrees}, handles
+    )
 
 
 def with_ps_handles(

@@ -103,6 +103,24 @@ def _asks(asking: dict[str, Any]) -> str:
     return f"asks {asking['toolName']}: {summary}" if summary else f"asks {asking['toolName']}"
 
 
+def silent_terminals(worktrees: list[dict[str, Any]], sessions: list[Any] | None) -> list[Any]:
+    """The running terminals no agent row names (plain shells, agents without hooks):
+    ``orca worktree ps`` lists them with their state unknown."""
+    named = {agent["paneKey"] for worktree in worktrees for agent in worktree["agents"]}
+    return [s for s in sessions or [] if s.running and s.pane_key not in named]
+
+
+def silent_rows(sessions: list[Any], handles: dict[str, str], now_s: float) -> list[list[object]]:
+    """:func:`silent_terminals` in :data:`PS_COLUMNS` order: the command as DETAIL."""
+    from orca.cli.output import human_duration
+
+    return [
+        [handles[s.session_id], "-", "unknown", human_duration(max(0.0, now_s - s.created_at)),
+         "-", " ".join(s.argv)]
+        for s in sessions
+    ]  # fmt: skip
+
+
 def ps_rows(
     worktrees: list[dict[str, Any]], labels: dict[tuple[str, str], str]
 ) -> list[list[object]]:

@@ -188,15 +188,37 @@ def _ps(
         if ps_with_remotes(worktrees, args, sessions):
             return EXIT_OK
     handles = ps_handles(worktrees, sessions)
-    if args.json:
-        print_json("worktrees", with_ps_handles(worktrees, handles))
-        return EXIT_OK
-    if not worktrees:
-        print("nothing needs you" if args.needs_me else "no agents reporting")
-    else:
-        from orca.cli.tables import PS_COLUMNS, ps_rows
+    from orca.cli.tables import PS_COLUMNS, ps_rows, silent_rows, silent_terminals
 
-        print_table(PS_COLUMNS, ps_rows(worktrees, handles.terminals))
+    # Terminals no agent reports from: listed, state unknown (not "no agents").
+    silent = [] if args.needs_me else silent_terminals(worktrees, sessions)
+    if args.json:
+        also = {
+            "silentTerminals": [
+                {
+                    "handle": handles.sessions[s.session_id],
+                    "sessionId": s.session_id,
+                    "worktreeId": s.worktree_id,
+                    "pid": s.pid,
+                    "argv": s.argv,
+                }
+                for s in silent
+            ]
+        }
+        print_json("worktrees", with_ps_handles(worktrees, handles), also)
+        return EXIT_OK
+    if not worktrees and not silent:
+        print("nothing needs you" if args.needs_me else "no agents reporting, no terminals running")
+    else:
+        import time
+
+        rows = ps_rows(worktrees, handles.terminals)
+        print_table(PS_COLUMNS, rows + silent_rows(silent, handles.sessions, time.time()))
+    if silent:
+        print(
+            f"({len(silent)} terminal{'s' if len(silent) != 1 else ''} report no agent state:"
+            " an agent reports once `orca hooks install` set up its hooks; a shell never does)"
+        )
     if asked_bindings is not None and sessions is not None:  # issue 13: a saved binding
         from orca.cli.pty_bindings import stale_binding_summary  # is never shown live
 

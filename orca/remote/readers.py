@@ -117,6 +117,7 @@ def ps_with_remotes(
         handles = PsHandles(
             {k: f"{host}:{v}" for k, v in found.terminals.items()},
             {k: f"{host}:{v}" for k, v in found.worktrees.items()},
+            {k: f"{host}:{v}" for k, v in found.sessions.items()},
         )
         sections.append((_label(mirror.link), _unverifiable(mirror.link), rows, handles))
     if args.json:

@@ -136,6 +136,23 @@ def test_worktree_mv_says_it_renames_the_branch_and_warns_of_stale_shells(
     [new] = [r for r in user.json("worktree", "ls")["worktrees"] if r["path"].endswith("/new")]
     old_path = new["path"].removesuffix("/new") + "/older"
     assert moved.stderr.strip() == (
-        f"orca: 1 terminal running there keep {old_path} as $PWD until they cd"
-        f" (`cd {new['path']}`)"
+        f"orca: 1 terminal running there keep {old_path} as $PWD until they cd (`cd {new['path']}`)"
     )
+
+
+def test_worktree_ps_lists_terminals_no_agent_reports_from(user: User, repo: str) -> None:
+    """Five plain shells running said "no agents reporting": each is listed, its state
+    unknown, with a line saying how an agent comes to report."""
+    user.ok("worktree", "create", repo, "shells", "--setup", "skip")
+    assert user.ok("worktree", "ps").strip() == "no agents reporting, no terminals running"
+    made = [user.new_terminal("shells", "/bin/sh", "-c", f"exec sleep 60{n}") for n in range(2)]
+    lines = user.ok("worktree", "ps").splitlines()
+    assert lines[0].split() == ["TERMINAL", "AGENT", "STATE", "AGE", "SOURCE", "DETAIL"]
+    rows = {line.split()[0]: line.split() for line in lines[1:3]}
+    for n, terminal in enumerate(made):
+        assert rows[terminal["handle"]][1:3] == ["-", "unknown"]
+        assert rows[terminal["handle"]][-5:] == ["/bin/sh", "-c", "exec", "sleep", f"60{n}"]
+    assert lines[3].startswith("(2 terminals report no agent state: an agent reports once")
+    silent = user.json("worktree", "ps")["silentTerminals"]
+    assert sorted(t["handle"] for t in silent) == sorted(t["handle"] for t in made)
+    assert user.ok("worktree", "ps", "--needs-me").strip() == "nothing needs you"
