@@ -19,6 +19,7 @@ import heapq
 import itertools
 import math
 import secrets
+import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -31,7 +32,7 @@ from orca.contracts.base import Op, decode_result
 from orca.keys import CurveClient
 from orca.wire.codec import decode_any
 from orca.wire.envelope import decode_reply_raw, encode_request
-from orca.wire.errors import BadFrame, OrcaError, Timeout, error_from_wire
+from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire
 
 DEFAULT_TIMEOUT_S = 5.0
 R = TypeVar("R")
@@ -43,13 +44,14 @@ DEADLINE_GRANULARITY_S = 0.05
 class _Call:
     """One logical call across its attempts; a late reply to any attempt completes it."""
 
-    __slots__ = ("answered", "done", "error", "result")
+    __slots__ = ("answered", "done", "error", "result", "sending")
 
     def __init__(self) -> None:
         self.done = trio.Event()  # replaced per attempt; set by a reply or the watchdog
         self.answered = False
         self.result: bytes = b""
         self.error: OrcaError | None = None
+        self.sending: trio.CancelScope | None = None  # while waiting to be connected
 
 
 class RpcClient:
@@ -68,8 +70,17 @@ class RpcClient:
         self.timeout = timeout
         sock = new_socket(zmq.DEALER)
         sock.setsockopt(zmq.IMMEDIATE, 1)
+        # A CURVE server that refuses our key says so in the handshake: its monitor
+        # event fails the calls at once (not after the timeout: a refused client that
+        # is then authorized is back within a retry, issue 32).
+        self._monitor: ZSocket | None = None
+        self.refused: str | None = None
         if curve is not None:
             curve.apply(sock)
+            monitor = sock.get_monitor_socket(
+                zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+            )
+            self._monitor = ZSocket(monitor, self._on_monitor)
         sock.connect(endpoint)
         self._zs = ZSocket(sock, self._on_message)
         self._pending: dict[str, _Call] = {}
@@ -81,7 +92,30 @@ class RpcClient:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watchdog)
+            if self._monitor is not None:
+                nursery.start_soon(self._monitor.run)
             await self._zs.run(task_status=task_status)
+
+    def _on_monitor(self, frames: list[bytes]) -> None:
+        from zmq.utils.monitor import parse_monitor_message
+
+        try:
+            event = parse_monitor_message(frames)["event"]
+        except (ValueError, KeyError, struct.error):
+            return
+        if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            self.refused = None
+            return
+        if event != zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            return
+        self.refused = f"{self.endpoint} refused this client's key (not authorized there)"
+        for call in self._pending.values():
+            if not call.answered:
+                call.answered = True
+                call.error = Unavailable(self.refused)
+                call.done.set()
+                if call.sending is not None:
+                    call.sending.cancel()
 
     async def _watchdog(self) -> None:
         heap = self._deadlines
@@ -172,8 +206,11 @@ class RpcClient:
                 deadline, call.done = self._arm(per_attempt)
                 frame = (encode_request(rid, op, args, idem),)
                 if not self._zs.send_nowait(frame):  # the peer is not connected (yet)
-                    with trio.move_on_at(deadline):
+                    if self.refused is not None:
+                        raise Unavailable(self.refused)
+                    with trio.move_on_at(deadline) as call.sending:
                         await self._zs.send(frame)
+                    call.sending = None
                 await call.done.wait()
                 if call.answered:
                     break
@@ -190,6 +227,10 @@ class RpcClient:
         return call.result
 
     def close(self) -> None:
+        if self._monitor is not None and not self._monitor.closed:
+            if not self._zs.closed:
+                self._zs.sock.disable_monitor()
+            self._monitor.close()
         self._zs.close()
 
 

@@ -163,8 +163,13 @@ def _status(args: argparse.Namespace) -> int:
     link = _links().get(host.name)
     if link is not None:
         print(f"mirror: {link_text(link)}")
+    from orca.client.sync import KeyRefused
+
     try:
         hello = remote_invoke(host, sys_contract.HELLO, timeout=args.timeout)
+    except KeyRefused as exc:
+        print(f"{host.name} ({host.endpoint}): refused: {exc.message}", file=sys.stderr)
+        return EXIT_FAILED
     except OrcaError as exc:
         print(f"{host.name} ({host.endpoint}): unreachable: {exc.message}", file=sys.stderr)
         return EXIT_FAILED

@@ -278,16 +278,26 @@ def _roundtrip_zmq(
 
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
+    monitor = None
     try:
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, ZMQ_MAX_MESSAGE_BYTES)
         sock.setsockopt(zmq.IMMEDIATE, 1)
         if curve is not None:
             curve.apply(sock)
+            monitor = sock.get_monitor_socket(
+                zmq.EVENT_CONNECTED
+                | zmq.EVENT_HANDSHAKE_SUCCEEDED
+                | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+                | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+            )
         sock.connect(endpoint)
         rid = _request_id()
         deadline = time.monotonic() + timeout
-        if not sock.poll(int(timeout * 1000), zmq.POLLOUT):
+        if monitor is not None:
+            _await_handshake(sock, monitor, endpoint, deadline, timeout)
+        elif not sock.poll(int(timeout * 1000), zmq.POLLOUT):
             raise Unavailable(
                 f"cannot connect to {endpoint} within {timeout:g}s (is orca running?)"
             )
@@ -300,7 +310,51 @@ def _roundtrip_zmq(
             if result is not None:
                 return result
     finally:
+        if monitor is not None:
+            sock.disable_monitor()
+            monitor.close(linger=0)
         sock.close(linger=0)
+
+
+class KeyRefused(Unavailable):
+    """A CURVE server answered and refused this client's key (its ZAP handler said no)."""
+
+
+# (A CURVE client's monitor tells the TCP connection and the handshake's outcome.)
+def _await_handshake(
+    sock: Any, monitor: Any, endpoint: str, deadline: float, timeout: float
+) -> None:
+    """Until the CURVE handshake succeeded; else why not (one line): the server refused
+    our key (:class:`KeyRefused`), the handshake failed (a wrong pinned server key), or
+    nothing accepted the connection."""
+    import zmq
+    from zmq.utils.monitor import recv_monitor_message
+
+    connected = False
+    failure = ""
+    poller = zmq.Poller()
+    poller.register(monitor, zmq.POLLIN)
+    while (left := deadline - time.monotonic()) > 0:
+        if not poller.poll(int(left * 1000) + 1):
+            break
+        event = recv_monitor_message(monitor)["event"]
+        if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            return
+        if event == zmq.EVENT_CONNECTED:
+            connected = True
+        elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            raise KeyRefused(f"{endpoint} answered and refused this client's key")
+        elif event in (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
+            failure = "the encrypted handshake failed (is the pinned server key that host's?)"
+    if failure:
+        raise Unavailable(f"{endpoint} answered but {failure}")
+    if connected:
+        raise Unavailable(
+            f"{endpoint} accepted the connection but no handshake followed within {timeout:g}s"
+        )
+    raise Unavailable(
+        f"cannot connect to {endpoint} within {timeout:g}s (host down, or nothing listens there)"
+    )
 
 
 def call(

@@ -43,12 +43,18 @@ def remote_invoke(
     paths: OrcaPaths | None = None,
 ) -> R:
     """``op`` on ``host`` through its gateway; a silent link is ``unavailable`` with why."""
-    from orca.client.sync import invoke
-    from orca.remote.hosts import link_client
+    from orca.client.sync import KeyRefused, invoke
+    from orca.remote.hosts import client_keys, link_client
 
     paths = paths or resolve_paths()
     try:
         return invoke(op, args, timeout=timeout, endpoint=host.endpoint, curve=link_client(paths, host))
+    except KeyRefused:
+        key = client_keys(paths).public.decode()
+        raise KeyRefused(
+            f"host {host.name} ({host.endpoint}) refused this client's key: on {host.name},"
+            f" run  orca host authorize '{key}'"
+        ) from None
     except Unavailable as exc:
         raise Unavailable(
             f"host {host.name} ({host.endpoint}) did not answer: {exc.message}"
@@ -75,12 +81,18 @@ def local_mirrors(paths: OrcaPaths | None = None) -> list[gw.HostMirror] | None:
         return None
 
 
+# What a refused link's error says (``orca.actor.client.RpcClient``, ``orca.client.sync``).
+REFUSED_KEY = "refused this client's key"
+
+
 def link_text(link: gw.HostLink) -> str:
     """``live`` or ``unverifiable since HH:MM:SS (error)`` for a host's rows."""
     import time
 
     if link.reachable:
         return "live"
+    if REFUSED_KEY in link.error:  # it answered: the one fix is on that host
+        return "refused: this client's key is not authorized there (`orca host status`)"
     if link.unverifiable_since is None:
         return "never reached" + (f" ({link.error})" if link.error else "")
     since = time.strftime("%H:%M:%S", time.localtime(link.unverifiable_since))

@@ -25,7 +25,7 @@ from support.journey import User
 
 from orca import keys
 from orca.actor.endpoints import make_curve_server
-from orca.client.sync import Subscription, invoke
+from orca.client.sync import KeyRefused, Subscription, invoke
 from orca.contracts import hooks, ptyd
 from orca.contracts import supervisor as sup
 from orca.contracts import sys as sys_contract
@@ -223,20 +223,21 @@ def test_plaintext_is_never_accepted_on_tcp_even_from_the_owner(tcp_user: User) 
 
 
 def test_revoking_a_key_takes_effect_for_new_connections(tcp_user: User) -> None:
-    """authorized-keys/ is read on every handshake: remove the file and the key is refused."""
+    """authorized-keys/ is read on every handshake: remove the file and the key is refused
+    (the client says refused, not "cannot connect": the server answered, issue 32)."""
     paths = tcp_user.paths
     hello = invoke(sys_contract.HELLO, endpoint=paths.ipc_endpoint("store", "rpc"))
     (tcp,) = [e for e in hello.endpoints if e.startswith("tcp://127.0.0.1:")]
     pair = keys.KeyPair.generate()
     curve = keys.CurveClient.for_server(pair, keys.host_public_key(paths))
-    with pytest.raises(Unavailable, match="cannot connect"):
+    with pytest.raises(KeyRefused, match="answered and refused this client's key"):
         invoke(sys_contract.PING, endpoint=tcp, timeout=1.5, curve=curve)
     path = keys.authorize(paths, pair.public, "laptop")
     assert path.stat().st_mode & 0o777 == 0o600
     assert keys.authorized_dir(paths).stat().st_mode & 0o777 == 0o700
     assert invoke(sys_contract.PING, endpoint=tcp, curve=curve).pong
     path.unlink()
-    with pytest.raises(Unavailable, match="cannot connect"):
+    with pytest.raises(KeyRefused, match="answered and refused this client's key"):
         invoke(sys_contract.PING, endpoint=tcp, timeout=1.5, curve=curve)
 
 
