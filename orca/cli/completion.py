@@ -226,6 +226,7 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
 # The arguments that take no name Orca knows (a path, a new name, text, a command).
 FREE_TEXT = {
     ("repo", "add", "path"),
+    ("settings", "set", "value"),
     ("folder", "add", "path"),
     ("worktree", "create", "name"),
     ("worktree", "mv", "new_name"),

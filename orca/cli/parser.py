@@ -31,6 +31,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "worktree": ("orca.cli.worktree", "orca.cli.worktree_ps"),
     "hooks": ("orca.cli.hooks",),
     "state": ("orca.cli.state",),
+    "settings": ("orca.cli.settings",),
     "term": ("orca.cli.term",),
     "watch": ("orca.cli.watch",),
     "ack": ("orca.cli.ack",),

@@ -156,3 +156,27 @@ def test_worktree_ps_lists_terminals_no_agent_reports_from(user: User, repo: str
     silent = user.json("worktree", "ps")["silentTerminals"]
     assert sorted(t["handle"] for t in silent) == sorted(t["handle"] for t in made)
     assert user.ok("worktree", "ps", "--needs-me").strip() == "nothing needs you"
+
+
+def test_where_worktrees_go_is_shown_and_chosen(user: User, repo: str, tmp_path: Path) -> None:
+    """README "Where worktrees go": `orca settings` shows the folder (under ORCA_HOME
+    here, ~/orca/workspaces for a user), `settings set workspace-dir` moves where the
+    next worktree is made, nest-workspaces drops the repo's folder from the path."""
+    shown = user.json("settings")["settings"]
+    assert shown == {
+        "workspace-dir": str(user.orca_home / "orca" / "workspaces"),
+        "nest-workspaces": True,
+    }
+    chosen = tmp_path / "elsewhere"
+    said = user.ok("settings", "set", "workspace-dir", str(chosen))
+    assert said.strip() == f"workspace-dir = {chosen} (worktrees created from now on)"
+    assert user.ok("worktree", "create", repo, "here", "--setup", "skip").startswith(
+        f"created {chosen / 'project' / 'here'} on here"
+    )
+    user.ok("settings", "set", "nest-workspaces", "false")
+    assert user.ok("worktree", "create", repo, "flat", "--setup", "skip").startswith(
+        f"created {chosen / 'flat'} on flat"
+    )
+    bad = user.run("settings", "set", "nest-workspaces", "maybe")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "orca: nest-workspaces takes true or false, not 'maybe'"
