@@ -10,7 +10,9 @@ when it reconnects), then the bytes. Down, text frames: ``{"t": "size", cols, ro
 before a screen, ``{"t": "exit", code}``, ``{"t": "error", message}``,
 ``{"t": "mode", type}`` (whether this device may type). Up, text frames:
 ``{"t": "in", "d": "<keys>"}`` and ``{"t": "resize", cols, rows}``, both only from a
-device with the ``type`` scope (from any other they are dropped).
+device with the ``type`` scope (from any other they are dropped). ptyd announces no
+resize, so a resize also has the board read again soon: the other pages showing the
+terminal learn its size from the board (docs/web.md, "who sets its size").
 
 Every socket re-checks its device each time it sends or receives: a device revoked
 while its page is open loses the socket at once (close code 4401).
@@ -162,5 +164,8 @@ async def _keys(
                 cols, rows = parsed.get("cols"), parsed.get("rows")
                 if isinstance(cols, int) and isinstance(rows, int) and 2 <= cols <= 500 and 2 <= rows <= 300:
                     bridge.resize(cols, rows)
+                    # Other pages showing this terminal follow the new size from the
+                    # board (ptyd announces no resize): read it soon, not in REFRESH_S.
+                    web.source.mark_stale()
     finally:
         scope.cancel()

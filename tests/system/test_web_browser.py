@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import bright_pixels, chromium, console_errors, wait_for
+from support.browser import bright_pixels, chromium, console_errors, png_pixels, wait_for
 from support.remote import wait_until
 from support.web import FAKE_AGENT, PERMISSION_AGENT, WebTree, stop_tree, web_tree
 
@@ -38,6 +38,21 @@ def page(site: WebTree) -> Iterator[Any]:
     """One browser, paired once with every scope (as `orca web --open` does)."""
     with chromium() as driver:
         driver.get(site.pair("view", "type", "approve"))
+        wait_for(driver, lambda d: d.find_elements("id", "board"), "the board")
+        yield driver
+
+
+# A phone (issue 32): a 390x844 viewport at one device pixel per CSS pixel (a screenshot's
+# pixels are then the page's), laid out as a phone lays out (`width=device-width`).
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+
+
+@pytest.fixture(scope="module")
+def phone(site: WebTree) -> Iterator[Any]:
+    """A second browser, emulating a phone, paired as its own device."""
+    with chromium() as driver:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+        driver.get(site.pair("view", "type", name="phone"))
         wait_for(driver, lambda d: d.find_elements("id", "board"), "the board")
         yield driver
 
@@ -234,3 +249,157 @@ def test_review_shows_the_worktrees_diff(site: WebTree, page: Any) -> None:
     added = page.find_element("css selector", "#diff .add")
     assert added.value_of_css_property("color") != page.find_element("id", "diff").value_of_css_property("color")
     _shot(page, "review")
+
+
+# -- one terminal, several screens (issue 32) ----------------------------------------------
+def _open_terminal(driver: Any, session_id: str) -> None:
+    """Show ``session_id``'s terminal (the page may be showing another: a hash change)."""
+    driver.get(driver.current_url.split("#")[0] + "#/term/" + session_id)
+    shown = f'#terminal[data-session-id="{session_id}"]'
+    wait_for(driver, lambda d: d.find_elements("css selector", shown), "the terminal")
+    wait_for(driver, lambda d: "live" in d.find_element("id", "term-status").text, "attached")
+
+
+def _drawn_size(driver: Any) -> tuple[int, int]:
+    """(cols, rows) of the page's own terminal (xterm.js's)."""
+    cols, rows = driver.execute_script("return [window.orcaTerminal.cols, window.orcaTerminal.rows]")
+    return int(cols), int(rows)
+
+
+def _fits(driver: Any) -> tuple[int, int]:
+    """(cols, rows) that fit the page's terminal area (addon-fit's proposal, as the page
+    shows it in ``#terminal[data-fits]``)."""
+    cols, rows = driver.find_element("id", "terminal").get_attribute("data-fits").split("x")
+    return int(cols), int(rows)
+
+
+def _pty_size(site: WebTree, driver: Any, session_id: str, marker: str) -> tuple[int, int]:
+    """(cols, rows) the PTY has, as the shell in it reads it: ``stty size`` typed into
+    the page's terminal, its answer read from ptyd's output (``rows cols``)."""
+    driver.find_element("css selector", ".xterm-helper-textarea").send_keys(f"echo {marker}; stty size\n")
+    answer = wait_until(
+        lambda: _stty_answer(_output(site, session_id), marker), f"stty size after {marker}"
+    )
+    rows, cols = answer
+    return cols, rows
+
+
+def _stty_answer(output: bytes, marker: str) -> tuple[int, int] | None:
+    lines = output.replace(b"\r", b"").split(b"\n")
+    for i, line in enumerate(lines[:-1]):
+        if line == marker.encode() and i + 1 < len(lines) - 1:
+            rows, _, cols = lines[i + 1].partition(b" ")
+            if rows.isdigit() and cols.isdigit():
+                return int(rows), int(cols)
+    return None
+
+
+def _no_sideways_scroll(driver: Any) -> dict[str, list[int]]:
+    """scrollWidth and clientWidth of the terminal's area, xterm's element and the page."""
+    return dict(
+        driver.execute_script(
+            "const m = (e) => [e.scrollWidth, e.clientWidth];"
+            "return {terminal: m(document.getElementById('terminal')),"
+            " xterm: m(document.querySelector('#terminal .xterm')),"
+            " page: m(document.documentElement)};"
+        )
+    )
+
+
+def test_fit_on_a_phone_sizes_the_page_and_the_pty(site: WebTree, phone: Any, tmp_path: Path) -> None:
+    """On a 390x844 phone, Fit makes the page's terminal exactly what fits its area and
+    gives the PTY that size: no sideways scroll, ``stty size`` agrees, and a line typed
+    is drawn whole inside the screen (checked in a screenshot's pixels)."""
+    shell = site.tree.new_terminal(site.worktree, "sh")
+    sid = shell["sessionId"]
+    _open_terminal(phone, sid)
+    size = phone.find_element("id", "term-size")
+    wait_for(phone, lambda d: size.get_attribute("data-fits-here") == "false", "the size hint")
+    assert "sized by another client" in size.text, size.text  # ptyd's 80x24 does not fit
+    phone.find_element("id", "fit").click()
+    wait_for(phone, lambda d: size.get_attribute("data-fits-here") == "true", "the fitted size")
+    cols, rows = _drawn_size(phone)
+    assert (cols, rows) == _fits(phone)
+    assert cols >= 40, f"only {cols} columns on a 390 px phone"
+    assert _pty_size(site, phone, sid, "FIT-1") == (cols, rows)
+    widths = _no_sideways_scroll(phone)
+    assert all(scroll <= client for scroll, client in widths.values()), widths
+
+    phone.find_element("css selector", ".xterm-helper-textarea").send_keys("echo READABLE-TEXT-LINE\n")
+    rows_text = "return document.querySelector('#terminal .xterm-rows').textContent"
+    wait_for(phone, lambda d: d.execute_script(rows_text).count("READABLE-TEXT-LINE") >= 2, "the echo")
+    # Where the printed line is drawn (a Range over its text), in the viewport's pixels.
+    box = phone.execute_script(
+        "const rows = [...document.querySelectorAll('#terminal .xterm-rows > div')];"
+        "const row = rows.find((r) => r.textContent.trim() === 'READABLE-TEXT-LINE');"
+        "const range = document.createRange(); range.selectNodeContents(row);"
+        "const text = [...range.getClientRects()].filter((r) => r.width > 0);"
+        "const area = document.getElementById('terminal').getBoundingClientRect();"
+        "return {left: Math.min(...text.map((r) => r.left)), right: Math.max(...text.map((r) => r.right)),"
+        " top: Math.min(...text.map((r) => r.top)), bottom: Math.max(...text.map((r) => r.bottom)),"
+        " areaLeft: area.left, areaRight: area.right, viewport: window.innerWidth};"
+    )
+    assert box["areaLeft"] <= box["left"] < box["right"] <= box["areaRight"] <= box["viewport"], box
+    png = phone.get_screenshot_as_png()
+    (tmp_path / "phone-fit.png").write_bytes(png)
+    _shot(phone, "phone-fit")
+    width, _height, pixels = png_pixels(png, max_rows=int(box["bottom"]) + 1)
+    assert width == box["viewport"] == PHONE["width"]
+    left, right = int(box["left"]), int(box["right"]) + 1
+    band = [row[left * 3 : right * 3] for row in pixels[int(box["top"]) :]]
+    bright = sum(
+        1 for row in band for i in range(0, len(row), 3) if min(row[i], row[i + 1], row[i + 2]) > 150
+    )
+    assert bright > 50, "the typed line is not drawn where the page says it is"
+
+
+def test_a_fitted_phone_fits_again_when_turned(site: WebTree, phone: Any) -> None:
+    """A page that took the size (Fit) keeps it fitted: the phone turned sideways, its
+    terminal and the PTY take what fits the new area."""
+    shell = site.tree.new_terminal(site.worktree, "sh")
+    sid = shell["sessionId"]
+    _open_terminal(phone, sid)
+    phone.find_element("id", "fit").click()
+    size = phone.find_element("id", "term-size")
+    wait_for(phone, lambda d: size.get_attribute("data-fits-here") == "true", "the fitted size")
+    upright = _drawn_size(phone)
+    turned = {**PHONE, "width": PHONE["height"], "height": PHONE["width"]}
+    phone.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", turned)
+    try:
+        wait_for(
+            phone,
+            lambda d: _drawn_size(d) != upright and _drawn_size(d) == _fits(d),
+            "the terminal fitted to the turned screen",
+        )
+        assert _pty_size(site, phone, sid, "TURNED") == _drawn_size(phone)
+        widths = _no_sideways_scroll(phone)
+        assert all(scroll <= client for scroll, client in widths.values()), widths
+    finally:
+        phone.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+
+
+def test_the_client_that_resized_last_sets_the_size(site: WebTree, page: Any, phone: Any) -> None:
+    """One terminal on a desktop page and a phone: the phone's Fit sizes the PTY and the
+    desktop page draws at that size, saying it was sized by another client; the desktop's
+    Fit takes the size back and the phone follows, offering its own Fit."""
+    shell = site.tree.new_terminal(site.worktree, "sh")
+    sid = shell["sessionId"]
+    _open_terminal(page, sid)
+    _open_terminal(phone, sid)
+    phone.find_element("id", "fit").click()
+    phone_size = wait_for(phone, lambda d: _drawn_size(d) == _fits(d) and _drawn_size(d), "the phone fitted")
+    wait_for(page, lambda d: _drawn_size(d) == phone_size, "the desktop drawing at the phone's size")
+    hint = page.find_element("id", "term-size")
+    assert hint.get_attribute("data-fits-here") == "false"
+    assert "sized by another client" in hint.text and "Fit to take it" in hint.text, hint.text
+    _shot(page, "desktop-sized-by-phone")
+
+    page.find_element("id", "fit").click()
+    desktop_size = wait_for(page, lambda d: _drawn_size(d) == _fits(d) and _drawn_size(d), "the desktop fitted")
+    assert desktop_size != phone_size
+    wait_for(phone, lambda d: _drawn_size(d) == desktop_size, "the phone drawing at the desktop's size")
+    assert _pty_size(site, page, sid, "DESKTOP") == desktop_size
+    phone_hint = phone.find_element("id", "term-size")
+    assert phone_hint.get_attribute("data-fits-here") == "false"
+    assert phone.find_element("id", "fit").is_displayed()
+    _shot(phone, "phone-sized-by-desktop")

@@ -1,7 +1,8 @@
 // The Orca dashboard: the board (every worktree, its agents' lights, what waits for
 // you), a live terminal per pane, a worktree's review, approvals. Everything it shows
 // comes from the web actor (actors/web); it keeps no state of its own but the offset
-// of the terminal it shows (to resume without a redraw).
+// of the terminal it shows (to resume without a redraw). The terminal view is
+// terminal.js's.
 "use strict";
 
 const LIGHTS = {
@@ -100,6 +101,7 @@ function openBoardSocket() {
     notifyNew(state.board);
     renderHeader();
     if (currentRoute().name === "board") renderBoard();
+    else followBoard(state.board); // another client may have resized the terminal shown
   };
   socket.onclose = (event) => {
     if (event.code === 4401 || event.code === 1008) { location.reload(); return; }
@@ -216,89 +218,6 @@ function setUpNotifyButton() {
   button.onclick = async () => {
     await Notification.requestPermission();
     button.hidden = true;
-  };
-}
-
-// -- a terminal ----------------------------------------------------------------------------
-function closeTerminal() {
-  if (state.terminal) {
-    state.terminal.closed = true;
-    if (state.terminal.socket) state.terminal.socket.close();
-    state.terminal.term.dispose();
-    state.terminal = null;
-  }
-}
-
-function renderTerminal(sessionId) {
-  const holder = el("div", { id: "terminal" });
-  const fit = el("button", { type: "button", id: "fit", hidden: !can("type"), onclick: () => fitToScreen() }, "Fit to this screen");
-  const status = el("span", { id: "term-status", class: "muted" }, "connecting…");
-  view(el("div", { class: "term-bar" }, el("a", { href: "#/" }, "← board"), fit, status), holder);
-  const term = new Terminal({
-    convertEol: false, cursorBlink: true, scrollback: 5000, fontSize: 14,
-    theme: { background: "#101418", foreground: "#e8e8e8", cursor: "#e8e8e8" },
-  });
-  const fitAddon = new FitAddon.FitAddon();
-  term.loadAddon(fitAddon);
-  term.open(holder);
-  state.terminal = { sessionId, term, fitAddon, offset: null, closed: false, socket: null, canType: false };
-  term.onData((data) => send({ t: "in", d: data }));
-  term.onBinary((data) => send({ t: "in", d: data }));
-  window.orcaTerminal = term; // for the browser tests: what the page's terminal shows
-  connectTerminal();
-}
-
-function send(message) {
-  const terminal = state.terminal;
-  if (terminal && terminal.canType && terminal.socket && terminal.socket.readyState === 1) {
-    terminal.socket.send(JSON.stringify(message));
-  }
-}
-
-function fitToScreen() {
-  const terminal = state.terminal;
-  if (!terminal) return;
-  const size = terminal.fitAddon.proposeDimensions();
-  if (size && size.cols && size.rows) send({ t: "resize", cols: size.cols, rows: size.rows });
-}
-
-function connectTerminal() {
-  const terminal = state.terminal;
-  const since = terminal.offset === null ? "" : `?since=${terminal.offset}`;
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}/ws/term/${encodeURIComponent(terminal.sessionId)}${since}`);
-  socket.binaryType = "arraybuffer";
-  terminal.socket = socket;
-  const status = () => document.getElementById("term-status");
-  socket.onmessage = (event) => {
-    if (typeof event.data === "string") {
-      const message = JSON.parse(event.data);
-      if (message.t === "mode") {
-        terminal.canType = message.type;
-        status().textContent = message.type ? "live" : "live (view only)";
-      } else if (message.t === "size") {
-        terminal.term.resize(message.cols, message.rows);
-      } else if (message.t === "exit") {
-        terminal.exited = true;
-        status().textContent = `exited ${message.code === null ? "" : message.code}`;
-      } else if (message.t === "error") {
-        status().textContent = message.message;
-      }
-      return;
-    }
-    const view8 = new DataView(event.data);
-    const kind = view8.getUint8(0);
-    terminal.offset = Number(view8.getBigUint64(1));
-    const bytes = new Uint8Array(event.data, 9);
-    if (kind === 1) terminal.term.reset();
-    terminal.term.write(bytes);
-    terminal.term.element.dataset.offset = String(terminal.offset);
-  };
-  socket.onclose = (event) => {
-    if (terminal.closed || terminal.exited) return;
-    if (event.code === 4401 || event.code === 1008) { location.reload(); return; }
-    status().textContent = "reconnecting…";
-    setTimeout(() => { if (!terminal.closed) connectTerminal(); }, 1000);
   };
 }
 
