@@ -68,7 +68,6 @@ def project_board(
     worktree_names = worktree_handles(
         [*known, *((wid, "") for wid in agents_by_wt if wid not in {k for k, _ in known})]
     )
-    terminal_handles = _terminal_handles(listed, handles.terminals)
     rows = {w.id: w for w in worktrees}
     order = [w.id for w in worktrees]
     for worktree_id in [*agents_by_wt, *(s.worktree_id for s in listed if s.running)]:
@@ -83,7 +82,8 @@ def project_board(
             key = (worktree_id, str(agent["paneKey"]))
             agents.append({**agent, "handle": handles.terminals.get(key, "")})
         terminals = [
-            _terminal(s, terminal_handles.get(s.session_id, s.session_id[-8:]))
+            # Every terminal by its own handle (`orca term ls`'s), a plain shell too.
+            _terminal(s, handles.sessions.get(s.session_id) or s.session_id[-8:])
             for s in sorted(live, key=lambda s: (not s.running, s.created_at))
             if s.worktree_id == worktree_id
         ]
@@ -107,17 +107,6 @@ def project_board(
         "permissions": asks,
         "needsYou": len(needing),
         "generatedAtMs": now_ms,
-    }
-
-
-def _terminal_handles(
-    sessions: Sequence[ptyd.SessionRow], by_pane: dict[tuple[str, str], str]
-) -> dict[str, str]:
-    """Each session's handle: its pane's, as ``ps_handles`` named it."""
-    return {
-        s.session_id: by_pane[(s.worktree_id, s.pane_key)]
-        for s in sessions
-        if (s.worktree_id, s.pane_key) in by_pane
     }
 
 

@@ -65,3 +65,21 @@ def test_without_ptyd_rows_are_shown_as_hooks_holds_them() -> None:
     board = project_board(snapshot, None, [], [], NOW)
     (worktree,) = board["worktrees"]
     assert worktree["worktreeId"] == A and worktree["agents"][0]["displayState"] == "working"
+
+
+def test_a_plain_terminal_is_named_by_its_handle_as_term_ls_names_it() -> None:
+    """Issue 32: a terminal no agent reports from (a shell) was shown by the last 8
+    characters of its id; it has its handle like any other, and an ended terminal in
+    a pane since relaunched keeps its own."""
+    snapshot = hooks.Snapshot(epoch="e", seq=1, rev=1, rows=[], fates=[])
+    shell = _session("t1:c", f"{A}@@cccccccc")
+    ended = _session("t1:d", f"{A}@@dddddddd", running=False)
+    relaunched = _session("t1:d", f"{A}@@eeeeeeee")
+    worktrees = [_worktree(A, "/src/fix-login", False)]
+    board = project_board(snapshot, [shell, ended, relaunched], worktrees, [], NOW)
+    (fix,) = board["worktrees"]
+    assert {t["sessionId"]: t["handle"] for t in fix["terminals"]} == {
+        shell.session_id: "fix-login:cccc",
+        ended.session_id: "fix-login:dddd",
+        relaunched.session_id: "fix-login:eeee",
+    }
