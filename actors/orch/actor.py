@@ -33,7 +33,7 @@ from actors.orch.follow import (
     load_sessions,
     sessions_by_pane,
 )
-from actors.orch.ledger import Ledger, RunRow, TaskRow, new_task, now_ms
+from actors.orch.ledger import AckPastEnd, Ledger, RunRow, TaskRow, new_task, now_ms
 from actors.orch.schema import LedgerUnavailable, open_db
 from actors.orch.views import Preview, Usage, run_info, run_summary
 from orca.actor import ActorContext, Mirror
@@ -530,7 +530,10 @@ class Orch:
 
     async def ack(self, args: contract.AckArgs) -> contract.Acked:
         task = await self.who(args.run, args.variant, args.caller)
-        cursor = await self.db(lambda db: db.ack(task.run_id, task.variant, args.upto))
+        try:
+            cursor = await self.db(lambda db: db.ack(task.run_id, task.variant, args.upto))
+        except AckPastEnd as exc:
+            raise BadRequest(str(exc)) from None
         run = await self.run_row(task.run_id)
         self.emit_changed(run.id, run.revision)
         return contract.Acked(cursor=cursor)

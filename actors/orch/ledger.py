@@ -31,6 +31,14 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+
+class AckPastEnd(ValueError):
+    """An ack beyond the last message delivered to the variant."""
+
+    def __init__(self, upto: int, last: int) -> None:
+        super().__init__(f"upto {upto} is past the last message delivered ({last})")
+        self.upto, self.last = upto, last
+
 class RunRow(NamedTuple):
     id: str
     name: str
@@ -364,8 +372,16 @@ class Ledger:
         return cursor, [MessageRow(*r) for r in rows]
 
     def ack(self, run_id: str, variant: str, upto: int) -> int:
-        """Move the cursor to ``upto`` (never back) → the cursor."""
+        """Move the cursor to ``upto`` (never back) → the cursor. ``upto`` past the last
+        message delivered to the variant raises :class:`AckPastEnd` (seed 02-48: an ack
+        of 10^9 hid every later message from that agent)."""
         with self.transaction() as conn:
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM deliveries WHERE run_id = ? AND variant = ?",
+                (run_id, variant),
+            ).fetchone()
+            if upto > last:
+                raise AckPastEnd(upto, int(last))
             conn.execute(
                 "UPDATE cursors SET acked = MAX(acked, ?) WHERE run_id = ? AND variant = ?",
                 (upto, run_id, variant),

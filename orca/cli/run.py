@@ -149,6 +149,13 @@ def _ask(op: Op[Any, Any], args: Any, host: str | None, timeout: float = 10.0) -
     return remote_invoke(known[host], op, args, timeout=timeout, paths=paths)
 
 
+def _key(given: str | None) -> str:
+    """The idempotency key of this one command: the user's, or one made here, so that a
+    retry of the same request by any hop (the relay of a remote host, a lost reply) is
+    one message, not two (seed 02-49)."""
+    return given or "cli-" + os.urandom(8).hex()
+
+
 def pane_caller() -> Caller | None:
     """The variant this process runs in, from its pane's environment (or None)."""
     from orca.contracts.orch import Caller
@@ -385,7 +392,7 @@ def cmd_send(args: argparse.Namespace) -> int:
     from orca.contracts import orch
 
     request = orch.SendArgs(
-        run=args.run, to=args.to, body=args.message, sender=args.sender, key=args.key,
+        run=args.run, to=args.to, body=args.message, sender=args.sender, key=_key(args.key),
         caller=pane_caller() if args.sender is None and args.host is None else None,
     )  # fmt: skip
     receipt: orch.Receipt = _ask(orch.SEND, request, args.host)
@@ -440,7 +447,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     caller = pane_caller()
     if caller is None:
         return fail("`orca run report` works inside a variant's pane only", EXIT_USAGE)
-    request = orch.ReportArgs(status=args.status, summary=args.summary, key=args.key, caller=caller)
+    request = orch.ReportArgs(
+        status=args.status, summary=args.summary, key=_key(args.key), caller=caller
+    )
     receipt: orch.Receipt = _ask(orch.REPORT, request, args.host)
     print("reported" + (" (already: the same key)" if receipt.duplicate else ""))
     return EXIT_OK

@@ -19,7 +19,9 @@ import trio
 from support.journey import User, make_git_repo, recorded, wait_for_output
 from support.orch import orch_user, prompts, run_watcher, states
 
+from orca.client.sync import invoke
 from orca.contracts import orch, ptyd
+from orca.wire.errors import BadRequest
 
 PROMPT = "write the answer"
 CHECK = "cat answer-*.txt"
@@ -145,6 +147,20 @@ async def test_messages_have_receipts_and_survive_compaction(
     assert (first["seq"], first["duplicate"], second["duplicate"]) == (second["seq"], False, True)
     inbox = user.json("run", "inbox", run, "codex-1")["messages"]
     assert [(m["from"], m["body"]) for m in inbox] == [("operator", "use the helper")]
+    # Seed 02-49: a send without --key carries a key made by the CLI, so the same
+    # request again (a retry after a lost reply, by any hop) is the same message.
+    unkeyed = user.json("run", "send", run, "claude-1", "one more")["receipt"]
+    assert unkeyed["key"].startswith("cli-") and not unkeyed["duplicate"]
+    retried = invoke(
+        orch.SEND,
+        orch.SendArgs(run=run, to="claude-1", body="one more", key=unkeyed["key"]),
+        paths=user.paths,
+    )
+    assert (retried.duplicate, retried.seq) == (True, unkeyed["seq"])
+    # Seed 02-48: an ack past the last delivered message is refused; the cursor holds.
+    past = orch.AckArgs(run=run, variant="codex-1", upto=10**9)
+    with pytest.raises(BadRequest, match="past the last message delivered"):
+        invoke(orch.ACK, past, paths=user.paths)
 
     codex = next(v for v in info.variants if v.variant == "codex-1")
     with trio.fail_after(30):
@@ -155,7 +171,7 @@ async def test_messages_have_receipts_and_survive_compaction(
             out = await wait_for_output(client, mirror, rec, codex.session_id, b"codex: inbox read")
     assert b"inbox: use the helper" in out
     assert user.json("run", "inbox", run, "codex-1")["messages"] == []
-    assert len(user.json("run", "inbox", run, "claude-1")["messages"]) == 1
+    assert len(user.json("run", "inbox", run, "claude-1")["messages"]) == 2
 
 
 def test_bad_arguments_are_clear_usage_errors(world: tuple[User, Path, Path]) -> None:

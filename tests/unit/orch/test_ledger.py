@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from actors.orch import core
-from actors.orch.ledger import Ledger, RunRow, dispatch_key, new_task
+from actors.orch.ledger import AckPastEnd, Ledger, RunRow, dispatch_key, new_task
 from actors.orch.schema import SCHEMA_VERSION, LedgerUnavailable, open_db
 
 
@@ -109,6 +109,21 @@ def test_ack_moves_the_cursor_forward_only(ledger: Ledger) -> None:
     assert ledger.ack("r1", "codex-1", rows[0].seq) == rows[1].seq
     assert [m.body for m in ledger.inbox("r1", "codex-1", None)[1]] == ["b2"]
     assert [m.body for m in ledger.inbox("r1", "codex-1", 0)[1]] == ["b0", "b1", "b2"]
+
+
+def test_an_ack_past_the_last_delivered_message_is_refused(ledger: Ledger) -> None:
+    """Seed 02-48: acking 10^9 hid every later message to that agent; now refused, and
+    the cursor stays where it was."""
+    make_run(ledger)
+    ledger.send("r1", "m0", "operator", "codex-1", ["codex-1"], "b0", "k0")
+    _, [row] = ledger.inbox("r1", "codex-1", None)
+    with pytest.raises(AckPastEnd, match=f"past the last message delivered \\({row.seq}\\)"):
+        ledger.ack("r1", "codex-1", 10**9)
+    with pytest.raises(AckPastEnd):
+        ledger.ack("r1", "claude-1", 1)  # nothing delivered to it yet
+    assert ledger.ack("r1", "codex-1", row.seq) == row.seq
+    ledger.send("r1", "m1", "operator", "codex-1", ["codex-1"], "b1", "k1")
+    assert [m.body for m in ledger.inbox("r1", "codex-1", None)[1]] == ["b1"]
 
 
 def test_merge_archives_every_other_variant(ledger: Ledger) -> None:
