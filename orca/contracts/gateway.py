@@ -239,16 +239,19 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         store.SESSION_BINDINGS,
         store.SESSION_RETIRED_SINCE,
         store.IDENTITY_RESOLVE,
-        store.STATE_SNAPSHOT,
+        # (Not store.STATE_SNAPSHOT: the whole persisted state is this host's own; a
+        # viewer reads the projections above, seed 02-56.)
         vault.SEARCH,
         vault.USAGE,
         vault.STATUS,
-        # Issue 26: runs are read like worktrees; a variant's inbox like its terminal.
+        # Issue 26: runs are read like worktrees.
         orch.LIST,
         orch.SHOW,
-        orch.INBOX,
     }
 )
+# Reads only a full key may make: a variant's inbox is the messages between its agents
+# and their operator, not a viewer's projection (seed 02-56).
+FULL_KEY_READS: frozenset[Op[Any, Any]] = frozenset({orch.INBOX})
 MUTATING_OPS: frozenset[Op[Any, Any]] = frozenset(
     {
         ptyd.SPAWN,
@@ -292,7 +295,7 @@ RELAYED_CONTRACTS = (
 # says ``share_vault = true`` (off by default: transcripts are the most private thing a
 # host holds); any other host answers them ``forbidden`` whatever the key's access.
 VAULT_OPS: frozenset[Op[Any, Any]] = frozenset({vault.SEARCH, vault.USAGE, vault.STATUS})
-FULL_OPS = READ_ONLY_OPS | MUTATING_OPS
+FULL_OPS = READ_ONLY_OPS | MUTATING_OPS | FULL_KEY_READS
 OPS_BY_NAME: dict[str, Op[Any, Any]] = {op.name: op for op in FULL_OPS}
 # Ops the gateway answers itself rather than relaying.
 GATEWAY_SERVED = frozenset(
@@ -312,6 +315,7 @@ def is_mutating(op: Op[Any, Any]) -> bool:
 __all__ = [
     "CONTRACT",
     "EVENTS",
+    "FULL_KEY_READS",
     "FULL_OPS",
     "HOST_STATUS",
     "INJECT_ZAP_FAULT",

@@ -72,6 +72,11 @@ async def test_a_run_started_and_followed_from_another_machine(
     receipt = laptop.json("run", "send", run, "claude-1", "hi", "--host", "buildbox")["receipt"]
     assert receipt["recipients"] == ["claude-1"]
     assert buildbox.json("run", "inbox", run, "claude-1")["messages"][0]["body"] == "hi"
+    # Seed 02-56: an inbox is read with a full key (laptop's), never a read-only one.
+    remote = laptop.json("run", "inbox", run, "claude-1", "--host", "buildbox")["messages"]
+    assert [m["body"] for m in remote] == ["hi"]
+    private = buildbox.cli("run", "inbox", "r000000", "claude-1", "--host", "laptop")
+    assert private.returncode != 0 and "forbidden" in private.stderr, private
     assert buildbox.json("run", "ls", "--host", "laptop")["runs"] == []
     refused = buildbox.cli("run", "new", "x", "y", "--agents", "claude", "--host", "laptop")
     assert refused.returncode != 0 and "forbidden" in refused.stderr

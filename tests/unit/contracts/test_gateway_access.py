@@ -65,6 +65,16 @@ def test_runs_are_read_with_any_key_and_started_or_merged_with_a_full_one() -> N
     assert orch.REPORT not in gw.FULL_OPS
 
 
+def test_a_read_only_key_gets_projections_not_the_state_or_inboxes() -> None:
+    """Seed 02-56: the whole persisted state and every run's inbox went to read-only
+    keys; the state crosses no machine, an inbox needs a full key."""
+    from orca.contracts import orch, store
+
+    assert store.STATE_SNAPSHOT not in gw.FULL_OPS
+    assert orch.INBOX not in gw.allowed_ops("read-only")
+    assert orch.INBOX in gw.allowed_ops("full")
+
+
 def test_the_web_actors_ops_never_cross_a_machine() -> None:
     """Issue 27: pairing a device and revoking one are for this machine's CLI only."""
     from orca.contracts import web
