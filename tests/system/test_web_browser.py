@@ -144,7 +144,16 @@ def test_approving_a_blocked_agent_from_the_page(site: WebTree, page: Any) -> No
     )
     _write(site, agent["sessionId"], b"ask\n")
     card = f'section.ask[data-pane-key="{pane}"]'
-    wait_for(page, lambda d: d.find_elements("css selector", card), "the ask")
+    try:
+        wait_for(page, lambda d: d.find_elements("css selector", card), "the ask")
+    except AssertionError as exc:  # (CI, once in 5 runs: say what the agent and hooks saw)
+        from orca.contracts import hooks
+
+        held = invoke(hooks.PERMISSION_SNAPSHOT, paths=site.tree.paths).pending
+        raise AssertionError(
+            f"{exc}\nagent's terminal: {_output(site, agent['sessionId'])!r}\nheld: {held!r}"
+            f"\nboard: {page.execute_script('return document.body.innerText')!r}"
+        ) from None
     wait_for(page, lambda d: _agent_state(d, pane) == "blocked", "the agent blocked")
     assert "make deploy" in page.find_element("css selector", card).text
     notes = page.execute_script("return window.__notes")

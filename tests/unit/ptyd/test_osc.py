@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.ptyd.osc import INTRODUCER, MAX_PAYLOAD_BYTES, OscScanner
@@ -127,7 +127,8 @@ def test_any_chunking_gives_same_payloads_and_output(pieces: list[bytes], cuts: 
 def test_stream_without_introducer_passes_unchanged(pieces: list[bytes]) -> None:
     """Hypothesis: output without any OSC 9999 introducer is passed through byte-exact."""
     data = b"".join(pieces)
-    assume(INTRODUCER not in data)
+    while INTRODUCER in data:  # (removed, not assumed away: filtering failed the health
+        data = data.replace(INTRODUCER, b"")  # check under load, CI)
     assert scan_all([data]) == (data, [])
 
 
