@@ -11,9 +11,12 @@ cookie (``actors.web.guard``):
 Each device's credential is checked in constant time against the SHA-256 kept in
 ``devices.json`` (``orca.web_devices``); revoking one removes it, and every request and
 open socket re-checks its device, so a revoked phone loses its terminals at once.
-Wrong codes and tokens are counted: after ``MAX_FAILURES`` in ``FAILURE_WINDOW_MS``,
-every exchange is refused for the rest of the window (guessing is throttled, and the
-random secrets are far beyond guessing anyway).
+Wrong codes and tokens are counted per client address: after ``MAX_FAILURES`` in
+``FAILURE_WINDOW_MS`` from one address, that address's token logins and wrong codes are
+refused for the rest of the window (:class:`Throttled`: guessing is slowed). A valid
+pairing code is never refused: it is a random secret the owner just made, far beyond
+guessing, so no one else's wrong guesses can lock the owner out (issue 33: any local
+user could, with one global counter). The addresses remembered are bounded.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ log = logging.getLogger(__name__)
 
 MAX_FAILURES = 20
 FAILURE_WINDOW_MS = 60_000
+MAX_CLIENTS_TRACKED = 1024
 MAX_PENDING_PAIRINGS = 16
 # last-seen times are saved at most this often (they are for `orca web devices`).
 TOUCH_SAVE_MS = 60_000
@@ -38,6 +42,10 @@ TOUCH_SAVE_MS = 60_000
 
 class TooManyDevices(Exception):
     pass
+
+
+class Throttled(Exception):
+    """Too many wrong codes or tokens from this client lately."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ class Access:
         self._clock_ms = clock_ms
         self._devices: dict[str, DeviceRecord] = {}
         self._pairings: dict[str, _Pairing] = {}  # by the code's digest
-        self._failures: list[int] = []
+        self._failures: dict[str, list[int]] = {}  # by client address, oldest first
         self._saved_at = 0
 
     def load(self) -> None:
@@ -89,23 +97,24 @@ class Access:
         self._pairings[digest(code)] = _Pairing(name, ordered, expires)
         return code, expires
 
-    def redeem(self, code: str) -> tuple[DeviceRecord, str] | None:
-        """Trade a pairing code for a new device (its credential); None if refused."""
-        if self._throttled():
-            return None
+    def redeem(self, code: str, client: str = "") -> tuple[DeviceRecord, str] | None:
+        """Trade a pairing code for a new device (its credential); None if it is wrong
+        or expired; Throttled when ``client`` guessed wrong too often (a valid code is
+        never refused)."""
         self._expire()
         pairing = self._pairings.pop(digest(code), None)
         if pairing is None:
-            self._failed()
+            self._failed(client)
             return None
         return self._add(pairing.name, pairing.scopes)
 
-    def login(self, token: str, name: str) -> tuple[DeviceRecord, str] | None:
-        """Trade the configured login token for a device with every scope."""
-        if self._throttled():
-            return None
+    def login(self, token: str, name: str, client: str = "") -> tuple[DeviceRecord, str] | None:
+        """Trade the configured login token for a device with every scope; None if it is
+        wrong; Throttled (even the right one) when ``client`` guessed wrong too often."""
+        if self._throttled(client):
+            raise Throttled()
         if not self._token or not hmac.compare_digest(token.encode(), self._token.encode()):
-            self._failed()
+            self._failed(client)
             return None
         return self._add(name, SCOPES)
 
@@ -157,10 +166,22 @@ class Access:
         for key in [k for k, p in self._pairings.items() if p.expires_at_ms <= now]:
             del self._pairings[key]
 
-    def _failed(self) -> None:
-        self._failures.append(self._clock_ms())
+    def _failed(self, client: str) -> None:
+        """Count a wrong code or token; Throttled once ``client`` has too many."""
+        throttled = self._throttled(client)
+        failures = self._failures.pop(client, [])
+        failures.append(self._clock_ms())
+        self._failures[client] = failures[-MAX_FAILURES:]  # (most recent last)
+        while len(self._failures) > MAX_CLIENTS_TRACKED:
+            del self._failures[next(iter(self._failures))]
+        if throttled:
+            raise Throttled()
 
-    def _throttled(self) -> bool:
+    def _throttled(self, client: str) -> bool:
         start = self._clock_ms() - FAILURE_WINDOW_MS
-        self._failures = [t for t in self._failures if t > start]
-        return len(self._failures) >= MAX_FAILURES
+        recent = [t for t in self._failures.get(client, []) if t > start]
+        if recent:
+            self._failures[client] = recent
+        else:
+            self._failures.pop(client, None)
+        return len(recent) >= MAX_FAILURES

@@ -27,7 +27,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from actors.web.access import Access, TooManyDevices
+from actors.web.access import Access, Throttled, TooManyDevices
 from actors.web.guard import Site, credential, session_cookie
 from actors.web.guarded import Guarded
 from actors.web.source import BoardSource
@@ -108,15 +108,18 @@ class WebApp:
         agent = request.headers.get("user-agent", "browser")
         name = str(body.get("name") or _browser_name(agent))[:MAX_NAME_CHARS]
         token, code = body.get("token"), body.get("code")
+        client = request.client.host if request.client is not None else ""
         try:
             if isinstance(code, str) and code:
-                paired = self.access.redeem(code)
+                paired = self.access.redeem(code, client)
             elif isinstance(token, str) and token:
-                paired = self.access.login(token, name)
+                paired = self.access.login(token, name, client)
             else:
                 raise Denied(400, "send a token or a pairing code")
         except TooManyDevices as exc:
             raise Denied(409, str(exc)) from None
+        except Throttled:
+            raise Denied(429, "too many wrong codes or tokens from here: wait a minute") from None
         if paired is None:
             raise Denied(401, "wrong or expired token or code")
         record, secret = paired

@@ -111,6 +111,7 @@ async def terminal_socket(web: WebApp, ws: WebSocket) -> None:
 
             nursery.start_soon(pump_bridge)
             nursery.start_soon(_keys, web, ws, bridge, can_type, nursery.cancel_scope)
+            nursery.start_soon(_close_when_revoked, web, ws, nursery.cancel_scope)
             async for piece in receive:
                 if _authenticate(web, ws) is None:
                     await ws.close(code=REVOKED_CODE)
@@ -122,6 +123,21 @@ async def terminal_socket(web: WebApp, ws: WebSocket) -> None:
         pass
     finally:
         _running_terminals -= 1
+
+
+async def _close_when_revoked(web: WebApp, ws: WebSocket, scope: trio.CancelScope) -> None:
+    """An idle terminal's socket too: a revocation wakes every socket (``source.poke``),
+    and this one closes at once if its device was the one revoked (issue 33: it stayed
+    open while no output or key came)."""
+    seen = web.source.version
+    while True:
+        seen = await web.source.wait_changed(seen)
+        if _authenticate(web, ws) is None:
+            try:
+                await ws.close(code=REVOKED_CODE)
+            finally:
+                scope.cancel()
+            return
 
 
 async def _send_piece(ws: WebSocket, piece: Piece) -> None:

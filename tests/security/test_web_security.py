@@ -174,6 +174,35 @@ def test_a_revoked_device_is_refused_at_once(site: WebTree) -> None:
     assert site.tree.cli("web", "devices", "revoke", device).returncode == 2
 
 
+def test_a_revoked_devices_idle_terminal_socket_closes_at_once(site: WebTree) -> None:
+    """Issue 33: a terminal socket re-checked its device only when output or a key came,
+    so an idle terminal stayed open to a revoked phone (20 s and more)."""
+    import websocket
+
+    session = site.tree.new_terminal(site.worktree, "/bin/sh", "-c", "exec sleep 600")
+    cookie = site.login("view")
+    device = cookie.partition("=")[2].partition(".")[0]
+    ws = websocket.create_connection(
+        f"ws://127.0.0.1:{site.port}/ws/term/{session['sessionId']}",
+        cookie=cookie,
+        origin=f"http://127.0.0.1:{site.port}",
+        # "At once": well before the socket's own next look (its next piece of output,
+        # seconds away for a program that prints nothing).
+        timeout=3,
+    )
+    try:
+        assert json.loads(ws.recv())["t"] == "mode"
+        while not isinstance(ws.recv(), bytes):  # its screen: from here on, nothing comes
+            pass
+        site.tree.ok("web", "devices", "revoke", device)
+        opcode, frame = ws.recv_data(control_frame=True)
+        assert opcode == websocket.ABNF.OPCODE_CLOSE
+        assert int.from_bytes(frame[:2], "big") == 4401
+    finally:
+        ws.shutdown()
+        site.tree.ok("term", "kill", session["handle"])
+
+
 def test_a_non_loopback_bind_is_refused_without_token_and_tls(site: WebTree) -> None:
     """``orca web --bind`` off loopback: exit 2 and the rule named; nothing listens."""
     (site.tree.home / "config" / "web.toml").write_text('[web]\nport = 0\ntoken = ""\n')
@@ -255,3 +284,18 @@ def test_the_page_has_an_icon_served_to_anyone(site: WebTree) -> None:
         status, headers, icon = request(site, "GET", path)
         assert status == 200 and headers["content-type"] == "image/svg+xml", (path, status)
         assert icon.startswith(b"<svg ") and b"<script" not in icon
+
+
+def test_wrong_guesses_from_here_never_refuse_the_owners_fresh_code(site: WebTree) -> None:
+    """Issue 33: 20 wrong tokens a minute from any local user locked the owner out (one
+    global counter). Guessing is throttled per client (429), and the owner's fresh code
+    is taken even from the same address. (Last in this module: the address stays
+    throttled for a minute.)"""
+    statuses = [
+        request(site, "POST", "/api/session", {"token": f"guess-{n}"})[0] for n in range(25)
+    ]
+    wrong = statuses.count(401)  # (earlier tests here guessed wrong from this address)
+    assert 0 < wrong <= 20 and statuses == [401] * wrong + [429] * (25 - wrong), statuses
+    code = site.pair("view").split("#pair=", 1)[1]
+    status, headers, _ = request(site, "POST", "/api/session", {"code": code})
+    assert status == 200 and headers["set-cookie"].startswith("orca_web=")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.web.access import MAX_FAILURES, Access
+from actors.web.access import MAX_FAILURES, Access, Throttled
 from orca.fsio import LockHeld
 from orca.web_devices import DevicesFile, DevicesFileError
 
@@ -54,11 +54,27 @@ def test_an_expired_code_and_a_wrong_credential_do_not_sign_in(tmp_path: Path) -
 def test_the_token_gives_every_scope_and_guessing_is_throttled(tmp_path: Path) -> None:
     access, clock = _access(tmp_path, token="T" * 32)
     for _ in range(MAX_FAILURES):
-        assert access.login("guess", "x") is None
-    assert access.login("T" * 32, "x") is None  # throttled, even the right one
+        assert access.login("guess", "x", "10.0.0.9") is None
+    with pytest.raises(Throttled):
+        access.login("T" * 32, "x", "10.0.0.9")  # throttled, even the right one
+    assert access.login("T" * 32, "phone", "10.0.0.7") is not None  # another client
     clock.now += 61_000
-    paired = access.login("T" * 32, "laptop")
+    paired = access.login("T" * 32, "laptop", "10.0.0.9")
     assert paired is not None and paired[0].scopes == ("view", "type", "approve")
+
+
+def test_wrong_guesses_never_lock_the_owner_out_of_a_fresh_code(tmp_path: Path) -> None:
+    """Issue 33: 20 wrong tokens a minute from any local user refused the owner's fresh
+    pairing code for the rest of the window (one global counter)."""
+    access, _ = _access(tmp_path, token="T" * 32)
+    for _ in range(MAX_FAILURES):
+        assert access.redeem("guess", "127.0.0.1") is None
+    with pytest.raises(Throttled):
+        access.redeem("guess", "127.0.0.1")
+    with pytest.raises(Throttled):
+        access.login("guess", "x", "127.0.0.1")
+    code, _ = access.pair("phone", ("view",), 60)
+    assert access.redeem(code, "127.0.0.1") is not None  # the same address, too
 
 
 def test_no_token_configured_means_no_token_login(tmp_path: Path) -> None:
