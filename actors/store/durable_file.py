@@ -283,13 +283,19 @@ class DurableFile:
         if digest == self._last_backup_hash:
             return False  # the newest backup already holds exactly these bytes
         last = self._last_backup_at
-        if not force and last is not None and now - last < self._backup_interval_s:
+        recent = last is not None and now - last < self._backup_interval_s
+        if not force and recent:
             return False
+        # A forced copy (a structural change) within the interval replaces the newest
+        # copy instead of pushing the ring along: a burst of changes (one `orca run new`
+        # of five agents) kept five near-identical copies and lost every older one (seed
+        # 02-09). The older copies stay one interval apart; the newest has the change.
+        shift = not recent
         # Write the new copy first: if that fails, the existing ring stays untouched.
         temp = self._temp_path_for(self.backup_path(0))
         try:
             self._writer.write_new_file(temp, data)
-            for index in range(self._backup_count - 1, 0, -1):
+            for index in range(self._backup_count - 1, 0, -1) if shift else ():
                 older = self.backup_path(index - 1)
                 if older.exists():
                     os.replace(older, self.backup_path(index))
@@ -299,7 +305,8 @@ class DurableFile:
             temp.unlink(missing_ok=True)
             self._last_backup_error = _save_error(exc, self._wall_clock)
             return False
-        self._last_backup_at = now
+        if shift:  # (the interval counts from the rotation, not from a replacement)
+            self._last_backup_at = now
         self._last_backup_hash = digest
         self._last_backup_error = None
         self._backups_rotated += 1

@@ -144,6 +144,26 @@ def test_backup_ring_rotates_at_most_once_per_interval(tmp_path: Path) -> None:
     assert json.loads(f.backup_path(1).read_bytes())["n"] == 1
 
 
+def test_a_burst_of_forced_backups_keeps_the_older_ring(tmp_path: Path) -> None:
+    """Seed 02-09: six structural changes 1.3 s apart (six `worktree create`) left
+    .bak.0-.bak.4 all from the last 8 s; a forced copy within the interval now replaces
+    the newest copy, and the older ones stay one interval apart."""
+    clock = Clock()
+    f = DurableFile(tmp_path / "orca-data.json", wall_clock=clock)
+    for n in (1, 2, 3):
+        clock.now += 3601
+        f.save(doc(n), n)
+    for n in range(4, 10):
+        clock.now += 1.3
+        f.save(doc(n), n, backup="force")
+    ring = [json.loads(f.backup_path(i).read_bytes())["n"] for i in range(3)]
+    assert ring == [9, 2, 1] and not f.backup_path(3).exists()  # (was [9, 8, 7, 6, 5])
+    clock.now += 3601
+    f.save(doc(10), 10, backup="force")  # the interval passed: the ring moves on
+    ring = [json.loads(f.backup_path(i).read_bytes())["n"] for i in range(4)]
+    assert ring == [10, 9, 2, 1]
+
+
 def test_backup_ring_keeps_five_newest(tmp_path: Path) -> None:
     """The ring holds five copies; the oldest falls off."""
     clock = Clock()
