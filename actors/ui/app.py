@@ -30,25 +30,27 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from actors.ui import layout, runs_view, vault_view
+from actors.ui import arrangement, health, layout, runs_view, vault_view
 from actors.ui.adoption import Adoptee, orphans, tab_label
 from actors.ui.approvals import Approvals, answer_dialog
 from actors.ui.backend import ACTORS, Backend
 from actors.ui.dialogs import AskScreen, ChoiceScreen, ConfirmScreen, LaunchRequest, LaunchScreen
 from actors.ui.fastpath import route_input
 from actors.ui.frames import HEAP_SETTLE_S, FrameClock, settle_heap
+from actors.ui.hook_offers import hook_offers
 from actors.ui.removal import loss_details, refusal_text, removal_question
 from actors.ui.runtime import TrioGuest
 from actors.ui.terminal_view import LEADER_KEY, TerminalView, ended_note
@@ -104,7 +106,6 @@ LEADER_ACTIONS: dict[str, str] = {
     "q": "quit",
     LEADER_KEY: "send_leader",
 }
-HOOK_AGENTS = ("claude", "codex", "gemini")
 log = logging.getLogger(__name__)
 DETACH_HINT = "Ctrl-] returns to orca ui"
 
@@ -119,9 +120,11 @@ class OrcaApp(App[None], inherit_bindings=False):
     #banner { height: auto; background: $error; color: $text; padding: 0 1; display: none; }
     #banner.shown { display: block; }
     #body { height: 1fr; }
-    #side { width: 38; height: 1fr; }
+    #side { height: 1fr; }
     #filter { display: none; height: 3; }
     #filter.shown { display: block; }
+    #work { width: 1fr; height: 1fr; layout: horizontal; }
+    #work.stacked { layout: vertical; }
     #main { width: 1fr; height: 1fr; }
     #groups { height: 1fr; }
     TabStrip { height: 1; padding: 0 1; background: $panel; }
@@ -129,10 +132,11 @@ class OrcaApp(App[None], inherit_bindings=False):
     .panes { height: 1fr; }
     .panes > Horizontal, .panes > Vertical { height: 1fr; width: 1fr; }
     #status { height: 1; background: $panel; padding: 0 1; }
-    #review { width: 70; height: 1fr; display: none; border: round $panel; }
+    #review { height: 1fr; display: none; border: round $panel; }
     #review.shown { display: block; }
-    #review-title { height: 1; }
-    #review-files { height: 10; }
+    #review-title { height: auto; }
+    #review-files { height: auto; max-height: 10; }
+    #work.stacked #review-files { max-height: 5; }
     #review-scroll { height: 1fr; }
     """
 
@@ -194,13 +198,16 @@ class OrcaApp(App[None], inherit_bindings=False):
             with Vertical(id="side"):
                 yield FilterBox(placeholder="filter worktrees (Esc closes)", id="filter")
                 yield Sidebar(id="sidebar")
-            with Vertical(id="main"):
-                yield Vertical(id="groups")
-            with Vertical(id="review"):
-                yield Static("", id="review-title")
-                yield OptionList(id="review-files")
-                with VerticalScroll(id="review-scroll"):
-                    yield Static("", id="review-diff")
+            # The terminal panes and the review: side by side, or the review below
+            # the panes on a narrow terminal (``arrange``).
+            with Container(id="work"):
+                with Vertical(id="main"):
+                    yield Vertical(id="groups")
+                with Vertical(id="review"):
+                    yield Static("", id="review-title")
+                    yield OptionList(id="review-files")
+                    with VerticalScroll(id="review-scroll"):
+                        yield Static("", id="review-diff")
         yield Static("", id="status")
 
     async def on_mount(self) -> None:
@@ -215,6 +222,7 @@ class OrcaApp(App[None], inherit_bindings=False):
 
         await self.guest.start(start_backend)
         route_input(self, self._take_key)
+        self.arrange()
         self.query_one(Sidebar).focus()
         self.poke()
         if self._settle_heap:
@@ -340,7 +348,9 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._render_sidebar()
         self._render_health()
         await self._render_layout(session)
-        if self.review_shown and (self._review_stale or self._review_for != self.selected_worktree):
+        if self.review_shown and (
+            self._review_stale or self._review_for != self.highlighted_worktree()
+        ):
             self._review_stale = False
             self._load_review()
 
@@ -449,6 +459,8 @@ class OrcaApp(App[None], inherit_bindings=False):
             return
         old, self._cursor = self._cursor, event.option.id
         self._sidebar_signature = None  # the rows drawn now are not the last render's
+        if self.review_shown:
+            self.poke(view=True)  # the review follows the highlighted row
         stale = self._sidebar_stale()
         for key, mark in ((old, False), (self._cursor, True)):
             item = self.item(key)
@@ -475,40 +487,35 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     # -- health --------------------------------------------------------------------------
     def actor_health(self) -> dict[str, str]:
-        """Per actor: ``up``, ``down`` (silent), or orcad's word for it (``backoff``,
-        ``starting``, ``failed``) while orcad answers and says it is not running."""
+        """Per actor the UI follows: ``up``, ``down`` (silent), or orcad's word for it
+        (``backoff``, ``starting``, ``failed``) while orcad answers and says it is not
+        running (``actors/ui/health.py``)."""
         backend = self.backend
-        health = {}
-        for actor in ACTORS:
-            state = "up" if backend.alive[actor] else "down"
-            status = backend.actors.get(actor)
-            watched = actor != "supervisor" and status is not None and backend.alive["supervisor"]
-            if watched and status is not None and status.state != "running":
-                state = status.state
-            health[actor] = state
-        return health
+        return health.followed_health(ACTORS, backend.alive, backend.service)
 
-    def health_text(self) -> str:
-        return " ".join(
-            f"{'orcad' if a == 'supervisor' else a}:{state}"
-            for a, state in self.actor_health().items()
-        )
+    def service_health(self) -> dict[str, str]:
+        """Every process ``orca status`` reports (orcad, the keeper, orcad's children)
+        and its state: what the footer shows."""
+        backend = self.backend
+        return health.service_health(ACTORS, backend.alive, backend.service)
 
     def _render_health(self) -> None:
-        health = self.actor_health()
-        for actor, state in health.items():
+        every = self.service_health()
+        for actor, state in every.items():
             previous = self._health.get(actor)
             if previous is not None and previous != state:
                 self.health_log.append((actor, state))
             self._health[actor] = state
+        # The banner is about what the UI shows: the actors it follows.
+        followed = {actor: every[actor] for actor in ACTORS}
         banner = self.query_one("#banner", Static)
-        down = [a for a, state in health.items() if state != "up"]
+        down = [a for a, state in followed.items() if state != "up"]
         if len(down) == len(ACTORS):
             message = (
                 "Orca service is not running (start it with `orca up`); reconnecting by itself…"
             )
         elif down:
-            names = ", ".join(f"{'orcad' if a == 'supervisor' else a} ({health[a]})" for a in down)
+            names = ", ".join(f"{health.shown_name(a)} ({followed[a]})" for a in down)
             message = f"{names}: showing what the UI last saw (stale); reconnecting…"
         else:
             message = ""
@@ -526,8 +533,11 @@ class OrcaApp(App[None], inherit_bindings=False):
         asks = self.approvals.status_text(self.pane_name) if self.approvals else ""
         asks = f"{asks} · " if asks else ""
         error = f" · {self.last_error}" if self.last_error else ""
+        # Text, not markup: an error or a command in an ask may hold brackets.
         self.query_one("#status", Static).update(
-            f"{leader}{need}{asks}{self.health_text()}{error} · {hint}"
+            Text.assemble(
+                f"{leader}{need}{asks}", health.footer_health(every), f"{error} · {hint}"
+            )
         )
 
     # -- permission requests (issue 27; actors/ui/approvals.py) --------------------------------
@@ -1265,10 +1275,26 @@ class OrcaApp(App[None], inherit_bindings=False):
 
     # -- review ----------------------------------------------------------------------------
     def action_toggle_review(self) -> None:
-        self.review_shown = not self.review_shown
-        self.query_one("#review").set_class(self.review_shown, "shown")
+        """The review of the highlighted row (as ``r`` and ``w`` act on it), else of the
+        one open; closed when it already shows that one."""
+        target = self.highlighted_worktree()
+        self.review_shown = not self.review_shown or self._review_for != target
+        self.arrange()
         if self.review_shown:
             self._load_review()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.arrange(event.size.width)
+
+    def arrange(self, width: int | None = None) -> None:
+        """The sidebar's width and the review's place for the terminal's width
+        (``actors/ui/arrangement.py``)."""
+        plan = arrangement.arrange(self.size.width if width is None else width, self.review_shown)
+        self.query_one("#side").styles.width = plan.sidebar_width
+        self.query_one("#work").set_class(plan.review == "below", "stacked")
+        review = self.query_one("#review")
+        review.set_class(plan.review != "hidden", "shown")
+        review.styles.width = plan.review_width if plan.review == "beside" else "1fr"
 
     def review_base(self, worktree_id: str) -> str:
         item = self.item(worktree_id)
@@ -1286,7 +1312,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         return main.branch if main is not None and main.branch else "HEAD"
 
     def _load_review(self) -> None:
-        worktree_id = self.selected_worktree
+        worktree_id = self.highlighted_worktree()
         if worktree_id is None:
             return
         self._review_for = worktree_id
@@ -1295,8 +1321,8 @@ class OrcaApp(App[None], inherit_bindings=False):
     async def _review(self, worktree_id: str) -> None:
         cwd, base = self.worktree_cwd(worktree_id), self.review_base(worktree_id)
         point, files, error = await changed_files(cwd, base)
-        if worktree_id != self.selected_worktree:
-            return
+        if worktree_id != self._review_for:
+            return  # the cursor moved on meanwhile: that row's review is on its way
         self._review_point, self.review_files = point, files
         item = self.item(worktree_id)
         title = f"{item.name if item else worktree_id} vs {base}: {len(files)} changed"
@@ -1314,12 +1340,16 @@ class OrcaApp(App[None], inherit_bindings=False):
     async def _show_diff(self, path: str) -> None:
         from rich.syntax import Syntax
 
-        worktree_id = self.selected_worktree
+        worktree_id = self._review_for
         if worktree_id is None or self._review_point is None:
             return
-        self.review_diff = await file_diff(self.worktree_cwd(worktree_id), self._review_point, path)
+        diff = await file_diff(self.worktree_cwd(worktree_id), self._review_point, path)
+        if worktree_id != self._review_for:
+            return
+        self.review_diff = diff
+        # Wrapped: a line longer than the pane is shown whole, not cut at its edge.
         self.query_one("#review-diff", Static).update(
-            Syntax(self.review_diff, "diff", theme="monokai", word_wrap=False)
+            Syntax(self.review_diff, "diff", theme="monokai", word_wrap=True)
         )
         self.poke()
 
@@ -1460,7 +1490,8 @@ class OrcaApp(App[None], inherit_bindings=False):
             "Runs", "one task, N agents: compare the variants, merge the best (^G e)", self.action_runs
         )
         yield SystemCommand("Toggle needs-me order", "sidebar order", self.action_toggle_order)
-        for actor in ("store", "hooks", "ptyd", "gitwatch"):
+        # Every child orcad reports (orca restart NAME's names), not a list of our own.
+        for actor in self.backend.actors:
             yield SystemCommand(
                 f"Restart {actor}",
                 "ask orcad to restart it",
@@ -1472,11 +1503,10 @@ class OrcaApp(App[None], inherit_bindings=False):
                 request.summary or "a permission request",
                 lambda r=request.request_id: self.action_answer_permission(r),
             )
-        for agent in HOOK_AGENTS:
+        # Only agents whose hooks are not in place (as `orca hooks status` reads them).
+        for offer in hook_offers(Path.home()):
             yield SystemCommand(
-                f"Install hooks: {agent}",
-                "agent status hooks",
-                lambda a=agent: self.action_install_hooks(a),
+                offer.title, offer.help, lambda a=offer.agent: self.action_install_hooks(a)
             )
         yield SystemCommand("Quit", "leave orca ui (agents keep running)", self.exit)
 

@@ -160,8 +160,12 @@ class Backend:
         return self.state("gitwatch") or {}
 
     @property
+    def service(self) -> mirrors.ServiceView:
+        return self.state("supervisor") or mirrors.ServiceView()
+
+    @property
     def actors(self) -> dict[str, sup.ActorStatus]:
-        return self.state("supervisor") or {}
+        return self.service.actors
 
     @property
     def service_up(self) -> bool:

@@ -229,16 +229,24 @@ def apply_git(
 
 
 # -- supervisor ----------------------------------------------------------------------
-def load_actors(snap: sup.Snapshot) -> dict[str, sup.ActorStatus]:
-    return {a.name: a for a in snap.actors}
+@dataclass(frozen=True)
+class ServiceView:
+    """orcad's children by name, in its order (``sup.status``'s list), and the fd
+    keeper's pid. No event reports the keeper: its pid is as of the last snapshot."""
+
+    actors: dict[str, sup.ActorStatus] = field(default_factory=dict)
+    keeper_pid: int | None = None
 
 
-def apply_actors(
-    actors: dict[str, sup.ActorStatus], _event: Event, data: Any
-) -> dict[str, sup.ActorStatus]:
+def load_actors(snap: sup.Snapshot) -> ServiceView:
+    return ServiceView({a.name: a for a in snap.actors}, snap.supervisor.keeper_pid)
+
+
+def apply_actors(view: ServiceView, _event: Event, data: Any) -> ServiceView:
+    actors = view.actors
     name = getattr(data, "name", None)
     if name is None or name not in actors:
-        return actors
+        return view
     old = actors[name]
     if isinstance(data, sup.ActorStarted):
         new = replace_status(old, state="running", pid=data.pid)
@@ -249,8 +257,8 @@ def apply_actors(
     elif isinstance(data, sup.ActorFailed):
         new = replace_status(old, state="failed", pid=None)
     else:
-        return actors
-    return {**actors, name: new}
+        return view
+    return replace(view, actors={**actors, name: new})
 
 
 def replace_status(old: sup.ActorStatus, **changes: Any) -> sup.ActorStatus:

@@ -63,7 +63,8 @@ class Sidebar(OptionList):
     """Repos → worktrees with branch, dirty count, commits ahead/behind (↑/↓) and one
     light per pane."""
 
-    DEFAULT_CSS = "Sidebar { width: 38; height: 1fr; border: round $panel; } Sidebar:focus { border: round $accent; }"
+    # As wide as its column (``#side``), which the app sizes (``actors/ui/arrangement.py``).
+    DEFAULT_CSS = "Sidebar { width: 1fr; height: 1fr; border: round $panel; } Sidebar:focus { border: round $accent; }"
 
 
 def strip_text(

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 from support.ui_pilot import open_shell, ready
+from textual.widgets import Static
 
 from actors.ui.app import OrcaApp
 from actors.ui.dialogs import AskScreen, ConfirmScreen
+from actors.ui.widgets import Sidebar
 from orca import integrations
 from orca.client.sync import invoke
 from orca.contracts import ptyd
@@ -128,3 +130,60 @@ def test_install_hooks_from_the_palette(
     drive(OrcaApp(resolve_paths(), bell=False), scenario)
     assert str(tree.user.hook_script) in claude.read_text(encoding="utf-8")
     assert gemini.read_text(encoding="utf-8") == "{not json"
+
+
+def test_review_acts_on_the_highlighted_row_like_rename_and_remove(tree: Any, drive: Any) -> None:
+    """With alpha open and the cursor on beta, `d` reviews beta (as `r` and `w` act on
+    beta), follows the cursor back to alpha, and `d` there closes it. Before, `d`
+    reviewed the open worktree whatever row was highlighted."""
+    alpha, beta = tree.worktrees["alpha"], tree.worktrees["beta"]
+    (Path(tree.paths["beta"]) / "only-in-beta.txt").write_text("beta\n", encoding="utf-8")
+
+    def title() -> str:
+        return str(app.query_one("#review-title", Static).render())
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        app.select_worktree(alpha, focus_terminal=False)
+        sidebar = app.query_one(Sidebar)
+        sidebar.focus()
+        await app.wait_for(lambda: app.highlighted_worktree() == alpha)
+        await pilot.press("down")
+        await app.wait_for(lambda: app.highlighted_worktree() == beta)
+        await pilot.press("d")
+        await app.wait_for(lambda: [f.path for f in app.review_files] == ["only-in-beta.txt"], 20)
+        assert title().startswith("beta vs ") and app.selected_worktree == alpha
+        await pilot.press("up")
+        await app.wait_for(lambda: title().startswith("alpha vs ") and not app.review_files, 20)
+        assert app.review_shown
+        await pilot.press("d")
+        assert not app.review_shown and not app.query_one("#review").has_class("shown")
+
+    app = OrcaApp(resolve_paths(), bell=False)
+    drive(app, scenario)
+
+
+def test_the_palette_offers_to_install_only_hooks_not_installed(
+    tree: Any, drive: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hooks installed (`orca hooks install claude`) are not offered again; codex's,
+    missing, are, and are not once the palette installed them. Before, all three were
+    offered whatever `orca hooks status` said."""
+    monkeypatch.setenv("HOME", str(tree.user.user_home))
+    tree.user.ok("hooks", "install", "claude")
+
+    def offered() -> set[str]:
+        titles = (c.title for c in app.get_system_commands(app.screen))
+        return {t for t in titles if t.startswith("Install hooks")}
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        assert offered() == {"Install hooks: codex", "Install hooks: gemini"}
+        command(app, "Install hooks: codex")()
+        await app.wait_for(
+            lambda: any("codex: installed into" in n.message for n in app._notifications), 30
+        )
+        assert offered() == {"Install hooks: gemini"}
+
+    app = OrcaApp(resolve_paths(), bell=False)
+    drive(app, scenario)

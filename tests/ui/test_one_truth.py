@@ -96,7 +96,7 @@ def test_a_resized_pane_shows_its_screen_again(tree: Any, drive: Any) -> None:
         await app.wait_for(fitted)  # the PTY resized from the CLI's 80x24 to the pane
         await app.wait_for(lambda: shows_every_line(view))
         wide = view.model.size
-        await pilot.press("ctrl+g", "d")  # the review takes 70 columns
+        await pilot.press("ctrl+g", "d")  # the review takes half of what the sidebar leaves
         await app.wait_for(lambda: view.model.size[0] < wide[0] - 50)
         await app.wait_for(lambda: shows_every_line(view))
         await pilot.press("ctrl+g", "d")
