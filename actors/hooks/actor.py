@@ -8,8 +8,10 @@ worktree renames and removals (:mod:`actors.hooks.store_follower`), re-resolve t
 restored rows' worktree ids with the store (bounded; a down store leaves them, asked
 again in the background; rows of a worktree the store calls unknown are dropped - seed
 03 strict hydrate), register ops. Restored rows stay ``restoredUnconfirmed`` until
-ptyd's truth (``agentStatus.reconcile_ptys``, pushed by ptyd once it sees this
-incarnation's heartbeat) ties them to their live terminal. Stop: one synchronous flush.
+their agent reports again; ptyd's truth (``agentStatus.reconcile_ptys``, pushed by
+ptyd once it sees this incarnation's heartbeat) ties them to their live terminal or
+ends them, and never confirms them (:mod:`actors.hooks.pty_truth`). Stop: one
+synchronous flush.
 """
 
 from __future__ import annotations
@@ -216,13 +218,14 @@ class HooksActor:
         if effects.events:
             log.info(
                 "ptyd's truth: %d rows tied to their live terminal, %d replaced, %d exited",
-                len(verdicts.confirm),
+                len(verdicts.still_running),
                 len(verdicts.replaced),
                 len(verdicts.exited),
             )
         return hooks.PtysReconciled(
             epoch=self.ctx.events.epoch,
-            confirmed=len(verdicts.confirm),
+            # The launches confirmed running (their rows' states are not: pty_truth).
+            confirmed=len(verdicts.still_running),
             exited=len(verdicts.exited),
             replaced=len(verdicts.replaced),
         )

@@ -8,20 +8,31 @@ against it here.
 Seed 03's hydration honesty is why a row read from ``last-status.json`` comes back
 ``restoredUnconfirmed``: on its own it proves nothing - the agent may be gone, and a
 terminal handle saved with it would tie it to someone else's terminal (so none is
-saved). The one fact that confirms it is the execution host's own: its PTY owner
-still runs *the launch that wrote the row*. A launch is named by its launch-token
-hash, which hooks already keeps per pane (the commitment, persisted with the row)
-and which ptyd knows of every session, running, ended or archived; one launch is one
-process, so the same hash is the same PTY, pid and session. A live row (hooks did not
-restart) is also named by the terminal handle its OSC writes carried.
+saved). ptyd can prove one thing about it: that its PTY owner still runs *the launch
+that wrote the row*. A launch is named by its launch-token hash, which hooks already
+keeps per pane (the commitment, persisted with the row) and which ptyd knows of every
+session, running, ended or archived; one launch is one process, so the same hash is
+the same PTY, pid and session. A live row (hooks did not restart) is also named by the
+terminal handle its OSC writes carried.
+
+A live PTY proves the process, not the state (seed 03 "水合诚实性": a restored
+non-done row is never fresh until a live event). While hooks was down the agent may
+have finished its turn: its Stop hook found no one listening and exited 0 silently,
+so the row on disk still says ``working``. Reading that as live truth would show a
+finished agent busy, fresh, for the whole display decay - with nothing on screen to
+doubt it. So ptyd's truth settles what it knows (which terminal, whether the launch
+ended) and never what it does not (the agent's turn): a restored row of a running
+launch is tied to its terminal again and *stays* ``restoredUnconfirmed``; only the
+agent's own next report (a hook or an OSC 9999 document, through
+``apply_normalized_status``) confirms it.
 
 Verdicts, per row (structured rows have no PTY and are never judged):
 
-* ``confirm`` - the pane runs the row's launch: the row is tied to that terminal again
-  and stops being unconfirmed. Its state and evidence times stay as the agent reported
-  them (the shared display decay still counts from that report): anything the agent
-  said while hooks was down is lost like any transport loss, which seed 03 says
-  changes nothing;
+* ``still_running`` - the pane runs the row's launch: the row is tied to that
+  terminal again (readers name it, ``orca ack`` and attach find it; the handle was
+  never saved). Nothing else changes: a restored row stays unconfirmed (``orca
+  worktree ps``: ``idle (restored: working)``), its state and evidence times stay as
+  the agent last reported them;
 * ``replaced`` - the pane runs launches, none of them the row's: the new launch's
   ``restart_pane`` was lost (hooks was down); the row goes as it would have then;
 * ``exited`` - the row's launch ended (ptyd saw it, or archived it as lost): the
@@ -29,6 +40,9 @@ Verdicts, per row (structured rows have no PTY and are never judged):
 * no verdict - ptyd knows nothing of the row's launch (a row without a commitment, a
   history evicted, a pane no PTY of ours ever ran): nothing changes; a restored row
   stays unconfirmed and readers show its terminal as gone.
+
+``replaced`` and ``exited`` remove rows: ending is a fact about the process, which is
+ptyd's to know.
 """
 
 from __future__ import annotations
@@ -45,7 +59,8 @@ from orca.model.agent_status import AgentStatusRow
 class PtyVerdicts:
     """The table's work for one reconciliation (pane keys are canonical)."""
 
-    confirm: dict[str, str] = field(default_factory=dict)  # pane -> live terminal handle
+    # pane -> the live terminal handle of the row's launch (ties it; confirms nothing)
+    still_running: dict[str, str] = field(default_factory=dict)
     replaced: list[str] = field(default_factory=list)
     exited: dict[str, EndedPty] = field(default_factory=dict)
     # Panes that run exactly one launch: (its token hash, its terminal handle) - what
@@ -94,7 +109,7 @@ def judge_rows(
         here = live.get(pane, [])
         mine = [p for p in here if _is_the_rows(p, row, launch)]
         if mine:
-            verdicts.confirm[pane] = mine[0].terminal_handle
+            verdicts.still_running[pane] = mine[0].terminal_handle
         elif here and launch is not None:
             verdicts.replaced.append(pane)
         elif not here:

@@ -122,13 +122,13 @@ class HooksService:
         return self.carry_out(self.table.ack(pane_key))
 
     def drop_worktree(self, worktree_id: str, reason: str) -> TableEffects:
-        return self.carry_out(self.table.drop_worktree(worktree_id, reason))
+        return self.carry_out(self.table.drop_worktree(worktree_id, reason, self._clock_ms()))
 
     def rekey_worktree(self, old: str, new: str) -> TableEffects:
         return self.carry_out(self.table.rekey_worktree(old, new))
 
     def clear_pane(self, pane_key: str, reason: str) -> TableEffects:
-        return self.carry_out(self.table.clear_pane(pane_key, reason))
+        return self.carry_out(self.table.clear_pane(pane_key, reason, self._clock_ms()))
 
     def alias_pane(self, alias: str, canonical: str) -> TableEffects:
         return self.carry_out(self.table.alias_pane(alias, canonical))

@@ -22,7 +22,10 @@ Order of the gates in ``apply_normalized_status`` (each rejection names itself):
    authenticated RPC peers);
 5. evidence age: the table clock never goes backwards, and an event whose
    observation (``now - evidenceAgeMs``, measured on the producer's monotonic clock
-   so wall-clock steps between hosts do not matter) is older than the row's is stale;
+   so wall-clock steps between hosts do not matter) is older than the row's is stale -
+   and so is one older than the pane's last removal: the evidence age outlives the
+   row (seed 03 PR 1b), so a late observation from before a clear, an exit or a
+   worktree's removal cannot bring the row back; a live restart of the pane forgets it;
 6. priority on write: a lower-ranked source cannot overwrite a live higher-ranked row
    within ``PRIORITY_HOLD_MS``; a restored (unconfirmed) row yields to any live event.
 
@@ -75,6 +78,10 @@ MAX_LABEL_CHARS = 64
 WORKTREE_RENAME_CAPACITY = 4096
 # PTY exits remembered for readers (one per pane; a relaunch supersedes it).
 FATE_CAPACITY = 1024
+# When each pane's row was last removed (one per pane, like the worktree and terminal
+# memories): a late observation from before it is stale. A pane cleared this many
+# clears ago is far beyond any transport's replay window.
+CLEARED_CAPACITY = KNOWN_WORKTREE_CAPACITY
 # States that need the user to look: unread until attach or ``orca ack`` (seed 03).
 UNREAD_STATES: frozenset[str] = frozenset({"done", "blocked"})
 
@@ -159,6 +166,10 @@ class AgentStatusTable:
         # exit of an older PTY in a relaunched pane removes nothing.
         self._terminals: BoundedLru[str, str] = BoundedLru(KNOWN_WORKTREE_CAPACITY)
         self._fates: BoundedLru[str, PaneFate] = BoundedLru(FATE_CAPACITY)
+        # Seed 03: "证据年龄映射, 必须比传输清除存活更久" - the evidence time of each
+        # pane's last removal (table clock), kept after the row is gone. Not persisted:
+        # a restart forgets it, as it forgets the producers' watermarks.
+        self._cleared_at: BoundedLru[str, int] = BoundedLru(CLEARED_CAPACITY)
         # The launch-token hash behind each row's latest hook write: a relaunch whose
         # own first hook beat its ``restart_pane`` (HTTP vs ptyd's queue) is not
         # mistaken for the previous agent's row.
@@ -244,8 +255,13 @@ class AgentStatusTable:
             and observed_ms < existing.updated_at_ms
         ):
             return TableEffects("rejected", "stale_evidence")
+        cleared_at = self._cleared_at.get(pane)
+        if cleared_at is not None and observed_ms < cleared_at:
+            return TableEffects("rejected", "stale_evidence")
         if event.state is None:
-            return self._remove(pane, "session_ended")
+            # Remembered even when there is no row: an older event still in flight
+            # must not create one after the agent said its session ended.
+            return self._remove(pane, "session_ended", cleared_at_ms=observed_ms)
         if existing is not None and self._outranks(existing, event.source, observed_ms):
             return self._carry_handle_only(existing, event.terminal_handle)
         if event.not_while_blocked and existing is not None and existing.state == "blocked":
@@ -323,10 +339,11 @@ class AgentStatusTable:
         Always ``persist``: the fence itself is saved (seed 02 §9, §13).
         """
         pane = self.authority.resolve(pane_key)
-        self.authority.fence(pane, retire_id or uuid.uuid4().hex, self._tick(now_ms))
+        retired_at = self._tick(now_ms)
+        self.authority.fence(pane, retire_id or uuid.uuid4().hex, retired_at)
         self._pane_worktrees.pop(pane)
         self._fates.pop(pane)
-        removed = self._remove(pane, "retired")
+        removed = self._remove(pane, "retired", cleared_at_ms=retired_at)
         return replace(removed, outcome="applied", persist=True)
 
     def retire_from_store(
@@ -383,6 +400,10 @@ class AgentStatusTable:
         pane = self.authority.resolve(pane_key)
         if worktree_id:
             self._pane_worktrees.put(pane, worktree_id)
+        # A new launch: its evidence may predate this call (ptyd scanned it while the
+        # restart was in flight), and the old launch's is fenced by its token and by
+        # ptyd's order, so the old removal's time no longer applies.
+        self._cleared_at.pop(pane)
         lifted = self.authority.lift_fence(pane)
         if launch_token_sha256 is not None:
             self.authority.commitments[pane] = launch_token_sha256
@@ -421,6 +442,8 @@ class AgentStatusTable:
         current = self._terminals.get(pane)
         if current is not None and terminal_handle and current != terminal_handle:
             return TableEffects("unchanged", "stale_terminal")
+        ended_at = self._tick(now_ms)
+        self._remember_cleared(pane, ended_at)
         row = self._rows.get(pane)
         if row is None or self.authority.is_fenced(pane):
             # No agent was shown there (a plain shell), or the pane was closed: a
@@ -434,7 +457,7 @@ class AgentStatusTable:
                 agent=row.agent,
                 terminal_handle=terminal_handle,
                 exit_code=exit_code,
-                ended_at_ms=self._tick(now_ms),
+                ended_at_ms=ended_at,
                 host_id=self.host_id,
             ),
         )
@@ -517,15 +540,16 @@ class AgentStatusTable:
             return TableEffects("unchanged")
         return TableEffects("applied", events=tuple(events), persist=True)
 
-    def drop_worktree(self, worktree_id: str, reason: str) -> TableEffects:
+    def drop_worktree(self, worktree_id: str, reason: str, now_ms: int = 0) -> TableEffects:
         """Remove every row and fate filed under ``worktree_id`` (the store calls it
         unknown: strict hydrate, a removed worktree). A fate goes with a clear of its
         pane too, so a reader that keeps fates drops it as well."""
         events: list[StatusEventData] = []
         persist = False
+        dropped_at = self._tick(now_ms)
         for pane, row in sorted(self._rows.items()):
             if row.worktree_id == worktree_id:
-                events.extend(self._remove(pane, reason).events)
+                events.extend(self._remove(pane, reason, cleared_at_ms=dropped_at).events)
                 persist = True
         for pane, fate in sorted(self._fates.items()):
             if fate.worktree_id == worktree_id:
@@ -542,8 +566,10 @@ class AgentStatusTable:
     def reconcile_ptys(
         self, running: list[LivePty], ended: list[EndedPty], now_ms: int
     ) -> tuple[TableEffects, PtyVerdicts]:
-        """ptyd's truth about every pane's PTYs: confirm, replace or end each row
-        (:mod:`actors.hooks.pty_truth`); note each pane's one current launch."""
+        """ptyd's truth about every pane's PTYs: tie each row to its launch's running
+        terminal, or replace or end it (:mod:`actors.hooks.pty_truth`); note each
+        pane's one current launch. Never confirms a restored row: a live PTY proves
+        the process, not the agent's turn."""
         auth = self.authority
         running = [replace_row(p, pane_key=auth.resolve(p.pane_key)) for p in running]
         ended = [replace_row(p, pane_key=auth.resolve(p.pane_key)) for p in ended]
@@ -555,15 +581,15 @@ class AgentStatusTable:
         verdicts = judge_rows(self._rows.values(), launches, running, ended)
         events: list[StatusEventData] = []
         persist = False
-        for pane, handle in sorted(verdicts.confirm.items()):
+        for pane, handle in sorted(verdicts.still_running.items()):
             row = self._rows[pane]
-            if not row.restored_unconfirmed and row.terminal_handle == handle:
+            if row.terminal_handle == handle:
                 continue
+            # Only the handle (never persisted, so nothing to save): the row keeps its
+            # state, evidence times and ``restoredUnconfirmed`` until the agent reports.
             self._rev += 1
-            confirmed = replace_row(row, restored_unconfirmed=False, terminal_handle=handle)
-            self._rows[pane] = replace_row(confirmed, rev=self._rev)
+            self._rows[pane] = replace_row(row, terminal_handle=handle, rev=self._rev)
             events.append(StatusSet(row=self._rows[pane]))
-            persist = persist or is_persistable(confirmed)
         for pane in verdicts.replaced:
             removed = self._remove(pane, "replaced")
             events.extend(removed.events)
@@ -582,9 +608,11 @@ class AgentStatusTable:
         outcome: Outcome = "applied" if events else "unchanged"
         return TableEffects(outcome, events=tuple(events), persist=persist), verdicts
 
-    def clear_pane(self, pane_key: str, reason: str) -> TableEffects:
-        """Remove a pane's row without fencing (authenticated exit, session removal)."""
-        return self._remove(self.authority.resolve(pane_key), reason)
+    def clear_pane(self, pane_key: str, reason: str, now_ms: int = 0) -> TableEffects:
+        """Remove a pane's row without fencing (authenticated exit, session removal);
+        an observation from before it stays stale (module docstring, gate 5)."""
+        pane = self.authority.resolve(pane_key)
+        return self._remove(pane, reason, cleared_at_ms=self._tick(now_ms))
 
     def alias_pane(self, alias: str, canonical: str) -> TableEffects:
         """Register ``alias`` for ``canonical``; a row kept under the alias moves over."""
@@ -658,6 +686,7 @@ class AgentStatusTable:
             self._rows.pop(row.pane_key, None)
             self._row_tokens.pop(row.pane_key, None)
             self._row_writers.pop(row.pane_key, None)
+            self._remember_cleared(row.pane_key, self._clock_ms)
         if oldest:
             self._rev += 1
             self.evicted += len(oldest)
@@ -691,7 +720,15 @@ class AgentStatusTable:
             events=(StatusSet(row=row),),
         )
 
-    def _remove(self, pane: str, reason: str) -> TableEffects:
+    def _remember_cleared(self, pane: str, at_ms: int) -> None:
+        self._cleared_at.put(pane, max(at_ms, self._cleared_at.get(pane) or 0))
+
+    def _remove(self, pane: str, reason: str, *, cleared_at_ms: int | None = None) -> TableEffects:
+        """Drop the pane's row (one clear). With ``cleared_at_ms`` the removal is
+        remembered as evidence; without it (``replaced``: a new launch took the pane,
+        whose own evidence may predate the removal) it is not."""
+        if cleared_at_ms is not None:
+            self._remember_cleared(pane, cleared_at_ms)
         self._row_tokens.pop(pane, None)
         self._row_writers.pop(pane, None)
         row = self._rows.pop(pane, None)

@@ -154,15 +154,18 @@ async def test_first_session_two_agents_rename_and_restart(orca_home: Path, tmp_
         assert {t["pid"] for t in listed.values() if t["running"]} == agents, "re-adopted"
         (restored,) = user.json("repo", "ls")["repos"]
         assert restored == repo
-        # Issue 23: beta's agent was re-adopted (same pid), so ptyd's truth confirms the
-        # row it wrote before the restart, without the agent reporting again.
+        # Issue 23: beta's agent was re-adopted (same pid), so ptyd's truth ties the row
+        # it wrote before the restart to its live terminal again; issue 33: but a live
+        # PTY proves the process, not its turn - the row stays restored until beta's
+        # agent reports again (seed 03 R15).
+        beta_terminal = next(t["terminalHandle"] for t in terms if t["worktreeId"] == ids["beta"])
         async with hooks_mirror(orca_home) as (rows, _):
             await rows.wait_until(
-                lambda m: [r.restored_unconfirmed for r in m.state.values()
-                           if r.worktree_id == ids["beta"]] == [False]
+                lambda m: [r.terminal_handle for r in m.state.values()
+                           if r.worktree_id == ids["beta"]] == [beta_terminal]
             )
         ps = ps_states(user)
-        assert ps[ids["beta"]] == [("working", False)], "a re-adopted agent's row is confirmed"
+        assert ps[ids["beta"]] == [("working", True)], "a re-adopted agent's row stays restored"
         assert [s for wt_rows in ps.values() for s in wt_rows if s[0] == "done"] == [
             ("done", False)
         ], "a finished turn is restored as it was"

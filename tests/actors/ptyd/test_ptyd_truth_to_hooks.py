@@ -25,13 +25,14 @@ async def _spawn(pt: PtydProcess, pane: str) -> dict[str, Any]:
     return spawned
 
 
-async def test_hooks_restarted_alone_confirms_live_rows_and_ends_dead_ones(
+async def test_hooks_restarted_alone_ties_live_rows_and_ends_dead_ones(
     tmp_path: Path,
 ) -> None:
     """hooks stops while ptyd keeps running; one agent lives on, the other is killed
     meanwhile. The new hooks restores both rows unconfirmed; ptyd sees its new epoch and
-    pushes its truth: the live one is confirmed working (not restored), the dead one
-    leaves with its exit code - neither agent reports again."""
+    pushes its truth: the live one is tied to its terminal but stays restored (a live
+    PTY proves the process, not its turn), the dead one leaves with its exit code -
+    neither agent reports again."""
     home = tmp_path / "home"
     live_pane, dead_pane = f"tab1:{uuid.uuid4()}", f"tab2:{uuid.uuid4()}"
     with trio.fail_after(60):
@@ -48,10 +49,14 @@ async def test_hooks_restarted_alone_confirms_live_rows_and_ends_dead_ones(
                 await rows.wait_until(
                     lambda m: dead_pane not in m.state
                     and live_pane in m.state
-                    and not m.state[live_pane].restored_unconfirmed
+                    and m.state[live_pane].terminal_handle is not None
                 )
                 row = rows.state[live_pane]
-                assert (row.state, row.terminal_handle) == ("working", live["terminalHandle"])
+                assert (row.state, row.terminal_handle, row.restored_unconfirmed) == (
+                    "working",
+                    live["terminalHandle"],
+                    True,
+                )
                 snapshot = await hk.invoke(hooks.SNAPSHOT)
                 (fate,) = [f for f in snapshot.fates if f.pane_key == dead_pane]
                 assert fate.exit_code == 128 + 9

@@ -1,15 +1,18 @@
-"""ptyd's truth about the PTYs confirms, replaces or ends restored rows (seed 03 restore;
-docs/protocols.md §3 "Restored rows and ptyd's truth")."""
+"""ptyd's truth about the PTYs ties restored rows to their terminal (never confirming
+them), replaces or ends them (seed 03 restore; docs/protocols.md §3 "Restored rows and
+ptyd's truth")."""
 
 from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from actors.hooks.status_file import decode_status_file, encode_status_file
 from actors.hooks.status_table import AgentStatusTable, StatusEvent
 from orca.contracts import hooks
 from orca.contracts.hooks import EndedPty, LivePty
-from orca.model.agent_status import is_fresh
+from orca.model.agent_status import display_state, is_fresh
 
 PANE = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
 OTHER = "tab-2:3f1c2a9e-0000-4000-8000-000000000002"
@@ -48,21 +51,45 @@ def _ended(code: int | None, token: str = FIRST, handle: str = "term_1") -> Ende
     return EndedPty(pane_key=PANE, terminal_handle=handle, launch_token_sha256=token, exit_code=code)
 
 
-def test_restored_row_of_a_launch_still_running_is_confirmed_as_it_was() -> None:
-    """The pane still runs the launch that wrote the row: confirmed, tied to its live
-    terminal, state and evidence time unchanged (the decay counts from the report)."""
+def test_restored_row_of_a_launch_still_running_is_tied_but_stays_unconfirmed() -> None:
+    """The pane still runs the launch that wrote the row: the row is tied to its live
+    terminal, but a live PTY proves the process, not the turn - it stays restored, not
+    fresh, its state and evidence time as last reported (R15: an agent whose Stop was
+    lost while hooks was down must not read ``working``)."""
     table = _restarted("working")
     restored = table.row(PANE)
     assert restored is not None and restored.restored_unconfirmed
     fx, verdicts = table.reconcile_ptys([_live()], [], T0 + 2_000)
     row = table.row(PANE)
     assert row is not None
-    assert not row.restored_unconfirmed and row.terminal_handle == "term_1"
+    assert row.restored_unconfirmed and row.terminal_handle == "term_1"
     assert (row.state, row.updated_at_ms, row.state_since_ms) == ("working", T0, T0)
     assert row.rev > restored.rev
-    assert fx.events == (hooks.StatusSet(row=row),) and fx.persist
-    assert verdicts.confirm == {PANE: "term_1"}
-    assert is_fresh(row, T0 + 2_000)
+    assert fx.events == (hooks.StatusSet(row=row),)
+    assert not fx.persist, "a terminal handle is never saved: nothing to write"
+    assert verdicts.still_running == {PANE: "term_1"}
+    assert not is_fresh(row, T0 + 2_000) and display_state(row, T0 + 2_000) == "idle"
+
+
+@pytest.mark.parametrize("source", ["hook", "terminal"])
+def test_the_agents_next_report_confirms_a_tied_restored_row(source: str) -> None:
+    """After ptyd's truth tied the row, the agent's own next report (a hook, or an OSC
+    document of its terminal) is what confirms it: its state, fresh, the handle kept."""
+    table = _restarted("working")
+    table.reconcile_ptys([_live()], [], T0 + 2_000)
+    event = StatusEvent(
+        pane_key=PANE,
+        state="done",
+        source=source,  # type: ignore[arg-type]
+        agent="claude",
+        launch_token_sha256=FIRST if source == "hook" else None,
+    )
+    fx = table.apply_normalized_status(event, T0 + 3_000)
+    assert fx.outcome == "applied", fx
+    row = table.row(PANE)
+    assert row is not None and not row.restored_unconfirmed
+    assert (row.state, row.worktree_id, row.terminal_handle) == ("done", WT, "term_1")
+    assert is_fresh(row, T0 + 3_000) and row.updated_at_ms == T0 + 3_000
 
 
 def test_reconciling_twice_changes_nothing_the_second_time() -> None:
@@ -137,7 +164,7 @@ def test_live_row_is_matched_by_its_terminal_handle() -> None:
     )
     table.apply_normalized_status(event, T0)
     fx, verdicts = table.reconcile_ptys([_live(SECOND, "term_2")], [], T0 + 1)
-    assert verdicts.confirm == {PANE: "term_2"} and fx.events == ()
+    assert verdicts.still_running == {PANE: "term_2"} and fx.events == ()
     assert table.row(PANE) is not None
 
 
@@ -167,7 +194,7 @@ def test_structured_rows_are_never_judged() -> None:
 
 def test_a_later_exit_of_an_older_terminal_removes_nothing_after_reconcile() -> None:
     """ptyd's truth names each pane's current terminal again after a hooks restart, so
-    the exit of an older terminal of the pane does not remove the confirmed row."""
+    the exit of an older terminal of the pane does not remove the row it tied."""
     table = _restarted("working", token=SECOND)
     table.reconcile_ptys([_live(SECOND, "term_2")], [], T0 + 2_000)
     stale = table.pty_exited(PANE, "term_1", 0, T0 + 3_000)

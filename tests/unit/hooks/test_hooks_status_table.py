@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.hooks.pane_authority import RETIRED_FENCE_CAPACITY, parse_pane_key
 from actors.hooks.status_table import (
+    CLEARED_CAPACITY,
     PRIORITY_HOLD_MS,
     AgentStatusTable,
     StatusEvent,
@@ -145,6 +148,52 @@ def test_old_evidence_does_not_overwrite_newer_row() -> None:
     table.apply_normalized_status(_ev("working"), T0)
     fx = table.apply_normalized_status(_ev("done", evidence_age_ms=5_000), T0 + 1_000)
     assert fx.reason == "stale_evidence"
+
+
+# The removals a late observation must not undo (seed 03 R10), each at T0 + 1_000.
+REMOVALS: dict[str, Callable[[AgentStatusTable], object]] = {
+    "clear_pane": lambda t: t.clear_pane(PANE, "closed", T0 + 1_000),
+    "pty_exited": lambda t: t.pty_exited(PANE, "term_1", 0, T0 + 1_000),
+    "session_ended": lambda t: t.apply_normalized_status(_ev(None), T0 + 1_000),
+    "worktree_removed": lambda t: t.drop_worktree(WT, "worktree_removed", T0 + 1_000),
+}
+
+
+@pytest.mark.parametrize("removal", sorted(REMOVALS))
+def test_evidence_from_before_a_removal_does_not_bring_the_row_back(removal: str) -> None:
+    """The evidence age outlives the row: an observation dated before the clear (a relay
+    or queue delivering it late) is stale, not a new row; a later one applies."""
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working"), T0)
+    REMOVALS[removal](table)
+    assert table.row(PANE) is None
+    late = table.apply_normalized_status(_ev("working", evidence_age_ms=1_500), T0 + 2_000)
+    assert (late.outcome, late.reason, late.events) == ("rejected", "stale_evidence", ())
+    assert table.row(PANE) is None
+    after = table.apply_normalized_status(_ev("done", evidence_age_ms=500), T0 + 2_000)
+    assert after.outcome == "applied"
+
+
+def test_a_live_restart_forgets_the_removal_for_its_new_launch() -> None:
+    """A new launch in the pane: its first observation may predate the restart's
+    arrival (scanned while ``restart_pane`` was in flight) and still applies."""
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working"), T0)
+    table.clear_pane(PANE, "closed", T0 + 1_000)
+    table.restart_pane(PANE, _sha("next"), WT)
+    first = _ev("working", source="terminal", evidence_age_ms=1_500)
+    assert table.apply_normalized_status(first, T0 + 2_000).outcome == "applied"
+
+
+def test_removals_are_remembered_within_a_bound() -> None:
+    """One memory per pane, bounded like the other per-pane memories: the oldest
+    removal is forgotten first."""
+    table = AgentStatusTable()
+    table.clear_pane(PANE, "closed", T0)
+    for i in range(CLEARED_CAPACITY):
+        table.clear_pane(f"tab-2:3f1c2a9e-0000-4000-8000-{i:012x}", "closed", T0)
+    late = table.apply_normalized_status(_ev("working", evidence_age_ms=1_000), T0 + 500)
+    assert late.outcome == "applied"
 
 
 def test_terminal_cannot_overwrite_live_hook_row() -> None:
