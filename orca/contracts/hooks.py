@@ -66,9 +66,10 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
     lost)}: one ptyd saw end (still listed or archived). Per row (structured rows
     aside), the row's launch is the pane's launch-token commitment (persisted with the
     row) or, for a live row, its terminal handle:
-    * the pane runs that launch → the row is *confirmed*: ``restoredUnconfirmed``
-      false, ``terminalHandle`` the live one, state and evidence times unchanged (the
-      display decay still counts from the agent's last report), one ``agentStatus.set``;
+    * the pane runs that launch → the row is *tied* to it: ``terminalHandle`` the live
+      one, one ``agentStatus.set``; it stays ``restoredUnconfirmed`` with its state and
+      evidence times until the agent reports again (a live PTY proves the process, not
+      its turn: seed 03 R15); ``confirmed`` in the reply counts these;
     * the pane runs only other launches → the row is *replaced* (clear reason
       ``replaced``, as ``restart_pane`` would have done);
     * that launch ended → *exited*, as ``pty_exited`` (clear ``pty_exited`` with the
