@@ -64,7 +64,8 @@ async def test_cli_create_ls_mv_rm_round_trip(
         assert await orca("worktree", "create", "proj", "cli task") == 0
         out, err = capsys.readouterr()
         path = tmp_path / "workspaces" / "proj" / "cli-task"
-        assert f"created {path}" in out and "installing" in err and "done-installing" in err
+        assert out.startswith(f"created 'cli-task' (from 'cli task'): {path} on cli-task")
+        assert "installing" in err and "done-installing" in err
 
         assert await orca("worktree", "ls", "--json") == 0
         rows = json.loads(capsys.readouterr().out)["worktrees"]
