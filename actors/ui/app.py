@@ -693,12 +693,14 @@ class OrcaApp(App[None], inherit_bindings=False):
         snap = layout.pane_tree(session, tab.id) if tab else None
         root = snap.root if snap else None
         bound = []
+        handles = self.backend.terminal_handles() if tab is not None else {}
         for key in [] if tab is None else layout.pane_keys(session, tab.id):
             row = self.backend.session_for_pane(key)
             note = "" if row is None or row.running else ended_note(row)
             ended = row if row is not None and row.archived else None
             bound.append((key, row.session_id if row else None, note, ended))
-        signature = (tab.id if tab else None, repr(root), tuple(bound))
+        titles = tuple(handles.get(sid or "", "") for _key, sid, _note, _ended in bound)
+        signature = (tab.id if tab else None, repr(root), tuple(bound), titles)
         if signature == view.signature:
             return
         view.signature = signature
@@ -708,6 +710,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         await view.panes.remove_children()
         if tab is not None and root is not None:
             views = {key: TerminalView(key, sid, note, ended) for key, sid, note, ended in bound}
+            for (key, _sid, _note, _ended), title in zip(bound, titles, strict=True):
+                views[key].border_title = title  # the terminal's handle (`orca term ls`)
             await view.panes.mount(self._build(tab.id, root, views))
 
     def _focused_view(self) -> TerminalView | None:

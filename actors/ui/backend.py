@@ -179,6 +179,20 @@ class Backend:
     def session(self) -> WorkspaceSessionState:
         return layout.decode_session(self.store.session)
 
+    def terminal_handles(self) -> dict[str, str]:
+        """Every terminal's handle by session id, as ``orca term ls`` names it (one name
+        per thing in every face, issue 32; it showed ``1:bash``)."""
+        from orca.cli.handles import session_handles
+        from orca.model.ids import split_worktree_id_for_filesystem
+
+        rows = [*(self.sessions or {}).values(), *self.history.values()]
+        known = []
+        for worktree_id in self.git:
+            parts = split_worktree_id_for_filesystem(worktree_id)
+            if parts is not None:
+                known.append((worktree_id, parts.path))
+        return session_handles([(s.session_id, s.worktree_id) for s in rows], known)
+
     def session_for_pane(self, pane_key: str) -> ptyd.SessionRow | None:
         """ptyd's newest session of a pane (running ones first; one that ended before
         ptyd's start, ``archived``, when it has no other)."""

@@ -71,6 +71,28 @@ def test_a_terminal_started_from_the_cli_is_adopted_shown_and_typed_into(
     assert b"typed-42" in output
 
 
+def test_a_pane_is_titled_by_its_terminals_handle_as_the_cli_names_it(
+    tree: Any, drive: Any
+) -> None:
+    """Issue 32, one name per thing: the CLI said `alpha:8d35`, the UI only `1:sh`;
+    every pane now carries its terminal's handle, the one `orca term ls` prints."""
+    alpha = tree.worktrees["alpha"]
+    row = cli_terminal(tree, "alpha")
+    [listed] = [
+        s for s in tree.user.json("term", "ls")["sessions"] if s["sessionId"] == row.session_id
+    ]
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        app.select_worktree(alpha, focus_terminal=True)
+        await app.wait_for(lambda: [v.session_id for v in app.pane_views()] == [row.session_id])
+        (view,) = app.pane_views()
+        await app.wait_for(lambda: view.border_title == listed["handle"])
+        assert listed["handle"].startswith("alpha:")
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+
+
 def test_a_resized_pane_shows_its_screen_again(tree: Any, drive: Any) -> None:
     """A pane narrowed by the review (^G d) and by a smaller window, then widened
     again, still shows every line of its screen: before, the screen came from ptyd's
