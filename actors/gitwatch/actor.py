@@ -2,8 +2,10 @@
 
 Start-up order: ops are registered and the watcher runs at once; the store mirror
 loads in the background (store may start later or restart: the mirror re-snapshots),
-and every change to the mirrored repo list is reconciled into tracked repos. Until
-the first snapshot arrives, ops that need repos answer ``unavailable``.
+and every change to the mirrored repo list is reconciled into tracked repos. Ops that
+need repos answer only from a whole mirror (``RpcStorePort.whole_view``): until the
+first snapshot arrives, or while a re-snapshot takes longer than its bound, they answer
+``unavailable``.
 
 Ops are registered from ``orca.contracts.gitwatch``'s descriptors, events go out as its
 Structs (``ctx.events.emit``). Errors cross the boundary here, once: gitwatch's own tree (``errors``) is mapped to
@@ -159,7 +161,9 @@ class GitwatchActor:
         )
 
     async def _listing(self, args: contract.ListArgs) -> contract.WorktreeList:
-        view = self.view()
+        # Never git's facts joined with a copy of store being reloaded: a worktree whose
+        # repo or meta the old copy lacks would be left out (issue 33).
+        view = await self.store.whole_view()
         repos = dict(view.repos)
         folder_rows, folder_unavailable = await self._folder_workspace_rows(args.repo_id)
         if args.repo_id is not None and args.repo_id.startswith(FOLDER_WORKSPACE_REPO_ID_PREFIX):

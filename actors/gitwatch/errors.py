@@ -16,6 +16,7 @@
     │   └── DestinationExists
     ├── RepoUnavailable        the repo's directory is gone  → wire Unavailable
     ├── PeerUnavailable        store did not answer          → wire Unavailable
+    │   └── StoreCatchingUp    store's mirror is reloading
     └── GitFailure             git itself failed             → wire Internal
         └── GitOutputMalformed
 
@@ -85,6 +86,11 @@ class RepoUnavailable(GitwatchError):
 
 class PeerUnavailable(GitwatchError):
     """A peer actor (store) failed or did not answer while we needed it."""
+
+
+class StoreCatchingUp(PeerUnavailable):
+    """The mirror of store is re-snapshotting (store restarted, or events were lost) and
+    did not finish within the bound: an answer from it now could leave things out."""
 
 
 class GitFailure(GitwatchError):

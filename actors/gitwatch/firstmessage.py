@@ -52,7 +52,9 @@ async def rename_from_first_message(
         parse_worktree_id(worktree_id)
     except ValueError as exc:
         raise errors.CallerError(str(exc)) from exc
-    meta = store.view().meta.get(worktree_id)
+    # A copy being reloaded could lack the pending flag: "no rename pending" would be
+    # final for this worktree, so only a whole view answers.
+    meta = (await store.whole_view()).meta.get(worktree_id)
     if meta is None or not meta.pending_first_agent_message_rename:
         return contract.FirstMessageRename(renamed=False, skipped="no rename pending")
     name = name_from_message(message)

@@ -11,6 +11,13 @@ decoder before it gets here).
 :class:`StorePort` is the seam lifecycle code talks to (read the view, patch meta,
 migrate an identity); :class:`RpcStorePort` is the real one. Tests of lifecycle
 ordering may swap the port, never the git side.
+
+Every op that answers from the view (the listing, and the look-ups that start create,
+remove, rename and merge) first awaits :meth:`StorePort.whole_view`: while the mirror
+re-snapshots (store restarted, or events were lost) it waits up to
+:data:`STORE_CATCH_UP_S`, then answers ``unavailable`` ("store is catching up"), never
+from the copy being replaced (issue 33: a worktree just created was missing from the
+listing after a store restart).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import msgspec
 import trio
 
 from actors.gitwatch.aheadbehind import Bases
-from actors.gitwatch.errors import PeerUnavailable
+from actors.gitwatch.errors import PeerUnavailable, StoreCatchingUp
 from orca.actor.client import RpcClient
 from orca.actor.mirror import Mirror
 from orca.contracts import store
@@ -43,6 +50,13 @@ MIGRATE_RETRIES = 2
 # How long a write waits for its own event to reach the mirror. The write itself has
 # succeeded either way; this only bounds how stale an immediate re-read can be.
 MIRROR_SETTLE_S = 2.0
+# How long a reader waits for the mirror to be whole again before it answers that store
+# is catching up. A restarted store's snapshot loads in well under a second (1.4 s was
+# seen under load); the CLI's listing gives up at 5 s, and the listing still asks store
+# for folder workspaces (1 s at most) after this wait.
+STORE_CATCH_UP_S = 2.5
+NOT_LOADED = "store state not loaded yet (is store running?)"
+CATCHING_UP = "store is catching up (reloading its state); try again in a moment"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +137,18 @@ def _renamed(view: StoreView, old_id: str, new_id: str) -> StoreView:
 class StorePort(Protocol):
     """What lifecycle needs from ``store``."""
 
-    def view(self) -> StoreView: ...
+    def view(self) -> StoreView:
+        """The view as it is now (after :meth:`whole_view`, within the same op)."""
+        ...
+
+    async def whole_view(self) -> StoreView:
+        """The view once the mirror is whole (a bounded wait); PeerUnavailable
+        (StoreCatchingUp while it re-snapshots) if it is not whole in time."""
+        ...
 
     async def lookup_repo(self, repo_id: str) -> Repo | None:
-        """The repo with this id, asking store itself if the mirror has not seen it yet."""
+        """The repo with this id (from a whole view), asking store itself if the mirror
+        has not seen it yet."""
         ...
 
     async def replace_meta(self, worktree_id: str, meta: WorktreeMeta) -> None:
@@ -158,11 +180,20 @@ class RpcStorePort:
 
     def view(self) -> StoreView:
         if self._mirror.state is None:
-            raise PeerUnavailable("store state not loaded yet (is store running?)")
+            raise PeerUnavailable(NOT_LOADED)
         return self._mirror.state
 
+    async def whole_view(self) -> StoreView:
+        with trio.move_on_after(STORE_CATCH_UP_S):
+            await self._mirror.wait_whole()
+        if not self._mirror.whole:
+            if self._mirror.state is None:
+                raise PeerUnavailable(NOT_LOADED)
+            raise StoreCatchingUp(CATCHING_UP)
+        return self.view()
+
     async def lookup_repo(self, repo_id: str) -> Repo | None:
-        repo = self.view().repos.get(repo_id)
+        repo = (await self.whole_view()).repos.get(repo_id)
         if repo is not None:
             return repo
         # A client may add a repo and use it at once; our mirror lags by one event.

@@ -53,6 +53,10 @@ R = TypeVar("R")
 CREATE_SLOTS = 8
 CHECK_SLOTS = 2
 SHOW_TIMEOUT_S = 3.0
+# How long run.remove waits for its ptyd mirror to be whole again (ptyd restarted, or
+# events were lost) before answering unavailable; a restarted ptyd's table loads in
+# about a second.
+PTYD_CATCH_UP_S = 3.0
 
 
 class Stats:
@@ -76,6 +80,7 @@ class Orch:
         self.sessions: dict[str, PtySession] = {}  # by pane key
         self.hooks_loaded = False
         self.ptyd_loaded = False
+        self.ptyd_mirror: Mirror[Sessions] | None = None
         self.gitwatch = ctx.connect("gitwatch")
         self.ptyd = ctx.connect("ptyd")
         self.store = ctx.connect("store")
@@ -118,6 +123,22 @@ class Orch:
         session = self.sessions.get(pane_key)
         return None if session is None else session.running
 
+    async def whole_sessions(self) -> list[PtySession]:
+        """ptyd's sessions from a whole mirror (a bounded wait), else Unavailable: a copy
+        being reloaded may lack a terminal that runs, and a worktree would be removed
+        under it."""
+        mirror = self.ptyd_mirror
+        if mirror is not None:
+            with trio.move_on_after(PTYD_CATCH_UP_S):
+                await mirror.wait_whole()
+        if mirror is None or mirror.state is None:
+            raise Unavailable("ptyd's sessions are not known yet: cannot tell which are live")
+        if not mirror.whole:
+            raise Unavailable(
+                "ptyd is catching up (reloading its sessions): cannot tell which are live"
+            )
+        return list(mirror.state.values())
+
     async def follow_hooks(self) -> None:
         mirror: Mirror[dict[str, AgentStatusRow]] = Mirror(
             client=self.ctx.connect("hooks"),
@@ -148,6 +169,7 @@ class Orch:
             consumer="orch<-ptyd",
             topics=PTY_TOPICS,
         )
+        self.ptyd_mirror = mirror
 
         async def take(state: Sessions) -> None:
             self.sessions = sessions_by_pane(state)
@@ -431,16 +453,13 @@ class Orch:
     async def remove(self, args: contract.RemoveArgs) -> contract.Removed:
         run = await self.run_row(args.run)
         tasks = await self.db(lambda db: db.tasks(run.id))
-        if not self.ptyd_loaded:
-            raise Unavailable("ptyd's sessions are not known yet: cannot tell which are live")
+        sessions = await self.whole_sessions()
         removed: list[str] = []
         kept: list[contract.KeptVariant] = []
         for t in tasks:
             if t.removed:
                 continue
-            live = [
-                s for s in self.sessions.values() if s.running and s.worktree_id == t.worktree_id
-            ]
+            live = [s for s in sessions if s.running and s.worktree_id == t.worktree_id]
             if t.worktree_id and live:
                 kept.append(contract.KeptVariant(variant=t.variant, reason="a terminal runs there"))
                 continue

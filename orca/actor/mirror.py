@@ -20,6 +20,16 @@ this mirror never sees, so a gap is no loss. What still resyncs: a new epoch (th
 publisher restarted), an overflowing inbox, and the first heartbeat of each epoch (it
 proves the subscription live, so an event published between the snapshot and the
 subscription taking effect cannot stay missed).
+
+Whole or not: between deciding to resync and loading the new snapshot, ``state`` still
+holds the previous copy, which is known to be stale (a restarted publisher's state may
+differ from its last events) or wrong (the events whose loss started the resync are
+missing from it). A reader that answers questions from the copy ("is there a worktree
+W?") must not answer from that: :meth:`Mirror.wait_whole` waits on an event set when a
+snapshot is loaded (bound it: a publisher that is down keeps a resync open), and
+:attr:`Mirror.whole` says whether the copy is whole now. Followers that only hand each
+new state on (:meth:`Mirror.follow`) need neither: they see the new snapshot when it
+loads.
 """
 
 from __future__ import annotations
@@ -105,6 +115,10 @@ class Mirror(Generic[S]):
         self._overflowed = False
         self._arrived = trio.lowlevel.ParkingLot()
         self._changed = trio.Condition()
+        # Invariant: set iff ``state`` is a loaded snapshot plus every event since it that
+        # arrived. A resync (or an overflow, which drops events) swaps in a fresh, unset
+        # Event at once, so a reader never waits on one that was set for an older copy.
+        self._whole = trio.Event()
         self.state: S | None = None
         self.epoch: str | None = None
         self.seq = 0
@@ -122,6 +136,7 @@ class Mirror(Generic[S]):
         if len(self._inbox) >= MAX_BUFFERED_EVENTS:
             self._overflowed = True
             self._inbox.clear()
+            self._lose_wholeness()  # events were dropped: the copy misses them
         self._inbox.append(event)
         self._arrived.unpark_all()
 
@@ -130,7 +145,12 @@ class Mirror(Generic[S]):
             await self._arrived.park()
         return self._inbox.popleft()
 
+    def _lose_wholeness(self) -> None:
+        if self._whole.is_set():
+            self._whole = trio.Event()
+
     async def _snapshot(self) -> None:
+        self._lose_wholeness()
         while True:
             try:
                 snap = await self._client.invoke(self._snapshot_op, self._snapshot_args)
@@ -151,6 +171,7 @@ class Mirror(Generic[S]):
         self.seq = snap.seq
         self.snapshots += 1
         self._overflowed = False
+        self._whole.set()
         await self._notify()
 
     async def _notify(self) -> None:
@@ -217,6 +238,21 @@ class Mirror(Generic[S]):
                 seen = self.snapshots + self.applied
                 assert self.state is not None
                 await take(self.state)
+
+    @property
+    def whole(self) -> bool:
+        """Whether ``state`` is a loaded snapshot plus every event since it: False before
+        the first snapshot and from the moment a resync is decided (a gap, a new epoch,
+        an overflow, an event the projection could not apply) until the new snapshot is
+        loaded, while ``state`` still holds the previous copy."""
+        return self._whole.is_set()
+
+    async def wait_whole(self) -> None:
+        """Until the mirror is whole (at once if it is). Callers bound it
+        (``trio.move_on_after``): a resync lasts as long as the publisher is down."""
+        while not self._whole.is_set():
+            # The Event is swapped when a resync starts: wait on the current one again.
+            await self._whole.wait()
 
     async def wait_until(self, predicate: Callable[[Mirror[S]], bool]) -> None:
         """Wait until ``predicate(self)`` holds (checked after every change)."""

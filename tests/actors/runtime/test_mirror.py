@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 import trio.lowlevel
+import trio.testing
 from fixture_actors.contracts import (
     COUNTER_CHANGED,
     COUNTER_SNAPSHOT,
@@ -22,16 +23,25 @@ from orca.wire.envelope import Event
 
 
 class Counter:
-    """A publisher of ``counter.changed`` events with a snapshot op, in-process."""
+    """A publisher of ``counter.changed`` events with a snapshot op, in-process.
 
-    def __init__(self, base: Path, *, sndhwm: int = 100_000) -> None:
+    With ``hold``, the snapshot op answers only once that event is set (a publisher slow
+    to answer after a restart); ``snapshot_asked`` is set when it is first asked."""
+
+    def __init__(
+        self, base: Path, *, sndhwm: int = 100_000, hold: trio.Event | None = None
+    ) -> None:
         self.value = 0
         self.rpc = RpcServer("counter")
         self.events = EventPublisher("counter", sndhwm=sndhwm)
         self.rpc_endpoint = f"ipc://{base}/counter.rpc"
         self.pub_endpoint = f"ipc://{base}/counter.pub"
+        self.snapshot_asked = trio.Event()
 
         async def snapshot(_: NoArgs) -> CounterSnapshot:
+            self.snapshot_asked.set()
+            if hold is not None:
+                await hold.wait()
             return CounterSnapshot(epoch=self.events.epoch, seq=self.events.seq, value=self.value)
 
         self.rpc.register(COUNTER_SNAPSHOT, snapshot)
@@ -45,13 +55,18 @@ class Counter:
     async def running(self, heartbeat_s: float = 0.05) -> AsyncIterator[None]:
         self.rpc.bind(self.rpc_endpoint)
         self.events.bind(self.pub_endpoint)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self.rpc.serve)
-            nursery.start_soon(self.events.run_heartbeats, heartbeat_s)
-            try:
-                yield
-            finally:
-                nursery.cancel_scope.cancel()
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.rpc.serve)
+                nursery.start_soon(self.events.run_heartbeats, heartbeat_s)
+                try:
+                    yield
+                finally:
+                    nursery.cancel_scope.cancel()
+        finally:  # a failed test leaks no socket into the next one
+            self.close()
+
+    def close(self) -> None:
         self.rpc.close()
         self.events.close()
 
@@ -149,6 +164,57 @@ async def test_mirror_resnapshots_when_the_publisher_restarts(tmp_path: Path) ->
                 assert mirror.epoch == second.events.epoch
             nursery.cancel_scope.cancel()
         mirror.close()
+
+
+async def test_mirror_is_not_whole_from_a_new_epoch_until_its_snapshot_loads(
+    tmp_path: Path,
+) -> None:
+    """Across a publisher restart, ``whole`` is False from the moment the new epoch is
+    seen until its snapshot is loaded; ``wait_whole`` waits meanwhile (``state`` is
+    still the old epoch's copy) and returns once the new copy is in."""
+    first = Counter(tmp_path)
+    first.bump(4)
+    release = trio.Event()
+    second = Counter(tmp_path, hold=release)  # same endpoints, new epoch, other history
+    second.value = 100
+    seen: list[int | None] = []
+    with trio.fail_after(15):
+        async with open_rpc_client(first.rpc_endpoint) as client, trio.open_nursery() as nursery:
+            mirror = Mirror(
+                client=client,
+                pub_endpoint=first.pub_endpoint,
+                snapshot=COUNTER_SNAPSHOT,
+                events=[COUNTER_CHANGED],
+                load=load,
+                apply=apply,
+            )
+
+            async def reader() -> None:
+                await mirror.wait_whole()
+                seen.append(mirror.state)
+
+            try:
+                assert not mirror.whole  # nothing loaded yet
+                async with first.running():
+                    await nursery.start(mirror.run)
+                    assert mirror.whole and mirror.state == 4
+                    await mirror.wait_whole()  # whole: returns at once
+                async with second.running():
+                    await second.snapshot_asked.wait()  # its heartbeat started the resync
+                    assert not mirror.whole and mirror.state == 4
+                    nursery.start_soon(reader)
+                    await trio.testing.wait_all_tasks_blocked()
+                    assert seen == []  # the reader waits for the new copy
+                    release.set()
+                    await mirror.wait_whole()
+                    assert mirror.state == 100 and mirror.epoch == second.events.epoch
+                    await trio.testing.wait_all_tasks_blocked()
+                    assert seen == [100]
+            finally:
+                nursery.cancel_scope.cancel()
+                mirror.close()
+                first.close()
+                second.close()
 
 
 async def test_mirror_logs_a_malformed_event_once_and_keeps_following(

@@ -49,6 +49,9 @@ class RecordingStore:
     def view(self) -> StoreView:
         return self.current
 
+    async def whole_view(self) -> StoreView:
+        return self.current
+
     async def lookup_repo(self, repo_id: str) -> Repo | None:
         return self.current.repos.get(repo_id)
 
@@ -388,6 +391,27 @@ def test_first_message_name_is_its_first_line_cut_at_a_word() -> None:
     assert name_from_message(text) == "fix the login redirect loop when the"
     assert name_from_message("   \n ") is None
     assert name_from_message("x" * 100) == "x" * 40
+
+
+@dataclass
+class ReloadingStore(RecordingStore):
+    """store's mirror re-snapshotting past its bound: ``view`` is the copy being replaced."""
+
+    async def whole_view(self) -> StoreView:
+        raise errors.StoreCatchingUp("store is catching up")
+
+
+async def test_first_message_is_not_skipped_from_a_copy_being_reloaded(world: World) -> None:
+    """Issue 33: the copy being replaced may lack the pending flag; "no rename pending"
+    would be final, so the call answers that store is catching up instead."""
+    with trio.fail_after(20):
+        created = await _create(world, "wt-placeholder", pending_first_agent_message_rename=True)
+        reloading = ReloadingStore(world.store.current)  # (its meta lacks the new worktree)
+        with pytest.raises(errors.StoreCatchingUp):
+            await rename_from_first_message(
+                world.tracker, reloading, world.tracker.emit, created.worktree_id, "Add dark mode"
+            )
+        assert reloading.calls == []
 
 
 async def test_first_message_renames_a_pending_worktree_once(world: World) -> None:

@@ -45,6 +45,9 @@ class FixedStore:
     def view(self) -> StoreView:
         return self.current
 
+    async def whole_view(self) -> StoreView:
+        return self.current
+
     async def lookup_repo(self, repo_id: str) -> Repo | None:
         return self.current.repos.get(repo_id)
 

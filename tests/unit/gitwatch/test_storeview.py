@@ -2,30 +2,33 @@
 
 The pure halves are fed what the mirror feeds them: an envelope and its data decoded by
 store's contract. A malformed store event never reaches them: the shared decoder logs
-it and drops it, and the mirror keeps following (the last test runs gitwatch's own
-mirror against an in-process publisher that speaks store's contract).
+it and drops it, and the mirror keeps following (the last tests run gitwatch's own
+mirror against an in-process publisher that speaks store's contract: ``StandInStore``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
+from support.standin_store import StandInStore
 
+from actors.gitwatch import storeview
+from actors.gitwatch.errors import StoreCatchingUp
 from actors.gitwatch.storeview import (
     FOLLOWED,
     MIRROR_CONSUMER,
+    RpcStorePort,
     StoreView,
     apply_store_event,
     load_store_view,
     store_mirror,
 )
-from orca.actor import EventPublisher, RpcServer, open_rpc_client
-from orca.contracts import NoArgs, decode_event_data, specs_by_type, store
+from orca.actor import open_rpc_client
+from orca.contracts import decode_event_data, specs_by_type, store
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
 from orca.wire.envelope import Event
@@ -130,38 +133,6 @@ def test_malformed_store_events_are_logged_and_change_nothing(
     assert len(warnings) == 1
 
 
-class StandInStore:
-    """store's wire, in-process: ``state.snapshot`` plus its publisher (not the actor)."""
-
-    def __init__(self, base: Path) -> None:
-        self.state: dict[str, Any] = {"repos": [], "worktreeMeta": {}}
-        self.rpc = RpcServer("store")
-        self.events = EventPublisher("store")
-        self.rpc_endpoint = f"ipc://{base}/store.rpc"
-        self.pub_endpoint = f"ipc://{base}/store.pub"
-
-        async def snapshot(_: NoArgs) -> store.StateSnapshot:
-            return store.StateSnapshot(
-                epoch=self.events.epoch, seq=self.events.seq, revision=0, state=self.state
-            )
-
-        self.rpc.register(store.STATE_SNAPSHOT, snapshot)
-
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        self.rpc.bind(self.rpc_endpoint)
-        self.events.bind(self.pub_endpoint)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(self.rpc.serve)
-            nursery.start_soon(self.events.run_heartbeats, 0.05)
-            try:
-                yield
-            finally:
-                nursery.cancel_scope.cancel()
-        self.rpc.close()
-        self.events.close()
-
-
 async def test_store_mirror_logs_a_malformed_event_once_and_keeps_following(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -191,3 +162,46 @@ async def test_store_mirror_logs_a_malformed_event_once_and_keeps_following(
     warnings = [r for r in caplog.records if "malformed worktree.renamed" in r.getMessage()]
     assert len(warnings) == 1 and MIRROR_CONSUMER in warnings[0].getMessage()
     assert "oldId" in warnings[0].getMessage()
+
+
+async def test_a_reader_never_gets_the_copy_a_restarted_store_is_replacing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While gitwatch's mirror re-snapshots a restarted store, ``whole_view`` (and every
+    look-up through it) waits: past ``STORE_CATCH_UP_S`` it answers StoreCatchingUp, not
+    the old copy (which lacks the worktree made just before the restart); once the new
+    snapshot loads it answers that."""
+    monkeypatch.setattr(storeview, "STORE_CATCH_UP_S", 0.3)
+    made = "r1::/ws/made-just-before"
+    before = {**SNAPSHOT.state, "worktreeMeta": {}}
+    after = {**SNAPSHOT.state, "worktreeMeta": {made: {"displayName": "made"}}}
+    with trio.fail_after(10):
+        async with open_rpc_client(f"ipc://{tmp_path}/store.rpc") as client:
+            async with trio.open_nursery() as nursery:
+                mirror = store_mirror(client, f"ipc://{tmp_path}/store.pub")
+                port = RpcStorePort(client, mirror)
+                async with StandInStore(tmp_path, before).running():
+                    await nursery.start(mirror.run)
+                    assert made not in (await port.whole_view()).meta
+                release = trio.Event()
+                restarted = StandInStore(tmp_path, after, hold=release)
+                async with restarted.running():
+                    await restarted.snapshot_asked.wait()
+                    with pytest.raises(StoreCatchingUp, match="store is catching up"):
+                        await port.whole_view()
+                    with pytest.raises(StoreCatchingUp):
+                        await port.lookup_repo("r1")
+                    answers: list[StoreView] = []
+
+                    async def read() -> None:
+                        answers.append(await port.whole_view())
+
+                    nursery.start_soon(read)
+                    await trio.testing.wait_all_tasks_blocked()
+                    assert answers == []
+                    release.set()
+                    await mirror.wait_whole()
+                    await trio.testing.wait_all_tasks_blocked()
+                    assert [made in view.meta for view in answers] == [True]
+                nursery.cancel_scope.cancel()
+            mirror.close()
