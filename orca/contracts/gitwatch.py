@@ -11,7 +11,7 @@ Errors: ``bad_request`` (invalid name or id, path outside the workspace root, fo
 repo, unknown base ref, main worktree), ``not_found`` (no such repo or
 worktree), ``conflict`` (branch checked out elsewhere, dirty or locked worktree,
 destination exists, no workspace root configured), ``unavailable`` (repo directory
-gone, store unreachable or not loaded yet), ``internal`` (git failed for another
+gone, store unreachable, not loaded yet or catching up after a restart), ``internal`` (git failed for another
 reason; the message carries git's stderr).
 
 Ops (args → result)
