@@ -414,7 +414,12 @@ class OrcaApp(App[None], inherit_bindings=False):
         stale = self._sidebar_stale()
         # The cursor stays where the user put it; it moves when the UI opens a worktree
         # itself (``_move_cursor``), or when its row is gone (to the one open).
-        cursor = self._cursor_request or self._cursor
+        cursor = self._cursor_request or self._cursor or None
+        if self._cursor_request is None:
+            # A key that moved the cursor whose highlight message is not handled yet:
+            # the list's own highlight is the user's (a rebuild in between put the
+            # cursor back on the old row, issue 39: under load).
+            cursor = self._sidebar_cursor() or cursor
         self._cursor_request = None
         if self.item(cursor) is None:
             cursor = self.selected_worktree
@@ -445,6 +450,15 @@ class OrcaApp(App[None], inherit_bindings=False):
                 sidebar.highlighted = sidebar.get_option_index(cursor)
             except Exception:
                 pass
+
+    def _sidebar_cursor(self) -> str | None:
+        """The worktree row the sidebar's list highlights now, if any."""
+        sidebar = self.query_one(Sidebar)
+        index = sidebar.highlighted
+        if index is None or not 0 <= index < sidebar.option_count:
+            return None
+        key = sidebar.get_option_at_index(index).id
+        return key if self.item(key) is not None else None
 
     def _sidebar_stale(self) -> bool:
         return not (self.backend.alive["hooks"] and self.backend.alive["gitwatch"])
