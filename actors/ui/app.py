@@ -174,6 +174,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._sidebar_signature: Any = None
         self._cursor: str | None = None  # the sidebar row the cursor is on
         self._cursor_request: str | None = None  # where the UI moves it (it opened one)
+        self._rendered_highlight: int | None = None  # the sidebar index a render left
         self._lights: dict[str, str] | None = None
         self._refresh_scheduled = False
         self._refreshing = False
@@ -415,7 +416,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         # The cursor stays where the user put it; it moves when the UI opens a worktree
         # itself (``_move_cursor``), or when its row is gone (to the one open).
         cursor = self._cursor_request or self._cursor or None
-        if self._cursor_request is None:
+        if self._cursor_request is None and self._sidebar_moved():
             # A key that moved the cursor whose highlight message is not handled yet:
             # the list's own highlight is the user's (a rebuild in between put the
             # cursor back on the old row, issue 39: under load).
@@ -450,6 +451,13 @@ class OrcaApp(App[None], inherit_bindings=False):
                 sidebar.highlighted = sidebar.get_option_index(cursor)
             except Exception:
                 pass
+        # What this render left highlighted (the list may choose a row itself): only a
+        # highlight that differs from it later was moved by the user.
+        self._rendered_highlight = sidebar.highlighted
+
+    def _sidebar_moved(self) -> bool:
+        """Whether the sidebar's highlight moved since the last render (a key or a click)."""
+        return self.query_one(Sidebar).highlighted != self._rendered_highlight
 
     def _sidebar_cursor(self) -> str | None:
         """The worktree row the sidebar's list highlights now, if any."""

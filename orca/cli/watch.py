@@ -16,7 +16,8 @@ again when a line names a pane of a terminal started after the watch began.
 ``--json``: one JSON object a line - for a row ``{"event": "set", "handle", "paneKey",
 "worktreeId", "terminalHandle", "agent", "state", "displayState", "unread", "source",
 "detail", "rev"}``; for a removal ``{"event": "clear", "handle", "paneKey",
-"worktreeId", "reason", "exitCode"?}``.
+"worktreeId", "reason", "exitCode"?}``. After the current rows, one ``{"event": "live"}``
+line: a script that starts an agent once it has read it misses none of its changes.
 
 Remote hosts (``orca host add``): their rows too, each line labelled with its host,
 and ``unverifiable`` when a host's link is lost (``orca.remote.watch``; without a
@@ -257,6 +258,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     notifier.prime(str(line["paneKey"]), str(line["state"]), line["host"])
 
             remote.refresh(show)
+        if args.json:  # the current rows end here: every line after it is a change
+            print(json.dumps({"event": "live"}), flush=True)
         try:
             while True:
                 if remote is not None:

@@ -46,6 +46,15 @@ class Watch:
             text=True,
         )
 
+    async def live(self) -> None:
+        """Until ``orca watch`` has printed the current rows (``{"event": "live"}``)."""
+        assert self.proc.stdout is not None
+        while True:
+            raw = await trio.to_thread.run_sync(self.proc.stdout.readline, abandon_on_cancel=True)
+            assert raw, "orca watch ended"
+            if json.loads(raw)["event"] == "live":
+                return
+
     async def state(self, pane: str) -> tuple[str, str]:
         """The next (state, detail) ``orca watch`` prints for ``pane``."""
         assert self.proc.stdout is not None
@@ -82,6 +91,7 @@ async def test_refused_in_the_agents_dialog_is_waiting_not_working(
     watch = Watch(user)
     try:
         with trio.fail_after(60):
+            await watch.live()  # its rows printed: every change from here is seen
             session = user.new_terminal(
                 "project", "/bin/bash", str(DIALOG_AGENT), str(user.hook_script), agent
             )
@@ -106,6 +116,7 @@ async def test_approved_in_the_agents_dialog_stays_working_until_its_hooks(user:
     watch = Watch(user)
     try:
         with trio.fail_after(60):
+            await watch.live()  # its rows printed: every change from here is seen
             session = user.new_terminal(
                 "project", "/bin/bash", str(DIALOG_AGENT), str(user.hook_script), "claude"
             )

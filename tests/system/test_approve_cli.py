@@ -35,6 +35,7 @@ async def test_approve_and_deny_a_held_permission_from_the_cli(user: User) -> No
     watch = Watch(user)
     try:
         with trio.fail_after(90):
+            await watch.live()  # its rows printed: every change from here is seen
             session = user.new_terminal(
                 "project", "/bin/sh", str(PERMISSION_AGENT), str(user.hook_script)
             )
@@ -96,6 +97,7 @@ async def test_an_agent_asking_only_in_its_terminal_is_named_so(user: User) -> N
     watch = Watch(user)
     try:
         with trio.fail_after(60):
+            await watch.live()  # its rows printed: every change from here is seen
             session = user.new_terminal("project", "/bin/sh", "-c", script)
             pane, handle = session["paneKey"], session["handle"]
             await watch.until(

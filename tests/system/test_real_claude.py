@@ -117,6 +117,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
     handle = ""
     try:
         with trio.fail_after(240):
+            await watch.live()  # its rows printed: every change from here is seen
             session = user.new_terminal("project", "claude", "--permission-mode", "default")
             pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
             await watch.until(state_is(pane, "waiting"))  # SessionStart: ready

@@ -68,6 +68,7 @@ async def test_real_codex_turn_lights_and_vault(world: tuple[User, FakeOpenAI, P
     handle = ""
     try:
         with trio.fail_after(120):
+            await watch.live()  # its rows printed: every change from here is seen
             session = user.new_terminal(
                 "project", "codex", "exec", "orca-run: echo hello-from-codex ## zebrafish"
             )

@@ -142,7 +142,8 @@ class Watch:
             *lines, self._buffer = self._buffer.split(b"\n")
             for line in lines:
                 event = json.loads(line)
-                self.last[event["paneKey"]] = event
+                if event["event"] != "live":  # the marker after the current rows
+                    self.last[event["paneKey"]] = event
 
     def _shows(self, pane: str, light: str | None) -> bool:
         event = self.last.get(pane)

@@ -80,8 +80,12 @@ def test_remote_agent_rows_labelled_then_unverifiable(
             )
         )
 
+    def local_shown(app: OrcaApp) -> bool:
+        return any("local-proj" in line for line in sidebar_lines(app))
+
     async def scenario(app: OrcaApp, pilot: Any) -> None:
-        await app.wait_for(lambda: remote_working(app), timeout=25)
+        # Both arrive on their own links, in either order: wait for both.
+        await app.wait_for(lambda: remote_working(app) and local_shown(app), timeout=25)
         lines = sidebar_lines(app)
         # The local agent's row is there too, in its own (local) group, unlabelled.
         local = [line for line in lines if "local-proj" in line]
