@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.procs import FIXTURES, REPO, VAULT_ROOT_ENV, agent_roots, descendants, kill_all
+from support.procs import FIXTURES, REPO, VAULT_ROOT_ENV, agent_roots, end_profile
 from support.tmpfs import mount_tmpfs, umount
 
-from orca.contracts.fd_keeper import KEEPER_LOCK_NAME, read_keeper_lock
 from orca.paths import OrcaPaths, resolve_paths
 
 
@@ -37,20 +35,9 @@ def orca_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
         ),
     )
     yield home
-    paths = resolve_paths({"ORCA_HOME": str(home)})
-    lock = paths.lock_file
-    try:
-        info = json.loads(lock.read_text() or "{}")
-    except (OSError, ValueError):
-        info = {}
-    pid = info.get("pid")
-    if isinstance(pid, int):
-        kill_all([*descendants(pid), pid])
-    # The fd keeper outlives orcad by design (issue 13): end the one of this home too,
-    # and the agents whose masters it still holds.
-    keeper = read_keeper_lock(paths.runtime_dir / KEEPER_LOCK_NAME)
-    if keeper is not None and isinstance(keeper.pid, int):
-        kill_all([*descendants(keeper.pid), keeper.pid])
+    # orcad and the fd keeper, which outlives orcad by design (issue 13), with the
+    # agents whose masters it still holds.
+    end_profile(home)
 
 
 @pytest.fixture

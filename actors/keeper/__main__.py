@@ -4,9 +4,10 @@
 Started detached (its own session, by ``orcad`` when no keeper answers), one per
 profile (``ORCA_HOME``): it holds ``<runtime dir>/keeper.lock`` for its whole life, so
 a second one exits at once (code 3) and the kernel frees the lock however it dies.
-It watches nobody: ``orcad`` dying, or its terminal closing (SIGHUP is ignored), leaves
-it running. It ends on the protocol's ``stop`` (``orca down``) or on SIGTERM/SIGINT,
-closing every kept master: the terminals hang up.
+``orcad`` dying, or its terminal closing (SIGHUP is ignored), leaves it running; it
+watches orcad and starts a new one when orcad dies without stopping on purpose
+(``orcad_watch.py``). It ends on the protocol's ``stop`` (``orca down``) or on
+SIGTERM/SIGINT, closing every kept master: the terminals hang up.
 
 ``--take-over`` (``orca restart --all``, once the old tree has stopped): before taking
 the lock, take every session from the keeper running now (``fd_keeper.take_over``:
@@ -32,6 +33,7 @@ import time
 
 import trio
 
+from actors.keeper.orcad_watch import OrcadWatch
 from actors.keeper.service import FdKeeper
 from orca.actor.app import configure_logging
 from orca.contracts.fd_keeper import (
@@ -80,11 +82,12 @@ def _acquire(lock: FileLock, holder: bytes, wait_s: float) -> bool:
             time.sleep(LOCK_RETRY_S)
 
 
-async def run(keeper: FdKeeper, ready_fd: int | None) -> None:
+async def run(keeper: FdKeeper, ready_fd: int | None, orcad: OrcadWatch) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
             await nursery.start(keeper.serve)
             _say(ready_fd, "ready")
+            nursery.start_soon(orcad.run)
 
             async def on_signal() -> None:
                 async for signum in signals:
@@ -168,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         _say(args.ready_fd, f"failed already running (pid {running.pid if running else '?'})")
         return EXIT_ALREADY_RUNNING
-    keeper = FdKeeper(sock_path, state)
+    orcad = OrcadWatch(paths)
+    keeper = FdKeeper(sock_path, state, on_watch_orcad=orcad.nudge)
     try:
-        trio.run(run, keeper, args.ready_fd)
+        trio.run(run, keeper, args.ready_fd, orcad)
     finally:
         lock.release()
     log.info("keeper stopped")

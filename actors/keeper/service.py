@@ -4,7 +4,8 @@ The protocol and the table are the contract's (``orca/contracts/fd_keeper.py``:
 SEQPACKET packets of JSON with SCM_RIGHTS fds, one decoder for both sides); this module
 only moves packets between sockets and the table. It decides nothing: no timers, no
 business rules, nothing that an upgrade of the rest of Orca would need to change, so
-the process running it never has a reason to be restarted.
+the process running it never has a reason to be restarted. (The keeper's one other job,
+bringing orcad back, is ``orcad_watch.py``; a ``watch_orcad`` packet is passed to it.)
 
 Invariant: a kept fd is never read or written here; it is closed only on ``withdraw``,
 on a deposit replacing it, on ``stop`` (``orca down``) or SIGTERM, and on exit after an
@@ -16,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable
 
 import trio
 
@@ -26,6 +28,7 @@ from orca.contracts.fd_keeper import (
     KeeperProtocolError,
     KeeperState,
     Stop,
+    WatchOrcad,
     decode_packet,
     encode_packet,
 )
@@ -39,10 +42,16 @@ LISTEN_BACKLOG = 16
 class FdKeeper:
     """Serve the keeper protocol on a Unix SEQPACKET socket until ``stop`` arrives."""
 
-    def __init__(self, path: str, state: KeeperState | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        state: KeeperState | None = None,
+        on_watch_orcad: Callable[[], None] | None = None,
+    ) -> None:
         self.path = path
         self.state = state if state is not None else KeeperState()
         self.stopped = trio.Event()
+        self._on_watch_orcad = on_watch_orcad  # OrcadWatch.nudge
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Listen (0600) until a ``stop`` message; every kept fd is closed on the way out."""
@@ -98,6 +107,8 @@ class FdKeeper:
                     log.info("keeper: stop requested: every kept terminal closed")
                     self.stopped.set()
                     return
+                if isinstance(message, WatchOrcad) and self._on_watch_orcad is not None:
+                    self._on_watch_orcad()
                 for reply in replies:
                     try:
                         packet = encode_packet(reply.message, reply.fds)

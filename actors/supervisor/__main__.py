@@ -1,4 +1,12 @@
-"""``orcad``: the supervisor process (``python -m actors.supervisor``)."""
+"""``orcad``: the supervisor process (``python -m actors.supervisor``).
+
+Its instance lock (``actors/supervisor/lock.py``) says how it ended: released (the file
+emptied) only when ``trio.run`` returns, i.e. after an orderly stop (``sup.stop``,
+``sup.hand_over``, SIGTERM/SIGINT/SIGHUP); any other end (``kill -9``, an exception, the
+OOM killer) leaves the file naming this orcad, which the fd keeper takes for a crash and
+brings orcad back (``actors/keeper/orcad_watch.py``, docs/actors.md "No two-fault
+window").
+"""
 
 from __future__ import annotations
 
@@ -11,15 +19,14 @@ import time
 import trio
 
 from actors.supervisor.config import ConfigError, load_config
-from actors.supervisor.lock import AlreadyRunning, InstanceLock
+from actors.supervisor.lock import AlreadyRunning, InstanceLock, service_manager
 from actors.supervisor.tree import Supervisor
 from orca.actor.app import configure_logging
-from orca.contracts.supervisor import LockInfo
+from orca.contracts.supervisor import EXIT_ALREADY_RUNNING, LockInfo
 from orca.paths import resolve_paths
 
 log = logging.getLogger("orcad")
 
-EXIT_ALREADY_RUNNING = 3
 EXIT_BAD_CONFIG = 2
 
 
@@ -48,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                 endpoint=sup.endpoint,
                 home=str(paths.home) if paths.home else None,
                 started_at=time.time(),
+                manager=service_manager(os.environ),
             )
         )
     except AlreadyRunning as exc:
@@ -56,10 +64,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ALREADY_RUNNING
-    try:
-        trio.run(sup.run, args.ready_fd)
-    finally:
-        lock.release()
+    trio.run(sup.run, args.ready_fd)
+    # Only an orderly stop gets here: the emptied lock file tells the fd keeper that
+    # orcad left on purpose. An exception skips it: the kernel drops the flock, the
+    # file keeps naming us, and the keeper brings orcad back.
+    lock.release()
     log.info("orcad stopped")
     return 0
 

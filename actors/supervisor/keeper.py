@@ -6,7 +6,10 @@ argument). ``orcad``:
 
 - starts it (``ensure``) when its socket does not answer: ``posix_spawn`` with
   ``setsid``, so it is in a session and process group of its own, and no signal meant
-  for ``orcad``'s group or terminal reaches it; it ignores SIGHUP and watches nobody;
+  for ``orcad``'s group or terminal reaches it; it ignores SIGHUP;
+- asks it, once one answers (started or adopted), to watch this orcad
+  (``watch_orcad``): the keeper brings orcad back if it dies without stopping on
+  purpose (``actors/keeper/orcad_watch.py``);
 - restarts it (``watch``) if it dies while ``orcad`` runs; ``ptyd`` re-seeds the new
   one with every session it holds (``actors/ptyd/handoff.py``);
 - is the *child subreaper* (``PR_SET_CHILD_SUBREAPER``): agents orphaned by a ``ptyd``
@@ -34,10 +37,12 @@ import trio.lowlevel
 from orca.contracts.fd_keeper import (
     KEEPER_LOCK_NAME,
     KEEPER_SOCKET_NAME,
+    WATCH_ORCAD,
     Exited,
     KeeperHello,
     Message,
     Stop,
+    WatchOrcad,
     keeper_answers,
     keeper_hello,
     launch_keeper,
@@ -102,9 +107,21 @@ class KeeperControl:
         return None if info is None else info.pid
 
     async def ensure(self) -> int | None:
-        """A keeper answering on ``path``: the running one, or one started now."""
-        if keeper_answers(self.path):
-            return self.pid
+        """A keeper answering on ``path`` (the running one, or one started now), asked to
+        watch this orcad."""
+        if not keeper_answers(self.path):
+            await self._start()
+        await self._ask_to_watch()
+        return self.pid
+
+    async def _ask_to_watch(self) -> None:
+        """``watch_orcad`` to a keeper that understands it (an older one would log the
+        packet as refused): it brings this orcad back if it dies unannounced."""
+        hello = await self.hello()
+        if hello is not None and WATCH_ORCAD in hello.capabilities:
+            self.tell(WatchOrcad())
+
+    async def _start(self) -> None:
         env = dict(os.environ)
         if self.paths.home is not None:
             env["ORCA_HOME"] = str(self.paths.home)
@@ -121,7 +138,7 @@ class KeeperControl:
         if ready.startswith(b"ready") or keeper_answers(self.path):
             # A concurrent orcad may have won the lock (ours exited 3): either way one answers.
             log.info("fd keeper ready (pid %s)", self.pid)
-            return self.pid
+            return
         raise KeeperStartFailed(
             f"the fd keeper (pid {pid}) did not start; see {self.paths.log_file('keeper')}"
         )

@@ -26,6 +26,7 @@ import trio.lowlevel
 from actors.supervisor.config import SupervisorSpec
 from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
 from actors.supervisor.keeper import KeeperControl, KeeperStartFailed, become_subreaper
+from actors.supervisor.leftovers import LEFTOVER_WAIT_S, wait_for_leftover_actors
 from actors.supervisor.logs import RotatingLog
 from orca import __version__
 from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
@@ -452,6 +453,15 @@ class Supervisor:
                 nursery.start_soon(self._reap_on_sigchld)
                 nursery.start_soon(self.events.run_heartbeats)
                 nursery.start_soon(self._timer_loop)
+                # A killed orcad's actors stop on their own; ours start once they have.
+                names = [child.name for child in self.spec.children]
+                stuck = await wait_for_leftover_actors(self.paths, names)
+                if stuck:
+                    log.warning(
+                        "the previous %s still run(s) after %gs: starting ours anyway",
+                        ", ".join(stuck),
+                        LEFTOVER_WAIT_S,
+                    )
                 self._carry_out(self.core.boot(time.monotonic()))
                 nursery.start_soon(self._report_ready, ready_fd)
 

@@ -125,28 +125,78 @@ def fail_from(exc: OrcaError) -> int:
     """Exit for an error: the service not running → 3; the caller's input (bad, naming
     nothing, contradicting the current state) → 2; anything else → 1.
 
-    ``Unavailable`` means 3 only while orcad is not running: with it up, an actor that
-    is restarting or a repository whose folder is gone is a failure of this operation
-    (1), and ``orca status`` tells which.
+    ``Unavailable`` means 3 while the service is not running (``service_state``): no
+    orcad, or one still starting - it holds its lock but does not answer yet, or its
+    tree has not been up yet (after a crash the fd keeper starts one at once, and until
+    it is up every command would otherwise fail with ``Connection refused``). With
+    the service up, an actor that is restarting or a repository whose folder is gone is
+    a failure of this operation (1), and ``orca status`` tells which.
     """
     if isinstance(exc, Unavailable):
-        if not service_running():
-            return fail(exc.message, EXIT_NOT_RUNNING)
+        state, detail = service_state()
+        if state == STOPPED:
+            return fail(NOT_RUNNING if _nothing_listens(exc) else exc.message, EXIT_NOT_RUNNING)
+        if state == STARTING:
+            return fail(
+                f"orca is starting ({detail}): try again once `orca status` shows it up",
+                EXIT_NOT_RUNNING,
+            )
         return fail(f"{exc.message} (see `orca status`)", EXIT_FAILED)
     if isinstance(exc, BadRequest | NotFound | Conflict):
         return fail(exc.message, EXIT_USAGE)
     return fail(exc.message)
 
 
-def service_running() -> bool:
-    """Whether an orcad holds this ORCA_HOME's lock."""
-    from orca.contracts.supervisor import read_lock_info
+NOT_RUNNING = "orca is not running (start it with `orca up`)"
+
+
+def _nothing_listens(exc: OrcaError) -> bool:
+    """Whether the request failed for want of a listener: the socket file a killed tree
+    left refuses the connection, and the transport's words for it ("Connection
+    refused") say nothing a person needs once orcad is known not to run."""
+    from orca.client.zmtp import NotListening
+
+    return isinstance(exc.__cause__, NotListening)
+
+
+# What ``service_state`` finds.
+STOPPED = "stopped"
+STARTING = "starting"
+RUNNING = "running"
+# How long the probe after a failure waits for orcad's own answer.
+STATE_PROBE_TIMEOUT_S = 1.0
+
+
+def service_state() -> tuple[str, str]:
+    """Whether the service runs, and a few words on why not: ``stopped`` (no orcad
+    holds this ORCA_HOME's lock); ``starting`` (one holds it but does not answer, or
+    some actor has not been up yet since it started); ``running``. Asks orcad
+    (``sup.status``), so it is for the path of a request that failed."""
+    from orca.client.sync import invoke
+    from orca.contracts import supervisor as sup
     from orca.paths import resolve_paths
 
     try:
-        return read_lock_info(resolve_paths().lock_file) is not None
+        paths = resolve_paths()
+        info = sup.read_lock_info(paths.lock_file)
     except OSError:
-        return False
+        return STOPPED, ""
+    if info is None:
+        return STOPPED, ""
+    try:
+        status = invoke(sup.STATUS, paths=paths, timeout=STATE_PROBE_TIMEOUT_S)
+    except OrcaError:
+        return STARTING, f"orcad pid {info.pid} does not answer yet"
+    # Never up since this orcad started: not spawned yet (a new orcad first waits for the
+    # previous tree's actors to be gone) or spawned and not ready; a restart has an exit.
+    first_start = [
+        a.name
+        for a in status.actors
+        if a.state in ("stopped", "starting") and a.last_exit is None
+    ]
+    if first_start and not status.supervisor.stopping:
+        return STARTING, f"orcad pid {info.pid}; not up yet: {', '.join(first_start)}"
+    return RUNNING, ""
 
 
 def human_bytes(n: int | None) -> str | None:

@@ -49,10 +49,13 @@ KEEPER = "keeper"
 UP_TIMEOUT_S = 60.0
 # How long `orca down` waits for orcad to stop everything and exit.
 DOWN_TIMEOUT_S = 60.0
-# How orcad is started (daemon and --foreground alike): its package, never imported here;
-# -P keeps the current directory off sys.path (a folder named ``orca`` there would
-# shadow the package: ``orca up`` from ``~`` used to fail once ``~/orca/`` existed).
+# How orcad is started (daemon and --foreground alike; the daemon through
+# ``orca.contracts.supervisor.launch_orcad``, as the fd keeper starts it): its package,
+# never imported here; -P keeps the current directory off sys.path (a folder named
+# ``orca`` there would shadow the package).
 ORCAD_ARGV = ("-P", "-m", "actors.supervisor")
+# While another orcad that won the lock binds its socket: how often `orca up` asks.
+OTHER_ORCAD_RETRY_S = 0.1
 
 
 def _running(paths: OrcaPaths) -> LockInfo | None:
@@ -107,34 +110,18 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def _start_orcad(paths: OrcaPaths) -> tuple[str, int, float, Path, int]:
     """Start the orcad daemon and wait for its verdict: (verdict, pid, seconds, log, the
-    log's size before this run)."""
+    log's size before this run).
+
+    If another orcad took the lock first (ours exits 3: the fd keeper bringing orcad back
+    after a crash, or a service manager), that one's readiness is the verdict."""
+    from orca.contracts.supervisor import EXIT_ALREADY_RUNNING, launch_orcad
+
     started = time.monotonic()
-    read_fd, write_fd = os.pipe()
+    deadline = started + UP_TIMEOUT_S
     log_path = paths.log_file("orcad")
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    # orcad appends to the log of every earlier run: a failure shows only this run's lines.
-    run_starts_at = os.fstat(log_fd).st_size
-    try:
-        # posix_spawn with setsid: the daemon leaves our session and terminal, and no
-        # Popen object is left behind to be garbage-collected while it runs.
-        pid = os.posix_spawn(
-            sys.executable,
-            [sys.executable, *ORCAD_ARGV, "--ready-fd", str(write_fd)],
-            dict(os.environ),
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, log_fd, 1),
-                (os.POSIX_SPAWN_DUP2, log_fd, 2),
-                (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(write_fd)
-        os.close(log_fd)
+    pid, read_fd, run_starts_at = launch_orcad(sys.executable, os.environ, log_path)
     message = b""
     try:
-        deadline = started + UP_TIMEOUT_S
         while not message.endswith(b"\n"):
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([read_fd], [], [], remaining)[0]:
@@ -146,9 +133,41 @@ def _start_orcad(paths: OrcaPaths) -> tuple[str, int, float, Path, int]:
             message += chunk
     finally:
         os.close(read_fd)
-    elapsed = time.monotonic() - started
     verdict = message.decode(errors="replace").strip()
-    return verdict, pid, elapsed, log_path, run_starts_at
+    if not verdict:
+        # It exited before its verdict (its own child: reaped here, for its code).
+        _, status = os.waitpid(pid, 0)
+        other = _running(paths)
+        if os.waitstatus_to_exitcode(status) == EXIT_ALREADY_RUNNING and other is not None:
+            verdict = _wait_ready(paths, deadline)
+            pid = other.pid or pid
+    return verdict, pid, time.monotonic() - started, log_path, run_starts_at
+
+
+def _wait_ready(paths: OrcaPaths, deadline: float) -> str:
+    """``ready`` once the running orcad's tree is, else why not (by ``deadline``)."""
+    from orca.client.sync import invoke
+    from orca.contracts import supervisor as sup
+    from orca.wire.errors import Timeout
+
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            invoke(
+                sup.WAIT_READY,
+                sup.WaitReadyArgs(timeout=max(remaining, 0.1)),
+                paths=paths,
+                timeout=max(remaining, 0.1) + 5,
+            )
+            return "ready"
+        except Timeout as exc:
+            return exc.message
+        except Unavailable as exc:  # it has the lock, not yet its socket
+            if time.monotonic() + OTHER_ORCAD_RETRY_S >= deadline:
+                return exc.message
+            time.sleep(OTHER_ORCAD_RETRY_S)
+        except OrcaError as exc:
+            return exc.message
 
 
 def cmd_down(args: argparse.Namespace) -> int:

@@ -17,10 +17,10 @@ Survival, one process at a time (every master is held twice, by ``ptyd`` and the
 - the keeper dies: ``ptyd`` still holds them; ``orcad`` starts a new keeper and ``ptyd``
   re-deposits every session it holds (``KeeperLink`` notices the hang-up, then re-seeds).
 - ``orcad`` dies: its actors stop (``ptyd`` included), the keeper does not (its own
-  session, not orcad's child process group, nothing watching orcad); the next
-  ``orca up`` finds it answering and the new ``ptyd`` reclaims every session.
+  session, not orcad's child process group) and brings orcad back (``watch_orcad``,
+  below); the new orcad finds it answering and the new ``ptyd`` reclaims every session.
 - ``orcad`` and the keeper die together: the ``ptyd`` that stops finds no keeper and
-  starts one before it goes (``secure_with_keeper``, below).
+  starts one before it goes (``secure_with_keeper``, below), which brings orcad back.
 - ``ptyd`` and the keeper die together: not survived (both holders); the table of every
   pair is in ``docs/actors.md``.
 
@@ -66,7 +66,15 @@ Messages, ``ptyd`` → keeper (``Request``):
   reaped an agent orphaned by a ``ptyd`` crash; the keeper records the wait status on
   the session with that ``pid`` for the restarted ``ptyd`` (unknown pids are ignored);
 - ``stop {}``: ``orca down``: close every kept fd (the terminals hang up, which is what
-  stopping Orca means) and exit.
+  stopping Orca means) and exit;
+- ``watch_orcad {}``: ``orcad``, once a keeper answers it (one it started or one it
+  adopted): look at the orcad lock again and watch its holder. When that orcad dies
+  without having stopped on purpose (its lock file still names it:
+  ``orca.contracts.supervisor.read_abandoned_lock_info``), the keeper starts a new one
+  (``actors/keeper/orcad_watch.py``), so the keeper is never the only Orca process
+  holding the terminals for longer than a restart takes. A keeper also looks at the
+  lock when it starts (the one ``ptyd`` starts after orcad was killed with the old
+  keeper finds orcad's abandoned lock and brings it back).
 
 ``info`` is ``ptyd``'s session record, opaque to the keeper except for ``pid`` (an int),
 which ties a reaped orphan's status to its session.
@@ -77,6 +85,8 @@ around it, ``actors/keeper/service.py``):
 1. Listen on the socket; feed each received message and its fds to
    ``KeeperState.handle`` and send back the packets it returns.
 2. Never read from or write to a kept fd; close every kept fd on ``stop`` or SIGTERM.
+3. Watch orcad (``watch_orcad``) and start a new one when it dies unannounced
+   (``actors/keeper/orcad_watch.py``).
 
 Who reaps an agent whose ``ptyd`` died: ``orcad``, the child subreaper (only an
 ancestor can be: the kernel re-parents an orphan to its nearest subreaper ancestor),
@@ -137,7 +147,8 @@ HAND_OVER_ROUNDS = 5
 # What a keeper understands: ``BASE_CAPABILITIES`` since the keeper exists, the rest
 # since ``hello`` (a keeper lists them in its ``hello`` reply).
 BASE_CAPABILITIES = ("deposit", "update", "withdraw", "exit_status", "reclaim", "exited", "stop")
-CAPABILITIES = (*BASE_CAPABILITIES, "hello", "hand_over")
+WATCH_ORCAD = "watch_orcad"
+CAPABILITIES = (*BASE_CAPABILITIES, "hello", "hand_over", WATCH_ORCAD)
 _FD_SIZE = array.array("i").itemsize
 # The ancillary buffer ``recvmsg`` needs for a full packet's fds.
 ANCILLARY_SPACE = socket.CMSG_SPACE(FDS_PER_PACKET * _FD_SIZE)
@@ -234,7 +245,14 @@ class HandOver(Message, frozen=True, kw_only=True, tag="hand_over"):
     keys: list[str]
 
 
-Request = Deposit | Update | Withdraw | Reclaim | AskExitStatus | Exited | Stop | Hello | HandOver
+class WatchOrcad(Message, frozen=True, kw_only=True, tag=WATCH_ORCAD):
+    pass
+
+
+Request = (
+    Deposit | Update | Withdraw | Reclaim | AskExitStatus | Exited | Stop | Hello | HandOver
+    | WatchOrcad
+)
 
 
 # -- keeper → ptyd ------------------------------------------------------------------
@@ -436,6 +454,8 @@ class KeeperState:
         if isinstance(message, Stop):
             self.close_all()  # the shell exits after it
             return []
+        if isinstance(message, WatchOrcad):
+            return []  # the shell's orcad watch acts on it (actors/keeper/orcad_watch.py)
         if isinstance(message, Hello):
             hello = KeeperHello(
                 pid=os.getpid(),

@@ -59,14 +59,26 @@ there is one fixed type per kind so one Struct decodes it.)
 
 The instance lock file (``<runtime dir>/orcad.lock``, ``OrcaPaths.lock_file``): orcad
 holds an exclusive ``flock`` on it for its whole life and writes ``LockInfo`` as JSON
-``{pid, endpoint, home, startedAt}``. The kernel releases the flock however orcad
+``{pid, endpoint, home, startedAt, manager}``. The kernel releases the flock however orcad
 dies, so a file nobody holds locked is stale and names nobody: ``read_lock_info`` is
 the one reader (the CLI detects a running orcad with it, without RPC) and
-``encode_lock_info`` the one writer's encoding.
+``encode_lock_info`` the one writer's encoding. What a stale file still says is read
+once, by the fd keeper: orcad empties the file only when it stops on purpose (``sup.stop``,
+``sup.hand_over``, SIGTERM), so a stale file that still names an orcad
+(``read_abandoned_lock_info``) is one that died without saying so (``kill -9``, a crash),
+which the keeper brings back (``actors/keeper/orcad_watch.py``) unless ``manager`` names
+a service manager that restarts it itself (``systemd``: ``orca service install``).
+
+Starting orcad (``orca up``, ``orca restart --all``, the keeper): ``launch_orcad``, the
+one way, so every orcad starts alike: detached, its output appended to its log, its
+verdict on a ready pipe (``ready``, ``failed <actors>``, ``timeout``; nothing if it
+exited first: exit code 3 when another orcad holds the lock).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -276,6 +288,9 @@ class LockInfo(Payload, frozen=True, kw_only=True):
     endpoint: str | None = None
     home: str | None = None
     started_at: float | None = None
+    # Who restarts this orcad when it dies: a service manager ("systemd"), or null: the
+    # fd keeper does (module docstring).
+    manager: str | None = None
 
 
 # Far above any LockInfo; a bigger file is not ours.
@@ -301,3 +316,79 @@ def read_lock_info(path: Path) -> LockInfo | None:
     """Who holds the lock at ``path``, or None if nobody does (a stale file is not a holder)."""
     raw = read_lock_holder(path)
     return None if raw is None else decode_lock_info(raw[:_LOCK_FILE_MAX])
+
+
+def read_abandoned_lock_info(path: Path) -> LockInfo | None:
+    """The orcad a lock file still names though nobody holds the lock: one that died
+    without stopping on purpose (an orderly stop empties the file first); None while
+    the lock is held, or when the file is empty, unreadable or missing."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None  # held: a live orcad, not an abandoned one
+        try:
+            raw = os.read(fd, _LOCK_FILE_MAX)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not raw:
+        return None
+    info = decode_lock_info(raw)
+    return info if info.pid is not None else None
+
+
+# -- starting orcad -------------------------------------------------------------------
+# Its package, never imported by those who start it; -P keeps the current directory off
+# sys.path (a folder named ``orca`` there would shadow the package: ``orca up`` from ``~``
+# used to fail once ``~/orca/`` existed).
+ORCAD_MODULE = "actors.supervisor"
+ORCAD_ARGV = ("-P", "-m", ORCAD_MODULE)
+# orcad's exit code when another orcad of the profile holds the lock.
+EXIT_ALREADY_RUNNING = 3
+
+
+def launch_orcad(python: str, env: Mapping[str, str], log_path: Path) -> tuple[int, int, int]:
+    """Start orcad detached: ``posix_spawn`` with ``setsid`` (it leaves the starter's
+    session and terminal; no ``Popen`` is left to be collected while it runs), stdin
+    ``/dev/null``, output appended to ``log_path`` (0600). Returns its pid, the read end
+    of its ready pipe (the caller reads the verdict and closes it) and the log's size
+    before this run (orcad appends to every earlier run's log: a failure shows only this
+    run's lines)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+    try:
+        run_starts_at = os.fstat(log_fd).st_size
+        pid = os.posix_spawn(
+            python,
+            [python, *ORCAD_ARGV, "--ready-fd", str(write_fd)],
+            dict(env),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                (os.POSIX_SPAWN_DUP2, log_fd, 2),
+                (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
+            ],
+            setsid=True,
+        )
+    except OSError:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+        os.close(log_fd)
+    return pid, read_fd, run_starts_at

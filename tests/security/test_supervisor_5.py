@@ -20,7 +20,7 @@ import pytest
 import trio
 from fixture_actors.contracts import TEST_EXIT, ExitArgs
 from support.lifecycle import lifecycle
-from support.procs import descendants, kill_all, run_cli, write_config
+from support.procs import end_profile, run_cli, write_config
 from support.tmpfs import mount_tmpfs, needs_tmpfs, umount
 
 from orca.actor import open_rpc_client
@@ -58,9 +58,7 @@ def small_disk_home(tmp_path: Path) -> Iterator[Path]:
     try:
         yield home
     finally:
-        info = sup.read_lock_info(resolve_paths({"ORCA_HOME": str(home)}).lock_file)
-        if info is not None and info.pid is not None:
-            kill_all([*descendants(info.pid), info.pid])
+        end_profile(home)  # orcad's tree and the keeper, which restart each other
         umount(mnt)
 
 

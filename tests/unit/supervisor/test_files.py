@@ -12,9 +12,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.supervisor.lock import AlreadyRunning, InstanceLock
+from actors.supervisor.lock import (
+    SERVICE_MANAGER_ENV,
+    AlreadyRunning,
+    InstanceLock,
+    service_manager,
+)
 from actors.supervisor.logs import RotatingLog
-from orca.contracts.supervisor import LockInfo, decode_lock_info, encode_lock_info, read_lock_info
+from orca.contracts.supervisor import (
+    LockInfo,
+    decode_lock_info,
+    encode_lock_info,
+    read_abandoned_lock_info,
+    read_lock_info,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -33,14 +44,58 @@ def test_second_lock_holder_learns_who_holds_it(tmp_path: Path) -> None:
 
 
 def test_lock_file_is_the_documented_json(tmp_path: Path) -> None:
-    """The writer's bytes are JSON {pid, endpoint, home, startedAt} (what older CLIs read)."""
+    """The writer's bytes are JSON {pid, endpoint, home, startedAt, manager} (older CLIs
+    read the first four and ignore the rest)."""
     lock = InstanceLock(tmp_path / "orcad.lock")
     lock.acquire(LockInfo(pid=7, endpoint="ipc://e", home=None, started_at=2.0))
     try:
         raw = (tmp_path / "orcad.lock").read_bytes()
-        assert json.loads(raw) == {"pid": 7, "endpoint": "ipc://e", "home": None, "startedAt": 2.0}
+        assert json.loads(raw) == {
+            "pid": 7,
+            "endpoint": "ipc://e",
+            "home": None,
+            "startedAt": 2.0,
+            "manager": None,
+        }
     finally:
         lock.release()
+
+
+def test_only_a_holder_that_died_without_releasing_leaves_an_abandoned_lock(
+    tmp_path: Path,
+) -> None:
+    """Held: not abandoned. Released (an orderly stop empties the file): not abandoned.
+    A holder that exits without releasing (kill -9, a crash): the file names it."""
+    path = tmp_path / "orcad.lock"
+    lock = InstanceLock(path)
+    lock.acquire(LockInfo(pid=7, started_at=2.0))
+    assert read_abandoned_lock_info(path) is None
+    lock.release()
+    assert read_abandoned_lock_info(path) is None
+    crashed = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; from pathlib import Path;"
+            " from actors.supervisor.lock import InstanceLock;"
+            " from orca.contracts.supervisor import LockInfo;"
+            " InstanceLock(Path(sys.argv[1])).acquire(LockInfo(pid=os.getpid(), started_at=3.0));"
+            " os._exit(1)",
+            str(path),
+        ],
+        cwd=REPO,
+    )
+    assert crashed.wait(timeout=60) == 1
+    assert read_lock_info(path) is None, "the kernel let go of the flock"
+    assert read_abandoned_lock_info(path) == LockInfo(pid=crashed.pid, started_at=3.0)
+
+
+def test_service_manager_is_named_or_detected_only_as_our_parent() -> None:
+    """ORCA_SERVICE_MANAGER names it; INVOCATION_ID alone (a shell in a systemd-run
+    terminal) is no manager unless systemd itself is orcad's parent."""
+    assert service_manager({SERVICE_MANAGER_ENV: "runit"}) == "runit"
+    assert service_manager({}) is None
+    assert service_manager({"INVOCATION_ID": "abc"}) is None  # our parent is pytest
 
 
 def test_held_lock_with_damaged_content_still_means_running(tmp_path: Path) -> None:
