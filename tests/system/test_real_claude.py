@@ -27,7 +27,7 @@ import trio
 from support.agent_clis import require_agent_cli
 from support.fake_anthropic import FakeAnthropic, fake_anthropic
 from support.journey import User, make_git_repo
-from support.watch import Watch, state_is, vault_total
+from support.watch import Watch, state_is, until_screen, vault_total
 
 from actors.hooks.answer_watch import INTERRUPTED_DETAIL
 
@@ -87,28 +87,6 @@ def _answered(pane: str) -> Any:
 DIALOG = "Do you want to proceed?"  # Claude Code's permission dialog
 
 
-def _until_screen(user: User, session_id: str, pane_key: str, needle: str) -> None:
-    """Until the terminal's screen (ptyd's model, as text) shows ``needle``: read again
-    after each output event of the session (Claude draws its dialog a moment after its
-    hook, with cursor moves between the words: the raw stream never has the line)."""
-    from orca.client.sync import invoke, subscribe
-    from orca.contracts import ptyd
-
-    sub = subscribe(
-        ptyd.CONTRACT.actor, [ptyd.OUTPUT], consumer="tests",
-        topics=[f"term.output.{session_id}"], paths=user.paths,
-    )  # fmt: skip
-    try:
-        assert sub.wait_live(10.0)
-        while True:
-            seen = invoke(ptyd.ACTIVITY, ptyd.ActivityArgs(pane_key=pane_key), paths=user.paths)
-            if any(needle in line for line in seen.lines):
-                return
-            assert sub.receive(30.0) is not None, f"no more output; screen: {seen.lines}"
-    finally:
-        sub.close()
-
-
 async def test_real_claude_approved_denied_cancelled_and_exit(
     world: tuple[User, FakeAnthropic, Path],
 ) -> None:
@@ -130,7 +108,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
                 await watch.until(state_is(pane, "blocked"))
                 ask = await watch.until(_ask(pane))
                 await trio.to_thread.run_sync(
-                    _until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
+                    until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
                 )
                 return ask
 
@@ -178,7 +156,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
                 if end["state"] == "done":
                     break
                 await trio.to_thread.run_sync(
-                    _until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
+                    until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
                 )
                 user.ok("term", "send", handle, "\r")
             assert end["state"] == "done"
