@@ -1,0 +1,158 @@
+"""The real Gemini CLI (from npm) in an Orca terminal, against a fake of Google's Gemini
+API on 127.0.0.1 (issue 40 items 7-8).
+
+Gemini CLI 0.61 is driven offline through ``GOOGLE_GEMINI_BASE_URL`` (plain HTTP is
+allowed to 127.0.0.1), any ``GEMINI_API_KEY``, ``security.auth.selectedType =
+"gemini-api-key"`` in ``$HOME/.gemini/settings.json`` (where ``orca hooks install
+gemini`` adds its hooks) and the project in ``$HOME/.gemini/trustedFolders.json``. It
+is driven interactively, as a user runs it: its permission dialog exists only there.
+
+Gemini's hooks hold nothing: its Notification hook (``ToolPermission``) says it asks,
+and it asks in its own dialog. So the row goes blocked, ``orca approve`` says the agent
+is answered in its terminal, and the answer typed there settles it: Enter ("Allow
+once") runs the command and the turn ends done; Esc ("No") leaves Gemini idle at its
+prompt, and the row never stays working. Then ``/quit`` ends the session; the vault's
+token totals equal the usage the fake API returned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+from support.agent_clis import require_agent_cli
+from support.fake_gemini import FakeGemini, fake_gemini
+from support.journey import User, make_git_repo
+from support.watch import Watch, state_is, until_screen, vault_total
+
+READY = "Type your message"  # Gemini's empty input box
+DIALOG = "Allow execution of"  # Gemini's permission dialog
+
+
+@pytest.fixture(scope="module")
+def gemini() -> Path:
+    return require_agent_cli("gemini")
+
+
+@pytest.fixture
+def world(orca_home: Path, tmp_path: Path, gemini: Path) -> Iterator[tuple[User, FakeGemini, Path]]:
+    user = User(orca_home, tmp_path / "user")
+    config = user.user_home / ".gemini"
+    config.mkdir()
+    project = make_git_repo(tmp_path / "project")
+    (config / "settings.json").write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                "privacy": {"usageStatisticsEnabled": False},
+            },
+            indent=2,
+        )
+    )
+    (config / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    with fake_gemini() as (fake, url):
+        user.env.update(
+            {
+                "GOOGLE_GEMINI_BASE_URL": url,
+                "GEMINI_API_KEY": "fake-gemini-key",
+                "PATH": f"{gemini.parent}:{user.env['PATH']}",
+                # The vault reads the chats where the real CLI writes them.
+                "ORCA_VAULT_GEMINI_DIRS": str(config),
+            }
+        )
+        user.ok("up")
+        try:
+            user.ok("hooks", "install", "gemini")
+            user.ok("repo", "add", str(project))
+            yield user, fake, project
+        finally:
+            user.run("down", "--kill-terminals")
+
+
+async def test_real_gemini_answered_and_cancelled_in_its_terminal(
+    world: tuple[User, FakeGemini, Path],
+) -> None:
+    user, fake, project = world
+    watch = Watch(user)
+    handle = ""
+    try:
+        with trio.fail_after(240):
+            await watch.live()  # its rows printed: every change from here is seen
+            session = user.new_terminal("project", "gemini")
+            pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
+
+            async def screen_shows(needle: str) -> None:
+                await trio.to_thread.run_sync(
+                    until_screen, user, sid, pane, needle, abandon_on_cancel=True
+                )
+
+            await watch.until(state_is(pane, "waiting"))  # SessionStart
+            await screen_shows(READY)
+
+            async def prompt(text: str) -> None:
+                """Type a prompt (Enter once it is in the box: Gemini takes a fast
+                newline for part of a paste); until Gemini's dialog asks for the tool."""
+                user.ok("term", "send", handle, text)
+                await screen_shows(text.split(" ## ")[0])
+                user.ok("term", "send", handle, "\r")
+                await watch.until(state_is(pane, "working"))
+                await watch.until(state_is(pane, "blocked"))
+                await screen_shows(DIALOG)
+
+            # 1. Asked in Gemini's own dialog: Orca holds nothing it could answer, and
+            # says where to answer; Enter there ("Allow once") runs the command.
+            await prompt("orca-run: touch answered-one ## zebrafish")
+            refused = user.run("approve", handle)
+            assert refused.returncode == 2, refused
+            assert "gemini asks in its own terminal" in refused.stderr
+            assert f"orca term attach {handle}" in refused.stderr
+            user.ok("term", "send", handle, "\r")
+            await watch.until(state_is(pane, "done"))  # AfterAgent
+            assert (project / "answered-one").exists()
+
+            # 2. Refused in Gemini's own dialog (Esc): nothing runs, Gemini is idle at
+            # its prompt: the row ends waiting or done, never left working.
+            await prompt("orca-run: touch cancelled-two")
+            user.ok("term", "send", handle, "\x1b")
+            settled = await watch.until(
+                lambda e: e["event"] == "set" and e["paneKey"] == pane
+                and e["state"] in ("done", "waiting")
+            )  # fmt: skip
+            assert settled["state"] in ("done", "waiting")
+            assert not (project / "cancelled-two").exists()
+            await screen_shows(READY)
+
+            # /quit: the session ends (SessionEnd), its row goes.
+            user.ok("term", "send", handle, "/quit")
+            await screen_shows("/quit")
+            user.ok("term", "send", handle, "\r")
+            await watch.until(lambda e: e["event"] == "clear" and e["paneKey"] == pane)
+
+            states = watch.states(pane)
+            assert states[0] == "waiting" and "blocked" in states and states[-1] != "working"
+
+            # The vault's tokens are the usage the fake API returned, exactly.
+            with fake.lock:
+                sent = list(fake.usage)
+            total = await trio.to_thread.run_sync(vault_total, user, len(sent))
+            assert total["requests"] == len(sent)
+            assert total["inputTokens"] + total["cacheReadTokens"] == sum(
+                u["promptTokenCount"] for u in sent
+            )
+            assert total["outputTokens"] == sum(u["candidatesTokenCount"] for u in sent)
+            # A word only the person typed: found in the conversation itself.
+            found = user.json("vault", "search", "zebrafish")
+            assert found["hits"], found
+    except BaseException:
+        screen = user.run("term", "read", handle).stdout if handle else ""
+        compact = [
+            (e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines
+        ]
+        print("SCREEN", screen[-2500:], "\nWATCH", compact, "\nREQS", [p for p, _ in fake.requests])
+        raise
+    finally:
+        watch.close()
