@@ -12,7 +12,8 @@ approved tool may run for minutes before its next hook), and this watch settles 
   agent's own interrupt line on the screen with a short quiet after it, means idle:
   the row becomes ``waiting``. Claude Code 2.1, refused or cancelled in its own
   dialog (Esc, "No"), prints its interrupt line, returns to its prompt and sends no
-  hook at all (its Stop hook does not run on a user interrupt).
+  hook at all (its Stop hook does not run on a user interrupt); Gemini CLI 0.61,
+  refused with Esc in its dialog, likewise (its line, no AfterAgent).
 
 :func:`settled` is the pure rule; :func:`watch_answer` the trio loop around it.
 """
@@ -42,9 +43,12 @@ WATCH_FOR_S = 120.0
 # What each agent prints when the user refuses or cancels in its own dialog, as read
 # from the agent's screen. Claude Code 2.1.x: "Interrupted · What should Claude do
 # instead?" (its TUI; also the text users report in anthropics/claude-code issues).
-# Codex and Gemini CLI are settled by the quiet rule alone.
+# Gemini CLI 0.61: the info line "Request cancelled." (its interactive UI adds it when
+# a turn is cancelled, Esc in its permission dialog included; no hook fires then).
+# Codex is settled by the quiet rule alone.
 INTERRUPT_LINES: dict[str, tuple[str, ...]] = {
     "claude": ("Interrupted · What should Claude do instead?",),
+    "gemini": ("Request cancelled.",),
 }
 IDLE_DETAIL = "answered in its terminal; idle at its prompt"
 INTERRUPTED_DETAIL = "refused in its terminal; idle at its prompt"

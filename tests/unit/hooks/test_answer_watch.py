@@ -27,6 +27,28 @@ def test_claudes_interrupt_line_settles_after_a_short_quiet() -> None:
     assert settled("claude", int(MARKED_QUIET_S * 1000) - 1, CLAUDE_REFUSED) is None
 
 
+# Gemini CLI 0.61, Esc in its permission dialog (tests/system/test_real_gemini.py's
+# screen): the tool's box marked "-", its info line, then its empty input box.
+GEMINI_REFUSED = [
+    " > orca-run: touch esc-x",
+    "╭──────────────────────────────╮",
+    "│ -  Shell touch esc-x         │",
+    "╰──────────────────────────────╯",
+    "ℹ Request cancelled.",
+    "                  ? for shortcuts",
+    "──────────────────────────────────",
+    " Shift+Tab to accept edits",
+    " >   Type your message or @path/to/file",
+    " workspace (/directory)      sandbox      /model",
+    " /tmp/project                no sandbox   Auto",
+]
+
+
+def test_geminis_cancel_line_settles_after_a_short_quiet() -> None:
+    assert settled("gemini", int(MARKED_QUIET_S * 1000), GEMINI_REFUSED) == INTERRUPTED_DETAIL
+    assert settled("gemini", int(MARKED_QUIET_S * 1000) - 1, GEMINI_REFUSED) is None
+
+
 def test_a_quiet_screen_is_an_idle_prompt_for_every_agent() -> None:
     screen = ["› ", "  Working (3s • esc to interrupt)"]
     assert settled("codex", int(QUIET_S * 1000) - 1, screen) is None
