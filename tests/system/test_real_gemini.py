@@ -11,13 +11,17 @@ Gemini's hooks hold nothing: its Notification hook (``ToolPermission``) says it 
 and it asks in its own dialog. So the row goes blocked, ``orca approve`` says the agent
 is answered in its terminal, and the answer typed there settles it: Enter ("Allow
 once") runs the command and the turn ends done; Esc ("No") leaves Gemini idle at its
-prompt, and the row never stays working. Then ``/quit`` ends the session; the vault's
-token totals equal the usage the fake API returned.
+prompt with no hook, and its "Request cancelled." line makes the row waiting, never
+left working. ``/quit`` ends the session (SessionEnd clears the row); ``kill -9`` of a
+second Gemini (its process group) ends its terminal, and the row goes with its exit code. The vault's token totals equal the usage the fake
+API returned.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +31,8 @@ from support.agent_clis import require_agent_cli
 from support.fake_gemini import FakeGemini, fake_gemini
 from support.journey import User, make_git_repo
 from support.watch import Watch, state_is, until_screen, vault_total
+
+from actors.hooks.answer_watch import INTERRUPTED_DETAIL
 
 READY = "Type your message"  # Gemini's empty input box
 DIALOG = "Allow execution of"  # Gemini's permission dialog
@@ -118,11 +124,12 @@ async def test_real_gemini_answered_and_cancelled_in_its_terminal(
             # its prompt: the row ends waiting or done, never left working.
             await prompt("orca-run: touch cancelled-two")
             user.ok("term", "send", handle, "\x1b")
-            settled = await watch.until(
-                lambda e: e["event"] == "set" and e["paneKey"] == pane
-                and e["state"] in ("done", "waiting")
-            )  # fmt: skip
-            assert settled["state"] in ("done", "waiting")
+            idle = await watch.until(
+                lambda e: e["event"] == "set" and e["paneKey"] == pane and e["state"] != "working"
+            )
+            # Gemini sends no hook then (no AfterAgent): its "Request cancelled." line
+            # on the screen settles the answered row.
+            assert (idle["state"], idle["detail"]) == ("waiting", INTERRUPTED_DETAIL)
             assert not (project / "cancelled-two").exists()
             await screen_shows(READY)
 
@@ -131,6 +138,18 @@ async def test_real_gemini_answered_and_cancelled_in_its_terminal(
             await screen_shows("/quit")
             user.ok("term", "send", handle, "\r")
             await watch.until(lambda e: e["event"] == "clear" and e["paneKey"] == pane)
+
+            # kill -9 of a second Gemini: its terminal ends, the row goes with its code.
+            # The whole process group at once: Gemini 0.61 relaunches itself in a child
+            # process, which, sent SIGHUP when only its parent is killed, ends cleanly
+            # (its SessionEnd hook runs) - that is /quit again, not a crash.
+            second = user.new_terminal("project", "gemini")
+            await watch.until(state_is(second["paneKey"], "waiting"))  # SessionStart
+            os.killpg(second["pid"], signal.SIGKILL)  # the terminal's session leader
+            gone = await watch.until(
+                lambda e: e["event"] == "clear" and e["paneKey"] == second["paneKey"]
+            )
+            assert (gone["reason"], gone.get("exitCode")) == ("pty_exited", 137), gone
 
             states = watch.states(pane)
             assert states[0] == "waiting" and "blocked" in states and states[-1] != "working"
