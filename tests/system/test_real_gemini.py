@@ -8,13 +8,13 @@ gemini`` adds its hooks) and the project in ``$HOME/.gemini/trustedFolders.json`
 is driven interactively, as a user runs it: its permission dialog exists only there.
 
 Gemini's hooks hold nothing: its Notification hook (``ToolPermission``) says it asks,
-and it asks in its own dialog. So the row goes blocked, ``orca approve`` says the agent
-is answered in its terminal, and the answer typed there settles it: Enter ("Allow
-once") runs the command and the turn ends done; Esc ("No") leaves Gemini idle at its
-prompt with no hook, and its "Request cancelled." line makes the row waiting, never
-left working. ``/quit`` ends the session (SessionEnd clears the row); ``kill -9`` of a
-second Gemini (its process group) ends its terminal, and the row goes with its exit code. The vault's token totals equal the usage the fake
-API returned.
+and it asks in its own dialog. So the row goes blocked, ``orca approve`` and ``orca
+deny`` say the agent is answered in its terminal, and the answer typed there settles it:
+Enter ("Allow once") runs the command and the turn ends done; Esc ("No") leaves Gemini
+idle at its prompt with no hook, and its "Request cancelled." line makes the row
+waiting, never left working. ``/quit`` ends the session (SessionEnd clears the row);
+``kill -9`` of a second Gemini (its process group) ends its terminal, and the row goes
+with its exit code. The vault's token totals equal the usage the fake API returned.
 """
 
 from __future__ import annotations
@@ -112,10 +112,11 @@ async def test_real_gemini_answered_and_cancelled_in_its_terminal(
             # 1. Asked in Gemini's own dialog: Orca holds nothing it could answer, and
             # says where to answer; Enter there ("Allow once") runs the command.
             await prompt("orca-run: touch answered-one ## zebrafish")
-            refused = user.run("approve", handle)
-            assert refused.returncode == 2, refused
-            assert "gemini asks in its own terminal" in refused.stderr
-            assert f"orca term attach {handle}" in refused.stderr
+            for answer in (("approve", handle), ("deny", handle, "--reason", "no")):
+                refused = user.run(*answer)
+                assert refused.returncode == 2, refused
+                assert "gemini asks in its own terminal" in refused.stderr
+                assert f"orca term attach {handle}" in refused.stderr
             user.ok("term", "send", handle, "\r")
             await watch.until(state_is(pane, "done"))  # AfterAgent
             assert (project / "answered-one").exists()
