@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,8 +40,22 @@ READY = "Type your message"  # Gemini's empty input box
 DIALOG = "Allow execution of"  # Gemini's permission dialog
 
 
+# Gemini CLI 0.61 runs on Node 20 and later (its package's engines field, and its
+# bundle uses Node 20 APIs); Debian 12's own nodejs is 18.
+GEMINI_NODE_MAJOR = 20
+
+
 @pytest.fixture(scope="module")
 def gemini() -> Path:
+    node = shutil.which("node")
+    version = "none"
+    if node is not None:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    major = version.strip().lstrip("v").split(".")[0]
+    if not major.isdigit() or int(major) < GEMINI_NODE_MAJOR:
+        pytest.skip(
+            f"Gemini CLI needs Node >= {GEMINI_NODE_MAJOR}; this machine: {version.strip()}"
+        )
     return require_agent_cli("gemini")
 
 
