@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import trio
 
-from actors.ptyd import memory, spawn
+from actors.ptyd import spawn
 from actors.ptyd.history import RawJournal
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.osc import OscScanner
@@ -44,6 +44,7 @@ from actors.ptyd.relay import RELEASED_OUTPUT_ENDED, HandedTty, Relay
 from actors.ptyd.scrollback import Chunk, Gap, Scrollback
 from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, StreamPeer, Subscription
 from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
+from orca.actor import memory
 from orca.client.terminal import ends_inside_sequence
 
 if TYPE_CHECKING:

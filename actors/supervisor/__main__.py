@@ -21,6 +21,7 @@ import trio
 from actors.supervisor.config import ConfigError, load_config
 from actors.supervisor.lock import AlreadyRunning, InstanceLock, service_manager
 from actors.supervisor.tree import Supervisor
+from orca.actor import memory
 from orca.actor.app import configure_logging
 from orca.contracts.supervisor import EXIT_ALREADY_RUNNING, LockInfo
 from orca.paths import resolve_paths
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ALREADY_RUNNING
+    memory.keep_large_blocks_mapped()  # as every actor (orca.actor.memory)
     trio.run(sup.run, args.ready_fd)
     # Only an orderly stop gets here: the emptied lock file tells the fd keeper that
     # orcad left on purpose. An exception skips it: the kernel drops the flock, the

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from orca import __version__
+from orca.actor import memory
 from orca.actor.client import RpcClient
 from orca.actor.context import ActorContext
 from orca.actor.endpoints import BadTcpHost, bind_endpoints, tcp_host_from_env
@@ -169,6 +170,8 @@ async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
 def run_actor(name: str, setup: Setup) -> None:
     """Entry point of an actor process (``python -m actors.<name>``)."""
     configure_logging(name)
+    # A peer's large frame is given back when freed, not kept in the heap (issue 33).
+    memory.keep_large_blocks_mapped()
     paths = resolve_paths().ensure()
     try:
         trio.run(serve_actor, name, setup, paths)

@@ -39,7 +39,7 @@ from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
 from orca.contracts import sys as sys_contract
 from orca.contracts.base import NoArgs, Op
 from orca.model.codec import for_wire
-from orca.wire.codec import DECODE_ERRORS
+from orca.wire.codec import DECODE_ERRORS, MAX_FRAME_BYTES
 from orca.wire.envelope import (
     Request,
     RequestError,
@@ -53,6 +53,13 @@ log = logging.getLogger(__name__)
 
 # Requests waiting for the dispatcher before new ones are refused with "unavailable".
 MAX_QUEUED_REQUESTS = 4096
+# ... and the bytes their args hold (each request keeps its frame until it runs): a peer
+# that floods large requests makes the actor hold at most this much, not 4096 frames.
+MAX_QUEUED_BYTES = 4 * MAX_FRAME_BYTES
+# A request socket refuses a frame above this at its header (libzmq drops the peer's
+# connection before allocating it): just above the request limit, so one between the
+# two is still answered ``too_large``, and far below the 64 MiB of a client's sockets.
+REQUEST_SOCKET_MAX_BYTES = MAX_FRAME_BYTES + 1024 * 1024
 # Replies remembered for idempotent retries; a retry arrives within seconds, so a few
 # thousand entries cover any realistic burst of retried mutations.
 IDEMPOTENCY_CACHE_SIZE = 4096
@@ -93,8 +100,10 @@ class RpcServer:
         self.stats = ServerStats()
         self._ops: dict[str, OpSpec] = {}
         self._sock = new_socket(zmq.ROUTER)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, REQUEST_SOCKET_MAX_BYTES)
         self._zs = ZSocket(self._sock, self._on_message, pokeable=True)
         self._queue: deque[tuple[bytes, Request, OpSpec]] = deque()
+        self._queued_bytes = 0  # len(args) summed over the queue
         self._idem: OrderedDict[str, tuple[bool, Any]] = OrderedDict()
         self._idem_inflight: dict[str, trio.Event] = {}
         self.endpoints: list[str] = []
@@ -160,8 +169,12 @@ class RpcServer:
                 identity, encode_error(req.id, UnknownOp(f"{self.name} has no op {req.op!r}"))
             )
             return
-        if len(self._queue) < MAX_QUEUED_REQUESTS:
+        size = len(req.args)
+        if len(self._queue) < MAX_QUEUED_REQUESTS and (
+            not self._queue or self._queued_bytes + size <= MAX_QUEUED_BYTES
+        ):
             self._queue.append((identity, req, spec))
+            self._queued_bytes += size
             # Queued from a concurrent op's reply send, the owner may be asleep.
             self._zs.wake_owner()
         else:
@@ -171,7 +184,8 @@ class RpcServer:
                 encode_error(
                     req.id,
                     Unavailable(
-                        f"{self.name} is overloaded ({MAX_QUEUED_REQUESTS} requests queued)"
+                        f"{self.name} is overloaded ({len(self._queue)} requests,"
+                        f" {self._queued_bytes // 1024} KiB queued)"
                     ),
                 ),
             )
@@ -259,6 +273,7 @@ class RpcServer:
                 flooded = zs.service()
                 while queue:
                     identity, req, spec = queue.popleft()
+                    self._queued_bytes -= len(req.args)
                     if spec.concurrent:
                         nursery.start_soon(self._run_one, identity, req, spec)
                     else:

@@ -250,3 +250,66 @@ async def test_unencodable_result_is_an_internal_error_not_a_crash(endpoint: str
             with pytest.raises(Internal, match="unencodable"):
                 await client.call("calc.bad")
             assert await client.call("calc.add", {"a": 1}) == {"sum": 1}
+
+
+async def test_a_frame_above_the_request_sockets_cap_is_refused_at_its_header(
+    endpoint: str,
+) -> None:
+    """A frame far above the request limit (40 MiB: below a client socket's 64 MiB) is
+    never read: libzmq drops the sender's connection at the frame's header (the monitor
+    sees it disconnected, no reply comes), and the server serves the next caller."""
+    import zmq
+    from zmq.utils.monitor import recv_monitor_message
+
+    from orca.actor.rpc_server import REQUEST_SOCKET_MAX_BYTES
+
+    with trio.fail_after(30):
+        server, _ = make_server()
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+            sock = zmq.Context.instance().socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.RECONNECT_IVL, -1)  # one connection: its end is the verdict
+            monitor = sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+            sock.connect(endpoint)
+            try:
+
+                def next_event() -> int:
+                    assert monitor.poll(20_000), "no socket event"
+                    return int(recv_monitor_message(monitor)["event"])
+
+                assert await trio.to_thread.run_sync(next_event) == zmq.EVENT_CONNECTED
+                sock.send(b"\x00" * (REQUEST_SOCKET_MAX_BYTES + 24 * 1024 * 1024))
+                assert await trio.to_thread.run_sync(next_event) == zmq.EVENT_DISCONNECTED
+                assert not sock.poll(0)  # nothing was answered
+            finally:
+                sock.disable_monitor()
+                monitor.close()
+                sock.close()
+            assert await client.call("calc.add", {"a": 3}) == {"sum": 3}
+
+
+def test_queued_requests_are_bounded_by_the_bytes_they_hold() -> None:
+    """Requests read in one burst while the dispatcher is busy queue up to
+    MAX_QUEUED_BYTES of args; past it each is refused unavailable at once, and the
+    queue's count goes down as requests leave it."""
+    from orca.actor.rpc_server import MAX_QUEUED_BYTES
+    from orca.wire.codec import MAX_FRAME_BYTES
+    from orca.wire.envelope import decode_reply, encode_request
+
+    server, _ = make_server()
+    replies: list[bytes] = []
+    server._reply = lambda identity, body: replies.append(body)  # type: ignore[method-assign]
+    try:
+        pad = "x" * (MAX_FRAME_BYTES - 1024)
+        fits = MAX_QUEUED_BYTES // len(pad)
+        for i in range(fits + 2):
+            server._on_message([b"peer", encode_request(f"r{i}", "calc.add", {"a": 1, "pad": pad})])
+        assert len(server._queue) == fits
+        refused = [decode_reply(body) for body in replies]
+        assert [r.id for r in refused] == [f"r{fits}", f"r{fits + 1}"]
+        assert all(r.error is not None and r.error["code"] == "unavailable" for r in refused)
+        # The bound is bytes, not a count: a small request still fits beside them.
+        server._on_message([b"peer", encode_request("small", "calc.add", {"a": 1})])
+        assert len(server._queue) == fits + 1
+    finally:
+        server.close()
