@@ -41,7 +41,13 @@ def test_rename_moves_the_worktree_and_its_live_terminal(tree: Any, drive: Any) 
         await app.wait_for(lambda: isinstance(app.screen, AskScreen))
         app.screen.query_one("#ask-input").value = "gamma"
         await pilot.press("enter")
-        await app.wait_for(lambda: "gamma" in {w.name for w in app.items()}, 30)
+        # The rename renames the branch and the display name, then moves the folder
+        # (the worktree's id is its path): the row may show "gamma" at alpha's path a
+        # moment before it moves, so wait for the moved one.
+        def moved() -> bool:
+            return any(w.name == "gamma" and w.worktree_id != alpha for w in app.items())
+
+        await app.wait_for(moved, 30)
         assert "alpha" not in {w.name for w in app.items()}
         gamma = next(w.worktree_id for w in app.items() if w.name == "gamma")
         assert gamma != alpha
