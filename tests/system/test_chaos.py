@@ -3,8 +3,8 @@
 While terminals print numbered output, agents report through the installed hook script
 and OSC 9999, a UI writes its session (each acknowledged write flushed) and retires
 panes, and a worktree is removed, a seeded RNG kills a random Orca process every few
-seconds: an actor (orcad restarts it), orcad itself (the killer then runs `orca up`, as
-the service manager would, and ptyd re-adopts every terminal from the keeper) or the fd
+seconds: an actor (orcad restarts it), orcad itself (the keeper starts it again, nobody
+runs `orca up`, and its ptyd re-adopts every terminal from the keeper) or the fd
 keeper (orcad starts a new one, ptyd re-seeds it; the next kill waits for that).
 Set ORCA_CHAOS_SEED to replay a run (the seed is printed and in every failure).
 """
