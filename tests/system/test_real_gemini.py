@@ -44,6 +44,8 @@ DIALOG = "Allow execution of"  # Gemini's permission dialog
 # bundle uses Node 20 APIs); Debian 12's own nodejs is 18.
 GEMINI_NODE_MAJOR = 20
 
+CI_VARIABLES = ("CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS")
+
 
 @pytest.fixture(scope="module")
 def gemini() -> Path:
@@ -76,6 +78,11 @@ def world(orca_home: Path, tmp_path: Path, gemini: Path) -> Iterator[tuple[User,
         )
     )
     (config / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    # A CI machine's variables are not the user's shell's: Gemini takes CI=true (or
+    # GITHUB_ACTIONS=true) for headless and exits "No input provided via stdin", and
+    # its renderer (ink's is-in-ci) also looks at CONTINUOUS_INTEGRATION and CI_*.
+    for name in [n for n in user.env if n in CI_VARIABLES or n.startswith("CI_")]:
+        del user.env[name]
     with fake_gemini() as (fake, url):
         user.env.update(
             {
