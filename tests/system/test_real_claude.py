@@ -11,13 +11,16 @@ while its PermissionRequest hook runs.
 One session, four turns: a Bash command approved from Orca (``orca approve``), one
 denied from Orca (``orca deny``), one cancelled in Claude's own dialog (Esc: Claude
 prints its interrupt line and sends no hook; the row must be ``waiting``, not
-``working``), then ``/exit``; the vault's token totals equal the usage the fake API
+``working``), then ``/exit``; a second Claude killed with ``kill -9`` ends its row with
+its exit code; the vault's token totals equal the usage the fake API
 returned.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,6 +169,17 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             user.ok("term", "send", handle, "/exit")
             user.ok("term", "send", handle, "\r")
             await watch.until(lambda e: e["event"] == "clear" and e["paneKey"] == pane)
+
+            # kill -9 of a second Claude (its whole process group, as the OOM killer or
+            # a crash would leave it): no hook comes, its terminal ends, and the row goes
+            # with the code the kill gave.
+            second = user.new_terminal("project", "claude", "--permission-mode", "default")
+            await watch.until(state_is(second["paneKey"], "waiting"))  # SessionStart
+            os.killpg(second["pid"], signal.SIGKILL)  # the terminal's session leader
+            gone = await watch.until(
+                lambda e: e["event"] == "clear" and e["paneKey"] == second["paneKey"]
+            )
+            assert (gone["reason"], gone.get("exitCode")) == ("pty_exited", 137), gone
 
             # Never working while idle: each turn's states, as orca watch printed them.
             states = watch.states(pane)
