@@ -123,7 +123,9 @@ class HooksActor:
 
     def hydrate(self) -> None:
         # issue 16 item 12: a damaged file is kept aside and reported, never just dropped.
-        self.status_load = load_status_file(self.status_path, wall_clock_ms())
+        self.status_load = load_status_file(
+            self.status_path, wall_clock_ms(), self.table.host_id
+        )
         loaded = self.status_load.status
         self.table.hydrate(loaded.rows, loaded.commitments, loaded.fences)
         self.follower.cursor.revision = loaded.store_revision

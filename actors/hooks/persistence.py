@@ -35,6 +35,7 @@ import trio
 
 from actors.hooks.status_file import LoadedStatus, decode_status_file
 from orca.fsio import PRIVATE_FILE_MODE, write_atomic
+from orca.model.hosts import LOCAL_HOST_ID
 
 log = logging.getLogger(__name__)
 
@@ -247,8 +248,9 @@ class StatusFileLoad:
         }
 
 
-def load_status_file(path: Path, now_ms: int) -> StatusFileLoad:
-    """Read and decode ``path``; a damaged or unreadable file is moved aside (reported).
+def load_status_file(path: Path, now_ms: int, host_id: str = LOCAL_HOST_ID) -> StatusFileLoad:
+    """Read and decode ``path`` for the table of ``host_id``; a damaged or unreadable
+    file is moved aside (reported).
 
     Never raises: a missing file loads empty; a file that cannot even be moved aside
     is reported in ``error`` (the next save then replaces it).
@@ -260,7 +262,7 @@ def load_status_file(path: Path, now_ms: int) -> StatusFileLoad:
         return StatusFileLoad(empty)
     except OSError as exc:
         return _keep_aside(path, empty, "unreadable", describe_os_error(exc))
-    loaded = decode_status_file(data, now_ms)
+    loaded = decode_status_file(data, now_ms, host_id)
     if loaded.damage is None:
         return StatusFileLoad(loaded)
     return _keep_aside(path, loaded, loaded.damage, None)

@@ -13,9 +13,11 @@ revision replays exactly the retirements it missed (ARCHITECTURE §3.2).
 
 What is read back: rows younger than ``HYDRATE_WINDOW_MS``; every non-``done`` row is
 stamped ``restoredUnconfirmed`` so no reader takes it for live truth; a structured row
-found on disk (it should never be there) is dropped, as is anything malformed - a
-damaged status file costs stale badges, never a crash. A file whose document cannot be
-used at all is named in ``LoadedStatus.damage`` (the loader keeps it aside).
+found on disk (it should never be there) is dropped, as is anything malformed and
+any row the reading table cannot have written (strict hydrate: its tab is not its pane
+key's, or its host is not the table's) - a damaged status file costs stale badges,
+never a crash. A file whose document cannot be used at all is named in
+``LoadedStatus.damage`` (the loader keeps it aside).
 
 Text (issue 16 item 6): the bytes are UTF-8 JSON and every string is free of lone
 surrogates both ways - cleaned when written (a row that slipped past its producer's
@@ -43,7 +45,7 @@ from actors.hooks.pane_authority import (
 )
 from actors.hooks.status_table import is_persistable
 from orca.model.agent_status import AgentStatusRow
-from orca.model.hosts import is_execution_host_id
+from orca.model.hosts import LOCAL_HOST_ID
 from orca.model.ids import is_terminal_owner_id
 
 FILE_VERSION = 1
@@ -98,8 +100,9 @@ def _dump(document: object) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def decode_status_file(data: bytes, now_ms: int) -> LoadedStatus:
-    """Rows to hydrate from ``data``; anything unreadable is dropped, never raised."""
+def decode_status_file(data: bytes, now_ms: int, host_id: str = LOCAL_HOST_ID) -> LoadedStatus:
+    """Rows to hydrate into the table of ``host_id`` from ``data``; anything unreadable,
+    or not a row that table wrote, is dropped, never raised."""
     try:
         parsed = json.loads(data)
     except RecursionError:
@@ -120,7 +123,7 @@ def decode_status_file(data: bytes, now_ms: int) -> LoadedStatus:
     rows: list[AgentStatusRow] = []
     dropped = 0
     for raw in raw_rows:
-        row = _decode_row(raw, now_ms)
+        row = _decode_row(raw, now_ms, host_id)
         if row is None:
             dropped += 1
         else:
@@ -156,7 +159,7 @@ def _decode_fences(raw: object) -> list[Fence]:
     return fences[-RETIRED_FENCE_CAPACITY:]
 
 
-def _decode_row(raw: object, now_ms: int) -> AgentStatusRow | None:
+def _decode_row(raw: object, now_ms: int, host_id: str) -> AgentStatusRow | None:
     if not isinstance(raw, dict) or raw.get("structuredHost") is not None:
         return None
     try:
@@ -165,13 +168,16 @@ def _decode_row(raw: object, now_ms: int) -> AgentStatusRow | None:
         return None
     if now_ms - row.updated_at_ms > HYDRATE_WINDOW_MS or not is_persistable(row):
         return None
-    # Strict hydrate (seed 02 §10): the row's pane, worktree and host must be ones it can
-    # have been written for, else it would light a badge no live pane owns. (Its tabId
-    # is not checked against the pane key's tab: live ingest files a hook's tab name as
-    # given, so such a row was valid when written.)
-    if parse_pane_key(row.pane_key) is None:
+    # Strict hydrate (seed 02 §10): the row's pane, tab, worktree and host must be ones
+    # this table can have written, else it would light a badge no live pane owns. The
+    # table files the pane key's own tab (``AgentStatusTable.apply_normalized_status``)
+    # and its own host id on every row, so another tab or another host is a row that was
+    # never this table's (a hand edit, a file copied from another host). An empty tabId
+    # names no tab and is let through.
+    pane = parse_pane_key(row.pane_key)
+    if pane is None or (row.tab_id and row.tab_id != pane.tab_id):
         return None
-    if not is_terminal_owner_id(row.worktree_id) or not is_execution_host_id(row.host_id):
+    if not is_terminal_owner_id(row.worktree_id) or row.host_id != host_id:
         return None
     return msgspec.structs.replace(
         row,

@@ -102,7 +102,7 @@ class StatusEvent:
     source: StatusSource
     worktree_id: str = ""
     agent: str = "unknown"
-    tab_id: str = ""
+    tab_id: str = ""  # as the hook stated it; the row files its pane key's tab
     detail: str = ""
     session_id: str = ""
     terminal_handle: str | None = None
@@ -296,7 +296,10 @@ class AgentStatusTable:
             updated_at_ms=observed_ms,
             state_since_ms=existing.state_since_ms if existing and same_state else observed_ms,
             agent=_label(event.agent, existing.agent if existing else "unknown"),
-            tab_id=event.tab_id or (existing.tab_id if existing else key.tab_id),
+            # The pane key names the tab (ptyd exports ORCA_TAB_ID from it). A hook that
+            # states another tab does not move its pane there, and a row filed under
+            # that name would be one the strict hydrate (status_file) must drop.
+            tab_id=key.tab_id,
             detail=event.detail[:MAX_DETAIL_CHARS],
             session_id=event.session_id or (existing.session_id if existing else ""),
             # Seed 03: carried forward when the event resolves none (only the OSC path

@@ -65,7 +65,9 @@ async def test_lone_surrogates_in_hook_fields_never_break_worktree_ps(orca_home:
             assert live[0]["detail"] == "x\ufffdy\x1b[2J\n"  # payload text: surrogate only
             assert live[0]["state"] == "blocked"
             rows = await hooks.rows()
-            assert rows[0]["tabId"] == "x\ufffdy\ufffd[2J\ufffd"  # a name: no controls
+            # The row files its pane key's tab, never the tab name the hook stated (the
+            # strict hydrate drops a row whose tab is not its key's: review 02-36).
+            assert rows[0]["tabId"] == PANE.split(":", 1)[0]
             assert rows[0]["worktreeId"] == "repo1::/src/wt-\ufffd"
             assert rows[0]["sessionId"] == "x\ufffdy\x1b[2J\n"
         async with running_hooks(orca_home):

@@ -114,6 +114,44 @@ def test_hydrate_drops_rows_whose_worktree_or_host_cannot_be_theirs() -> None:
         assert restored == ([PANE] if row is good else []), row
 
 
+def test_hydrate_drops_rows_of_another_tab_or_another_host() -> None:
+    """Strict hydrate (seed 02 §10; review 02-36): a row whose tabId is not its pane
+    key's tab, or whose hostId is not the reading table's host, was never that table's
+    and is dropped; the same row under its own tab and host is restored."""
+    good = {
+        "paneKey": PANE,
+        "worktreeId": WT,
+        "tabId": "tab-1",
+        "state": "working",
+        "source": "hook",
+        "updatedAtMs": T0,
+        "stateSinceMs": T0,
+    }
+    other_host = {**good, "hostId": "ssh:other"}
+    bad = [{**good, "tabId": "OTHER-TAB"}, other_host]
+    for row in [good, *bad]:
+        data = json.dumps({"version": 1, "rows": [row], "launchTokenSha256": {}}).encode()
+        restored = [r.pane_key for r in decode_status_file(data, T0).rows]
+        assert restored == ([PANE] if row is good else []), row
+    data = json.dumps({"version": 1, "rows": [other_host], "launchTokenSha256": {}}).encode()
+    assert [r.host_id for r in decode_status_file(data, T0, "ssh:other").rows] == ["ssh:other"]
+    data = json.dumps({"version": 1, "rows": [good], "launchTokenSha256": {}}).encode()
+    assert decode_status_file(data, T0, "ssh:other").rows == []
+
+
+def test_a_hook_stating_another_tab_is_filed_under_its_keys_tab_and_survives_restart() -> None:
+    """Live ingest files the pane key's tab, whatever tabId the hook states, so the row it
+    writes passes the strict hydrate's tab check after a restart."""
+    table = AgentStatusTable()
+    event = StatusEvent(
+        pane_key=PANE, state="working", source="hook", worktree_id=WT, tab_id="OTHER-TAB"
+    )
+    assert table.apply_normalized_status(event, T0).outcome == "applied"
+    assert [r.tab_id for r in table.rows()] == ["tab-1"]
+    loaded = decode_status_file(encode_status_file(table.rows(), {}), T0 + 1)
+    assert [(r.pane_key, r.tab_id) for r in loaded.rows] == [(PANE, "tab-1")]
+
+
 def test_terminal_handle_and_raw_token_are_never_written() -> None:
     """Only the token hash is persisted; the terminal handle is live-only (seed 03)."""
     store = AgentStatusTable()
