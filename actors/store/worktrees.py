@@ -6,7 +6,9 @@ An id is *current* when the store holds anything under it (meta, a session row i
 host partition, or it is a repo's main checkout; ``folder:<id>`` when that folder
 workspace exists); an *alias* when it is listed in some
 meta's ``priorWorktreeIds`` (the folder was renamed: the session belongs to the new id);
-otherwise *unknown*.
+otherwise *unknown*. Removing a worktree's meta (``orca worktree rm``, the meta GC) hydrates
+every session partition without it (``orca.model.hydrate``), so a removed worktree stops
+being current and ptyd may reap its terminals.
 
 GC of ``worktreeMeta`` (seed 01 §7.5 ②) is deliberately narrow. Only entries that are
 local (their repo and the meta both on this machine: an existence check cannot see a
@@ -19,6 +21,7 @@ re-checks eligibility against the state of that moment.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from typing import Any, Final
 
 import msgspec
@@ -28,6 +31,7 @@ from actors.store.entities import repo_host
 from actors.store.sessions import session_changed_event
 from orca.contracts import store as contract
 from orca.model.hosts import LOCAL_HOST_ID
+from orca.model.hydrate import hydrate_workspace_session
 from orca.model.identity_migration import migrate_worktree_identity
 from orca.model.ids import (
     BadWorktreeId,
@@ -39,7 +43,7 @@ from orca.model.ids import (
 from orca.model.lineage import current_parent, lineage_mismatch
 from orca.model.session import WORKTREE_ID_KEYED_SESSION_FIELDS, WorkspaceSessionState
 from orca.model.session_keys import parse_session_key
-from orca.model.state import PersistedState, session_for_host
+from orca.model.state import PersistedState, session_for_host, with_session_for_host
 from orca.model.worktree import WorkspaceLineage, WorktreeLineage, WorktreeMeta
 from orca.wire.errors import BadRequest, Conflict, NotFound
 
@@ -77,8 +81,9 @@ def patch_meta(state: PersistedState, worktree_id: str, patch: dict[str, Any]) -
 
 
 def _remove_metas(state: PersistedState, worktree_ids: list[str]) -> Change:
-    """Drop the metas and, with them, their lineage rows: the instance is gone, and a new
-    worktree at the same path must not inherit its parent (seed 01 §4.4)."""
+    """Drop the metas and, with them, their lineage rows (the instance is gone, and a new
+    worktree at the same path must not inherit its parent, seed 01 §4.4) and every
+    session row naming them (``_drop_session_rows_of``)."""
     gone = [w for w in worktree_ids if w in state.worktree_meta]
     if not gone:
         return Change(state, contract.MetasRemoved(removed=[]))
@@ -89,13 +94,59 @@ def _remove_metas(state: PersistedState, worktree_ids: list[str]) -> Change:
         if lineage.pop(worktree_id, None) is not None:
             events.append(contract.LineageChanged(worktree_id=worktree_id, lineage=None))
     new_state = replace(state, worktree_meta=metas, worktree_lineage_by_id=lineage)
+    new_state, session_events = _drop_session_rows_of(new_state, gone)
+    events.extend(session_events)
     return Change(new_state, contract.MetasRemoved(removed=gone), tuple(events))
 
 
 def remove_meta(state: PersistedState, worktree_id: str) -> Change:
+    """``worktreeMeta.remove``: gitwatch removed the worktree (``orca worktree rm``).
+
+    A worktree made outside Orca has no meta, yet session rows may name it: those
+    still go (the result lists no meta); ``not_found`` only when nothing names it."""
     if worktree_id not in state.worktree_meta:
-        raise NotFound(f"no worktree meta for {worktree_id!r}")
+        new_state, events = _drop_session_rows_of(state, [worktree_id])
+        if not events:
+            raise NotFound(f"no worktree meta for {worktree_id!r}")
+        return Change(new_state, contract.MetasRemoved(removed=[]), tuple(events))
     return _remove_metas(state, [worktree_id])
+
+
+def _drop_session_rows_of(
+    state: PersistedState, gone: Collection[str]
+) -> tuple[PersistedState, list[msgspec.Struct]]:
+    """Every host's session hydrated without the workspaces in ``gone`` (seed 01 §3 step
+    3, §7.3), and a ``session.changed`` for each partition that changed.
+
+    The store cannot list the worktrees that exist (gitwatch can), but it is told when
+    one stops existing: its meta is removed (``orca worktree rm``, the meta GC). So the
+    valid set handed to ``hydrate_workspace_session`` is every workspace the partition
+    names except ``gone``. Until then a dead worktree's rows made ``resolve_identity``
+    answer ``current`` for it, so ptyd's GC never reaped its terminals. A partition that
+    names none of ``gone`` is left exactly as it is (no incidental repair).
+
+    Known limit: the topology revision is not bumped (each revision is one logged pane
+    retirement, ``retired_log``), so a writer holding an older copy of the session can
+    still write the rows back with a full ``session.set``.
+    """
+    dead = set(gone)
+    events: list[msgspec.Struct] = []
+    for host in [LOCAL_HOST_ID, *state.workspace_sessions_by_host_id]:
+        before = session_for_host(state, host)
+        named = _session_worktree_ids(before) | set(before.active_worktree_ids_on_shutdown)
+        for pointer in (before.active_worktree_id, before.active_workspace_key):
+            ref = parse_session_key(pointer) if pointer else None
+            if ref is not None and ref.kind == "worktree":
+                named.add(ref.id)
+        if named.isdisjoint(dead):
+            continue
+        after = _keep_other_terminal_layouts(
+            before, hydrate_workspace_session(before, named - dead), dead
+        )
+        if after != before:
+            state = with_session_for_host(state, host, after)
+            events.append(session_changed_event(state, host, before))
+    return state, events
 
 
 def _last_touched_ms(meta: WorktreeMeta) -> int:
@@ -210,6 +261,33 @@ def migrate_identity(state: PersistedState, old_id: str, new_id: str) -> Change:
         if session_for_host(migrated, host) != before:
             events.append(session_changed_event(migrated, host, before))
     return Change(migrated, result, tuple(events), durability="flush")
+
+
+def _keep_other_terminal_layouts(
+    before: WorkspaceSessionState, after: WorkspaceSessionState, dead: set[str]
+) -> WorkspaceSessionState:
+    """``after`` with the terminal layouts (and unsupported-PTY marks) of ``before`` that no
+    tab of a ``dead`` workspace refers to put back: the hydrate keeps a layout only while
+    a tab refers to it, but a layout saved on its own (a client that saves panes, not
+    tabs) binds live PTYs and is no row of the removed worktree."""
+    dead_tabs: set[str] = set()
+    for field in ("tabs_by_worktree", "unified_tabs"):
+        for key, tabs in (getattr(before, field) or {}).items():
+            ref = parse_session_key(key)
+            if ref is not None and ref.kind == "worktree" and ref.id in dead:
+                dead_tabs.update(t.id for t in tabs)
+                dead_tabs.update(getattr(t, "entity_id", t.id) for t in tabs)
+    layouts = {
+        k: v
+        for k, v in before.terminal_layouts_by_tab_id.items()
+        if k in after.terminal_layouts_by_tab_id or k not in dead_tabs
+    }
+    marks = {
+        k: v
+        for k, v in before.unsupported_pty_ids_by_tab_id.items()
+        if k in after.unsupported_pty_ids_by_tab_id or k not in dead_tabs
+    }
+    return replace(after, terminal_layouts_by_tab_id=layouts, unsupported_pty_ids_by_tab_id=marks)
 
 
 def _session_worktree_ids(session: WorkspaceSessionState) -> set[str]:

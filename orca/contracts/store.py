@@ -51,7 +51,9 @@ worktreeMeta.get    {worktreeId} → WorktreeMeta        not_found
 worktreeMeta.list   {} → {worktreeMeta: {worktreeId: WorktreeMeta}}
 worktreeMeta.set    {worktreeId, meta} → WorktreeMeta
 worktreeMeta.patch  {worktreeId, patch} → WorktreeMeta (creates from defaults)
-worktreeMeta.remove {worktreeId} → {removed: [id]}     not_found
+worktreeMeta.remove {worktreeId} → {removed: [id]}     not_found (nothing names the id)
+                    the worktree is gone: its lineage row and every session row naming
+                    it, on every host, go too (session.changed; seed 01 §3 step 3)
 worktreeMeta.gc     {} → {removed: [id]}               seed 01 §7.5 ② (also runs at start)
 lineage.set         {worktreeId, lineage|null} → WorktreeLineage|null
                     conflict: worktreeInstanceId is not the meta's instanceId, or

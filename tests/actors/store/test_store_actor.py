@@ -285,3 +285,31 @@ async def test_worktree_meta_gc_drops_only_dead_idle_local_entries(tmp_path: Pat
                 contract.WORKTREE_META_GET, contract.WorktreeIdArgs(worktree_id=f"r::{alive}")
             )
             assert one == metas[f"r::{alive}"] and one.last_activity_at == 1
+
+
+async def test_a_removed_worktrees_session_rows_go_with_it_over_rpc(tmp_path: Path) -> None:
+    """worktreeMeta.remove (what ``orca worktree rm`` sends) drops the worktree's session
+    rows, so identity.resolve answers unknown, also after a restart (review 01-15)."""
+    gone, kept = "r::/w/gone", "r::/w/kept"
+    tabs = {
+        w: [{"id": t, "entityId": t, "groupId": "g", "worktreeId": w, "contentType": "terminal"}]
+        for w, t in ((gone, "t-gone"), (kept, "t-kept"))
+    }
+    resolve = contract.IDENTITY_RESOLVE.name
+    with trio.fail_after(60):
+        async with running_store(tmp_path) as store:
+            write = contract.SessionSetArgs(session={"unifiedTabs": tabs})
+            await store.invoke(contract.SESSION_SET, write)
+            patch = contract.MetaPatchArgs(worktree_id=gone, patch={})
+            await store.invoke(contract.WORKTREE_META_PATCH, patch)
+            assert (await store.call(resolve, {"worktreeId": gone}))["status"] == "current"
+            remove = contract.WorktreeIdArgs(worktree_id=gone)
+            removed = await store.invoke(contract.WORKTREE_META_REMOVE, remove)
+            assert removed == contract.MetasRemoved(removed=[gone])
+            assert (await store.call(resolve, {"worktreeId": gone}))["status"] == "unknown"
+            assert (await store.call(resolve, {"worktreeId": kept}))["status"] == "current"
+            assert await store.stop() == 0
+        async with running_store(tmp_path) as store:
+            view = await store.invoke(contract.SESSION_GET, contract.SessionGetArgs())
+            assert list(view.session.unified_tabs or {}) == [kept]
+            assert (await store.call(resolve, {"worktreeId": gone}))["status"] == "unknown"

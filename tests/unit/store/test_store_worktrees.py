@@ -14,7 +14,7 @@ from orca.model.codec import to_builtins
 from orca.model.state import PersistedState
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta
-from orca.wire.errors import BadRequest
+from orca.wire.errors import BadRequest, NotFound
 
 NOW = 10 * WORKTREE_META_GC_GRACE_MS
 OLD = NOW - WORKTREE_META_GC_GRACE_MS - 1
@@ -189,3 +189,92 @@ def test_every_earlier_name_of_a_twice_renamed_worktree_resolves_to_its_current_
             status="alias", worktree_id="r::/c"
         )
     assert list(state.worktree_meta) == ["r::/c"]
+
+
+DEAD, LIVE = "loc::/w/dead", "loc::/w/live"
+LEAF = "3f1c2a9e-0000-4000-8000-000000000001"
+
+
+def two_worktree_session() -> dict[str, Any]:
+    """Tabs, groups and terminal panes in ``DEAD`` and ``LIVE``, plus a pane saved on its own."""
+
+    def tab(tab_id: str, worktree_id: str) -> dict[str, Any]:
+        return {
+            "id": tab_id,
+            "entityId": tab_id,
+            "groupId": f"g-{tab_id}",
+            "worktreeId": worktree_id,
+            "contentType": "terminal",
+        }
+
+    pane = {"root": {"type": "leaf", "leafId": LEAF}}
+    return {
+        "activeWorktreeId": DEAD,
+        "unifiedTabs": {DEAD: [tab("td", DEAD)], LIVE: [tab("tl", LIVE)]},
+        "tabGroups": {
+            DEAD: [{"id": "g-td", "worktreeId": DEAD}],
+            LIVE: [{"id": "g-tl", "worktreeId": LIVE}],
+        },
+        "terminalLayoutsByTabId": {"td": pane, "tl": pane, "lone": pane},
+        "lastVisitedAtByWorktreeId": {f"local|{DEAD}": 1, f"local|{LIVE}": 2},
+    }
+
+
+def test_removing_a_worktrees_meta_drops_its_session_rows_so_it_resolves_unknown() -> None:
+    """worktree rm → worktreeMeta.remove hydrates every host's session without the dead
+    worktree (seed 01 §3 step 3; review 01-15): identity.resolve stops saying current."""
+    state = with_repos(**{DEAD: WorktreeMeta(), LIVE: WorktreeMeta()})
+    state = sessions.set_session(state, None, two_worktree_session(), None, lambda: "x").state
+    state = sessions.set_session(
+        state, "ssh:box", session_with_tab(DEAD), None, lambda: "x"
+    ).state
+    change = worktrees.remove_meta(state, DEAD)
+    assert [spec_of(e) for e in change.events] == [
+        store.WORKTREE_META_REMOVED,
+        store.SESSION_CHANGED,
+        store.SESSION_CHANGED,
+    ]
+    assert [to_builtins(e)["hostId"] for e in change.events[1:]] == ["local", "ssh:box"]
+    new = change.state
+    assert worktrees.resolve_identity(new, DEAD).status == "unknown"
+    assert worktrees.resolve_identity(new, LIVE).status == "current"
+    local = new.workspace_session
+    assert set(local.unified_tabs or {}) == {LIVE} and set(local.tab_groups or {}) == {LIVE}
+    assert set(local.terminal_layouts_by_tab_id) == {"tl", "lone"}  # a lone pane is no row
+    assert local.last_visited_at_by_worktree_id == {f"local|{LIVE}": 2}
+    assert local.active_worktree_id is None
+    assert new.workspace_sessions_by_host_id["ssh:box"].unified_tabs == {}
+
+
+def test_removing_a_worktree_made_outside_orca_drops_its_rows_though_it_had_no_meta() -> None:
+    """A worktree with tabs but no meta, removed with ``orca worktree rm``, loses its rows;
+    an id nothing names is still ``not_found``."""
+    state = sessions.set_session(
+        with_repos(), None, session_with_tab(DEAD), None, lambda: "x"
+    ).state
+    assert worktrees.resolve_identity(state, DEAD).status == "current"
+    change = worktrees.remove_meta(state, DEAD)
+    assert to_builtins(change.result) == {"removed": []}
+    assert [spec_of(e) for e in change.events] == [store.SESSION_CHANGED]
+    assert worktrees.resolve_identity(change.state, DEAD).status == "unknown"
+    with pytest.raises(NotFound):
+        worktrees.remove_meta(change.state, DEAD)
+
+
+def test_meta_gc_drops_the_session_rows_of_the_worktrees_it_collects() -> None:
+    """A worktree deleted outside Orca loses its rows when the meta GC collects it."""
+    state = with_repos(**{DEAD: WorktreeMeta(last_activity_at=OLD)})
+    state = sessions.set_session(state, None, session_with_tab(DEAD), None, lambda: "x").state
+    change = worktrees.remove_stale_meta(state, [DEAD], NOW)
+    assert change.state.worktree_meta == {}
+    assert change.state.workspace_session.unified_tabs == {}
+    assert worktrees.resolve_identity(change.state, DEAD).status == "unknown"
+
+
+def test_removing_a_worktree_no_session_names_leaves_every_session_as_it_was() -> None:
+    """Partitions that do not name the removed worktree are not touched (no incidental repair)."""
+    state = with_repos(**{DEAD: WorktreeMeta(), LIVE: WorktreeMeta()})
+    state = sessions.set_session(state, None, session_with_tab(LIVE), None, lambda: "x").state
+    change = worktrees.remove_meta(state, DEAD)
+    assert change.state.workspace_session is state.workspace_session
+    assert [spec_of(e) for e in change.events] == [store.WORKTREE_META_REMOVED]
