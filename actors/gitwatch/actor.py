@@ -23,7 +23,7 @@ import trio
 
 from actors.gitwatch import errors
 from actors.gitwatch.factstate import RepoKind
-from actors.gitwatch.firstmessage import rename_from_first_message
+from actors.gitwatch.firstmessage import PENDING_FIRST_MESSAGE_RENAME, rename_from_first_message
 from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.lifecycle import (
     CreateRequest,
@@ -237,6 +237,8 @@ class GitwatchActor:
             args.new_name,
             display_name=args.display_name,
             rename_branch=args.rename_branch,
+            # The user chose this name: no agent's first message replaces it (01-23).
+            meta_patch={PENDING_FIRST_MESSAGE_RENAME: None},
         )
 
     async def rename_from_first_message(

@@ -22,7 +22,7 @@ from orca.model import naming
 from orca.model.ids import parse_worktree_id
 from orca.wire.errors import OrcaError
 
-_PENDING = "pendingFirstAgentMessageRename"
+PENDING_FIRST_MESSAGE_RENAME = "pendingFirstAgentMessageRename"
 _ERROR = "firstAgentMessageRenameError"
 
 
@@ -59,17 +59,21 @@ async def rename_from_first_message(
         return contract.FirstMessageRename(renamed=False, skipped="no rename pending")
     name = name_from_message(message)
     if name is None:
-        return contract.FirstMessageRename(renamed=False, skipped="no usable name in message")
+        return contract.FirstMessageRename(
+            renamed=False, skipped="no usable name in message", still_pending=True
+        )
     try:
         done = await rename_worktree(
             tracker, store, emit, worktree_id, name,
-            meta_patch={_PENDING: False, _ERROR: None},
+            meta_patch={PENDING_FIRST_MESSAGE_RENAME: False, _ERROR: None},
         )  # fmt: skip
     except (errors.MissingTarget, errors.PeerUnavailable):
         raise  # no such worktree, or it moved and store must catch up: the caller's to see
     except errors.GitwatchError as exc:
         try:
-            await store.patch_meta(worktree_id, {_PENDING: False, _ERROR: str(exc)})
+            await store.patch_meta(
+                worktree_id, {PENDING_FIRST_MESSAGE_RENAME: False, _ERROR: str(exc)}
+            )
         except OrcaError as store_exc:
             raise errors.PeerUnavailable(f"rename failed ({exc}); store: {store_exc}") from exc
         return contract.FirstMessageRename(renamed=False, skipped=f"rename failed: {exc}")

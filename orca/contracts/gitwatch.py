@@ -59,7 +59,7 @@ worktree.rename   {worktreeId, newName, displayName?, renameBranch?: true}
                   but store did not migrate (the event still goes out, with
                   identityMigrated false). ptyd follows worktree.renamed (store's).
 worktree.renameFromFirstMessage {worktreeId, message}
-                  → {renamed, skipped?, rename?: <worktree.rename result>}
+                  → {renamed, skipped?, rename?: <worktree.rename result>, stillPending?}
                   Seed 01's pendingFirstAgentMessageRename: a worktree created with
                   pendingFirstAgentMessageRename (a placeholder name) is renamed once,
                   by the first agent message: displayName = the message's first line
@@ -69,9 +69,15 @@ worktree.renameFromFirstMessage {worktreeId, message}
                   firstAgentMessageRenameError and clears the flag (tried once).
                   Not pending, or a message with no usable name: renamed false and
                   ``skipped`` says why (hooks may send every prompt; only the first
-                  acts). bad_request: bad id; not_found: unknown worktree.
-                  Hooks calls it on an agent's first user prompt of a pane in that
-                  worktree (UserPromptSubmit and the like) with the prompt text.
+                  acts); stillPending: the flag is still set (no usable name), so a
+                  later message may name it. worktree.rename (the user's) clears the
+                  flag: a name the user chose is never replaced. bad_request: bad id;
+                  not_found: unknown worktree.
+                  Hooks calls it (actors/hooks/first_prompt.py) on a user prompt with
+                  text (Claude's and Codex's UserPromptSubmit, Gemini's BeforeAgent,
+                  Cursor's beforeSubmitPrompt) that the pane's authority accepted, for
+                  the row's worktree: once per worktree per hooks incarnation unless
+                  the answer is stillPending or the call failed, in the background.
 worktree.mergePreview {worktree, into?, mode?: "merge"|"squash"|"rebase" (default merge)}
                   → MergePreview {into, branch, mode, ahead, behind, diffstat {files,
                   insertions, deletions}, conflicts: [path], dirty, uncommitted: [line]}
@@ -299,11 +305,14 @@ class FirstMessageArgs(Args, frozen=True, kw_only=True):
 
 class FirstMessageRename(Payload, frozen=True, kw_only=True, omit_defaults=True):
     """``renamed``: the worktree took its name from the message; else ``skipped`` says
-    why (not pending, nothing usable in the message, the rename failed)."""
+    why (not pending, nothing usable in the message, the rename failed).
+    ``stillPending``: the flag is still set (the message gave no name): a later message
+    may name it; otherwise no later message will."""
 
     renamed: bool
     skipped: str | None = None
     rename: Renamed | None = None
+    still_pending: bool = False
 
 
 MergeMode = Literal["merge", "squash", "rebase"]

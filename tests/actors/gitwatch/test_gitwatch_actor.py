@@ -164,6 +164,34 @@ async def test_create_then_rename_keeps_meta(actors: tuple[Actors, str], tmp_pat
         assert row.path == str(tmp_path / "workspaces" / "proj" / "task-two")
 
 
+async def test_a_worktree_the_user_renamed_is_not_renamed_by_a_first_message(
+    actors: tuple[Actors, str],
+) -> None:
+    """01-23: `worktree mv` of a placeholder-named worktree clears its pending flag, so
+    the agent's first message later names nothing (the user's name stays)."""
+    running, repo_id = actors
+    with trio.fail_after(TEST_TIMEOUT_S):
+        created = await running.gitwatch.invoke(
+            gw.WORKTREE_CREATE,
+            gw.CreateArgs(
+                repo_id=repo_id, name="untitled-1", setup="skip",
+                pending_first_agent_message_rename=True,
+            ),
+        )  # fmt: skip
+        assert (await _meta(running, created.worktree_id)).pending_first_agent_message_rename
+        renamed = await running.gitwatch.invoke(
+            gw.WORKTREE_RENAME, gw.RenameArgs(worktree_id=created.worktree_id, new_name="mine")
+        )
+        meta = await _meta(running, renamed.new_worktree_id)
+        assert not meta.pending_first_agent_message_rename
+        answer = await running.gitwatch.invoke(
+            gw.WORKTREE_RENAME_FROM_FIRST_MESSAGE,
+            gw.FirstMessageArgs(worktree_id=renamed.new_worktree_id, message="Fix the login"),
+        )
+        assert (answer.renamed, answer.skipped) == (False, "no rename pending")
+        assert (await _meta(running, renamed.new_worktree_id)).display_name == "mine"
+
+
 async def test_recreated_path_does_not_inherit_old_meta(actors: tuple[Actors, str]) -> None:
     """Remove drops the meta; a new worktree at the same path starts with fresh notes (§4.4)."""
     running, repo_id = actors

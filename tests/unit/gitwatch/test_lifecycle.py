@@ -442,3 +442,23 @@ async def test_first_message_renames_a_pending_worktree_once(world: World) -> No
             world.tracker, world.store, world.tracker.emit, done.rename.new_worktree_id, "x"
         )
         assert (again.renamed, again.skipped) == (False, "no rename pending")
+        assert not again.still_pending
+
+
+async def test_first_message_with_no_usable_name_leaves_the_worktree_pending(
+    world: World,
+) -> None:
+    """A message that names nothing changes nothing and says the flag is still set, so
+    hooks asks again with the next prompt."""
+    with trio.fail_after(20):
+        created = await _create(world, "wt-placeholder", pending_first_agent_message_rename=True)
+        evidence = world.store.calls[-1][2]
+        world.store.current = dataclasses.replace(
+            world.store.current, meta={created.worktree_id: evidence}
+        )
+        world.store.calls.clear()
+        answer = await rename_from_first_message(
+            world.tracker, world.store, world.tracker.emit, created.worktree_id, "  \n\t\n"
+        )
+        assert (answer.renamed, answer.still_pending) == (False, True)
+        assert world.store.calls == []
