@@ -10,8 +10,9 @@ again in the background; rows of a worktree the store calls unknown are dropped 
 03 strict hydrate), register ops. Restored rows stay ``restoredUnconfirmed`` until
 their agent reports again; ptyd's truth (``agentStatus.reconcile_ptys``, pushed by
 ptyd once it sees this incarnation's heartbeat) ties them to their live terminal or
-ends them, and never confirms them (:mod:`actors.hooks.pty_truth`). Stop: one
-synchronous flush.
+ends them, and never confirms them (:mod:`actors.hooks.pty_truth`). An accepted hook
+that is a user's prompt may name its worktree: gitwatch is asked in the background
+(:mod:`actors.hooks.first_prompt`). Stop: one synchronous flush.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from actors.hooks.endpoint_file import (
     EndpointPublisher,
     new_secret,
 )
+from actors.hooks.first_prompt import FirstPromptGate, ask_to_name_worktree
 from actors.hooks.http import HookHttpServer
 from actors.hooks.http_request import HookReply, HookSubmission
 from actors.hooks.ingest import decode_osc_payload, event_from_osc, event_from_structured
@@ -81,6 +83,9 @@ class HooksActor:
         self.ptyd = ctx.connect("ptyd", timeout=2.0)
         self.service.on_answered = self._watch_answer
         self.follower = StoreFollower(ctx, self.service, self.saver.flush_now)
+        # 01-23: a user's first prompt names a placeholder-named worktree (gitwatch's).
+        self.gitwatch = ctx.connect("gitwatch")
+        self.first_prompts = FirstPromptGate()
         self.secret = new_secret()
         # issue 25: hooks bind agent sessions to panes (the vault's exact join).
         self.sessions = SessionBinder(hooks_dir, ctx.events.emit, self.table.authority, wall_clock_ms)
@@ -138,10 +143,25 @@ class HooksActor:
         )
 
     def ingest_hook(self, submission: HookSubmission) -> HookReply:
-        """A hook request: its status first, then the session binding it states."""
+        """A hook request: its status first, then the session binding it states, then
+        (a user prompt the pane's authority accepted) the worktree it may name."""
         reply = self.service.ingest_hook(submission)
         self.sessions.observe(submission)
+        if reply.status == 200:
+            self._name_worktree_from(submission)
         return reply
+
+    def _name_worktree_from(self, submission: HookSubmission) -> None:
+        """Ask gitwatch, in the background, to name the row's worktree from the prompt
+        (actors/hooks/first_prompt.py); the hook's reply never waits for it."""
+        row = self.table.row(submission.pane_key)
+        if row is None:
+            return
+        question = self.first_prompts.claim(submission.agent, submission.payload, row.worktree_id)
+        if question is not None:
+            self.ctx.nursery.start_soon(
+                ask_to_name_worktree, self.gitwatch, self.first_prompts, question
+            )
 
     # ops -------------------------------------------------------------------
     async def session_bindings(self, _: NoArgs) -> hooks.SessionBindings:

@@ -1,9 +1,12 @@
 """``orca worktree ls|create|rm|mv|merge``: list and change worktrees through ``gitwatch``.
 
 ``ls [--json] [--all]``                   every repo's worktrees (``{"worktrees": [...]}``)
-``create REPO NAME [--base B] [--setup run|skip]``
+``create REPO [NAME] [--base B] [--setup run|skip]``
                                           REPO is a repo id, path or display name; the
-                                          setup script's output streams under a spinner
+                                          setup script's output streams under a spinner;
+                                          without NAME a placeholder (``untitled-XXXXXX``)
+                                          that the first prompt of an agent in it
+                                          replaces (branch, name and folder; 01-23)
 ``rm WORKTREE [--force] [--delete-branch]``
 ``merge WORKTREE [--into B] [--squash|--rebase] [--preview] [-m MSG] [--commit] [--json]``
                                           its branch into B (default: its base branch);
@@ -51,6 +54,8 @@ TAIL_WAIT_S = 1.0
 # How often the progress loop looks whether the create's reply has arrived.
 PROGRESS_POLL_S = 0.05
 PROGRESS_CONSUMER = "cli<-gitwatch"
+# `create REPO` without NAME: the placeholder's prefix (then 6 hex digits).
+PLACEHOLDER_PREFIX = "untitled"
 
 
 def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,7 +68,12 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
 
     create = worktree.add_parser("create", help="create a worktree on a new branch")
     create.add_argument("repo", help="repo id, path or display name")
-    create.add_argument("name", help="worktree (and branch) name; sanitized")
+    create.add_argument(
+        "name",
+        nargs="?",
+        help="worktree (and branch) name; sanitized (default: a placeholder that the first"
+        " prompt of an agent in it replaces)",
+    )
     create.add_argument("--base", help="start point of the new branch (default: repo base/HEAD)")
     create.add_argument("--setup", choices=("run", "skip"), default="run",
                         help="run the setup script of orca.yaml (default: run)")  # fmt: skip
@@ -148,6 +158,11 @@ def cmd_create(args: argparse.Namespace) -> int:
     from orca.contracts import gitwatch
     from orca.remote.worktrees import remote_worktree  # HOST:REPO of a known host
 
+    # No NAME: a placeholder, replaced by the first prompt of an agent in the worktree
+    # (hooks → gitwatch worktree.renameFromFirstMessage; `worktree mv` first keeps yours).
+    args.pending_first_agent_message_rename = args.name is None
+    if args.name is None:
+        args.name = placeholder_worktree_name()
     if (remote := remote_worktree("create", args)) is not None:
         return remote
 
@@ -159,6 +174,7 @@ def cmd_create(args: argparse.Namespace) -> int:
         setup=args.setup,
         request_id=os.urandom(8).hex(),  # not secrets: its import costs every command
         source="cli",
+        pending_first_agent_message_rename=args.pending_first_agent_message_rename,
     )
     timeout = CREATE_WITH_SETUP_TIMEOUT_S if args.setup == "run" else CREATE_TIMEOUT_S
     result = _create_with_progress(request, timeout, quiet=args.json)
@@ -170,13 +186,21 @@ def cmd_create(args: argparse.Namespace) -> int:
     else:
         made = os.path.basename(result.path)
         branch = short_branch(result.branch)
-        if made != args.name:  # sanitised: say the name it has now (it finds either)
+        if args.pending_first_agent_message_rename:
+            print(f"created {result.path} on {branch} (the first prompt of an agent in it names it)")
+        elif made != args.name:  # sanitised: say the name it has now (it finds either)
             print(f"created {made!r} (from {args.name!r}): {result.path} on {branch}")
         else:
             print(f"created {result.path} on {branch}")
     if result.setup.ran and result.setup.exit_code:
         return fail(f"setup script exited with {result.setup.exit_code} (the worktree was kept)")
     return EXIT_OK
+
+
+def placeholder_worktree_name() -> str:
+    """A name for a worktree whose agent's first prompt will name it: unlikely to be
+    taken (24 random bits), and plainly not a name anyone chose."""
+    return f"{PLACEHOLDER_PREFIX}-{os.urandom(3).hex()}"
 
 
 def _create_with_progress(request: CreateArgs, timeout: float, *, quiet: bool) -> Created:

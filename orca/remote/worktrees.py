@@ -40,6 +40,7 @@ def remote_worktree(command: str, args: argparse.Namespace) -> int | None:
                 setup=args.setup,
                 request_id=os.urandom(8).hex(),
                 source="cli",
+                pending_first_agent_message_rename=args.pending_first_agent_message_rename,
             )
             created = link.invoke(gitwatch.WORKTREE_CREATE, request, timeout=MUTATE_TIMEOUT_S)
             print(f"created {host.name}:{created.path} on {created.branch}")
