@@ -13,7 +13,8 @@ approved tool may run for minutes before its next hook), and this watch settles 
   the row becomes ``waiting``. Claude Code 2.1, refused or cancelled in its own
   dialog (Esc, "No"), prints its interrupt line, returns to its prompt and sends no
   hook at all (its Stop hook does not run on a user interrupt); Gemini CLI 0.61,
-  refused with Esc in its dialog, likewise (its line, no AfterAgent).
+  refused with Esc in its dialog, likewise (its line, no AfterAgent); Codex 0.171,
+  Esc while Orca holds its approval hook, likewise (its line, no Stop).
 
 :func:`settled` is the pure rule; :func:`watch_answer` the trio loop around it.
 """
@@ -45,9 +46,11 @@ WATCH_FOR_S = 120.0
 # instead?" (its TUI; also the text users report in anthropics/claude-code issues).
 # Gemini CLI 0.61: the info line "Request cancelled." (its interactive UI adds it when
 # a turn is cancelled, Esc in its permission dialog included; no hook fires then).
-# Codex is settled by the quiet rule alone.
+# Codex 0.171: "Conversation interrupted" (its TUI, Esc while a turn runs, its approval
+# hook held by Orca included; no hook fires then).
 INTERRUPT_LINES: dict[str, tuple[str, ...]] = {
     "claude": ("Interrupted · What should Claude do instead?",),
+    "codex": ("Conversation interrupted",),
     "gemini": ("Request cancelled.",),
 }
 IDLE_DETAIL = "answered in its terminal; idle at its prompt"

@@ -4,24 +4,27 @@ API on 127.0.0.1 (issue 40 items 7-8).
 Codex 0.171 is driven offline through a ``[model_providers.NAME]`` table in
 ``$CODEX_HOME/config.toml`` (``base_url``, ``wire_api = "responses"``, ``env_key``) and
 the project marked ``trust_level = "trusted"``; ``orca hooks install codex`` writes its
-hooks and their trust entries into that same ``CODEX_HOME``. On a session's first turn a
-command is asked for (``-a untrusted``) and approved with ``orca approve``: the row goes
-blocked and stays so until the answer (the legacy notify of Codex's title thread no
-longer ends it), then done; a second ask refused with Esc in Codex's own dialog ends
-``waiting``, never ``working``.
+hooks and their trust entries into that same ``CODEX_HOME``. ``codex exec`` lights the
+row and fills the vault; interactive Codex (``-a on-request``) asks on a session's first
+turn, approved with ``orca approve``: the row goes blocked and stays so until the answer
+(the legacy notify of Codex's title thread no longer ends it), then done; a second ask
+refused with Esc in Codex's terminal ends ``waiting``, never ``working``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 from support.agent_clis import require_agent_cli
 from support.fake_openai import FakeOpenAI, fake_openai
 from support.journey import User, make_git_repo
-from support.watch import Watch, state_is, vault_total
+from support.watch import Watch, state_is, until_screen, vault_total
+
+from actors.hooks.answer_watch import INTERRUPTED_DETAIL
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +93,69 @@ async def test_real_codex_turn_lights_and_vault(world: tuple[User, FakeOpenAI, P
         screen = user.run("term", "read", handle).stdout if handle else ""
         compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
         print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
+        raise
+    finally:
+        watch.close()
+
+
+async def test_real_codex_interactive_approved_from_orca_and_refused_in_its_dialog(
+    world: tuple[User, FakeOpenAI, Path],
+) -> None:
+    """Interactive Codex (``-a on-request``, the fake model asking to run a command
+    outside the sandbox): on the session's first turn the ask is held; the row stays
+    blocked until ``orca approve`` (the legacy notify of Codex's title thread does not
+    end it), then done. A second ask, Esc in Codex's terminal while Orca holds (Codex
+    runs the hook before it draws its own dialog): the hold is released at once, Codex
+    interrupts the turn with no hook, and the row is ``waiting``, never ``working``."""
+    user, _fake, project = world
+    watch = Watch(user)
+    handle = ""
+    try:
+        with trio.fail_after(180):
+            await watch.live()
+            session = user.new_terminal("project", "codex", "-a", "on-request")
+            pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
+            await trio.to_thread.run_sync(
+                until_screen, user, sid, pane, "Ask Codex", abandon_on_cancel=True
+            )
+
+            async def prompt(text: str) -> dict[str, Any]:
+                user.ok("term", "send", handle, text)
+                await trio.to_thread.run_sync(
+                    until_screen, user, sid, pane, f"› {text}", abandon_on_cancel=True
+                )
+                user.ok("term", "send", handle, "\r")
+                await watch.until(state_is(pane, "blocked"))
+                return await watch.until(lambda e: e["event"] == "ask" and e["paneKey"] == pane)
+
+            # 1. The session's first turn, approved from Orca: blocked until the answer
+            # (the legacy notify of Codex's title thread does not end it), then done.
+            ask = await prompt("orca-ask: touch approved-one")
+            assert (ask["toolName"], ask["summary"]) == ("Bash", "touch approved-one")
+            assert user.ok("approve", handle).strip() == "allowed: Bash: touch approved-one"
+            await watch.until(state_is(pane, "done"))
+            assert (project / "approved-one").exists()
+            first = watch.states(pane)
+            assert first[first.index("blocked") + 1] == "working", first  # answered, not done
+
+            # 2. Esc in Codex's terminal while Orca holds: the hold is released at once
+            # (answered there), Codex interrupts its turn, prints its line and sends no
+            # hook: the row is waiting, never left working; nothing ran.
+            await prompt("orca-ask: touch refused-two")
+            user.ok("term", "send", handle, "\x1b")
+            answered = await watch.until(lambda e: e["event"] == "answered" and e["paneKey"] == pane)
+            assert answered["outcome"] == "answered_elsewhere"
+            idle = await watch.until(
+                lambda e: e["event"] == "set" and e["paneKey"] == pane and e["state"] != "working"
+            )
+            assert (idle["state"], idle["detail"]) == ("waiting", INTERRUPTED_DETAIL), idle
+            assert not (project / "refused-two").exists()
+            states = watch.states(pane)
+            assert states[0] == "waiting" and states[-1] == "waiting"
+    except BaseException:
+        screen = user.run("term", "read", handle).stdout if handle else ""
+        compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
+        print("SCREEN", screen[-2500:], "\nWATCH", compact)
         raise
     finally:
         watch.close()

@@ -49,6 +49,22 @@ def test_geminis_cancel_line_settles_after_a_short_quiet() -> None:
     assert settled("gemini", int(MARKED_QUIET_S * 1000) - 1, GEMINI_REFUSED) is None
 
 
+# Codex 0.171, Esc while its approval hook was held (as tests/system/test_real_codex.py
+# sees its screen).
+CODEX_INTERRUPTED = [
+    "› orca-ask: touch refused-two",
+    "• Exited (status 1) touch refused-two",
+    "■ Conversation interrupted - use /feedback if something went wrong",
+    "",
+    "› Ask Codex to do anything",
+]
+
+
+def test_codexs_interrupt_line_settles_after_a_short_quiet() -> None:
+    assert settled("codex", int(MARKED_QUIET_S * 1000), CODEX_INTERRUPTED) == INTERRUPTED_DETAIL
+    assert settled("codex", int(MARKED_QUIET_S * 1000) - 1, CODEX_INTERRUPTED) is None
+
+
 def test_a_quiet_screen_is_an_idle_prompt_for_every_agent() -> None:
     screen = ["› ", "  Working (3s • esc to interrupt)"]
     assert settled("codex", int(QUIET_S * 1000) - 1, screen) is None
