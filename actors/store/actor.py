@@ -13,10 +13,10 @@ fsync'd (group commit, ``journal``), publishes its event Structs, schedules a de
 compaction, and only then replies: an acknowledged mutation survives ``kill -9``. A
 structural change (repo, project, group, folder, worktree meta added/removed/re-keyed)
 also makes the next compaction write the backup ring. Changes that must be in the
-primary itself before the caller moves on (pane retirement, identity migration,
-``session.flush``) are compacted before the reply. If the journal cannot be written the
-op fails with ``unavailable`` (the change is applied in memory and saved by the next
-compaction that works). Results and events leave as ``orca.model.codec`` builtins
+primary itself before the caller moves on (pane retirement, an exited PTY's bindings
+retired, identity migration, ``session.flush``) are compacted before the reply. If the
+journal cannot be written the op fails with ``unavailable`` (the change is applied in
+memory and saved by the next compaction that works). Results and events leave as ``orca.model.codec`` builtins
 (``wire``), so unknown record fields travel as the top-level keys they are in the file.
 On SIGTERM the saver is fenced and flushed: that flush is the last write of the process.
 
@@ -176,7 +176,10 @@ class StoreActor:
                 ) from exc
             if change.durability == "flush":
                 outcome = await self.saver.flush()
-                if isinstance(change.result, (store.PaneRetiredResult, store.IdentityMigrated)):
+                if isinstance(
+                    change.result,
+                    (store.PaneRetiredResult, store.PtyRetiredResult, store.IdentityMigrated),
+                ):
                     durable = not isinstance(outcome, SaveFailed)
                     return msgspec.structs.replace(change.result, durable=durable)
             return change.result
@@ -364,6 +367,10 @@ class StoreActor:
                 lambda a: sessions.retire_session_pane(
                     st(), a.host_id, a.tab_id, a.leaf_id, now_ms()
                 ),
+            ),
+            mutate(  # seed 02 §9: a PTY that exited on its own (pty_bindings.py)
+                store.SESSION_RETIRE_PTY,
+                lambda a: pty_bindings.retire_pty(st(), a.host_id, a.pty_ids),
             ),
             mutate(  # issue 13: ptyd's truth after its start (pty_bindings.py)
                 store.SESSION_RECONCILE_PTYS,

@@ -36,6 +36,18 @@ verdict - ``exited N`` / ``gone`` - instead of trusting it; a UI must spawn a ne
 such a pane, never attach the old id. ``session.bindings`` serves the bindings with
 their verdicts, so a reader needs no copy of the session to judge them.
 
+Between two starts, one fact comes as it happens: a PTY that exits on its own (its
+shell or agent ended; seed 02 §9: "when a PTY exits, its host removes the terminal
+binding from the session") is sent as ``session.retire_pty`` with its ids, and the
+store drops every binding to them (``retire_pty``). Only the binding goes, never the
+leaf: an ended pane stays in its tab, showing the screen its terminal left, and Enter
+runs its command again there (the UI finds the ended terminal by pane key in ptyd's
+list, not by this binding). Like a pane retirement it bumps the host's topology
+revision and is saved before the reply (seed 02 §13: a crash right after the exit
+leaves no ghost binding), and a stale write cannot bind the leaf again
+(``session_topology.restrict_to_current_membership`` keeps the stored bindings). A
+PTY nothing was bound to changes nothing: no write, no revision, no event.
+
 Why ptyd pushes instead of store pulling: ptyd already calls the store at start (the
 retirement catch-up) and the store depends on no other actor; a store that asked ptyd
 would make the dependency circular. A store restart needs nothing: the verdicts are
@@ -51,7 +63,13 @@ from actors.store.sessions import resolve_host_id, session_changed_event
 from orca.contracts import store as contract
 from orca.model.panes import parse_pty_session_id
 from orca.model.session import PtyBindingState, PtyReconciliation, WorkspaceSessionState
-from orca.model.state import PersistedState, session_for_host, with_session_for_host
+from orca.model.state import (
+    PersistedState,
+    bump_topology_revision,
+    session_for_host,
+    topology_revision,
+    with_session_for_host,
+)
 
 
 def bound_pty_ids(session: WorkspaceSessionState) -> set[str]:
@@ -109,6 +127,50 @@ def reconcile_ptys(
     session = msgspec.structs.replace(current, pty_reconciliation=verdict)
     new_state = with_session_for_host(state, host, session)
     return Change(new_state, result, (session_changed_event(new_state, host, current),))
+
+
+def without_pty_bindings(
+    session: WorkspaceSessionState, pty_ids: set[str]
+) -> tuple[WorkspaceSessionState, int]:
+    """``session`` with no pane or legacy tab bound to ``pty_ids``, and how many
+    bindings went; the same object when none did (pure)."""
+    unbound = 0
+    layouts = dict(session.terminal_layouts_by_tab_id)
+    for tab_id, layout in session.terminal_layouts_by_tab_id.items():
+        kept = {leaf: pty for leaf, pty in layout.pty_ids_by_leaf_id.items() if pty not in pty_ids}
+        if len(kept) != len(layout.pty_ids_by_leaf_id):
+            unbound += len(layout.pty_ids_by_leaf_id) - len(kept)
+            layouts[tab_id] = msgspec.structs.replace(layout, pty_ids_by_leaf_id=kept)
+    legacy = dict(session.tabs_by_worktree)
+    for key, tabs in session.tabs_by_worktree.items():
+        if any(tab.pty_id in pty_ids for tab in tabs):
+            unbound += sum(1 for tab in tabs if tab.pty_id in pty_ids)
+            legacy[key] = tuple(
+                msgspec.structs.replace(tab, pty_id=None) if tab.pty_id in pty_ids else tab
+                for tab in tabs
+            )
+    if not unbound:
+        return session, 0
+    changed = msgspec.structs.replace(
+        session, terminal_layouts_by_tab_id=layouts, tabs_by_worktree=legacy
+    )
+    return changed, unbound
+
+
+def retire_pty(state: PersistedState, host_id: str | None, pty_ids: list[str]) -> Change:
+    """``session.retire_pty``: the PTY exited on its own; its bindings leave the host's
+    session (the leaves stay), the revision goes up and the store saves before replying.
+    Nothing bound to it: the state unchanged, the current revision, no event."""
+    host = resolve_host_id(host_id)
+    current = session_for_host(state, host)
+    session, unbound = without_pty_bindings(current, set(pty_ids))
+    if not unbound:
+        result = contract.PtyRetiredResult(revision=topology_revision(state, host), unbound=0)
+        return Change(state, result)
+    new_state, revision = bump_topology_revision(with_session_for_host(state, host, session), host)
+    result = contract.PtyRetiredResult(revision=revision, unbound=unbound)
+    events = (session_changed_event(new_state, host, current),)
+    return Change(new_state, result, events, durability="flush")
 
 
 def _verdict_text(verdict: PtyBindingState | None) -> str | None:

@@ -1,12 +1,14 @@
 """Terminal membership: retiring panes and fencing stale snapshots (seed 02 §9, §13).
 
-When a PTY exits, its host retires the pane: the leaf leaves the session, the host's
+When a pane is closed, its host retires it: the leaf leaves the session, the host's
 topology revision goes up and the store flushes at once. A UI that saved a snapshot
 before it heard of the retirement carries an older revision; such a stale write may
 still update metadata (titles, split ratios, colours) of terminal tabs and panes that
 exist in the stored session, but terminal membership is the intersection of the stored
 and the incoming sets: a stale write can close things, never bring a retired leaf or
-terminal tab back. A revision per host is bounded, unlike a tombstone per dead pane.
+terminal tab back. A PTY that exits on its own loses only its binding (the leaf stays,
+showing the ended terminal: ``pty_bindings.retire_pty``), with the same revision bump;
+a stale write keeps the stored bindings of its panes, so it cannot bind it again. A revision per host is bounded, unlike a tombstone per dead pane.
 
 A retired tab (its last pane gone) is removed from the layouts, from the unified tab
 rows, from the legacy terminal tab rows and from its tab groups' order/MRU/active slots.
@@ -141,6 +143,19 @@ def retire_pane(session: WorkspaceSessionState, tab_id: str, leaf_id: str) -> Wo
     return msgspec.structs.replace(session, **changes)
 
 
+def _stored_bindings(
+    snapshot: TerminalLayoutSnapshot, stored: TerminalLayoutSnapshot
+) -> TerminalLayoutSnapshot:
+    """``snapshot`` with the stored PTY bindings of its leaves: which terminal a pane
+    holds is membership too, so a stale write never binds again a PTY whose bindings
+    were retired when it exited (``pty_bindings.retire_pty``), nor binds a new one."""
+    kept = set(iter_terminal_leaf_ids(snapshot.root))
+    bound = {leaf: pty for leaf, pty in stored.pty_ids_by_leaf_id.items() if leaf in kept}
+    if bound == snapshot.pty_ids_by_leaf_id:
+        return snapshot
+    return msgspec.structs.replace(snapshot, pty_ids_by_leaf_id=bound)
+
+
 def restrict_to_current_membership(
     incoming: WorkspaceSessionState, current: WorkspaceSessionState
 ) -> WorkspaceSessionState:
@@ -152,7 +167,7 @@ def restrict_to_current_membership(
         if stored is None:
             continue
         restricted = _restrict_layout(snapshot, set(iter_terminal_leaf_ids(stored.root)))
-        layouts[tab_id] = stored if restricted is None else restricted
+        layouts[tab_id] = stored if restricted is None else _stored_bindings(restricted, stored)
     gone = terminal_tab_ids(incoming) - current_tabs
     known_panes = {
         f"{tab}:{leaf}"

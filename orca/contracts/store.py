@@ -75,6 +75,14 @@ session.retire_pane {hostId?, tabId, leafId} → {revision, durable}   bumps the
                     topology revision and saves before replying (seed 02 §9); ``tabId``
                     is non-empty without ':' and ``leafId`` non-empty (the pane key
                     ``<tabId>:<leafId>`` of ``orca.model.panes``)
+session.retire_pty  {hostId?, ptyIds: [ptyId]} → {revision, unbound, durable}   sent by ptyd
+                    when a PTY exits on its own (seed 02 §9, §13): every binding of that
+                    host to one of ``ptyIds`` (the exited PTY's id and the ids it had
+                    before a rename; ``ptyIdsByLeafId``, legacy ``ptyId``) leaves the
+                    session; the leaf stays (an ended pane is shown and runs again).
+                    When one did, the topology revision goes up and the store saves
+                    before replying (a stale write cannot bind it again); ``unbound``
+                    0 (nothing bound): no write, no event, the current revision
 session.retired_since {hostId?, revision: int} → {hostId, revision, panes, truncated}
                     catch-up for a follower that missed session.paneRetired while down:
                     ``revision`` is the host's current topology revision; ``panes`` the
@@ -247,6 +255,13 @@ class RetirePaneArgs(Args, frozen=True, kw_only=True):
     leaf_id: Id
 
 
+class RetirePtyArgs(Args, frozen=True, kw_only=True):
+    """A PTY that exited: its id and the ids it had before a worktree rename."""
+
+    host_id: str | None = None
+    pty_ids: list[Id]
+
+
 class ReconcilePtysArgs(Args, frozen=True, kw_only=True):
     """ptyd's truth after its start: the PTY ids it runs, and those it knows ended."""
 
@@ -325,6 +340,12 @@ class SessionFlushed(Payload, frozen=True, kw_only=True, omit_defaults=True):
 
 class PaneRetiredResult(Payload, frozen=True, kw_only=True):
     revision: int
+    durable: bool = True
+
+
+class PtyRetiredResult(Payload, frozen=True, kw_only=True):
+    revision: int
+    unbound: int  # bindings removed; 0: nothing was bound to it, nothing written
     durable: bool = True
 
 
@@ -502,6 +523,7 @@ SESSION_SET = CONTRACT.op("session.set", SessionSetArgs, SessionWritten, *_W)
 SESSION_PATCH = CONTRACT.op("session.patch", SessionPatchArgs, SessionWritten, *_W)
 SESSION_FLUSH = CONTRACT.op("session.flush", SessionFlushArgs, SessionFlushed, *_W)
 SESSION_RETIRE_PANE = CONTRACT.op("session.retire_pane", RetirePaneArgs, PaneRetiredResult, *_W)
+SESSION_RETIRE_PTY = CONTRACT.op("session.retire_pty", RetirePtyArgs, PtyRetiredResult, *_W)
 SESSION_RECONCILE_PTYS = CONTRACT.op(
     "session.reconcile_ptys", ReconcilePtysArgs, PtysReconciled, *_W
 )

@@ -111,3 +111,67 @@ def test_a_writers_copy_of_the_verdicts_never_replaces_the_stores() -> None:
     assert session_for_host(after_set, "local").pty_reconciliation == kept
     patched = patch_session(state, None, {"ptyReconciliation": None}, None, lambda: "x").state
     assert session_for_host(patched, "local").pty_reconciliation == kept
+
+
+def test_an_exited_pty_loses_its_bindings_but_its_pane_stays() -> None:
+    """Seed 02 §9: session.retire_pty drops every binding to the exited PTY (the ids it
+    had before a rename too), keeps the leaves, bumps the revision, saves before replying."""
+    from actors.store.pty_bindings import retire_pty
+
+    state = with_session_for_host(PersistedState(), "local", session())
+    change = retire_pty(state, None, [EXITED, OLD])
+    assert isinstance(change.result, store.PtyRetiredResult)
+    assert (change.result.revision, change.result.unbound) == (1, 2)
+    assert change.durability == "flush"
+    after = session_for_host(change.state, "local")
+    layout = after.terminal_layouts_by_tab_id["t1"]
+    assert layout.root == session().terminal_layouts_by_tab_id["t1"].root  # the pane stays
+    assert dict(layout.pty_ids_by_leaf_id) == {"a": LIVE, "c": GHOST}
+    assert [t.pty_id for t in after.tabs_by_worktree[WT]] == [None]
+    assert bound_pty_ids(after) == {LIVE, GHOST}
+    (event,) = change.events
+    assert isinstance(event, store.SessionChanged) and event.revision == 1
+
+
+def test_a_pty_nothing_binds_changes_nothing() -> None:
+    """An exit no binding names (or another host's) is no write: no revision, no event."""
+    from actors.store.pty_bindings import retire_pty
+
+    state = with_session_for_host(PersistedState(), "local", session())
+    for host, ptys in ((None, [f"{WT}@@0000000f"]), ("ssh:elsewhere", [LIVE]), (None, [])):
+        change = retire_pty(state, host, ptys)
+        assert change.state is state and change.events == ()
+        assert to_builtins(change.result) == {"revision": 0, "unbound": 0, "durable": True}
+
+
+def test_a_stale_write_cannot_bind_the_exited_pty_again() -> None:
+    """A UI snapshot taken before the exit keeps its metadata, not the retired binding."""
+    from actors.store.pty_bindings import retire_pty
+    from actors.store.sessions import set_session
+
+    leaf, other = "3f2504e0-4f89-41d3-9a0c-0305e82c3301", "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+    before = {
+        "terminalLayoutsByTabId": {
+            "t1": {
+                "root": {
+                    "type": "split",
+                    "direction": "vertical",
+                    "first": {"type": "leaf", "leafId": leaf},
+                    "second": {"type": "leaf", "leafId": other},
+                },
+                "ptyIdsByLeafId": {leaf: EXITED, other: LIVE},
+            }
+        }
+    }
+    state = set_session(PersistedState(), None, before, 0, lambda: "x").state
+    state = retire_pty(state, None, [EXITED]).state
+    stale = {
+        "terminalLayoutsByTabId": {
+            "t1": before["terminalLayoutsByTabId"]["t1"] | {"titlesByLeafId": {leaf: "renamed"}}
+        }
+    }
+    change = set_session(state, None, stale, 0, lambda: "x")
+    assert change.result.applied == "metadata_only"
+    layout = session_for_host(change.state, "local").terminal_layouts_by_tab_id["t1"]
+    assert dict(layout.pty_ids_by_leaf_id) == {other: LIVE}
+    assert dict(layout.titles_by_leaf_id) == {leaf: "renamed"}
