@@ -11,8 +11,9 @@ retirement matching); this module wires it to the runtime. Rules it keeps:
   (counted in ``sys.stats``), never terminal output;
 * GC never reaps on its own belief (``gc.py``): only ``store``'s answers decide;
   ``store``'s ``worktree.renamed {oldId, newId}`` re-keys at once;
-* a pane retired in ``store`` (``session.paneRetired``) has its PTYs ended, and a
-  closed session retires its pane in ``store`` and ``hooks`` (``retire.py``);
+* a pane retired in ``store`` (``session.paneRetired``) has its PTYs ended, a
+  closed session retires its pane in ``store`` and ``hooks``, and a PTY that exited
+  has its bindings retired in ``store`` (its pane stays; ``retire.py``);
 * store events are followed through ``orca.actor.subscriber.Subscriber`` with the
   store contract's specs: a malformed one is logged once and dropped.
 """
@@ -174,6 +175,12 @@ class Ptyd:
         )
         self.table.record(session)  # with the final end offset
         self.enforce_history_budget()
+        # Seed 02 §9, §13: the PTY is gone, so is every binding to it in the store's
+        # session (saved before the store answers). The pane itself stays: it shows
+        # the ended terminal, and Enter runs its command again (the UI finds it by pane
+        # key in our list). A close retires the whole pane too (retire_closed_pane).
+        ids = retire.ids_of_session(session.session_id, self.table.aliases())
+        await retire.retire_exited_pty(self.store_client(), session.info.host_id, ids)
 
     def enforce_history_budget(self) -> None:
         """Evict ended sessions' history beyond the budget, oldest end first (archive.py).

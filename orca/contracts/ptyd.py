@@ -196,7 +196,9 @@ restarted; docs/protocols.md §3); ``store`` ``identity.resolve`` {worktreeId} (
 ``session.reconcile_ptys`` {hostId, running, ended} once after every start (in the
 background, retrying while the store is down; ``actors/store/pty_bindings.py``,
 docs/protocols.md §4), ``session.retire_pane`` {hostId, tabId, leafId} on ``term.close`` (directly, short
-timeout). Followed (``orca.actor.subscriber``, the store contract's specs): store's
+timeout), ``session.retire_pty`` {hostId, ptyIds} after every exit, once ``term.exit``
+went out (its bindings leave the session, its pane stays; retried for up to 30 s
+while the store is down). Followed (``orca.actor.subscriber``, the store contract's specs): store's
 ``worktree.renamed`` {oldId, newId} (re-key) and ``session.paneRetired`` {hostId,
 tabId, leafId, revision}: every running session of that host whose pane key is
 ``tabId:leafId`` is ended like ``term.kill`` (``term.exit`` follows as usual; the

@@ -30,6 +30,7 @@ from orca.actor import open_rpc_client
 from orca.actor.mirror import Mirror
 from orca.contracts import hooks as hooks_contract
 from orca.contracts import ptyd as ptyd_contract
+from orca.contracts import store as store_contract
 from orca.contracts import supervisor as sup
 from orca.model.agent_status import AgentStatusRow
 
@@ -379,6 +380,52 @@ async def test_term_close_fences_the_pane(orca_home: Path, tmp_path: Path) -> No
                 },
             )
         assert late == {"outcome": "rejected", "reason": "retired_pane"}
+        user.ok("down", "--kill-terminals")
+
+
+async def test_a_shell_that_exits_on_its_own_is_unbound_from_the_session(
+    orca_home: Path, tmp_path: Path
+) -> None:
+    """A bound shell's own `exit 3`: the store's session no longer binds its PTY, on disk
+    too (kill -9 of the store right after), and the pane stays for its ended terminal (§2)."""
+    with trio.fail_after(60):
+        user, repo = setup_user(orca_home, tmp_path)
+        worktree = create_worktree(user, repo, "exiting")
+        tab, leaf = "tab-exiting", str(uuid.uuid4())
+        async with (
+            recorded(orca_home, store_contract.CONTRACT, store_contract.STATE_SNAPSHOT) as (
+                sm,
+                srec,
+                store,
+            ),
+            open_rpc_client(user.paths.ipc_endpoint("ptyd", "rpc")) as ptyd,
+        ):
+            spawned = await ptyd.call(
+                "term.spawn",
+                {
+                    "argv": ["/bin/sh", "-c", "read line; exit 3"],
+                    "cwd": worktree.split("::", 1)[1],
+                    "worktreeId": worktree,
+                    "paneKey": f"{tab}:{leaf}",
+                },
+            )
+            sid = spawned["sessionId"]
+            bound = {"root": {"type": "leaf", "leafId": leaf}, "ptyIdsByLeafId": {leaf: sid}}
+            session = {"terminalLayoutsByTabId": {tab: bound}}
+            await store.call("session.flush", {"session": session})
+
+            await ptyd.call("term.write", {"sessionId": sid, "text": "exit\n"})
+            await sm.wait_until(
+                lambda m: srec.seen(store_contract.SESSION_CHANGED, lambda e: e.revision == 1)
+            )
+            store_pid = {a["name"]: a["pid"] for a in user.json("status")["actors"]}["store"]
+            os.kill(store_pid, signal.SIGKILL)  # at once: what it answered is on disk
+            view = await store.call("session.get", {}, timeout=5, retries=10)
+            kept = view["session"]["terminalLayoutsByTabId"][tab]
+            assert kept.get("ptyIdsByLeafId", {}) == {} and view["revision"] == 1
+            assert kept["root"]["leafId"] == leaf  # the ended pane stays
+        shown = user.ok("term", "ls", "--all")  # no saved binding to a PTY not running
+        assert f"{tab}:{leaf}" not in shown and "exited 3" in shown
         user.ok("down", "--kill-terminals")
 
 

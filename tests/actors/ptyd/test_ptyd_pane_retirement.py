@@ -9,6 +9,7 @@ import trio
 from support.actors import RunningActor, event_tap, running_actor, running_actors
 
 from orca.contracts import ptyd as contract
+from orca.contracts import store
 
 WT = "repo1::/w/panes"
 CALL_TIMEOUT_S = 15.0
@@ -118,3 +119,41 @@ async def test_term_close_with_store_and_hooks_down_still_closes(tmp_path: Path)
             assert closed == {"fenced": False, "storeRevision": None}
             assert (await tap.next_of(contract.CLOSED)).session_id == sid
             assert (await tap.next_of(contract.EXIT)).session_id == sid
+
+
+async def test_a_pty_that_exits_on_its_own_loses_its_binding_but_keeps_its_pane(
+    tmp_path: Path,
+) -> None:
+    """A shell's own ``exit 3``: the store no longer binds its PTY (revision bumped), the
+    leaf stays for the ended pane, and ptyd still lists it with its exit code (seed 02 §9)."""
+    home = tmp_path / "home"
+    with trio.fail_after(30):
+        async with (
+            running_actor("store", home) as st,
+            running_actor("ptyd", home) as pt,
+            event_tap(home, store.CONTRACT, topics=[store.SESSION_CHANGED.type]) as changes,
+        ):
+            tab, leaf, key = pane()
+            args = {
+                "argv": ["/bin/sh", "-c", "read line; exit 3"],
+                "cwd": "/",
+                "worktreeId": WT,
+                "paneKey": key,
+            }
+            sid = (await pt.call("term.spawn", args, timeout=CALL_TIMEOUT_S))["sessionId"]
+            layout = {tab: {"root": {"type": "leaf", "leafId": leaf}, "ptyIdsByLeafId": {leaf: sid}}}
+            await st.call(
+                "session.flush", {"session": {"terminalLayoutsByTabId": layout}}, timeout=CALL_TIMEOUT_S
+            )
+            assert (await changes.next_of(store.SESSION_CHANGED)).revision == 0  # the flush
+
+            await pt.call("term.write", {"sessionId": sid, "text": "\n"}, timeout=CALL_TIMEOUT_S)
+
+            unbound = await changes.next_of(store.SESSION_CHANGED)
+            assert unbound.revision == 1
+            view = await st.invoke(store.SESSION_GET, store.SessionGetArgs())
+            kept = view.session.terminal_layouts_by_tab_id[tab]
+            assert list(kept.pty_ids_by_leaf_id) == [] and view.revision == 1
+            assert leaf in repr(kept.root)  # the ended pane stays, to show it and run it again
+            (row,) = (await pt.call("term.list", {}, timeout=CALL_TIMEOUT_S))["sessions"]
+            assert (row["sessionId"], row["running"], row["exitCode"]) == (sid, False, 3)
