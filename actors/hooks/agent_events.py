@@ -135,6 +135,12 @@ _NOTIFICATION_ACTIONS: Mapping[str, Action] = {
     "elicitation_complete": "working",
 }
 MAX_DETAIL_CHARS = 200
+# The agents whose permission ask Orca holds (``orca.integrations`` ``held_events``; a
+# unit test keeps the two equal): ``orca approve``, the web and ``orca ui`` answer them.
+# Every other agent (Gemini CLI: its Notification hook holds nothing) asks in its own
+# terminal only, and its blocked row says so in every face (issue 40 item 8).
+HELD_ASKS = frozenset({"claude", "codex"})
+ANSWER_IN_TERMINAL = "answer in its terminal"
 
 
 @dataclass(frozen=True)
@@ -182,7 +188,9 @@ def decide(agent: str, payload: Mapping[str, object]) -> HookDecision:
     explicit = _explicit_action(payload)
     if explicit is not None:
         detail = _text(payload, "detail", "message")
-        return HookDecision(explicit, event or "state", detail[:MAX_DETAIL_CHARS], session_id)
+        return HookDecision(
+            explicit, event or "state", _where_to_answer(agent, explicit, detail), session_id
+        )
     action: Action | None = None
     detail = _text(payload, "tool_name", "tool")
     if event == "Notification":
@@ -190,4 +198,12 @@ def decide(agent: str, payload: Mapping[str, object]) -> HookDecision:
         detail = _text(payload, "message")
     else:
         action = _EVENT_TABLES.get(agent, {}).get(event)
-    return HookDecision(action, event, detail[:MAX_DETAIL_CHARS], session_id)
+    return HookDecision(action, event, _where_to_answer(agent, action, detail), session_id)
+
+
+def _where_to_answer(agent: str, action: Action | None, detail: str) -> str:
+    """The row's detail, bounded; a blocked agent whose ask Orca cannot hold is told to
+    be answered in its terminal."""
+    if action == "blocked" and agent not in HELD_ASKS:
+        detail = f"{ANSWER_IN_TERMINAL}: {detail}" if detail else ANSWER_IN_TERMINAL
+    return detail[:MAX_DETAIL_CHARS]

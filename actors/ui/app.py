@@ -609,6 +609,8 @@ class OrcaApp(App[None], inherit_bindings=False):
                     and previous.get(light.pane_key) != light.state
                 ):
                     message = f"{light.agent} in {w.name} is {light.state}"
+                    if light.state == "blocked" and light.detail:  # where to answer it
+                        message += f": {light.detail}"
                     self.notify(
                         message,
                         severity="warning" if light.state == "blocked" else "information",

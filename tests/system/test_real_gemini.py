@@ -34,6 +34,7 @@ from support.fake_gemini import FakeGemini, fake_gemini
 from support.journey import User, make_git_repo
 from support.watch import Watch, state_is, until_screen, vault_total
 
+from actors.hooks.agent_events import ANSWER_IN_TERMINAL
 from actors.hooks.answer_watch import INTERRUPTED_DETAIL
 
 READY = "Type your message"  # Gemini's empty input box
@@ -129,7 +130,9 @@ async def test_real_gemini_answered_and_cancelled_in_its_terminal(
                 await screen_shows(text.split(" ## ")[0])
                 user.ok("term", "send", handle, "\r")
                 await watch.until(state_is(pane, "working"))
-                await watch.until(state_is(pane, "blocked"))
+                blocked = await watch.until(state_is(pane, "blocked"))
+                # Every face shows the row's detail: it says where to answer.
+                assert blocked["detail"].startswith(ANSWER_IN_TERMINAL), blocked
                 await screen_shows(DIALOG)
 
             # 1. Asked in Gemini's own dialog: Orca holds nothing it could answer, and

@@ -15,6 +15,7 @@ from typing import Any
 from support.ui_pilot import open_shell, ready
 from textual.widgets import Input, Label, Static
 
+from actors.hooks.agent_events import ANSWER_IN_TERMINAL
 from actors.ui import layout
 from actors.ui.app import OrcaApp
 from actors.ui.dialogs import ChoiceScreen, ConfirmScreen
@@ -260,7 +261,9 @@ class RecordingApp(OrcaApp):
         super().notify(message, **kw)
 
 
-def report_structured(worktree_id: str, pane_key: str, state: str) -> None:
+def report_structured(
+    worktree_id: str, pane_key: str, state: str, agent: str = "claude", detail: str = ""
+) -> None:
     invoke(
         hooks.INGEST_STRUCTURED,
         hooks.IngestStructuredArgs(
@@ -268,7 +271,8 @@ def report_structured(worktree_id: str, pane_key: str, state: str) -> None:
             worktree_id=worktree_id,
             state=state,  # type: ignore[arg-type]
             structured_host="test",
-            agent="claude",
+            agent=agent,
+            detail=detail,
         ),
     )
 
@@ -293,6 +297,13 @@ def test_agents_blocked_before_the_ui_started_are_not_announced_again(
         await app.wait_for(lambda: bool(app.written))
         assert app.written == ["\x1b]9;orca: claude in beta is blocked\x07"]
         assert app.notified == ["claude in beta is blocked"]
+        # An ask Orca cannot hold (Gemini CLI's): the notice says where to answer it.
+        asking = make_pane_key("t-gemini", str(uuid.uuid4()))
+        report_structured(beta, asking, "working", agent="gemini")
+        await app.wait_for(lambda: lights().get(asking) == "working")
+        report_structured(beta, asking, "attention", "gemini", f"{ANSWER_IN_TERMINAL}: run it?")
+        await app.wait_for(lambda: len(app.notified) == 2)
+        assert app.notified[1] == f"gemini in beta is blocked: {ANSWER_IN_TERMINAL}: run it?"
 
     drive(RecordingApp(resolve_paths(), bell=True), scenario)
 
