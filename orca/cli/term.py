@@ -76,6 +76,69 @@ def _new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _resume(args: argparse.Namespace) -> int:
+    """Start an ended agent pane again on its own conversation (issue 34): the same pane
+    (tab and place in the layout), worktree and folder, the agent's resume command with
+    the session id its hooks bound (``orca.model.resume``); ``--rerun``: its command
+    again, a new conversation. The environment is this shell's, as ``term new``'s."""
+    from orca.cli.lookup import find_terminal, list_terminals
+    from orca.client.sync import invoke
+    from orca.contracts import hooks, ptyd
+    from orca.model.resume import resume_plan
+    from orca.user_env import user_environment
+
+    row = find_terminal(args.id)
+    if row.running:
+        return fail(f"{args.id} is still running: nothing to resume", EXIT_USAGE)
+    bound = [b for b in invoke(hooks.SESSION_BINDINGS).bindings if b.pane_key == row.pane_key]
+    binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
+    if args.rerun:
+        argv = list(row.argv)
+    else:
+        plan = resume_plan(
+            binding.agent if binding else "", row.argv, binding.session_id if binding else ""
+        )
+        if plan.refusal:
+            return fail(
+                f"{plan.refusal}: `orca term resume {args.id} --rerun` runs "
+                f"{' '.join(row.argv) or 'its command'} again, as a new conversation",
+                EXIT_USAGE,
+            )
+        argv = list(plan.argv)
+    size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((row.cols, row.rows))
+    spawned = invoke(
+        ptyd.SPAWN,
+        ptyd.SpawnArgs(
+            argv=argv,
+            cwd=row.cwd,
+            worktree_id=row.worktree_id,
+            cols=size.columns,
+            rows=size.lines,
+            pane_key=row.pane_key,
+            user_env=user_environment(os.environ),
+        ),
+    )
+    try:
+        handle = list_terminals().handles.get(spawned.session_id, spawned.session_id)
+    except OrcaError:
+        handle = spawned.session_id
+    if args.json:
+        from orca.model.codec import to_builtins
+
+        print_json(
+            "session",
+            {
+                "handle": handle,
+                "argv": argv,
+                "resumed": None if args.rerun or binding is None else binding.session_id,
+                **to_builtins(spawned),
+            },
+        )
+    else:
+        print(handle)
+    return EXIT_OK
+
+
 def _options_after_worktree(args: argparse.Namespace) -> list[str]:
     """The command of ``term new WORKTREE [OPTIONS --] CMD...``, the options taken out.
 
@@ -455,6 +518,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         )
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS... (default: $SHELL)")
     p.set_defaults(func=_new, new_options=options)
+
+    p = tsub.add_parser(
+        "resume",
+        help="start an ended agent pane again on its own conversation (same pane, worktree "
+        "and folder; the agent's resume command with the session its hooks bound)",
+    )
+    p.add_argument("id", help="terminal: handle, worktree name, hex prefix or id")
+    p.add_argument(
+        "--rerun", action="store_true", help="run its command again instead, a new conversation"
+    )
+    p.add_argument("--json", action="store_true", help='print {"session": {handle, argv, ...}}')
+    p.set_defaults(func=_resume)
 
     p = tsub.add_parser("ls", help="list terminal sessions")
     p.add_argument("--json", action="store_true", help='print {"sessions": [...]}')

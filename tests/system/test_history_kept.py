@@ -19,15 +19,12 @@ import pytest
 import trio
 from support.journey import User, recorded
 from support.lifecycle import lifecycle
-from support.procs import descendants, kill_all, write_config
+from support.procs import kill_all, orca_pids, write_config
 
 from orca.actor import Mirror, open_rpc_client
 from orca.actor.client import RpcClient
 from orca.contracts import ptyd, store
 from orca.contracts import supervisor as sup
-from orca.contracts.fd_keeper import KEEPER_LOCK_NAME, read_keeper_lock
-from orca.contracts.supervisor import read_lock_info
-from orca.paths import OrcaPaths
 
 TREE = """
 [supervisor]
@@ -48,17 +45,6 @@ LEAF_LIVE = "3f2504e0-4f89-41d3-9a0c-0305e82c3301"
 LEAF_EXITED = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 LEAF_GHOST = "16fd2706-8baf-433b-82eb-8c7fada847da"
 GHOST = f"{WT}@@0badf00d"
-
-
-def orca_pids(paths: OrcaPaths) -> list[int]:
-    """orcad, the keeper and everything under them (actors, agents)."""
-    keeper = read_keeper_lock(paths.runtime_dir / KEEPER_LOCK_NAME)
-    orcad = read_lock_info(paths.lock_file)
-    pids: list[int] = []
-    for pid in (keeper.pid if keeper else None, orcad.pid if orcad else None):
-        if pid is not None:
-            pids.extend([*descendants(pid), pid])
-    return pids
 
 
 @pytest.fixture

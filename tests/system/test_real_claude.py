@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,6 +193,77 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             assert total["requests"] == len(sent)
             assert total["inputTokens"] == sum(u["input_tokens"] for u in sent)
             assert total["outputTokens"] == sum(u["output_tokens"] for u in sent)
+    except BaseException:
+        screen = user.run("term", "read", handle).stdout if handle else ""
+        compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
+        print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
+        raise
+    finally:
+        watch.close()
+
+
+def _texts_of(body: dict[str, Any]) -> str:
+    """Every text of a Messages API request's user and assistant turns."""
+    out = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        out.extend(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+    return " ".join(out)
+
+
+async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulated_reboot(
+    world: tuple[User, FakeAnthropic, Path],
+) -> None:
+    """Issue 34: a turn, then kill -9 of every Orca process, the keeper and every agent,
+    the runtime folder wiped (a reboot); after ``orca up``, ``orca term resume`` starts
+    Claude again in the same pane on the same conversation: the next request the model
+    API receives carries the earlier turn."""
+    from support.procs import kill_all, orca_pids
+
+    user, fake, _project = world
+    watch = Watch(user)
+    handle = ""
+    try:
+        with trio.fail_after(240):
+            await watch.live()
+            session = user.new_terminal("project", "claude", "--permission-mode", "default")
+            pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
+            await watch.until(state_is(pane, "waiting"))  # SessionStart: ready
+            user.ok("term", "send", handle, "remember the word narwhal")
+            await trio.to_thread.run_sync(
+                until_screen, user, sid, pane, "narwhal", abandon_on_cancel=True
+            )
+            user.ok("term", "send", handle, "\r")
+            await watch.until(state_is(pane, "done"))
+            watch.close()
+
+            kill_all(orca_pids(user.paths))  # orcad, every actor, the keeper, Claude
+            shutil.rmtree(user.paths.runtime_dir)
+            user.ok("up")
+            [lost] = [s for s in user.json("term", "ls", "--all")["sessions"] if s["sessionId"] == sid]
+            assert lost["lost"] and not lost["running"], lost
+
+            watch = Watch(user)
+            await watch.live()
+            resumed = user.json("term", "resume", handle)["session"]
+            assert resumed["paneKey"] == pane  # the same pane: its tab and layout place
+            assert resumed["argv"][-2:] == ["--resume", resumed["resumed"]]
+            assert "--permission-mode" in resumed["argv"]
+            await watch.until(state_is(pane, "waiting"))  # SessionStart (resume)
+            with fake.lock:
+                asked_before = len(fake.requests)
+            new_handle, new_sid = resumed["handle"], resumed["sessionId"]
+            user.ok("term", "send", new_handle, "which word was it")
+            await trio.to_thread.run_sync(
+                until_screen, user, new_sid, pane, "which word", abandon_on_cancel=True
+            )
+            user.ok("term", "send", new_handle, "\r")
+            await watch.until(state_is(pane, "done"))
+            with fake.lock:
+                later = [_texts_of(body) for body in fake.requests[asked_before:]]
+            turn = [t for t in later if "which word was it" in t]
+            assert turn and "remember the word narwhal" in turn[0], later
     except BaseException:
         screen = user.run("term", "read", handle).stdout if handle else ""
         compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
