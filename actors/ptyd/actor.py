@@ -32,7 +32,7 @@ import trio
 
 from actors.ptyd import bindings, handlers, handoff, retire
 from actors.ptyd.archive import EndedSession, HistoryArchive, plan_eviction
-from actors.ptyd.config import load_budget
+from actors.ptyd.config import load_budget, load_resume_on_start
 from actors.ptyd.gc import (
     DEFAULT_CHECK_INTERVAL_S,
     DEFAULT_GRACE_S,
@@ -499,7 +499,17 @@ async def setup(ctx: ActorContext) -> None:
         ctx.nursery.start_soon(trio.to_thread.run_sync, ptyd.archive.measure_lost)
     ptyd.enforce_history_budget()
     ctx.nursery.start_soon(ptyd.reconcile_bindings)
-    handlers.register_ops(ptyd)
+    ops = handlers.register_ops(ptyd)
+    if load_resume_on_start(ctx.paths.config_dir):  # issue 34: a reboot resumes the fleet
+        from actors.ptyd.resume_on_start import resume_lost_agents
+
+        ctx.nursery.start_soon(
+            resume_lost_agents,
+            [ptyd.row(s) for s in ptyd.table.sessions()],
+            ptyd.archived_rows(None),
+            ctx.connect(hooks.CONTRACT.actor),
+            ops.spawn,
+        )
     ptyd.stream.bind()  # issue 14: the attach stream (0600 ipc in the runtime dir)
     ctx.nursery.start_soon(ptyd.stream.run)
     ctx.rpc.extra_stats = ptyd.stats

@@ -71,3 +71,20 @@ def load_budget(config_dir: Path, shipped: Path = SHIPPED_CONFIG) -> HistoryBudg
     for path in (shipped, config_dir / CONFIG_NAME):
         budget = _apply(budget, _section(_read(path), path), path)
     return budget
+
+
+def load_resume_on_start(config_dir: Path, shipped: Path = SHIPPED_CONFIG) -> bool:
+    """``resume_on_start``: after a reboot, ptyd resumes every agent that was running
+    (``actors/ptyd/resume_on_start.py``). A value that is not a boolean is logged and the
+    key keeps its earlier value."""
+    enabled = False
+    for path in (shipped, config_dir / CONFIG_NAME):
+        raw = _read(path)
+        if "resume_on_start" not in raw:
+            continue
+        value = raw["resume_on_start"]
+        if isinstance(value, bool):
+            enabled = value
+        else:
+            log.error("%s: resume_on_start must be true or false; kept %s", path, enabled)
+    return enabled

@@ -164,8 +164,9 @@ class PtydOps:
         return contract.GcStatus(suspects=gc.suspects, grace_s=gc.grace_s)
 
 
-def register_ops(ptyd: Ptyd) -> None:
-    """Serve every op of the ptyd contract on the actor's RPC server."""
+def register_ops(ptyd: Ptyd) -> PtydOps:
+    """Serve every op of the ptyd contract on the actor's RPC server (the ops returned:
+    ptyd's own tasks start terminals the way a client does)."""
     ops = PtydOps(ptyd)
     rpc = ptyd.ctx.rpc
     rpc.register(contract.SPAWN, ops.spawn)
@@ -182,3 +183,4 @@ def register_ops(ptyd: Ptyd) -> None:
     rpc.register(contract.SNAPSHOT, ops.snapshot)
     rpc.register(contract.GC_STATUS, ops.gc_status)
     rpc.register(contract.ACTIVITY, ops.activity, concurrent=True)  # reads the model off the loop
+    return ops

@@ -100,12 +100,62 @@ def cmd_up(args: argparse.Namespace) -> int:
         said = ensure_shim(os.environ)
         if said is not None:
             print(said)
+        resumable = _resumable(paths)
+        if resumable:
+            print(resumable)
         return EXIT_OK
     reason = verdict or "orcad exited before the tree was ready"
     print(f"orca: up failed: {reason}", file=sys.stderr)
     for line in _tail(log_path, 15, since=run_starts_at):
         print(f"  {line}", file=sys.stderr)
     return EXIT_FAILED
+
+
+def _resumable(paths: OrcaPaths) -> str | None:
+    """After a reboot: the agents that were running then, and how to resume them (issue
+    34; ``orca.model.resume``). None when there are none, when ptyd resumes them itself
+    (``resume_on_start``: it logs each one) or when ptyd or hooks did not say."""
+    if _resume_on_start(paths):
+        return None
+    from orca.cli.lookup import list_terminals
+    from orca.client.sync import invoke
+    from orca.contracts import hooks
+    from orca.model.resume import panes_to_resume, plans
+
+    try:
+        terminals = list_terminals(paths)
+        sessions = terminals.sessions
+        lost = panes_to_resume(
+            [s for s in sessions if not s.archived], [s for s in sessions if s.archived]
+        )
+        if not lost:
+            return None
+        bindings = invoke(hooks.SESSION_BINDINGS, paths=paths).bindings
+    except OrcaError:
+        return None
+    can = [
+        terminals.handles.get(row.session_id, row.session_id)
+        for row, _argv, refusal in plans(lost, bindings)
+        if not refusal
+    ]
+    if not can:
+        return None
+    agents = f"{len(can)} agent{'s' if len(can) != 1 else ''}"
+    return (
+        f"{agents} running when the machine went down can resume: {', '.join(can)} "
+        "(`orca term resume HANDLE`; resume_on_start = true in ptyd.toml does it at start)"
+    )
+
+
+def _resume_on_start(paths: OrcaPaths) -> bool:
+    """The user's ``resume_on_start`` (``ptyd.toml``; ptyd reads it, and logs a bad one)."""
+    import tomllib
+
+    try:
+        with (paths.config_dir / "ptyd.toml").open("rb") as f:
+            return tomllib.load(f).get("resume_on_start") is True
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
 
 
 def _start_orcad(paths: OrcaPaths) -> tuple[str, int, float, Path, int]:

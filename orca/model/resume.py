@@ -22,8 +22,13 @@ option given as ``--name=value`` is kept whole.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orca.contracts.hooks import SessionBinding
+    from orca.contracts.ptyd import SessionRow
 
 # agent -> option -> how many values follow it
 KEPT_OPTIONS: Mapping[str, Mapping[str, int]] = {
@@ -124,3 +129,30 @@ def resume_plan(agent: str, argv: Sequence[str], session_id: str, *, fork: bool 
         return Plan(argv=(command, "resume", *options, session_id))
     extra = ("--fork-session",) if fork else ()
     return Plan(argv=(command, *options, "--resume", session_id, *extra))
+
+
+def panes_to_resume(
+    live: Iterable[SessionRow], archived: Iterable[SessionRow]
+) -> list[SessionRow]:
+    """The lost sessions that are the newest of their pane (pure)."""
+    newest: dict[str, SessionRow] = {}
+    for row in [*archived, *live]:
+        seen = newest.get(row.pane_key)
+        if seen is None or row.created_at > seen.created_at:
+            newest[row.pane_key] = row
+    return [r for r in newest.values() if r.lost and not r.running]
+
+
+def plans(
+    lost: Sequence[SessionRow], bindings: Sequence[SessionBinding]
+) -> list[tuple[SessionRow, list[str], str]]:
+    """(session, resume argv, refusal) for each lost session (pure)."""
+    out = []
+    for row in lost:
+        bound = [b for b in bindings if b.pane_key == row.pane_key]
+        binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
+        plan = resume_plan(
+            binding.agent if binding else "", row.argv, binding.session_id if binding else ""
+        )
+        out.append((row, list(plan.argv), plan.refusal))
+    return out

@@ -212,15 +212,40 @@ def _texts_of(body: dict[str, Any]) -> str:
     return " ".join(out)
 
 
+async def _turn(user: User, watch: Watch, session: dict[str, Any], text: str) -> None:
+    """Type a prompt into Claude's pane (Enter once it is in the box); until done."""
+    pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
+    user.ok("term", "send", handle, text)
+    await trio.to_thread.run_sync(until_screen, user, sid, pane, text, abandon_on_cancel=True)
+    user.ok("term", "send", handle, "\r")
+    await watch.until(state_is(pane, "done"))
+
+
+def _reboot(user: User) -> str:
+    """kill -9 of every Orca process, the keeper and every agent, the runtime folder
+    wiped (what a reboot leaves); then ``orca up``, its output returned."""
+    from support.procs import kill_all, orca_pids
+
+    kill_all(orca_pids(user.paths))
+    shutil.rmtree(user.paths.runtime_dir)
+    return user.ok("up")
+
+
+def _asked_with(fake: FakeAnthropic, since: int, text: str) -> str:
+    """The texts of the first request after ``since`` whose conversation holds ``text``."""
+    with fake.lock:
+        later = [_texts_of(body) for body in fake.requests[since:]]
+    found = [t for t in later if text in t]
+    assert found, later
+    return found[0]
+
+
 async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulated_reboot(
     world: tuple[User, FakeAnthropic, Path],
 ) -> None:
-    """Issue 34: a turn, then kill -9 of every Orca process, the keeper and every agent,
-    the runtime folder wiped (a reboot); after ``orca up``, ``orca term resume`` starts
-    Claude again in the same pane on the same conversation: the next request the model
-    API receives carries the earlier turn."""
-    from support.procs import kill_all, orca_pids
-
+    """Issue 34: a turn, then a simulated reboot; ``orca up`` lists the agent, and
+    ``orca term resume`` starts Claude again in the same pane on the same conversation:
+    the next request the model API receives carries the earlier turn."""
     user, fake, _project = world
     watch = Watch(user)
     handle = ""
@@ -230,17 +255,11 @@ async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulate
             session = user.new_terminal("project", "claude", "--permission-mode", "default")
             pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
             await watch.until(state_is(pane, "waiting"))  # SessionStart: ready
-            user.ok("term", "send", handle, "remember the word narwhal")
-            await trio.to_thread.run_sync(
-                until_screen, user, sid, pane, "narwhal", abandon_on_cancel=True
-            )
-            user.ok("term", "send", handle, "\r")
-            await watch.until(state_is(pane, "done"))
+            await _turn(user, watch, session, "remember the word narwhal")
             watch.close()
 
-            kill_all(orca_pids(user.paths))  # orcad, every actor, the keeper, Claude
-            shutil.rmtree(user.paths.runtime_dir)
-            user.ok("up")
+            said = _reboot(user)
+            assert f"1 agent running when the machine went down can resume: {handle}" in said
             [lost] = [s for s in user.json("term", "ls", "--all")["sessions"] if s["sessionId"] == sid]
             assert lost["lost"] and not lost["running"], lost
 
@@ -252,22 +271,60 @@ async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulate
             assert "--permission-mode" in resumed["argv"]
             await watch.until(state_is(pane, "waiting"))  # SessionStart (resume)
             with fake.lock:
-                asked_before = len(fake.requests)
-            new_handle, new_sid = resumed["handle"], resumed["sessionId"]
-            user.ok("term", "send", new_handle, "which word was it")
-            await trio.to_thread.run_sync(
-                until_screen, user, new_sid, pane, "which word", abandon_on_cancel=True
-            )
-            user.ok("term", "send", new_handle, "\r")
-            await watch.until(state_is(pane, "done"))
-            with fake.lock:
-                later = [_texts_of(body) for body in fake.requests[asked_before:]]
-            turn = [t for t in later if "which word was it" in t]
-            assert turn and "remember the word narwhal" in turn[0], later
+                since = len(fake.requests)
+            await _turn(user, watch, resumed, "which word was it")
+            assert "remember the word narwhal" in _asked_with(fake, since, "which word was it")
     except BaseException:
         screen = user.run("term", "read", handle).stdout if handle else ""
         compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
         print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
+        raise
+    finally:
+        watch.close()
+
+
+async def test_resume_on_start_brings_back_what_ran_and_leaves_what_the_user_ended(
+    world: tuple[User, FakeAnthropic, Path],
+) -> None:
+    """Issue 34: ``resume_on_start = true``: after a simulated reboot, ``orca up`` alone
+    resumes the Claude that was running, in its pane, on its conversation; the one the
+    user ended with /exit stays ended."""
+    user, fake, _project = world
+    (user.paths.config_dir / "ptyd.toml").write_text("resume_on_start = true\n")
+    user.ok("restart", "ptyd")  # ptyd reads its settings when it starts
+    watch = Watch(user)
+    try:
+        with trio.fail_after(240):
+            await watch.live()
+            running = user.new_terminal("project", "claude", "--permission-mode", "default")
+            ended = user.new_terminal("project", "claude")
+            pane = running["paneKey"]
+            for s in (running, ended):
+                await watch.until(state_is(s["paneKey"], "waiting"))  # SessionStart
+            await _turn(user, watch, running, "remember the word okapi")
+            user.ok("term", "send", ended["handle"], "/exit")
+            user.ok("term", "send", ended["handle"], "\r")
+            await watch.until(lambda e: e["event"] == "clear" and e["paneKey"] == ended["paneKey"])
+            watch.close()
+
+            said = _reboot(user)
+            assert "can resume" not in said  # ptyd resumes them itself
+            watch = Watch(user)
+            await watch.live()
+            # Its SessionStart, resumed: perhaps before this watch started (in its rows).
+            await watch.seen_or_until(state_is(pane, "waiting"))
+            live = [s for s in user.json("term", "ls")["sessions"] if s["running"]]
+            assert [s["paneKey"] for s in live] == [pane]  # the /exit one stays ended
+            [again] = live
+            assert again["argv"][-2] == "--resume", again
+            with fake.lock:
+                since = len(fake.requests)
+            await _turn(user, watch, {**again, "handle": again["sessionId"]}, "which animal")
+            assert "remember the word okapi" in _asked_with(fake, since, "which animal")
+    except BaseException:
+        print("TERMS", user.run("term", "ls", "--all").stdout)
+        log = user.paths.log_file("ptyd")
+        print("PTYD LOG", log.read_text()[-3000:] if log.exists() else "none")
         raise
     finally:
         watch.close()
