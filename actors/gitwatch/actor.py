@@ -216,6 +216,7 @@ class GitwatchActor:
             run_setup=args.setup == "run",
             source=args.source,
             pending_first_agent_message_rename=args.pending_first_agent_message_rename,
+            carry_from=args.carry_from,
         )
         return await create_worktree(self.tracker, self.store, request, progress)
 

@@ -35,7 +35,11 @@ def git_env() -> dict[str, str]:
 
 
 async def run_git(
-    cwd: str, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT_S
+    cwd: str,
+    *args: str,
+    check: bool = True,
+    timeout: float = GIT_TIMEOUT_S,
+    extra_env: dict[str, str] | None = None,
 ) -> GitResult:
     """Run ``git <args>`` in ``cwd``; raise GitFailure on a non-zero exit when ``check``."""
     try:
@@ -43,7 +47,7 @@ async def run_git(
             done = await trio.run_process(
                 ["git", *args],
                 cwd=cwd,
-                env=git_env(),
+                env={**git_env(), **(extra_env or {})},
                 check=False,
                 stdin=subprocess.DEVNULL,
                 capture_stdout=True,

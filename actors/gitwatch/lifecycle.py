@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -61,6 +62,9 @@ class CreateRequest:
     run_setup: bool = True
     source: str = "rpc"  # recorded as orcaCreationSource
     pending_first_agent_message_rename: bool = False  # the name is a placeholder
+    # A worktree of the same repo whose commit is the base and whose uncommitted work
+    # (changes, new files, deletions; not ignored files) the new worktree starts with.
+    carry_from: str | None = None
 
 
 def _now_ms() -> int:
@@ -111,6 +115,11 @@ async def create_worktree(
         repo.path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
     )
     base = request.base or repo.worktree_base_ref or "HEAD"
+    carried = None
+    if request.carry_from is not None:
+        if exists.returncode == 0:
+            raise errors.CallerError(f"branch {branch!r} exists: a fork needs a new one")
+        base, carried = await _work_of(repo, request.carry_from, tracker)
     if exists.returncode != 0:
         commit = await run_git(
             repo.path, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False
@@ -127,6 +136,11 @@ async def create_worktree(
     result = await run_git(repo.path, *args, check=False)
     if result.returncode != 0:
         _raise_add_failure(result.stderr, branch)
+    if carried is not None:
+        progress("git", f"carrying the uncommitted work of {request.carry_from}")
+        # The work's tree checked out over the base, then unstaged: uncommitted, as it was.
+        await run_git(path, "read-tree", "-m", "-u", "HEAD", carried)
+        await run_git(path, "reset", "-q")
     worktree_id = make_worktree_id(repo.id, path)
     now = _now_ms()
     evidence = WorktreeMeta(
@@ -155,6 +169,22 @@ async def create_worktree(
             setup = contract.SetupOutcome(ran=False, exit_code=None, error=str(exc))
     progress("done", path)
     return contract.Created(worktree_id=worktree_id, path=path, branch=_HEADS + branch, setup=setup)
+
+
+async def _work_of(repo: Repo, source: str, tracker: RepoTracker) -> tuple[str, str]:
+    """(commit, tree) of a worktree of ``repo``: its HEAD, and a tree of its working
+    files as ``git add -A`` would stage them, written through a temporary index so the
+    worktree itself (its index included) is left untouched."""
+    rows = (await fresh_facts(tracker, repo)).rows
+    if source not in rows:
+        raise errors.CallerError(f"{source} is not a worktree of {repo.path}")
+    head = (await run_git(source, "rev-parse", "--verify", "HEAD")).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="orca-fork-") as scratch:
+        index = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+        await run_git(source, "read-tree", "HEAD", extra_env=index)
+        await run_git(source, "add", "-A", extra_env=index)
+        tree = (await run_git(source, "write-tree", extra_env=index)).stdout.strip()
+    return head, tree
 
 
 def _raise_add_failure(stderr: str, branch: str) -> None:

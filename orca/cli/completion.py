@@ -200,7 +200,7 @@ def _recipients() -> list[str]:
 
 # Which live names an argument takes: (topic, subcommand or "", argument dest).
 DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
-    **{("term", cmd, "id"): _terminals for cmd in ("attach", "read", "close", "resume")},
+    **{("term", cmd, "id"): _terminals for cmd in ("attach", "read", "close", "resume", "fork")},
     **{("term", cmd, "id"): _running_terminals for cmd in ("send", "kill")},
     ("ack", "", "target"): _agents,
     ("approve", "", "target"): _agents,

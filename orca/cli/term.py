@@ -139,6 +139,78 @@ def _resume(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fork(args: argparse.Namespace) -> int:
+    """A new worktree branched from the agent's worktree with its uncommitted work, and
+    a new pane there running a fork of the agent's conversation (issue 34; Claude Code
+    ``--resume ID --fork-session``); the source worktree and pane are left as they are."""
+    from orca.cli.lookup import find_terminal, list_terminals
+    from orca.cli.worktree import CREATE_TIMEOUT_S
+    from orca.client.sync import invoke
+    from orca.contracts import gitwatch, hooks, ptyd
+    from orca.model.ids import parse_worktree_id
+    from orca.model.resume import resume_plan
+    from orca.user_env import user_environment
+
+    row = find_terminal(args.id)
+    bound = [b for b in invoke(hooks.SESSION_BINDINGS).bindings if b.pane_key == row.pane_key]
+    binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
+    plan = resume_plan(
+        binding.agent if binding else "",
+        row.argv,
+        binding.session_id if binding else "",
+        fork=True,
+    )
+    if plan.refusal:
+        return fail(f"cannot fork {args.id}: {plan.refusal}", EXIT_USAGE)
+    source = parse_worktree_id(row.worktree_id)
+    name = args.name or f"{os.path.basename(source.path)}-fork-{os.urandom(2).hex()}"
+    created = invoke(
+        gitwatch.WORKTREE_CREATE,
+        gitwatch.CreateArgs(
+            repo_id=source.repo_id,
+            name=name,
+            setup="skip",
+            source="fork",
+            carry_from=source.path,
+        ),
+        timeout=CREATE_TIMEOUT_S,
+    )
+    # The same folder within the new worktree as the agent's within its own.
+    inside = os.path.relpath(row.cwd, source.path) if row.cwd.startswith(source.path) else "."
+    cwd = os.path.normpath(os.path.join(created.path, inside))
+    size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((row.cols, row.rows))
+    spawned = invoke(
+        ptyd.SPAWN,
+        ptyd.SpawnArgs(
+            argv=list(plan.argv),
+            cwd=cwd if os.path.isdir(cwd) else created.path,
+            worktree_id=created.worktree_id,
+            cols=size.columns,
+            rows=size.lines,
+            user_env=user_environment(os.environ),
+        ),
+    )
+    try:
+        handle = list_terminals().handles.get(spawned.session_id, spawned.session_id)
+    except OrcaError:
+        handle = spawned.session_id
+    if args.json:
+        from orca.model.codec import to_builtins
+
+        print_json(
+            "fork",
+            {
+                "handle": handle,
+                "argv": list(plan.argv),
+                "worktree": to_builtins(created),
+                **to_builtins(spawned),
+            },
+        )
+    else:
+        print(f"{handle} (in {created.path})")
+    return EXIT_OK
+
+
 def _options_after_worktree(args: argparse.Namespace) -> list[str]:
     """The command of ``term new WORKTREE [OPTIONS --] CMD...``, the options taken out.
 
@@ -530,6 +602,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--json", action="store_true", help='print {"session": {handle, argv, ...}}')
     p.set_defaults(func=_resume)
+
+    p = tsub.add_parser(
+        "fork",
+        help="a new worktree from the agent's (its uncommitted work carried over) and a new "
+        "pane there running a fork of its conversation",
+    )
+    p.add_argument("id", help="terminal: handle, worktree name, hex prefix or id")
+    p.add_argument("--name", help="the new worktree's name (default: <worktree>-fork-XXXX)")
+    p.add_argument("--json", action="store_true", help='print {"fork": {handle, worktree, ...}}')
+    p.set_defaults(func=_fork)
 
     p = tsub.add_parser("ls", help="list terminal sessions")
     p.add_argument("--json", action="store_true", help='print {"sessions": [...]}')

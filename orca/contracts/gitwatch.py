@@ -32,9 +32,13 @@ worktree.list     {repoId?} → {worktrees: [WorktreeRow], unavailableRepos: [{r
                   with the path's undecodable bytes shown as ``\\xNN`` (issue 16).
                   Text fields (branch, lock/prune reasons) carry such bytes as ``\\xNN``.
 worktree.create   {repoId, name, base?, setup?: "run"|"skip" (default run), requestId?,
-                  source? (default "rpc"), pendingFirstAgentMessageRename?: false} → {worktreeId, path, branch, setup: {ran,
+                  source? (default "rpc"), pendingFirstAgentMessageRename?: false,
+                  carryFrom?: PATH} → {worktreeId, path, branch, setup: {ran,
                   exitCode, error?}}
                   progress: worktree.create.progress events tagged with requestId.
+                  carryFrom (a fork): branched from that worktree's HEAD, with its
+                  uncommitted work (changes, new files, deletions) as uncommitted
+                  work; the source is left untouched (its index too).
                   The meta becomes the creation evidence (instanceId, createdAt,
                   orcaCreatedAt, orcaCreationSource, orcaCreationWorkspaceLayout,
                   baseRef when a branch was made, pendingFirstAgentMessageRename when
@@ -245,6 +249,9 @@ class CreateArgs(Args, frozen=True, kw_only=True):
     request_id: str | None = None
     source: str = "rpc"  # recorded as the meta's orcaCreationSource
     pending_first_agent_message_rename: bool = False  # name is a placeholder
+    # Fork (issue 34): the path of a worktree of the same repo; the new one is branched
+    # from its HEAD and starts with its uncommitted work, the source left untouched.
+    carry_from: str | None = None
 
 
 class SetupOutcome(Payload, frozen=True, kw_only=True, omit_defaults=True):

@@ -328,3 +328,50 @@ async def test_resume_on_start_brings_back_what_ran_and_leaves_what_the_user_end
         raise
     finally:
         watch.close()
+
+
+def _git_status(path: Path) -> str:
+    import subprocess
+
+    status = ["git", "-C", str(path), "status", "--porcelain"]
+    return subprocess.run(status, capture_output=True, text=True, check=True).stdout
+
+
+async def test_real_claude_forks_into_a_new_worktree_with_the_uncommitted_work(
+    world: tuple[User, FakeAnthropic, Path],
+) -> None:
+    """Issue 34: ``orca term fork``: a new worktree from the agent's, holding its
+    uncommitted work (the source untouched), and a new pane running a fork of the
+    conversation: its first request carries the parent's turns."""
+    user, fake, project = world
+    watch = Watch(user)
+    try:
+        with trio.fail_after(240):
+            await watch.live()
+            parent = user.new_terminal("project", "claude", "--permission-mode", "default")
+            await watch.until(state_is(parent["paneKey"], "waiting"))  # SessionStart
+            await _turn(user, watch, parent, "remember the word quokka")
+            # The agent's uncommitted work: a change and a new file.
+            (project / "README").write_text("changed by the agent\n")
+            (project / "notes.txt").write_text("new\n")
+            before = _git_status(project)
+
+            forked = user.json("term", "fork", parent["handle"], "--name", "quokka-fork")["fork"]
+            assert forked["argv"][-3:-1] == ["--resume", forked["argv"][-2]]
+            assert forked["argv"][-1] == "--fork-session"
+            path = Path(forked["worktree"]["path"])
+            assert (path / "README").read_text() == "changed by the agent\n"
+            assert (path / "notes.txt").read_text() == "new\n"
+            assert _git_status(project) == before  # the source untouched, its index too
+            assert _git_status(path) == before == " M README\n?? notes.txt\n"  # uncommitted
+
+            await watch.until(state_is(forked["paneKey"], "waiting"))  # its SessionStart
+            with fake.lock:
+                since = len(fake.requests)
+            await _turn(user, watch, forked, "which animal was it")
+            assert "remember the word quokka" in _asked_with(fake, since, "which animal was it")
+            # The parent goes on in its own pane.
+            running = {s["paneKey"] for s in user.json("term", "ls")["sessions"] if s["running"]}
+            assert {parent["paneKey"], forked["paneKey"]} <= running
+    finally:
+        watch.close()
