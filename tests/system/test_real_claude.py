@@ -274,6 +274,12 @@ async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulate
                 since = len(fake.requests)
             await _turn(user, watch, resumed, "which word was it")
             assert "remember the word narwhal" in _asked_with(fake, since, "which word was it")
+            # The vault files both halves of the conversation under its one pane.
+            with fake.lock:
+                sent = list(fake.usage)
+            await trio.to_thread.run_sync(vault_total, user, len(sent))
+            by_pane = user.json("vault", "usage", "--by", "pane")["rows"]
+            assert [(r["key"], r["requests"]) for r in by_pane] == [(pane, len(sent))], by_pane
     except BaseException:
         screen = user.run("term", "read", handle).stdout if handle else ""
         compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
@@ -373,5 +379,11 @@ async def test_real_claude_forks_into_a_new_worktree_with_the_uncommitted_work(
             # The parent goes on in its own pane.
             running = {s["paneKey"] for s in user.json("term", "ls")["sessions"] if s["running"]}
             assert {parent["paneKey"], forked["paneKey"]} <= running
+            # The vault files each half under its own pane.
+            with fake.lock:
+                sent = list(fake.usage)
+            await trio.to_thread.run_sync(vault_total, user, len(sent))
+            by_pane = user.json("vault", "usage", "--by", "pane")["rows"]
+            assert {r["key"] for r in by_pane} == {parent["paneKey"], forked["paneKey"]}, by_pane
     finally:
         watch.close()
