@@ -31,7 +31,7 @@ import trio
 from support.agent_clis import require_agent_cli
 from support.fake_anthropic import FakeAnthropic, fake_anthropic
 from support.journey import User, make_git_repo
-from support.watch import Watch, state_is, until_screen, vault_total
+from support.watch import Watch, exits_after, state_is, until_screen, vault_total
 
 from actors.hooks.answer_watch import INTERRUPTED_DETAIL
 
@@ -309,8 +309,12 @@ async def test_resume_on_start_brings_back_what_ran_and_leaves_what_the_user_end
                 await watch.until(state_is(s["paneKey"], "waiting"))  # SessionStart
             await _turn(user, watch, running, "remember the word okapi")
             user.ok("term", "send", ended["handle"], "/exit")
-            user.ok("term", "send", ended["handle"], "\r")
-            await watch.until(lambda e: e["event"] == "clear" and e["paneKey"] == ended["paneKey"])
+            # Ended on purpose: its process gone and its exit recorded before the reboot
+            # (its row clears on SessionEnd, a moment before the process ends).
+            await trio.to_thread.run_sync(
+                exits_after, user, ended["sessionId"],
+                lambda: user.ok("term", "send", ended["handle"], "\r"),
+            )  # fmt: skip
             watch.close()
 
             said = _reboot(user)

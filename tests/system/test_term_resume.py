@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 from support.journey import User, make_git_repo
+from support.watch import exits_after
 
 
 @pytest.fixture
@@ -22,29 +23,13 @@ def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
         person.run("down", "--kill-terminals")
 
 
-def _answer_and_await_exit(user: User, handle: str, session_id: str) -> None:
-    """Type a line into the terminal, then wait for ptyd's ``term.exit`` of it."""
-    from orca.client.sync import subscribe
-    from orca.contracts import ptyd
-
-    sub = subscribe(
-        ptyd.CONTRACT.actor, [ptyd.EXIT], consumer="tests",
-        topics=[ptyd.exit_topic(session_id)], paths=user.paths,
-    )  # fmt: skip
-    try:
-        assert sub.wait_live(10.0)
-        user.ok("term", "send", handle, "go", "--enter")
-        assert sub.receive(30.0) is not None, "the terminal did not end"
-    finally:
-        sub.close()
-
-
 async def test_a_pane_with_no_known_agent_offers_the_plain_rerun(user: User) -> None:
     with trio.fail_after(60):
         argv = ["/bin/sh", "-c", "read x; echo ran-$x; exit 3"]
         session = user.new_terminal("project", *argv)
         handle, pane = session["handle"], session["paneKey"]
-        await trio.to_thread.run_sync(_answer_and_await_exit, user, handle, session["sessionId"])
+        answer = lambda: user.ok("term", "send", handle, "go", "--enter")  # noqa: E731
+        await trio.to_thread.run_sync(exits_after, user, session["sessionId"], answer)
 
         refused = user.run("term", "resume", handle)
         assert refused.returncode == 2, refused
