@@ -188,8 +188,9 @@ async def test_orca_ended_terminals_keep_their_exit_code_after_a_readoption(user
         assert all(f"exited {code}" in table for *_, code in ENDED_BY), table
 
 
-async def session_reconciled(user: User) -> store.SessionView:
-    """The local session once ptyd's reconciliation reached it (waits on store events)."""
+async def session_when(user: User, holds: Callable[[Any], bool]) -> store.SessionView:
+    """The local session once ``holds(session)`` (read again after each store
+    ``session.changed``, no polling)."""
     paths = user.paths
     async with (
         open_rpc_client(paths.ipc_endpoint("store", "rpc")) as client,
@@ -211,11 +212,16 @@ async def session_reconciled(user: User) -> store.SessionView:
             view: store.SessionView = await client.invoke(
                 store.SESSION_GET, store.SessionGetArgs(), timeout=5, retries=5
             )
-            if view.session.pty_reconciliation is not None:
+            if holds(view.session):
                 nursery.cancel_scope.cancel()
                 mirror.close()
                 return view
             await mirror.wait_until(lambda m, n=count: len(seen) > n)
+
+
+async def session_reconciled(user: User) -> store.SessionView:
+    """The local session once ptyd's reconciliation reached it (waits on store events)."""
+    return await session_when(user, lambda s: s.pty_reconciliation is not None)
 
 
 def bind_panes(user: User, by_leaf: dict[str, str]) -> None:
@@ -253,7 +259,17 @@ async def test_simulated_reboot_keeps_history_and_marks_gone_bindings(user: User
     after `up` each session's last output is readable (the live one as *lost*), and the
     saved bindings to its PTYs are marked (exited / gone), never trusted."""
     with trio.fail_after(90):
-        live, done = await start_two_agents(user)
+        async with ptyd_events(user) as (mirror, rec, client):
+            live = (await spawn(client, "printf 'LIVE-%s\\n' OUTPUT; exec sleep 600")).session_id
+            done = (await spawn(client, "read x; printf 'DONE-%s\\n' OUTPUT; exit 3")).session_id
+            await output_of(client, mirror, rec, live, b"LIVE-OUTPUT")
+            bind_panes(user, {LEAF_LIVE: live, LEAF_EXITED: done, LEAF_GHOST: GHOST})
+            await client.invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=done, text="go\n"))
+            await mirror.wait_until(exited(rec, done))
+        # Seed 02-25: the PTY that exited by itself loses its binding (ptyd retires it).
+        unbound = lambda s: LEAF_EXITED not in s.terminal_layouts_by_tab_id["t1"].pty_ids_by_leaf_id  # noqa: E731
+        await session_when(user, unbound)
+        # A writer that binds it again afterwards (a stale UI) cannot bind it again.
         bind_panes(user, {LEAF_LIVE: live, LEAF_EXITED: done, LEAF_GHOST: GHOST})
 
         kill_all(orca_pids(user.paths))  # orcad, store, ptyd, the keeper, both agents
@@ -271,17 +287,18 @@ async def test_simulated_reboot_keeps_history_and_marks_gone_bindings(user: User
         verdicts = view.session.pty_reconciliation
         assert verdicts is not None
         ended = {k: (v.state, v.exit_code) for k, v in verdicts.ended.items()}
-        assert ended == {live: ("exited", -1), done: ("exited", 3), GHOST: ("gone", None)}
+        assert ended == {live: ("exited", -1), GHOST: ("gone", None)}
         assert verdicts.shutdown_worktrees_without_pty == (WT,)
         # The bindings themselves are the UI's and stay; readers show the verdict.
         layout = view.session.terminal_layouts_by_tab_id["t1"]
         assert layout.pty_ids_by_leaf_id[LEAF_GHOST] == GHOST
+        assert LEAF_EXITED not in layout.pty_ids_by_leaf_id  # retired when it exited
         shown = user.ok("term", "ls", "--all")
         assert f"t1:{LEAF_GHOST}" in shown and "gone" in shown
-        assert f"t1:{LEAF_EXITED}" in shown and "exited 3" in shown
+        assert f"t1:{LEAF_EXITED}" not in shown and "exited 3" in shown  # the session's row
         assert f"worktree {WT}" in shown and "had a terminal at shutdown" in shown
         ps = user.ok("worktree", "ps")
-        assert "3 saved pane bindings to terminals not running (exited, gone)" in ps
+        assert "2 saved pane bindings to terminals not running (exited, gone)" in ps
         assert "1 worktree had a terminal at shutdown and now none" in ps
 
 
