@@ -82,10 +82,18 @@ def actor_pid(status: dict[str, Any], name: str) -> int:
 
 
 async def wait_for_new_ptyd(home: Path, old: int) -> None:
+    """Until a ptyd other than ``old`` runs: already so in the snapshot the mirror loads
+    (orcad restarts ptyd in well under a second, often before this subscribes: the
+    started event is then gone), or its started event after it."""
+
+    def restarted(m: Any) -> bool:
+        now = (m.state or {}).get("ptyd")
+        if now is not None and now.pid not in (None, old) and now.state == "running":
+            return True
+        return rec.seen(sup_contract.STARTED, "ptyd", lambda d: d.pid != old)
+
     async with lifecycle(home) as (mirror, rec):
-        await mirror.wait_until(
-            lambda m: rec.seen(sup_contract.STARTED, "ptyd", lambda d: d.pid != old)
-        )
+        await mirror.wait_until(restarted)
 
 
 async def read_stream(client: Any, tap: Any, sid: str, want: int) -> bytes:

@@ -111,13 +111,17 @@ async def test_attach_detach_and_reattach_shows_the_screen(home: Path, tmp_path:
             await read_master_until(master, b"30 100")
             resize(master, pid, 132, 43)  # the user resizes the window attach runs in
             await size_shows(master, b"43 132")
+            # What reattach must show, on the screen: under load size_shows loops many
+            # times, and its lines scrolled "first-42" off the 30-row screen (CI, 1 run).
+            os.write(master, b"clear; echo shown-$((40+2))\r")
+            await read_master_until(master, b"shown-42")
             os.write(master, b"\x1d")
             await read_master_until(master, b"[detached]")
             os.close(master)
             pid2, master2 = spawn_on_pty(cli_argv("attach", sid_text), str(ROOT), env, 100, 30)
             pids.append(pid2)
-            screen = await read_master_until(master2, b"first-42")
-            assert b"first-42" in screen
+            screen = await read_master_until(master2, b"shown-42")
+            assert b"shown-42" in screen
             os.write(master2, b"\x1d")
             await read_master_until(master2, b"[detached]")
             os.close(master2)
