@@ -19,7 +19,7 @@ import pytest
 import trio
 from support.journey import User, recorded
 from support.lifecycle import lifecycle
-from support.procs import kill_all, orca_pids, write_config
+from support.procs import kill_like_a_reboot, write_config
 
 from orca.actor import Mirror, open_rpc_client
 from orca.actor.client import RpcClient
@@ -52,12 +52,10 @@ def user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
     write_config(orca_home, TREE)
     person = User(orca_home, tmp_path / "user")
     person.ok("up")
-    started: list[int] = []
     try:
         yield person
     finally:
-        started = orca_pids(person.paths)
-        kill_all(started)
+        kill_like_a_reboot(person.paths)
 
 
 @asynccontextmanager
@@ -272,7 +270,7 @@ async def test_simulated_reboot_keeps_history_and_marks_gone_bindings(user: User
         # A writer that binds it again afterwards (a stale UI) cannot bind it again.
         bind_panes(user, {LEAF_LIVE: live, LEAF_EXITED: done, LEAF_GHOST: GHOST})
 
-        kill_all(orca_pids(user.paths))  # orcad, store, ptyd, the keeper, both agents
+        kill_like_a_reboot(user.paths)  # orcad, store, ptyd, the keeper, both agents
         shutil.rmtree(user.paths.runtime_dir)
         user.ok("up")
 

@@ -224,9 +224,9 @@ async def _turn(user: User, watch: Watch, session: dict[str, Any], text: str) ->
 def _reboot(user: User) -> str:
     """kill -9 of every Orca process, the keeper and every agent, the runtime folder
     wiped (what a reboot leaves); then ``orca up``, its output returned."""
-    from support.procs import kill_all, orca_pids
+    from support.procs import kill_like_a_reboot
 
-    kill_all(orca_pids(user.paths))
+    kill_like_a_reboot(user.paths)
     shutil.rmtree(user.paths.runtime_dir)
     return user.ok("up")
 
