@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from orca.client.terminal import LocalTerminalStream
     from orca.contracts.ptyd import SessionRow
+    from orca.model.resume import Plan
 
 DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get out
 # How long attach waits in one poll; bounds the delay of noticing a resize.
@@ -42,7 +43,7 @@ def _new(args: argparse.Namespace) -> int:
     remote = remote_new(args)
     if remote is not None:
         return remote
-    from orca.cli.lookup import list_terminals, worktree_and_cwd
+    from orca.cli.lookup import worktree_and_cwd
     from orca.user_env import parse_assignments, user_environment
 
     try:
@@ -63,10 +64,7 @@ def _new(args: argparse.Namespace) -> int:
         user_env=user_environment(os.environ),
     )
     spawned = invoke(ptyd.SPAWN, request)
-    try:  # the handle `term ls` shows for it, now that it is one of them
-        handle = list_terminals().handles.get(spawned.session_id, spawned.session_id)
-    except OrcaError:
-        handle = spawned.session_id  # ptyd stopped answering: the id still names it
+    handle = _handle_of(spawned.session_id)
     if args.json:
         from orca.model.codec import to_builtins
 
@@ -76,35 +74,51 @@ def _new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _handle_of(session_id: str) -> str:
+    """The handle `term ls` shows for a session just started (its id if ptyd stopped
+    answering: the id still names it)."""
+    from orca.cli.lookup import list_terminals
+
+    try:
+        return list_terminals().handles.get(session_id, session_id)
+    except OrcaError:
+        return session_id
+
+
+def _plan_for(row: SessionRow, *, fork: bool = False) -> Plan:
+    """How the agent of ``row``'s pane resumes (or forks), by the session hooks bound."""
+    from orca.client.sync import invoke
+    from orca.contracts import hooks
+    from orca.model.resume import pane_plan
+
+    return pane_plan(row, invoke(hooks.SESSION_BINDINGS).bindings, fork=fork)
+
+
 def _resume(args: argparse.Namespace) -> int:
     """Start an ended agent pane again on its own conversation (issue 34): the same pane
     (tab and place in the layout), worktree and folder, the agent's resume command with
     the session id its hooks bound (``orca.model.resume``); ``--rerun``: its command
     again, a new conversation. The environment is this shell's, as ``term new``'s."""
-    from orca.cli.lookup import find_terminal, list_terminals
+    from orca.cli.lookup import find_terminal
     from orca.client.sync import invoke
-    from orca.contracts import hooks, ptyd
-    from orca.model.resume import resume_plan
+    from orca.contracts import ptyd
     from orca.user_env import user_environment
 
     row = find_terminal(args.id)
     if row.running:
         return fail(f"{args.id} is still running: nothing to resume", EXIT_USAGE)
-    bound = [b for b in invoke(hooks.SESSION_BINDINGS).bindings if b.pane_key == row.pane_key]
-    binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
+    resumed = None
     if args.rerun:
         argv = list(row.argv)
     else:
-        plan = resume_plan(
-            binding.agent if binding else "", row.argv, binding.session_id if binding else ""
-        )
+        plan = _plan_for(row)
         if plan.refusal:
             return fail(
                 f"{plan.refusal}: `orca term resume {args.id} --rerun` runs "
                 f"{' '.join(row.argv) or 'its command'} again, as a new conversation",
                 EXIT_USAGE,
             )
-        argv = list(plan.argv)
+        argv, resumed = list(plan.argv), plan.session_id
     size = os.get_terminal_size() if sys.stdout.isatty() else os.terminal_size((row.cols, row.rows))
     spawned = invoke(
         ptyd.SPAWN,
@@ -118,10 +132,7 @@ def _resume(args: argparse.Namespace) -> int:
             user_env=user_environment(os.environ),
         ),
     )
-    try:
-        handle = list_terminals().handles.get(spawned.session_id, spawned.session_id)
-    except OrcaError:
-        handle = spawned.session_id
+    handle = _handle_of(spawned.session_id)
     if args.json:
         from orca.model.codec import to_builtins
 
@@ -130,7 +141,7 @@ def _resume(args: argparse.Namespace) -> int:
             {
                 "handle": handle,
                 "argv": argv,
-                "resumed": None if args.rerun or binding is None else binding.session_id,
+                "resumed": resumed,
                 **to_builtins(spawned),
             },
         )
@@ -143,23 +154,15 @@ def _fork(args: argparse.Namespace) -> int:
     """A new worktree branched from the agent's worktree with its uncommitted work, and
     a new pane there running a fork of the agent's conversation (issue 34; Claude Code
     ``--resume ID --fork-session``); the source worktree and pane are left as they are."""
-    from orca.cli.lookup import find_terminal, list_terminals
+    from orca.cli.lookup import find_terminal
     from orca.cli.worktree import CREATE_TIMEOUT_S
     from orca.client.sync import invoke
-    from orca.contracts import gitwatch, hooks, ptyd
+    from orca.contracts import gitwatch, ptyd
     from orca.model.ids import parse_worktree_id
-    from orca.model.resume import resume_plan
     from orca.user_env import user_environment
 
     row = find_terminal(args.id)
-    bound = [b for b in invoke(hooks.SESSION_BINDINGS).bindings if b.pane_key == row.pane_key]
-    binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
-    plan = resume_plan(
-        binding.agent if binding else "",
-        row.argv,
-        binding.session_id if binding else "",
-        fork=True,
-    )
+    plan = _plan_for(row, fork=True)
     if plan.refusal:
         return fail(f"cannot fork {args.id}: {plan.refusal}", EXIT_USAGE)
     source = parse_worktree_id(row.worktree_id)
@@ -190,10 +193,7 @@ def _fork(args: argparse.Namespace) -> int:
             user_env=user_environment(os.environ),
         ),
     )
-    try:
-        handle = list_terminals().handles.get(spawned.session_id, spawned.session_id)
-    except OrcaError:
-        handle = spawned.session_id
+    handle = _handle_of(spawned.session_id)
     if args.json:
         from orca.model.codec import to_builtins
 

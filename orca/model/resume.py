@@ -80,6 +80,7 @@ class Plan:
 
     argv: tuple[str, ...] = ()
     refusal: str = ""
+    session_id: str = ""  # the conversation resumed (or forked)
 
 
 def kept_options(agent: str, argv: Sequence[str]) -> list[str]:
@@ -126,9 +127,20 @@ def resume_plan(agent: str, argv: Sequence[str], session_id: str, *, fork: bool 
     command = command_of(agent, argv)
     options = kept_options(agent, argv)
     if agent == "codex":
-        return Plan(argv=(command, "resume", *options, session_id))
+        return Plan(argv=(command, "resume", *options, session_id), session_id=session_id)
     extra = ("--fork-session",) if fork else ()
-    return Plan(argv=(command, *options, "--resume", session_id, *extra))
+    return Plan(argv=(command, *options, "--resume", session_id, *extra), session_id=session_id)
+
+
+def pane_plan(
+    row: SessionRow, bindings: Sequence[SessionBinding], *, fork: bool = False
+) -> Plan:
+    """The plan for the session ``row`` ran, by the pane's newest agent binding."""
+    bound = [b for b in bindings if b.pane_key == row.pane_key]
+    binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
+    if binding is None:
+        return resume_plan("", row.argv, "", fork=fork)
+    return resume_plan(binding.agent, row.argv, binding.session_id, fork=fork)
 
 
 def panes_to_resume(
@@ -147,12 +159,4 @@ def plans(
     lost: Sequence[SessionRow], bindings: Sequence[SessionBinding]
 ) -> list[tuple[SessionRow, list[str], str]]:
     """(session, resume argv, refusal) for each lost session (pure)."""
-    out = []
-    for row in lost:
-        bound = [b for b in bindings if b.pane_key == row.pane_key]
-        binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
-        plan = resume_plan(
-            binding.agent if binding else "", row.argv, binding.session_id if binding else ""
-        )
-        out.append((row, list(plan.argv), plan.refusal))
-    return out
+    return [(row, list(p.argv), p.refusal) for row in lost for p in [pane_plan(row, bindings)]]
