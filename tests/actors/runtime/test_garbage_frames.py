@@ -60,12 +60,13 @@ def actor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[zmq.Socket
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.connect(paths.ipc_endpoint("steady", "rpc"))
+    endpoint = paths.ipc_endpoint("steady", "rpc")
+    sock.connect(endpoint)
     try:
         sock.send(encode_request("warmup", "sys.ping", {}))
         assert sock.poll(30_000), "the actor did not come up"
         sock.recv()
-        yield sock, str(proc.pid)
+        yield sock, endpoint
     finally:
         sock.close()
         assert proc.poll() is None, "the actor died during the garbage run"
@@ -149,9 +150,22 @@ def test_a_flood_of_refused_requests_is_answered_in_full(
 ) -> None:
     """3,000 malformed and unknown requests sent before the actor reads any: each gets
     its refusal (replies sent from inside the receive path must not recurse into it)."""
-    sock, _ = actor
+    _, endpoint = actor
+    # Its own socket, its queues unbounded before it connects (a high-water mark set after
+    # connect does not apply): the actor's ROUTER drops what a full peer queue cannot take,
+    # and this client reads only after it has sent all 3,000.
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.SNDHWM, 0)
     sock.setsockopt(zmq.RCVHWM, 0)
+    sock.connect(endpoint)
+    try:
+        _flood(sock)
+    finally:
+        sock.close()
+
+
+def _flood(sock: zmq.Socket[bytes]) -> None:
     count = 3000
     for i in range(count):
         if i % 2:
