@@ -7,6 +7,8 @@ The protocol itself (packets, the keeper's table) is tested in
 from __future__ import annotations
 
 import os
+import select
+import socket
 import subprocess
 import sys
 import threading
@@ -176,5 +178,52 @@ def test_a_stopping_ptyd_waits_for_the_keeper_orcad_started_before_it_died(
             trio.from_thread.run_sync(late.stopped.set, trio_token=tokens[0])
         server.join(10)
         lock.release()
+        os.close(r)
+        os.close(w)
+
+
+def test_a_keeper_dying_as_ptyd_connects_is_not_taken_for_the_one_holding_the_terminals(
+    orca_paths: OrcaPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keeper killed with orcad: its listener took ptyd's connection into its backlog
+    a moment before the kernel closed it, so the deposits went nowhere (CI, run 1 of
+    50cd94f: ptyd logged "did not confirm", then "secured", and the terminal ended with
+    it). ptyd tries again, starts a keeper of its own, and that one holds the terminal."""
+    runtime = orca_paths.runtime_dir
+    sock_path = str(runtime / KEEPER_SOCKET_NAME)
+    monkeypatch.setenv(KEEPER_ENV, sock_path)
+    dying = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    dying.bind(sock_path)
+    dying.listen(8)
+
+    def die_after_the_first_connection() -> None:
+        select.select([dying], [], [], 30)  # a connection waits in the backlog
+        dying.close()  # the kill: never accepted; the stale socket file stays
+
+    killer = threading.Thread(target=die_after_the_first_connection, daemon=True)
+    killer.start()
+    r, w = os.pipe()
+    ptyd = _Ptyd([_Session(info(9), r)])
+    ours = set(psutil.Process().children())
+    try:
+        assert handoff.secure_with_keeper(ptyd, sock_path, orca_paths.log_file("keeper")) == 1
+        assert ptyd.keeper is not None and ptyd.keeper.confirm()
+        ptyd.keeper.close()
+        ptyd.keeper = None
+        check = KeeperLink(sock_path)
+        try:
+            kept = check.reclaim()
+        finally:
+            check.close()
+        assert [i.history_key for i, _ in kept] == [info(9).history_key]
+        for _, fds in kept:
+            for fd in fds:
+                os.close(fd)
+    finally:
+        killer.join(10)
+        started = [p for p in psutil.Process().children() if p not in ours]
+        kill_all([p.pid for p in started])  # the keeper ptyd started
+        if ptyd.keeper is not None:
+            ptyd.keeper.close()
         os.close(r)
         os.close(w)
