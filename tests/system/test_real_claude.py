@@ -194,9 +194,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             assert total["inputTokens"] == sum(u["input_tokens"] for u in sent)
             assert total["outputTokens"] == sum(u["output_tokens"] for u in sent)
     except BaseException:
-        screen = user.run("term", "read", handle).stdout if handle else ""
-        compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
-        print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
+        _print_failure(user, fake, watch, handle)
         raise
     finally:
         watch.close()
@@ -219,6 +217,17 @@ async def _turn(user: User, watch: Watch, session: dict[str, Any], text: str) ->
     await trio.to_thread.run_sync(until_screen, user, sid, pane, text, abandon_on_cancel=True)
     user.ok("term", "send", handle, "\r")
     await watch.until(state_is(pane, "done"))
+
+
+def _print_failure(user: User, fake: FakeAnthropic, watch: Watch, handle: str) -> None:
+    """What a failed test saw: the pane's screen, the watched events, the requests the
+    model API had, and the hooks and ptyd logs' tails."""
+    screen = user.run("term", "read", handle).stdout if handle else ""
+    compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
+    print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
+    for name in ("hooks", "ptyd"):
+        log = user.paths.log_file(name)
+        print(name.upper(), "LOG", log.read_text()[-3000:] if log.exists() else "none")
 
 
 def _reboot(user: User) -> str:
@@ -281,9 +290,7 @@ async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulate
             by_pane = user.json("vault", "usage", "--by", "pane")["rows"]
             assert [(r["key"], r["requests"]) for r in by_pane] == [(pane, len(sent))], by_pane
     except BaseException:
-        screen = user.run("term", "read", handle).stdout if handle else ""
-        compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
-        print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
+        _print_failure(user, fake, watch, handle)
         raise
     finally:
         watch.close()
