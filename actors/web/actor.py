@@ -26,6 +26,7 @@ from actors.web.access import Access
 from actors.web.app import WebApp, build_app
 from actors.web.guard import site_for
 from actors.web.source import BoardSource, wall_ms
+from actors.web.ws_bound import install as bound_websocket_messages
 from orca.actor import ActorContext
 from orca.contracts import web
 from orca.contracts.base import NoArgs
@@ -66,6 +67,7 @@ def _hypercorn_config(config: WebConfig, sock: socket.socket) -> Config:
     hc.include_server_header = False
     hc.graceful_timeout = GRACEFUL_STOP_S
     hc.websocket_max_message_size = MAX_WS_MESSAGE_BYTES
+    bound_websocket_messages()  # and kept after the close (actors/web/ws_bound.py)
     hc.accesslog = None  # requests are not logged (a pairing code rides only in fragments)
     hc.errorlog = logging.getLogger("hypercorn.error")  # the actor's log, once, its format
     hc.keep_alive_timeout = 30

@@ -299,3 +299,59 @@ def test_wrong_guesses_from_here_never_refuse_the_owners_fresh_code(site: WebTre
     code = site.pair("view").split("#pair=", 1)[1]
     status, headers, _ = request(site, "POST", "/api/session", {"code": code})
     assert status == 200 and headers["set-cookie"].startswith("orca_web=")
+
+
+@pytest.mark.parametrize("declared", [20 << 20, 1 << 62], ids=["20MB", "2^62"])
+def test_a_frame_declaring_more_than_a_message_may_hold_is_closed_within_the_bound(
+    site: WebTree, declared: int
+) -> None:
+    """Issue 33: a WebSocket frame declaring 20 MB or 2^62 bytes. hypercorn's wsproto
+    decoder hands payload on as it comes, and hypercorn closes the socket (1009, message
+    too big) once a message passes ``MAX_WS_MESSAGE_BYTES`` (1 MiB): what a peer can
+    make the web actor hold is that bound, whatever the header says, and the actor keeps
+    serving. (Refusing at the header itself needs wsproto's private decoder state.)"""
+    import os
+
+    import psutil
+    import websocket
+
+    from actors.web.actor import MAX_WS_MESSAGE_BYTES
+
+    (actor,) = [a for a in site.tree.status().actors if a.name == "web"]
+    assert actor.pid is not None
+    web_proc = psutil.Process(actor.pid)
+    cookie = site.login("view")
+    ws = websocket.create_connection(
+        f"ws://127.0.0.1:{site.port}/ws/board",
+        cookie=cookie,
+        origin=f"http://127.0.0.1:{site.port}",
+        timeout=10,
+    )
+    before = web_proc.memory_info().rss
+    try:
+        assert "worktrees" in json.loads(ws.recv())
+        ws.sock.sendall(bytes([0x82, 0x80 | 127]) + declared.to_bytes(8, "big") + os.urandom(4))
+        chunk, sent, reset = bytes(64 << 10), 0, False
+        # Far past the bound and the kernel's socket buffers, inside the declared size.
+        while sent < 16 * MAX_WS_MESSAGE_BYTES and not reset:
+            try:
+                ws.sock.sendall(chunk)
+                sent += len(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                reset = True  # closed under our writes: refused
+        assert reset or sent == 16 * MAX_WS_MESSAGE_BYTES
+        try:
+            opcode, frame = ws.recv_data(control_frame=True)
+            while opcode != websocket.ABNF.OPCODE_CLOSE:  # a board pushed meanwhile
+                opcode, frame = ws.recv_data(control_frame=True)
+            assert int.from_bytes(frame[:2], "big") == 1009  # message too big
+        except ConnectionResetError:
+            assert reset  # the close frame was lost in the reset of our writes
+        # Still open on our side: what the actor holds for it now is what it kept. The
+        # bound's copies (hypercorn's buffer, wsproto's, the allocator's slack), never
+        # what was sent (16 MiB, less what the kernel still buffers) or declared.
+        grown = web_proc.memory_info().rss - before
+        assert grown < 6 * MAX_WS_MESSAGE_BYTES, f"the web actor grew {grown} bytes"
+    finally:
+        ws.shutdown()
+    assert request(site, "GET", "/api/board", cookie=cookie)[0] == 200  # still serving
