@@ -29,13 +29,11 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
-
-import trio
 
 from actors.keeper.orcad_watch import OrcadWatch
 from actors.keeper.service import FdKeeper
-from orca.actor.app import configure_logging
 from orca.contracts.fd_keeper import (
     KEEPER_LOCK_NAME,
     KEEPER_SOCKET_NAME,
@@ -49,6 +47,7 @@ from orca.contracts.fd_keeper import (
     take_over,
 )
 from orca.fsio import FileLock, LockHeld, read_lock_holder
+from orca.logs import configure_logging
 from orca.paths import resolve_paths
 
 log = logging.getLogger("keeper")
@@ -82,22 +81,23 @@ def _acquire(lock: FileLock, holder: bytes, wait_s: float) -> bool:
             time.sleep(LOCK_RETRY_S)
 
 
-async def run(keeper: FdKeeper, ready_fd: int | None, orcad: OrcadWatch) -> None:
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(keeper.serve)
-            _say(ready_fd, "ready")
-            nursery.start_soon(orcad.run)
+def run(keeper: FdKeeper, ready_fd: int | None, orcad: OrcadWatch) -> None:
+    """Serve until ``stop``, SIGTERM or SIGINT; the orcad watch runs beside, in a daemon
+    thread started once the socket answers."""
 
-            async def on_signal() -> None:
-                async for signum in signals:
-                    log.info("keeper: %s: closing every kept terminal", signal.Signals(signum).name)
-                    keeper.stopped.set()
-                    return
+    def on_signal(signum: int, _frame: object) -> None:
+        keeper.stop(signal.Signals(signum).name)  # a flag and a byte: nothing that locks
 
-            nursery.start_soon(on_signal)
-            await keeper.stopped.wait()
-            nursery.cancel_scope.cancel()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def ready() -> None:
+        _say(ready_fd, "ready")
+        threading.Thread(target=orcad.run, name="orcad-watch", daemon=True).start()
+
+    keeper.serve(on_ready=ready)
+    if keeper.stop_reason in ("SIGTERM", "SIGINT"):
+        log.info("%s: every kept terminal closed", keeper.stop_reason)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     orcad = OrcadWatch(paths)
     keeper = FdKeeper(sock_path, state, on_watch_orcad=orcad.nudge)
     try:
-        trio.run(run, keeper, args.ready_fd, orcad)
+        run(keeper, args.ready_fd, orcad)
     finally:
         lock.release()
     log.info("keeper stopped")

@@ -23,24 +23,28 @@ exits, and on ``watch_orcad`` (an orcad that adopted this keeper asks to be watc
 
 The environment of a new orcad is the keeper's (orcad's, which is ``orca up``'s) without
 what orcad adds for its actors: a keeper that ``ptyd`` started has ptyd's.
+
+It runs in a thread of its own (``run``), beside the keeper's socket loop, and blocks
+in ``select`` on what it waits for (orcad's pidfd, a started orcad's ready pipe, its
+nudge pipe) or a timer: nothing wakes while orcad runs.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import select
 import sys
 import time
 from collections.abc import Mapping
 
-import trio
-import trio.lowlevel
-
 from actors.keeper.revival import GiveUp, RevivalPolicy
-from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
 from orca.contracts.fd_keeper import KEEPER_ENV
 from orca.contracts.supervisor import (
     EXIT_ALREADY_RUNNING,
+    HEARTBEAT_ENV,
+    SUPERVISOR_ENV,
+    SUPERVISOR_PID_ENV,
     LockInfo,
     launch_orcad,
     read_abandoned_lock_info,
@@ -92,7 +96,9 @@ class OrcadWatch:
         self._python = python
         self._environ = dict(os.environ if environ is None else environ)
         self._lock = paths.lock_file
-        self._nudged = trio.Event()
+        # A nudge is a byte here, drained before each look: one from then on wakes it.
+        self._nudge_r, self._nudge_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._stopping = False
         self._ours: set[int] = set()  # orcads this keeper started that may still run
         self._watching: int | None = None
         # The abandoned lock last acted on: looking at it again starts nothing new.
@@ -100,62 +106,64 @@ class OrcadWatch:
         self.started = 0  # orcads started by this keeper, for tests and logs
 
     def nudge(self) -> None:
-        """``watch_orcad``: an orcad asks to be watched; look at the lock again."""
-        self._nudged.set()
+        """``watch_orcad``: an orcad asks to be watched; look at the lock again. Safe
+        from any thread."""
+        try:
+            os.write(self._nudge_w, b"n")
+        except OSError:
+            pass  # full: a nudge is waiting already
 
-    async def run(self) -> None:
-        while True:
-            # A new event before the look: a nudge from here on wakes the wait below.
-            self._nudged = nudged = trio.Event()
-            await self._look(nudged)
+    def stop(self) -> None:
+        """End ``run`` at its next wait (tests; the keeper's thread is a daemon)."""
+        self._stopping = True
+        self.nudge()
 
-    async def _look(self, nudged: trio.Event) -> None:
+    def run(self) -> None:
+        """Look, wait, act, for the keeper's life (blocking: a thread of its own)."""
+        try:
+            while not self._stopping:
+                _drain(self._nudge_r)  # from here on, a nudge wakes the wait below
+                self._look()
+        finally:
+            for fd in (self._nudge_r, self._nudge_w):
+                os.close(fd)
+
+    def _nudged_within(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds (None: for ever) for a nudge."""
+        return bool(select.select([self._nudge_r], [], [], timeout)[0])
+
+    def _look(self) -> None:
         for pid in list(self._ours):  # an orcad of ours that exited unwatched: no zombie
             self._reap_if_exited(pid)
         held = read_lock_info(self._lock)
         if held is not None:
             if held.pid is None:
-                await trio.sleep(LOOK_AGAIN_S)  # its holder is writing the file
+                self._nudged_within(LOOK_AGAIN_S)  # its holder is writing the file
                 return
             if held.pid not in self._ours:
                 self.policy.reset()  # started some other way: its failures are its own
-            await self._watch(held.pid, nudged)
+            self._watch(held.pid)
             return
         dead = read_abandoned_lock_info(self._lock)
         if dead is None or dead == self._handled:
             # Stopped on purpose, never started, or given up on: until an orcad asks.
-            await nudged.wait()
+            self._nudged_within(None)
             return
-        await self._bring_back(dead, nudged)
+        self._bring_back(dead)
 
-    async def _watch(self, pid: int, nudged: trio.Event) -> None:
+    def _watch(self, pid: int) -> None:
         """Until orcad ``pid`` exits (then say how) or a nudge."""
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:
-            await trio.sleep(LOOK_AGAIN_S)  # gone this instant: the next look tells how
+            self._nudged_within(LOOK_AGAIN_S)  # gone this instant: the next look tells how
             return
         if self._watching != pid:
             self._watching = pid
             log.info("watching orcad (pid %d)", pid)
-        exited = False
         try:
-            async with trio.open_nursery() as nursery:
-
-                async def until_exit() -> None:
-                    nonlocal exited
-                    await trio.lowlevel.wait_readable(pidfd)
-                    exited = True
-                    nursery.cancel_scope.cancel()
-
-                async def until_nudged() -> None:
-                    await nudged.wait()
-                    nursery.cancel_scope.cancel()
-
-                nursery.start_soon(until_exit)
-                nursery.start_soon(until_nudged)
+            exited = pidfd in select.select([pidfd, self._nudge_r], [], [])[0]
         finally:
-            trio.lowlevel.notify_closing(pidfd)
             os.close(pidfd)
         if not exited:
             return
@@ -167,7 +175,7 @@ class OrcadWatch:
         else:
             log.info("orcad (pid %d) stopped (%s): not starting another", pid, how)
 
-    async def _bring_back(self, dead: LockInfo, nudged: trio.Event) -> None:
+    def _bring_back(self, dead: LockInfo) -> None:
         """Start orcads until one runs, another is started some other way, or the policy
         gives up (``RevivalPolicy``)."""
         if dead.manager:
@@ -176,7 +184,7 @@ class OrcadWatch:
             return
         ran_s = None if dead.started_at is None else max(time.time() - dead.started_at, 0.0)
         decision = self.policy.orcad_died(ran_s)
-        while True:
+        while not self._stopping:
             if isinstance(decision, GiveUp):
                 log.error(
                     "orcad died %d times in a row within %gs of its start: not starting it"
@@ -191,20 +199,18 @@ class OrcadWatch:
                 return
             if decision.after_s > 0:
                 log.info("starting orcad again in %gs", decision.after_s)
-                with trio.move_on_after(decision.after_s):
-                    await nudged.wait()
-                if nudged.is_set():
+                if self._nudged_within(decision.after_s):
                     return  # an orcad asks to be watched: one was started some other way
             if read_lock_info(self._lock) is not None:
                 return  # one runs again (`orca up`, a service manager): watch it
             if read_abandoned_lock_info(self._lock) is None:
                 return  # an orcad ran and stopped on purpose meanwhile: leave it
-            failed_after = await self._start()
+            failed_after = self._start()
             if failed_after is None:
                 return
             decision = self.policy.orcad_died(failed_after)
 
-    async def _start(self) -> float | None:
+    def _start(self) -> float | None:
         """Start an orcad as ``orca up`` does. None once it has booted (or found another
         orcad running); else the seconds until it exited, having never booted."""
         started = time.monotonic()
@@ -217,12 +223,12 @@ class OrcadWatch:
         self._ours.add(pid)
         self.started += 1
         log.warning("orcad is gone: started a new one (pid %d)", pid)
-        verdict = await read_verdict(ready_fd, VERDICT_TIMEOUT_S)
+        verdict = read_verdict(ready_fd, VERDICT_TIMEOUT_S)
         took = time.monotonic() - started
         if verdict:  # ready, failed <actors>, timeout: it holds the lock and runs
             log.info("orcad (pid %d) is back: %s after %.2fs", pid, verdict, took)
             return None
-        status = await wait_child(pid)
+        status = wait_child(pid)
         self._ours.discard(pid)
         if status is not None and os.waitstatus_to_exitcode(status) == EXIT_ALREADY_RUNNING:
             log.info("orcad (pid %d): another orcad runs already; watching that one", pid)
@@ -254,38 +260,37 @@ class OrcadWatch:
         return describe_status(status) if reaped else "exit status unknown"
 
 
-async def read_verdict(ready_fd: int, timeout: float) -> str:
+def read_verdict(ready_fd: int, timeout: float) -> str:
     """The line a started orcad writes on its ready pipe (``ready``, ``failed …``,
     ``timeout``); ``timeout`` if none came within ``timeout``; empty if it exited
-    first. Closes ``ready_fd``."""
+    first. Blocking; closes ``ready_fd``."""
+    deadline = time.monotonic() + timeout
     data = b""
     try:
-        with trio.move_on_after(timeout) as scope:
-            while not data.endswith(b"\n"):
-                await trio.lowlevel.wait_readable(ready_fd)
-                chunk = os.read(ready_fd, 256)
-                if not chunk:
-                    break
-                data += chunk
-        if scope.cancelled_caught:
-            return "timeout"
+        while not data.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([ready_fd], [], [], remaining)[0]:
+                return "timeout"
+            chunk = os.read(ready_fd, 256)
+            if not chunk:
+                break
+            data += chunk
     finally:
-        trio.lowlevel.notify_closing(ready_fd)
         os.close(ready_fd)
     return data.decode(errors="replace").strip()
 
 
-async def wait_child(pid: int) -> int | None:
-    """Our child ``pid``'s wait status once it has exited; None if it is not our child."""
+def wait_child(pid: int) -> int | None:
+    """Our child ``pid``'s wait status once it has exited; None if it is not our child.
+    Blocking."""
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:
         pidfd = None
     if pidfd is not None:
         try:
-            await trio.lowlevel.wait_readable(pidfd)
+            select.select([pidfd], [], [])
         finally:
-            trio.lowlevel.notify_closing(pidfd)
             os.close(pidfd)
     return collect_status(pid)
 
@@ -298,3 +303,11 @@ def collect_status(pid: int) -> int | None:
     except ChildProcessError:
         return None
     return status if reaped else None
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass

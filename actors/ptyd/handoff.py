@@ -33,7 +33,6 @@ import trio.lowlevel
 
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.spawn import exit_code_of
-from orca.actor.app import SUPERVISOR_PID_ENV
 from orca.contracts.fd_keeper import (
     ANCILLARY_SPACE,
     KEEPER_ENV,
@@ -61,6 +60,7 @@ from orca.contracts.fd_keeper import (
     send_packet,
     wait_keeper_ready,
 )
+from orca.contracts.supervisor import SUPERVISOR_PID_ENV
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from actors.supervisor.config import ConfigError, load_config
 from actors.supervisor.lock import AlreadyRunning, InstanceLock, service_manager
 from actors.supervisor.tree import Supervisor
 from orca.actor import memory
-from orca.actor.app import configure_logging
 from orca.contracts.supervisor import EXIT_ALREADY_RUNNING, LockInfo
+from orca.logs import configure_logging
 from orca.paths import resolve_paths
 
 log = logging.getLogger("orcad")

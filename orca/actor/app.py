@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 
 import trio
@@ -35,14 +34,15 @@ from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 from orca.contracts import supervisor as sup
 from orca.contracts.sys import build_id
+from orca.logs import configure_logging
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.errors import OrcaError
 
 log = logging.getLogger(__name__)
 
-SUPERVISOR_ENV = "ORCA_SUPERVISOR"
-SUPERVISOR_PID_ENV = "ORCA_SUPERVISOR_PID"
-HEARTBEAT_ENV = "ORCA_HEARTBEAT_S"
+SUPERVISOR_ENV = sup.SUPERVISOR_ENV
+SUPERVISOR_PID_ENV = sup.SUPERVISOR_PID_ENV
+HEARTBEAT_ENV = sup.HEARTBEAT_ENV
 # Default heartbeat period when the supervisor does not say; its timeout is several
 # periods so one slow tick never gets a healthy actor killed.
 DEFAULT_HEARTBEAT_S = 1.0
@@ -51,14 +51,6 @@ DEFAULT_HEARTBEAT_S = 1.0
 STOP_CALLBACK_DEADLINE_S = 2.5
 
 Setup = Callable[[ActorContext], Awaitable[None]]
-
-
-def configure_logging(name: str) -> None:
-    logging.basicConfig(
-        level=os.environ.get("ORCA_LOG_LEVEL", "INFO"),
-        format=f"%(asctime)s {name}[%(process)d] %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
 
 
 def _log_to_own_file(path: os.PathLike[str]) -> None:

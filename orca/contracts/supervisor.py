@@ -91,6 +91,12 @@ from orca.wire.errors import BadFrame, NotFound, Timeout, Unavailable
 
 ActorState = Literal["starting", "running", "backoff", "failed", "stopped"]
 
+# What orcad puts in each actor's environment: its RPC endpoint, its pid (an actor whose
+# parent is no longer it stops), and the heartbeat period.
+SUPERVISOR_ENV = "ORCA_SUPERVISOR"
+SUPERVISOR_PID_ENV = "ORCA_SUPERVISOR_PID"
+HEARTBEAT_ENV = "ORCA_HEARTBEAT_S"
+
 
 # -- args ---------------------------------------------------------------------------
 class ReadyArgs(Args, frozen=True, kw_only=True):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from support.keeper import serving
 
 from actors.keeper.service import FdKeeper
 from orca.contracts.fd_keeper import (
@@ -37,8 +38,7 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
     keeper = FdKeeper(path)
     caplog.set_level(logging.WARNING, logger="actors.keeper.service")
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(keeper.serve)
+        with serving(keeper):
             conn = trio.socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             await conn.connect(path)
             with conn:
@@ -60,8 +60,6 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
                 for fd in (r, w, *fds):
                     os.close(fd)
             assert len(keeper.state) == 1
-            nursery.cancel_scope.cancel()
-    keeper.close_all()
     refusals = [r.getMessage() for r in caplog.records if "refused a packet" in r.getMessage()]
     assert len(refusals) == 3, refusals
     assert "format_disk" in refusals[0] and "too deep" in refusals[1] and "fds" in refusals[2]
@@ -80,8 +78,7 @@ async def test_a_reclaim_of_large_records_fits_its_packets_and_an_unreclaimable_
     caplog.set_level(logging.WARNING, logger="actors.keeper.service")
     big = "x" * 80_000
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(keeper.serve)
+        with serving(keeper):
             conn = trio.socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             await conn.connect(path)
             with conn:
@@ -109,8 +106,6 @@ async def test_a_reclaim_of_large_records_fits_its_packets_and_an_unreclaimable_
                 for fd in (r, w):
                     os.close(fd)
             assert sorted(keeper.state.keys()) == ["a", "b", "c"]
-            nursery.cancel_scope.cancel()
-    keeper.close_all()
     refusals = [r.getMessage() for r in caplog.records if "refused a packet" in r.getMessage()]
     assert len(refusals) == 2 and all("MAX_RECORD_BYTES" in m for m in refusals), refusals
 

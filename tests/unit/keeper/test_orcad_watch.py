@@ -11,18 +11,19 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import trio
 
 from actors.keeper.orcad_watch import OrcadWatch, orcad_environment, wait_child
 from actors.keeper.revival import RevivalPolicy
-from orca.actor.app import SUPERVISOR_PID_ENV
 from orca.contracts.fd_keeper import KEEPER_ENV
 from orca.contracts.supervisor import (
+    SUPERVISOR_PID_ENV,
     LockInfo,
     encode_lock_info,
     launch_orcad,
@@ -61,27 +62,38 @@ lock.release()
 
 
 class Said(logging.Handler):
-    """Sets a trio.Event once the keeper's orcad watch logs a line containing ``needle``."""
+    """What the keeper's orcad watch logs (from its own thread); ``wait_for`` blocks
+    until a line containing ``needle`` has been said (20 s at most)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.lines: list[str] = []
-        self._waits: list[tuple[str, trio.Event]] = []
+        self._said = threading.Condition()
 
     def emit(self, record: logging.LogRecord) -> None:
-        line = record.getMessage()
-        self.lines.append(line)
-        for needle, event in self._waits:
-            if needle in line:
-                event.set()
+        with self._said:
+            self.lines.append(record.getMessage())
+            self._said.notify_all()
 
-    async def wait_for(self, needle: str, since: int = 0) -> None:
-        event = trio.Event()
-        self._waits.append((needle, event))
-        if any(needle in line for line in self.lines[since:]):
-            return
-        with trio.fail_after(20):
-            await event.wait()
+    def wait_for(self, needle: str, since: int = 0) -> None:
+        with self._said:
+            found = self._said.wait_for(
+                lambda: any(needle in line for line in self.lines[since:]), timeout=20
+            )
+        assert found, f"never said {needle!r}: {self.lines}"
+
+
+@contextmanager
+def watching(watch: OrcadWatch) -> Iterator[None]:
+    """``watch.run`` in a thread, as the keeper runs it, until the block ends."""
+    thread = threading.Thread(target=watch.run, name="orcad-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        watch.stop()
+        thread.join(10)
+        assert not thread.is_alive(), "the watch did not stop"
 
 
 @pytest.fixture
@@ -126,7 +138,7 @@ def abandon_lock(paths: OrcaPaths, pid: int = 999_999) -> None:
     paths.lock_file.write_bytes(encode_lock_info(LockInfo(pid=pid, started_at=time.time())))
 
 
-async def test_a_crash_loop_is_given_up_after_the_policys_fast_failures(
+def test_a_crash_loop_is_given_up_after_the_policys_fast_failures(
     home: tuple[OrcaPaths, dict[str, str], Path], said: Said
 ) -> None:
     """orcad died unannounced; every new one dies at once: three starts, then the watch
@@ -136,16 +148,14 @@ async def test_a_crash_loop_is_given_up_after_the_policys_fast_failures(
     abandon_lock(paths)
     policy = RevivalPolicy(delays=(0.0, 0.01), max_fast_failures=3)
     watch = OrcadWatch(paths, policy, python=str(python), environ=env)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(watch.run)
-        await said.wait_for("not starting it again")
+    with watching(watch):
+        said.wait_for("not starting it again")
         assert watch.started == 3
-        nursery.cancel_scope.cancel()
     assert read_lock_info(paths.lock_file) is None
     assert read_abandoned_lock_info(paths.lock_file) is not None
 
 
-async def test_an_orderly_stop_is_left_alone(
+def test_an_orderly_stop_is_left_alone(
     home: tuple[OrcaPaths, dict[str, str], Path], said: Said
 ) -> None:
     """The orcad it started stops on purpose (its lock let go): nothing is started."""
@@ -153,21 +163,19 @@ async def test_an_orderly_stop_is_left_alone(
     env["FAKE_ORCAD_PLAN"] = "run"
     abandon_lock(paths)
     watch = OrcadWatch(paths, python=str(python), environ=env)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(watch.run)
-        await said.wait_for("is back")
+    with watching(watch):
+        said.wait_for("is back")
         held = read_lock_info(paths.lock_file)
         assert held is not None and held.pid is not None
-        await said.wait_for(f"watching orcad (pid {held.pid})")
+        said.wait_for(f"watching orcad (pid {held.pid})")
         os.kill(held.pid, signal.SIGTERM)
-        await said.wait_for(f"orcad (pid {held.pid}) stopped (exit code 0)")
+        said.wait_for(f"orcad (pid {held.pid}) stopped (exit code 0)")
         assert watch.started == 1
         assert read_lock_info(paths.lock_file) is None
         assert read_abandoned_lock_info(paths.lock_file) is None
-        nursery.cancel_scope.cancel()
 
 
-async def test_a_nudge_watches_an_orcad_started_elsewhere_and_brings_it_back(
+def test_a_nudge_watches_an_orcad_started_elsewhere_and_brings_it_back(
     home: tuple[OrcaPaths, dict[str, str], Path], said: Said
 ) -> None:
     """Idle (no orcad), then one is started by someone else and asks to be watched
@@ -175,23 +183,21 @@ async def test_a_nudge_watches_an_orcad_started_elsewhere_and_brings_it_back(
     paths, env, python = home
     env["FAKE_ORCAD_PLAN"] = "run"
     watch = OrcadWatch(paths, python=str(python), environ=env)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(watch.run)
+    with watching(watch):
         pid, ready_fd, _ = launch_orcad(str(python), env, paths.log_file("orcad"))
         assert os.read(ready_fd, 64) == b"ready\n"
         os.close(ready_fd)
         watch.nudge()
-        await said.wait_for(f"watching orcad (pid {pid})")
+        said.wait_for(f"watching orcad (pid {pid})")
         os.kill(pid, signal.SIGKILL)
-        await wait_child(pid)
-        await said.wait_for("is back")
+        wait_child(pid)
+        said.wait_for("is back")
         assert watch.started == 1
         again = read_lock_info(paths.lock_file)
         assert again is not None and again.pid not in (None, pid)
-        nursery.cancel_scope.cancel()
 
 
-async def test_a_service_managers_orcad_is_left_to_it(
+def test_a_service_managers_orcad_is_left_to_it(
     home: tuple[OrcaPaths, dict[str, str], Path], said: Said
 ) -> None:
     """An abandoned lock that names a manager (systemd restarts it): nothing started."""
@@ -200,11 +206,9 @@ async def test_a_service_managers_orcad_is_left_to_it(
     info = LockInfo(pid=999_999, started_at=time.time(), manager="systemd")
     paths.lock_file.write_bytes(encode_lock_info(info))
     watch = OrcadWatch(paths, python=str(python), environ=env)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(watch.run)
-        await said.wait_for("systemd restarts it")
+    with watching(watch):
+        said.wait_for("systemd restarts it")
         assert watch.started == 0
-        nursery.cancel_scope.cancel()
 
 
 def test_a_new_orcad_gets_the_environment_of_orca_up(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import trio
+from support.keeper import serving
 
 from actors.keeper.service import FdKeeper
 from orca.contracts.fd_keeper import (
@@ -47,10 +48,9 @@ async def run_take_over(tmp_path: Path, state: KeeperState) -> tuple[TakenOver |
         state.handle(Deposit(key=f"k{n}", info={"pid": 100 + n}), [w])
     keeper = FdKeeper(path, state)
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(keeper.serve)
+        with serving(keeper) as thread:
             taken = await trio.to_thread.run_sync(take_over, path)
-            await keeper.stopped.wait()  # the old keeper exits after the hand-over
+            await trio.to_thread.run_sync(thread.join)  # it exits after the hand-over
     assert len(keeper.state) == 0, "the old keeper closed its copies on the way out"
     return taken, readers
 
@@ -114,12 +114,10 @@ async def test_ptyd_link_confirms_a_live_keeper_at_once_and_not_a_gone_one(
     path = str(tmp_path / "k.sock")
     keeper = FdKeeper(path)
     with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(keeper.serve)
+        with serving(keeper):
             link = await trio.to_thread.run_sync(KeeperLink, path)
             # Twice: nothing waiting on the link must not read as a hang-up.
             assert await trio.to_thread.run_sync(link.confirm)
             assert await trio.to_thread.run_sync(link.confirm)
-            keeper.stopped.set()
         assert not await trio.to_thread.run_sync(link.confirm)
         link.close()

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import psutil
@@ -55,21 +56,11 @@ def info(n: int, pid: int = 4242) -> SessionInfo:
 # orcad's keeper (actors/supervisor/keeper.py) alone in a process, until SIGTERM.
 KEEPER_CHILD = """
 import signal, sys
-import trio
 from actors.keeper.service import FdKeeper
 
-async def main() -> None:
-    keeper = FdKeeper(sys.argv[1])
-    with trio.open_signal_receiver(signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(keeper.serve)
-            print("ready", flush=True)
-            async for _ in signals:
-                break
-            nursery.cancel_scope.cancel()
-    keeper.close_all()
-
-trio.run(main)
+keeper = FdKeeper(sys.argv[1])
+signal.signal(signal.SIGTERM, lambda *_: keeper.stop())
+keeper.serve(on_ready=lambda: print("ready", flush=True))
 """
 
 
@@ -152,16 +143,13 @@ def test_a_stopping_ptyd_waits_for_the_keeper_orcad_started_before_it_died(
     lock.acquire(encode_keeper_lock(KeeperLockInfo(pid=os.getpid(), socket=sock_path)))
     late = FdKeeper(sock_path)
     # Past the ~1.5 s ptyd used to give a keeper, well inside SECURE_WAIT_S.
-    serve_after = handoff.SECURE_WAIT_S / 2
+    serve_after = 3.0
 
-    tokens: list[trio.lowlevel.TrioToken] = []
+    def serve_late() -> None:
+        time.sleep(serve_after)
+        late.serve()
 
-    async def serve_late() -> None:
-        tokens.append(trio.lowlevel.current_trio_token())
-        await trio.sleep(serve_after)
-        await late.serve()
-
-    server = threading.Thread(target=trio.run, args=(serve_late,), daemon=True)
+    server = threading.Thread(target=serve_late, daemon=True)
     server.start()
     r, w = os.pipe()
     ptyd = _Ptyd([_Session(info(7), r)])
@@ -174,9 +162,9 @@ def test_a_stopping_ptyd_waits_for_the_keeper_orcad_started_before_it_died(
         kill_all([p.pid for p in started])  # ptyd's keeper (it lost the lock)
         if ptyd.keeper is not None:
             ptyd.keeper.close()
-        if tokens:
-            trio.from_thread.run_sync(late.stopped.set, trio_token=tokens[0])
+        late.stop()
         server.join(10)
+        late.close()
         lock.release()
         os.close(r)
         os.close(w)
