@@ -1,0 +1,232 @@
+"""What the background service costs while nothing happens, beside tmux (issue 36).
+
+Side by side in one run, ROUNDS times each (min / median / max):
+
+* **memory**: the proportional set size (PSS, ``/proc/PID/smaps_rollup``: shared pages
+  divided among their sharers) of Orca's service processes (orcad, every actor, the
+  keeper) and of the tmux server, right after start and with TERMINALS idle shells;
+  the shells themselves are the same in both and not counted;
+* **idle CPU**: the CPU time those processes use over SECONDS of nothing happening
+  (after SETTLE seconds for start-up work), as a percentage of one core;
+* **the keeper** alone: its RSS and PSS.
+
+Each tree runs in a fresh ``ORCA_HOME`` (a temporary folder, with one git repository
+and one worktree holding every terminal), tmux on a socket of its own (``-L``, no
+config), both started the way a user starts them: ``orca up`` and ``orca term new``,
+``tmux new-session -d`` and ``new-window``.
+
+Run: ``.venv/bin/python bench/idle.py`` (about ROUNDS x (2 x SETTLE + 4 x SECONDS)).
+Environment: ORCA_BENCH_ROUNDS (3), ORCA_BENCH_TERMINALS (20), ORCA_BENCH_SECONDS (20),
+ORCA_BENCH_SETTLE (5).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import psutil
+
+from orca.contracts.fd_keeper import KEEPER_LOCK_NAME
+from orca.paths import resolve_paths
+
+ROUNDS = int(os.environ.get("ORCA_BENCH_ROUNDS", "3"))
+TERMINALS = int(os.environ.get("ORCA_BENCH_TERMINALS", "20"))
+SECONDS = float(os.environ.get("ORCA_BENCH_SECONDS", "20"))
+SETTLE = float(os.environ.get("ORCA_BENCH_SETTLE", "5"))
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pss_kib(pid: int) -> int:
+    """The process's PSS in KiB (0 once it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_s(pids: Iterable[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system
+    return total
+
+
+def idle_cpu_percent(pids: Callable[[], list[int]]) -> float:
+    """CPU time of ``pids()`` over SECONDS, in percent of one core."""
+    watched = pids()
+    before = cpu_s(watched)
+    time.sleep(SECONDS)
+    return 100.0 * (cpu_s(watched) - before) / SECONDS
+
+
+# -- Orca -------------------------------------------------------------------------------
+class Orca:
+    def __init__(self, base: Path) -> None:
+        self.home = base / "orca"
+        self.user_home = base / "user"
+        self.user_home.mkdir(exist_ok=True)
+        self.env = dict(os.environ, ORCA_HOME=str(self.home), HOME=str(self.user_home))
+        self.env.pop("PYTHONPATH", None)
+        repo = base / "repo"
+        repo.mkdir()
+        git = ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b"]
+        subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+        (repo / "README").write_text("bench\n")
+        subprocess.run([*git, "add", "."], check=True)
+        subprocess.run([*git, "commit", "-qm", "init"], check=True)
+        self.repo = repo
+
+    def cli(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "orca.cli.main", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"orca {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def up(self) -> None:
+        self.cli("up")
+        self.cli("repo", "add", str(self.repo))
+        self.cli("worktree", "create", "repo", "idle", "--base", "main")
+
+    def terminals(self, count: int) -> None:
+        for _ in range(count):
+            self.cli("term", "new", "idle", "--", "/bin/sh")
+
+    def orcad_pid(self) -> int:
+        lock = resolve_paths({"ORCA_HOME": str(self.home)}).lock_file
+        return int(json.loads(lock.read_text())["pid"])
+
+    def keeper_pid(self) -> int | None:
+        lock = resolve_paths({"ORCA_HOME": str(self.home)}).runtime_dir / KEEPER_LOCK_NAME
+        try:
+            return int(json.loads(lock.read_text())["pid"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def service_pids(self) -> list[int]:
+        """orcad, its actors and the keeper: not the terminals' programs."""
+        orcad = psutil.Process(self.orcad_pid())
+        pids = [orcad.pid]
+        for child in orcad.children():
+            pids.append(child.pid)  # the actors (ptyd's shells are its children)
+        keeper = self.keeper_pid()
+        if keeper is not None:
+            pids.append(keeper)
+        return pids
+
+    def down(self) -> None:
+        try:
+            self.cli("down", "--kill-terminals")
+        except RuntimeError:
+            pass
+
+
+# -- tmux -------------------------------------------------------------------------------
+class Tmux:
+    def __init__(self, base: Path) -> None:
+        self.socket = f"orca-bench-{os.getpid()}"
+        self.env = dict(os.environ, HOME=str(base / "user"), TMUX_TMPDIR=str(base))
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    def up(self) -> None:
+        self.tmux("new-session", "-d", "-s", "bench", "/bin/sh")
+
+    def terminals(self, count: int) -> None:
+        for _ in range(count):
+            self.tmux("new-window", "-t", "bench", "/bin/sh")
+
+    def service_pids(self) -> list[int]:
+        return [int(self.tmux("display-message", "-p", "#{pid}").strip())]
+
+    def down(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, check=False)
+
+
+def measure(tree: Orca | Tmux) -> dict[str, float]:
+    tree.up()
+    time.sleep(SETTLE)
+    figures = {"pss_up_mib": sum(pss_kib(p) for p in tree.service_pids()) / 1024}
+    figures["cpu_up_pct"] = idle_cpu_percent(tree.service_pids)
+    tree.terminals(TERMINALS)
+    time.sleep(SETTLE)
+    figures["pss_terms_mib"] = sum(pss_kib(p) for p in tree.service_pids()) / 1024
+    figures["cpu_terms_pct"] = idle_cpu_percent(tree.service_pids)
+    if isinstance(tree, Orca):
+        keeper = tree.keeper_pid()
+        if keeper is not None:
+            figures["keeper_rss_mib"] = psutil.Process(keeper).memory_info().rss / 2**20
+            figures["keeper_pss_mib"] = pss_kib(keeper) / 1024
+    return figures
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
+
+
+def main() -> None:
+    if shutil.which("tmux") is None:
+        sys.exit("bench/idle.py: tmux is the peer and is not installed")
+    rows: dict[str, dict[str, list[float]]] = {"orca": {}, "tmux": {}}
+    for _ in range(ROUNDS):
+        for name, make in (("tmux", Tmux), ("orca", Orca)):
+            with tempfile.TemporaryDirectory(prefix="orca-bench-idle-") as tmp:
+                base = Path(tmp)
+                (base / "user").mkdir(exist_ok=True)
+                tree = make(base)
+                try:
+                    for key, value in measure(tree).items():
+                        rows[name].setdefault(key, []).append(value)
+                finally:
+                    tree.down()
+    print(f"idle cost, {ROUNDS} rounds (min / median / max), {TERMINALS} idle shells,")
+    print(f"CPU over {SECONDS:g} s after {SETTLE:g} s of settling; the shells not counted")
+    labels = {
+        "pss_up_mib": "PSS right after start, MiB",
+        "cpu_up_pct": "idle CPU right after start, % of a core",
+        "pss_terms_mib": f"PSS with {TERMINALS} terminals, MiB",
+        "cpu_terms_pct": f"idle CPU with {TERMINALS} terminals, % of a core",
+        "keeper_rss_mib": "the keeper's RSS, MiB",
+        "keeper_pss_mib": "the keeper's PSS, MiB",
+    }
+    for key, label in labels.items():
+        orca = rows["orca"].get(key)
+        tmux = rows["tmux"].get(key)
+        line = f"{label:48} orca {spread(orca) if orca else '-':>24}"
+        if tmux:
+            line += f"   tmux {spread(tmux):>24}"
+            if statistics.median(tmux) > 0 and orca:
+                line += f"   ({statistics.median(orca) / statistics.median(tmux):.1f}x)"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
