@@ -106,15 +106,9 @@ def _wait(link: HandedTerminal, wake_r: int, resized: list[bool], stdout: int) -
     poller.register(link.fileno(), select.POLLIN)
     poller.register(wake_r, select.POLLIN)
     while True:
-        if resized[0]:
-            resized[0] = False
-            size = os.get_terminal_size(stdout)
-            link.send(ptyd.StreamResize(cols=size.columns, rows=size.lines))
-        for fd, _events in poller.poll():
-            if fd == wake_r:
-                _drain(wake_r)
-            else:
-                link.receive()
+        # What was read already first: the hand's own read may have taken ptyd's next
+        # messages with its answer (a key that detaches at once, under load: the attach
+        # then waited on an empty socket for good, test_term_cli).
         while (message := link.take_message()) is not None:
             if isinstance(message, ptyd.StreamReleased):
                 if message.reason == ptyd.RELEASED_DETACHED:
@@ -124,6 +118,15 @@ def _wait(link: HandedTerminal, wake_r: int, resized: list[bool], stdout: int) -
                 return f"exited {message.exit_code}"
             if isinstance(message, ptyd.StreamError):
                 return f"error: {message.message}"
+        if resized[0]:
+            resized[0] = False
+            size = os.get_terminal_size(stdout)
+            link.send(ptyd.StreamResize(cols=size.columns, rows=size.lines))
+        for fd, _events in poller.poll():
+            if fd == wake_r:
+                _drain(wake_r)
+            else:
+                link.receive()
 
 
 def _wait_for_ptyd(paths: OrcaPaths, wake_r: int) -> HandedTerminal:
