@@ -93,3 +93,130 @@ def test_the_remote_reader_loads_no_command_module() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     ).stdout
     assert "orca.cli.worktree'" not in out and "orca.cli.worktree_ps" not in out, out
+
+
+# -- the floors (issue 35; docs/architecture.md "The floors of orca/") ------------------
+REPO = ORCA.parent
+ACTORS = REPO / "actors"
+
+# Each floor of orca/ imports only floors below it (and its own package).
+FLOORS = {
+    "orca.cli": 6,
+    "orca.remote": 5,
+    "orca.actor": 4,
+    "orca.client": 4,
+    "orca.web_devices": 3,
+    "orca.integrations": 3,
+    "orca.keys": 3,
+    "orca.contracts": 2,
+    "orca.paths": 2,
+    "orca.host": 2,
+    "orca.hook_script": 2,
+    "orca.sqlite_schema": 2,
+    "orca.model": 1,
+    "orca.wire": 1,
+    "orca.fsio": 1,
+    "orca.user_env": 1,
+    "orca.web_config": 1,
+    "orca.review": 1,
+    "orca.logs": 1,
+    "orca": 0,
+}
+# What stands against the floors today, to be moved down (issue 35), never added to: a
+# fixed one must leave this list too, so the list only shrinks.
+KNOWN_UPWARD = {
+    ("orca/model/resume.py", "orca.contracts"),  # two types, for type checking only
+    ("orca/remote/readers.py", "orca.cli"),
+    ("orca/remote/terminal.py", "orca.cli"),
+    ("orca/remote/watch.py", "orca.cli"),
+    ("orca/remote/worktrees.py", "orca.cli"),
+}
+# An actor's use of the command line's code (handles, the `ps` projection) ...
+KNOWN_ACTORS_ON_CLI = {
+    "actors/orch/actor.py",
+    "actors/ui/backend.py",
+    "actors/web/board.py",
+}
+# ... and a server's of the client library (ptyd's socket constants, VT rules). orca ui
+# is a client: it may use orca/client.
+KNOWN_SERVERS_ON_CLIENT = {
+    "actors/ptyd/local_stream.py",
+    "actors/ptyd/relay.py",
+    "actors/ptyd/session.py",
+    "actors/ptyd/stream.py",
+    "actors/ptyd/terminal_model.py",
+    "actors/web/terminal.py",
+}
+
+
+def floor_of(module: str) -> str | None:
+    """The floor group ``module`` belongs to (``orca.cli``, ``orca.paths``, ...)."""
+    parts = module.split(".")
+    for n in (2, 1):
+        group = ".".join(parts[:n])
+        if group in FLOORS:
+            return group
+    return None
+
+
+def imported(path: Path) -> set[str]:
+    """Every absolute module name ``path`` imports, anywhere in its text."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_every_module_of_orca_has_a_floor() -> None:
+    unplaced = sorted(m for m in map(module_name, ORCA.rglob("*.py")) if floor_of(m) is None)
+    assert unplaced == [], "give each a floor in FLOORS (and docs/architecture.md)"
+
+
+def test_each_floor_of_orca_imports_only_floors_below_it() -> None:
+    upward = set()
+    for path in ORCA.rglob("*.py"):
+        own = floor_of(module_name(path))
+        assert own is not None
+        for name in imported(path):
+            target = floor_of(name) if name.split(".")[0] == "orca" else None
+            if target is not None and target != own and FLOORS[target] >= FLOORS[own]:
+                upward.add((str(path.relative_to(REPO)), target))
+    assert upward == KNOWN_UPWARD
+
+
+def test_orca_imports_nothing_of_the_actors() -> None:
+    found = sorted(
+        f"{path.relative_to(REPO)}: {name}"
+        for path in ORCA.rglob("*.py")
+        for name in imported(path)
+        if name.split(".")[0] == "actors"
+    )
+    assert found == []  # (it names them as module strings, to start them)
+
+
+def test_no_actor_imports_another() -> None:
+    found = sorted(
+        f"{path.relative_to(REPO)}: {name}"
+        for path in ACTORS.rglob("*.py")
+        for name in imported(path)
+        if name.split(".")[0] == "actors"
+        and len(name.split(".")) > 1
+        and name.split(".")[1] != path.relative_to(ACTORS).parts[0]
+    )
+    assert found == []
+
+
+def test_actors_use_no_command_line_code_and_servers_no_client_library() -> None:
+    on_cli, on_client = set(), set()
+    for path in ACTORS.rglob("*.py"):
+        rel = str(path.relative_to(REPO))
+        for name in imported(path):
+            if floor_of(name) == "orca.cli":
+                on_cli.add(rel)
+            elif floor_of(name) == "orca.client" and not rel.startswith("actors/ui/"):
+                on_client.add(rel)
+    assert on_cli == KNOWN_ACTORS_ON_CLI
+    assert on_client == KNOWN_SERVERS_ON_CLIENT
