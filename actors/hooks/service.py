@@ -11,7 +11,9 @@ benchmarks can wire it to a list.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 
 from actors.hooks.http_request import HookReply, HookSubmission
 from actors.hooks.ingest import event_from_hook
@@ -33,6 +35,15 @@ _HTTP_STATUS_BY_REASON = {
 }
 
 
+# A hook whose launch ptyd has not announced yet: right after `orca up`, or with hooks
+# slow, the launch's ``restart_pane`` can wait in ptyd's ordered queue while the agent
+# is already running its first hook (its token then mismatches the pane's previous
+# launch). Such a hook waits this long for the announcement, then is dropped; at most
+# this many wait (a forged token's hooks simply expire).
+PENDING_LAUNCH_S = 15.0
+PENDING_LAUNCH_MAX = 64
+
+
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -52,6 +63,8 @@ class HooksService:
         # Called with (pane key, row rev, agent) when an answer turned a blocked row
         # working: the actor settles it from evidence (actors/hooks/answer_watch.py).
         self.on_answered: Callable[[str, int, str], None] | None = None
+        # Hooks of launches not announced yet, in arrival order: (arrived, event).
+        self._unannounced: deque[tuple[float, StatusEvent]] = deque()
 
     def carry_out(self, effects: TableEffects) -> TableEffects:
         for event in effects.events:
@@ -68,10 +81,38 @@ class HooksService:
         if event is None:
             return HookReply(200, {"outcome": "ignored"})
         effects = self.apply(event)
+        if effects.reason == "launch_token_mismatch" and event.launch_token_sha256:
+            self._wait_for_launch(event)
+            return HookReply(202, {"outcome": "pending", "reason": "launch_not_announced"})
         if effects.outcome == "rejected":
             status = _HTTP_STATUS_BY_REASON.get(effects.reason, 409)
             return HookReply(status, {"outcome": "rejected", "reason": effects.reason})
         return HookReply(200, {"outcome": effects.outcome})
+
+    def _wait_for_launch(self, event: StatusEvent) -> None:
+        now = time.monotonic()
+        self._expire(now)
+        if len(self._unannounced) >= PENDING_LAUNCH_MAX:
+            self._unannounced.popleft()
+        self._unannounced.append((now, event))
+
+    def _expire(self, now: float) -> None:
+        while self._unannounced and now - self._unannounced[0][0] > PENDING_LAUNCH_S:
+            self._unannounced.popleft()
+
+    def launches_announced(self) -> None:
+        """ptyd announced launches (``restart_pane``, its truth): the hooks that waited
+        for theirs are applied now, in arrival order, each as old as it is."""
+        now = time.monotonic()
+        self._expire(now)
+        waiting, self._unannounced = self._unannounced, deque()
+        for arrived, event in waiting:
+            aged = replace(
+                event, evidence_age_ms=event.evidence_age_ms + int((now - arrived) * 1000)
+            )
+            effects = self.apply(aged)
+            if effects.reason == "launch_token_mismatch":
+                self._unannounced.append((arrived, event))  # not this launch: still waits
 
     def retire_pane(self, pane_key: str, retire_id: str | None) -> TableEffects:
         return self.carry_out(self.table.retire_pane(pane_key, retire_id, self._clock_ms()))
@@ -92,6 +133,7 @@ class HooksService:
         if lifted:
             self._schedule_save()  # the fence list on disk shrank
         self.carry_out(self.table.replace_agent(pane_key, terminal_handle, launch_token_sha256))
+        self.launches_announced()
         return lifted
 
     def pty_exited(
@@ -105,7 +147,9 @@ class HooksService:
         self, running: list[LivePty], ended: list[EndedPty]
     ) -> tuple[TableEffects, PtyVerdicts]:
         effects, verdicts = self.table.reconcile_ptys(running, ended, self._clock_ms())
-        return self.carry_out(effects), verdicts
+        self.carry_out(effects)
+        self.launches_announced()
+        return effects, verdicts
 
     def pane_input(self, pane_key: str) -> TableEffects:
         effects = self.carry_out(self.table.pane_input(pane_key, self._clock_ms()))

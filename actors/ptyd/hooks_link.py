@@ -35,6 +35,12 @@ log = logging.getLogger(__name__)
 HOOKS_QUEUE = 1024
 # A hooks call that takes longer than this is abandoned; hooks answers in ms when up.
 HOOKS_TIMEOUT_S = 2.0
+# A launch's announcement (``restart_pane``) is tried again, in its place in the queue,
+# this long: lost, it would leave hooks holding the pane's previous launch, and every
+# hook of the new one waiting for an announcement that never comes (its light never
+# shown). A hooks that restarts meanwhile learns the launch from ptyd's truth instead.
+ANNOUNCE_FOR_S = 30.0
+ANNOUNCE_RETRY_S = 0.5
 # How long term.close waits for hooks to confirm the pane's fence: one HOOKS_TIMEOUT_S
 # call plus room for a short backlog of queued OSC updates ahead of it. Below the CLI's
 # close timeout, so a down hooks yields an answer ("not fenced"), not a client timeout.
@@ -229,10 +235,24 @@ class HooksLink:
         return True
 
     async def run(self) -> None:
-        """Deliver queued messages to ``hooks``, in order, one at a time."""
+        """Deliver queued messages to ``hooks``, in order, one at a time; a launch's
+        announcement is tried again in its place (``ANNOUNCE_FOR_S``)."""
         async for item in self._recv:
             try:
                 item.delivered = await self._deliver(item)
+                if item.op is hooks.RESTART_PANE and not item.delivered:
+                    item.delivered = await self._announce_again(item)
             finally:
                 if item.acked is not None:
                     item.acked.set()
+
+    async def _announce_again(self, item: HooksCall) -> bool:
+        deadline = trio.current_time() + ANNOUNCE_FOR_S
+        pause = ANNOUNCE_RETRY_S
+        while trio.current_time() + pause < deadline:
+            await trio.sleep(pause)
+            if await self._deliver(item):
+                return True
+            pause = min(pause * 2, 4.0)
+        log.warning("the launch in %s was never announced to hooks", item.pane_key)
+        return False
