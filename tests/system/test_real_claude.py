@@ -312,8 +312,10 @@ async def test_resume_on_start_brings_back_what_ran_and_leaves_what_the_user_end
             running = user.new_terminal("project", "claude", "--permission-mode", "default")
             ended = user.new_terminal("project", "claude")
             pane = running["paneKey"]
+            # SessionStart of each, in either order: the second one's line may have been
+            # read while waiting for the first (run 1 of five, a8938c4).
             for s in (running, ended):
-                await watch.until(state_is(s["paneKey"], "waiting"))  # SessionStart
+                await watch.seen_or_until(state_is(s["paneKey"], "waiting"))
             await _turn(user, watch, running, "remember the word okapi")
             user.ok("term", "send", ended["handle"], "/exit")
             # Ended on purpose: its process gone and its exit recorded before the reboot
