@@ -51,6 +51,7 @@ from orca.contracts.supervisor import (
     read_lock_info,
 )
 from orca.paths import OrcaPaths
+from orca.pipes import drain, read_ready_line
 from orca.user_env import UNBUFFERED_SET_ENV
 
 log = logging.getLogger("keeper.orcad")
@@ -122,7 +123,7 @@ class OrcadWatch:
         """Look, wait, act, for the keeper's life (blocking: a thread of its own)."""
         try:
             while not self._stopping:
-                _drain(self._nudge_r)  # from here on, a nudge wakes the wait below
+                drain(self._nudge_r)  # from here on, a nudge wakes the wait below
                 self._look()
         finally:
             for fd in (self._nudge_r, self._nudge_w):
@@ -223,7 +224,7 @@ class OrcadWatch:
         self._ours.add(pid)
         self.started += 1
         log.warning("orcad is gone: started a new one (pid %d)", pid)
-        verdict = read_verdict(ready_fd, VERDICT_TIMEOUT_S)
+        verdict = read_ready_line(ready_fd, VERDICT_TIMEOUT_S)
         took = time.monotonic() - started
         if verdict:  # ready, failed <actors>, timeout: it holds the lock and runs
             log.info("orcad (pid %d) is back: %s after %.2fs", pid, verdict, took)
@@ -260,26 +261,6 @@ class OrcadWatch:
         return describe_status(status) if reaped else "exit status unknown"
 
 
-def read_verdict(ready_fd: int, timeout: float) -> str:
-    """The line a started orcad writes on its ready pipe (``ready``, ``failed …``,
-    ``timeout``); ``timeout`` if none came within ``timeout``; empty if it exited
-    first. Blocking; closes ``ready_fd``."""
-    deadline = time.monotonic() + timeout
-    data = b""
-    try:
-        while not data.endswith(b"\n"):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([ready_fd], [], [], remaining)[0]:
-                return "timeout"
-            chunk = os.read(ready_fd, 256)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(ready_fd)
-    return data.decode(errors="replace").strip()
-
-
 def wait_child(pid: int) -> int | None:
     """Our child ``pid``'s wait status once it has exited; None if it is not our child.
     Blocking."""
@@ -304,10 +285,3 @@ def collect_status(pid: int) -> int | None:
         return None
     return status if reaped else None
 
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 512):
-            pass
-    except (BlockingIOError, InterruptedError):
-        pass

@@ -41,6 +41,7 @@ from orca.contracts.fd_keeper import (
     decode_packet,
     encode_packet,
 )
+from orca.pipes import drain
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ class FdKeeper:
                     if key.fileobj is listener:
                         self._accept(listener, selector, connections)
                     elif key.fileobj == self._wake_r:
-                        _drain(self._wake_r)
+                        drain(self._wake_r)
                     else:
                         conn = connections[key.fd]
                         if events & selectors.EVENT_WRITE:
@@ -258,10 +259,3 @@ class FdKeeper:
             conn.closed = True
             self.stop("handed over")
 
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 512):
-            pass
-    except (BlockingIOError, InterruptedError):
-        pass

@@ -12,7 +12,6 @@ agent is ended first, as ``orca term kill`` ends it, then everything stops).
 from __future__ import annotations
 
 import os
-import select
 import signal
 import sys
 import time
@@ -32,6 +31,7 @@ from orca.cli.output import (
     print_json,
     print_table,
 )
+from orca.pipes import read_ready_line
 from orca.wire.errors import OrcaError, Unavailable
 
 if TYPE_CHECKING:
@@ -170,20 +170,7 @@ def _start_orcad(paths: OrcaPaths) -> tuple[str, int, float, Path, int]:
     deadline = started + UP_TIMEOUT_S
     log_path = paths.log_file("orcad")
     pid, read_fd, run_starts_at = launch_orcad(sys.executable, os.environ, log_path)
-    message = b""
-    try:
-        while not message.endswith(b"\n"):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([read_fd], [], [], remaining)[0]:
-                message = b"timeout\n"
-                break
-            chunk = os.read(read_fd, 256)
-            if not chunk:
-                break
-            message += chunk
-    finally:
-        os.close(read_fd)
-    verdict = message.decode(errors="replace").strip()
+    verdict = read_ready_line(read_fd, max(0.0, deadline - time.monotonic()))
     if not verdict:
         # It exited before its verdict (its own child: reaped here, for its code).
         _, status = os.waitpid(pid, 0)

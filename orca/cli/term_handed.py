@@ -23,6 +23,7 @@ from orca.client.handed import HandedTerminal, PtydGone
 from orca.client.terminal import ENTER_ALTERNATE_SCREEN, RESTORE_USER_TERMINAL
 from orca.contracts import ptyd
 from orca.paths import OrcaPaths, resolve_paths
+from orca.pipes import drain
 from orca.wire.errors import NotFound, OrcaError, Unavailable
 
 # How often a client whose ptyd died tries to reach the next one.
@@ -124,7 +125,7 @@ def _wait(link: HandedTerminal, wake_r: int, resized: list[bool], stdout: int) -
             link.send(ptyd.StreamResize(cols=size.columns, rows=size.lines))
         for fd, _events in poller.poll():
             if fd == wake_r:
-                _drain(wake_r)
+                drain(wake_r)
             else:
                 link.receive()
 
@@ -136,7 +137,7 @@ def _wait_for_ptyd(paths: OrcaPaths, wake_r: int) -> HandedTerminal:
             return HandedTerminal.connect(paths)
         except Unavailable:
             time.sleep(RECONNECT_S)
-            _drain(wake_r)
+            drain(wake_r)
 
 
 def restore_terminal(stdin: int, stdout: int, saved: list[Any]) -> None:
@@ -169,9 +170,3 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass

@@ -111,7 +111,6 @@ import array
 import os
 import select
 import socket
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +121,7 @@ import msgspec
 from orca import PROTOCOL_VERSION, __version__
 from orca.contracts.sys import build_id
 from orca.fsio import read_lock_holder
+from orca.pipes import read_ready_line
 from orca.wire.codec import FrameDecoder
 from orca.wire.errors import BadFrame, BadRequest
 
@@ -710,17 +710,4 @@ def launch_keeper(
 def wait_keeper_ready(read_fd: int, timeout: float) -> str:
     """The line a launched keeper wrote on its ready fd (blocking): ``ready``, or
     ``failed <why>``; ``timeout`` or ``exited`` if it wrote nothing. Closes ``read_fd``."""
-    deadline = time.monotonic() + timeout
-    data = b""
-    try:
-        while not data.endswith(b"\n"):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([read_fd], [], [], remaining)[0]:
-                return "timeout"
-            chunk = os.read(read_fd, 512)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(read_fd)
-    return data.decode(errors="replace").strip() or "exited"
+    return read_ready_line(read_fd, timeout) or "exited"
