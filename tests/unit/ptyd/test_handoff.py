@@ -13,6 +13,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -129,6 +131,24 @@ class _Ptyd:
         return self._sessions
 
 
+@contextmanager
+def stopping_ptyd(n: int) -> Iterator[_Ptyd]:
+    """A ptyd on its way out holding one live session (a pipe for its master); the
+    keeper it may start, its link and the pipe are gone afterwards."""
+    r, w = os.pipe()
+    ptyd = _Ptyd([_Session(info(n), r)])
+    ours = set(psutil.Process().children())
+    try:
+        yield ptyd
+    finally:
+        started = [p for p in psutil.Process().children() if p not in ours]
+        kill_all([p.pid for p in started])  # the keeper ptyd started
+        if ptyd.keeper is not None:
+            ptyd.keeper.close()
+        os.close(r)
+        os.close(w)
+
+
 def test_a_stopping_ptyd_waits_for_the_keeper_orcad_started_before_it_died(
     orca_paths: OrcaPaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,23 +171,16 @@ def test_a_stopping_ptyd_waits_for_the_keeper_orcad_started_before_it_died(
 
     server = threading.Thread(target=serve_late, daemon=True)
     server.start()
-    r, w = os.pipe()
-    ptyd = _Ptyd([_Session(info(7), r)])
-    ours = set(psutil.Process().children())
     try:
-        assert handoff.secure_with_keeper(ptyd, sock_path, orca_paths.log_file("keeper")) == 1
-        assert late.state.keys() == [info(7).history_key], "the late keeper holds it"
+        with stopping_ptyd(7) as ptyd:  # its keeper loses the lock
+            keeper_log = orca_paths.log_file("keeper")
+            assert handoff.secure_with_keeper(ptyd, sock_path, keeper_log) == 1
+            assert late.state.keys() == [info(7).history_key], "the late keeper holds it"
     finally:
-        started = [p for p in psutil.Process().children() if p not in ours]
-        kill_all([p.pid for p in started])  # ptyd's keeper (it lost the lock)
-        if ptyd.keeper is not None:
-            ptyd.keeper.close()
         late.stop()
         server.join(10)
         late.close()
         lock.release()
-        os.close(r)
-        os.close(w)
 
 
 def test_a_keeper_dying_as_ptyd_connects_is_not_taken_for_the_one_holding_the_terminals(
@@ -190,28 +203,21 @@ def test_a_keeper_dying_as_ptyd_connects_is_not_taken_for_the_one_holding_the_te
 
     killer = threading.Thread(target=die_after_the_first_connection, daemon=True)
     killer.start()
-    r, w = os.pipe()
-    ptyd = _Ptyd([_Session(info(9), r)])
-    ours = set(psutil.Process().children())
     try:
-        assert handoff.secure_with_keeper(ptyd, sock_path, orca_paths.log_file("keeper")) == 1
-        assert ptyd.keeper is not None and ptyd.keeper.confirm()
-        ptyd.keeper.close()
-        ptyd.keeper = None
-        check = KeeperLink(sock_path)
-        try:
-            kept = check.reclaim()
-        finally:
-            check.close()
-        assert [i.history_key for i, _ in kept] == [info(9).history_key]
-        for _, fds in kept:
-            for fd in fds:
-                os.close(fd)
+        with stopping_ptyd(9) as ptyd:
+            keeper_log = orca_paths.log_file("keeper")
+            assert handoff.secure_with_keeper(ptyd, sock_path, keeper_log) == 1
+            assert ptyd.keeper is not None and ptyd.keeper.confirm()
+            ptyd.keeper.close()
+            ptyd.keeper = None
+            check = KeeperLink(sock_path)
+            try:
+                kept = check.reclaim()
+            finally:
+                check.close()
+            assert [i.history_key for i, _ in kept] == [info(9).history_key]
+            for _, fds in kept:
+                for fd in fds:
+                    os.close(fd)
     finally:
         killer.join(10)
-        started = [p for p in psutil.Process().children() if p not in ours]
-        kill_all([p.pid for p in started])  # the keeper ptyd started
-        if ptyd.keeper is not None:
-            ptyd.keeper.close()
-        os.close(r)
-        os.close(w)
