@@ -29,13 +29,13 @@ from actors.supervisor.keeper import KeeperControl, KeeperStartFailed, become_su
 from actors.supervisor.leftovers import LEFTOVER_WAIT_S, wait_for_leftover_actors
 from actors.supervisor.logs import RotatingLog
 from orca import __version__
-from orca.actor.app import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
 from orca.actor.endpoints import TCP_HOST_ENV, bind_endpoints
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 from orca.contracts import supervisor as sup
 from orca.contracts.base import NoArgs, Op, spec_of
 from orca.contracts.fd_keeper import KEEPER_ENV, KeeperHello, keeper_answers, keeper_hello
+from orca.contracts.supervisor import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
 from orca.contracts.sys import build_id, build_stamp
 from orca.paths import OrcaPaths
 from orca.user_env import UNBUFFERED_SET_ENV

@@ -33,6 +33,7 @@ from orca.actor.endpoints import BadTcpHost, bind_endpoints, tcp_host_from_env
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 from orca.contracts import supervisor as sup
+from orca.contracts.supervisor import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
 from orca.contracts.sys import build_id
 from orca.logs import configure_logging
 from orca.paths import OrcaPaths, resolve_paths
@@ -40,9 +41,6 @@ from orca.wire.errors import OrcaError
 
 log = logging.getLogger(__name__)
 
-SUPERVISOR_ENV = sup.SUPERVISOR_ENV
-SUPERVISOR_PID_ENV = sup.SUPERVISOR_PID_ENV
-HEARTBEAT_ENV = sup.HEARTBEAT_ENV
 # Default heartbeat period when the supervisor does not say; its timeout is several
 # periods so one slow tick never gets a healthy actor killed.
 DEFAULT_HEARTBEAT_S = 1.0
