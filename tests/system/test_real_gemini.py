@@ -23,13 +23,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
-from support.agent_clis import require_agent_cli
+from support.agent_clis import node_bin_dir, node_major, require_agent_cli
 from support.fake_gemini import FakeGemini, fake_gemini
 from support.journey import User, make_git_repo
 from support.watch import Watch, state_is, until_screen, vault_total
@@ -42,28 +41,29 @@ DIALOG = "Allow execution of"  # Gemini's permission dialog
 
 
 # Gemini CLI 0.61 runs on Node 20 and later (its package's engines field, and its
-# bundle uses Node 20 APIs); Debian 12's own nodejs is 18.
+# bundle uses Node 20 APIs); Debian 12's own nodejs is 18, so on such a machine the test
+# puts Node's own npm-shipped binary (support.agent_clis.node_bin_dir) first on PATH.
 GEMINI_NODE_MAJOR = 20
 
 CI_VARIABLES = ("CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS")
 
 
 @pytest.fixture(scope="module")
-def gemini() -> Path:
-    node = shutil.which("node")
-    version = "none"
-    if node is not None:
-        version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
-    major = version.strip().lstrip("v").split(".")[0]
-    if not major.isdigit() or int(major) < GEMINI_NODE_MAJOR:
-        pytest.skip(
-            f"Gemini CLI needs Node >= {GEMINI_NODE_MAJOR}; this machine: {version.strip()}"
-        )
-    return require_agent_cli("gemini")
+def gemini() -> list[Path]:
+    """The folders to put first on the user's PATH: Gemini's bin/, and a Node >= 20's
+    when the machine's is older."""
+    node_dir = node_bin_dir(GEMINI_NODE_MAJOR)
+    if node_dir is None and (node_major(shutil.which("node")) or 0) < GEMINI_NODE_MAJOR:
+        message = f"Gemini CLI needs Node >= {GEMINI_NODE_MAJOR}, and npm could not install one"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI: .ci/run installs npm)")
+        pytest.skip(message)
+    binary = require_agent_cli("gemini")
+    return [binary.parent] + ([node_dir] if node_dir is not None else [])
 
 
 @pytest.fixture
-def world(orca_home: Path, tmp_path: Path, gemini: Path) -> Iterator[tuple[User, FakeGemini, Path]]:
+def world(orca_home: Path, tmp_path: Path, gemini: list[Path]) -> Iterator[tuple[User, FakeGemini, Path]]:
     user = User(orca_home, tmp_path / "user")
     config = user.user_home / ".gemini"
     config.mkdir()
@@ -89,7 +89,7 @@ def world(orca_home: Path, tmp_path: Path, gemini: Path) -> Iterator[tuple[User,
             {
                 "GOOGLE_GEMINI_BASE_URL": url,
                 "GEMINI_API_KEY": "fake-gemini-key",
-                "PATH": f"{gemini.parent}:{user.env['PATH']}",
+                "PATH": os.pathsep.join([*map(str, gemini), user.env["PATH"]]),
                 # The vault reads the chats where the real CLI writes them.
                 "ORCA_VAULT_GEMINI_DIRS": str(config),
             }
