@@ -147,6 +147,22 @@ class Ptyd:
             info.pane_key, info.launch_token_sha256, info.worktree_id, info.terminal_handle
         )
 
+    def resize_session(self, session: Session, cols: int, rows: int) -> None:
+        """Every resize, whoever asks (``term.resize``, an attach stream's or a handed
+        terminal's resize, a ``hand``'s size): the PTY, the keeper's copy, the size a
+        later ptyd redraws at, and the event every face reads ("the client that resized
+        last sets the size"). ``SessionEnded`` if its PTY has closed."""
+        if (session.info.cols, session.info.rows) == (cols, rows):
+            session.resize(cols, rows)  # the model's reflow all the same; nothing to tell
+            return
+        session.resize(cols, rows)
+        if self.keeper is not None:
+            self.keeper.update(session.info)
+        self.table.record(session)  # issue 13: the size to redraw at
+        self.ctx.events.emit(
+            contract.SessionResized(session_id=session.session_id, cols=cols, rows=rows)
+        )
+
     def on_exit(self, session: Session) -> None:
         # The exit code on disk: the history outlives the process (issue 13).
         self.table.record(session)

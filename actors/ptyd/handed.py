@@ -131,11 +131,9 @@ def accept_hand(stream: AttachStream, conn: LocalConn, hand: contract.StreamHand
     tty_fd = open_handed_terminal(fds)
     if hand.cols is not None and hand.rows is not None:
         try:  # before the screen is drawn: it is drawn at the terminal's size
-            session.resize(hand.cols, hand.rows)
+            stream.ptyd.resize_session(session, hand.cols, hand.rows)
         except SessionEnded:
             pass
-        if stream.ptyd.keeper is not None:
-            stream.ptyd.keeper.update(session.info)
     if len(session.handed) >= MAX_ATTACHMENTS:
         oldest = session.handed[0]
         session.release(oldest, contract.RELEASED_BYE)  # bounded: the oldest goes

@@ -68,12 +68,9 @@ class PtydOps:
     async def resize(self, args: contract.ResizeArgs) -> contract.Empty:
         session = self.ptyd.session(args.session_id)
         try:
-            session.resize(args.cols, args.rows)
+            self.ptyd.resize_session(session, args.cols, args.rows)
         except SessionEnded as exc:
             raise map_session_errors(exc) from exc
-        if self.ptyd.keeper is not None:
-            self.ptyd.keeper.update(session.info)
-        self.ptyd.table.record(session)  # issue 13: the size to redraw at
         return contract.Empty()
 
     async def signal(self, args: contract.SignalArgs) -> contract.SignalResult:

@@ -424,11 +424,9 @@ class AttachStream:
         session = peer.session
         if isinstance(message, contract.StreamResize):
             try:
-                session.resize(message.cols, message.rows)
+                self.ptyd.resize_session(session, message.cols, message.rows)
             except SessionEnded as exc:
                 raise map_session_errors(exc) from exc
-            if self.ptyd.keeper is not None:
-                self.ptyd.keeper.update(session.info)
         elif isinstance(message, contract.StreamBye):
             session.release(peer, contract.RELEASED_BYE)
         elif isinstance(message, contract.StreamPing):
@@ -459,11 +457,9 @@ class AttachStream:
             self.ptyd.hooks.pane_input(session.info.pane_key, session.info.terminal_handle)
         elif isinstance(message, contract.StreamResize):
             try:
-                session.resize(message.cols, message.rows)
+                self.ptyd.resize_session(session, message.cols, message.rows)
             except SessionEnded as exc:
                 raise map_session_errors(exc) from exc
-            if self.ptyd.keeper is not None:
-                self.ptyd.keeper.update(session.info)
         elif isinstance(message, contract.StreamRead):
             if not peer.pending_screen:
                 self._catch_up(peer, message.since)

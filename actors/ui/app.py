@@ -264,6 +264,9 @@ class OrcaApp(App[None], inherit_bindings=False):
     def _on_backend_change(self, what: str) -> None:
         if what == "gitwatch" and self.review_shown:
             self._review_stale = True
+        if what == "ptyd":
+            for view in self.query(TerminalView):
+                view.follow_pty_size()  # the client that resized last sets the size
         self.poke(view=True)
 
     def poke(self, *, view: bool = False) -> None:

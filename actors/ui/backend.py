@@ -96,7 +96,7 @@ SPECS: dict[str, MirrorSpec] = {
         ptyd.SNAPSHOT,
         mirrors.load_sessions,
         mirrors.apply_sessions,
-        (ptyd.SPAWNED, ptyd.CLOSED, ptyd.EXIT, ptyd.REKEYED),
+        (ptyd.SPAWNED, ptyd.CLOSED, ptyd.EXIT, ptyd.REKEYED, ptyd.RESIZED),
         narrow=True,
     ),
     "gitwatch": MirrorSpec(

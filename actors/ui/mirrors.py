@@ -150,6 +150,11 @@ def apply_sessions(
             }
         )
         return {**sessions, row.session_id: row}
+    if isinstance(data, ptyd.SessionResized) and data.session_id in sessions:
+        old = sessions[data.session_id]
+        fields = {f: getattr(old, f) for f in ptyd.SessionRow.__struct_fields__}
+        row = ptyd.SessionRow(**{**fields, "cols": data.cols, "rows": data.rows})
+        return {**sessions, row.session_id: row}
     if isinstance(data, ptyd.SessionRekeyed) and data.old in sessions:
         old = sessions[data.old]
         worktree_id = data.new.rsplit("@@", 1)[0]

@@ -19,12 +19,16 @@ when the program asked for it. Mouse: when the program turned reporting on (mode
 (``screen.encode_mouse``) instead of the UI. The model's answers to the queries in
 chunks this pane must answer go back up the stream (``_answer``). A resize of the
 widget resizes the model at once and the PTY shortly after (``RESIZE_SETTLE_S``: a
-dragged split sends one TIOCSWINSZ, not fifty).
+dragged split sends one TIOCSWINSZ, not fifty). The client that resized last sets the
+size (docs/web.md): when another client (a phone's Fit, an attach) resizes the PTY, the
+pane draws at that size, as the program now draws, and its subtitle says so
+(``OTHER_SIZE_NOTE``) until the pane's own next resize takes the size back.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -62,6 +66,10 @@ log = logging.getLogger(__name__)
 LEADER_KEY = "ctrl+g"
 NO_TERMINAL_NOTE = "no terminal in this pane - Enter starts a shell"
 RESIZE_SETTLE_S = 0.15
+# What a pane says when the PTY has another client's size (cols, rows).
+OTHER_SIZE_NOTE = "{}×{}: sized by another client; resize this pane to take it"
+# How long ptyd's word of an older size is taken for one sent before this pane's.
+OWN_RESIZE_WAIT_S = 2.0
 _PLACEHOLDER_STYLE = Style(color="grey50", italic=True)
 _SCROLLED_STYLE = Style(color="black", bgcolor="yellow")
 # Scrollback browsing: these keys page through the pane's history (a page = its height
@@ -122,6 +130,10 @@ class TerminalView(Widget, can_focus=True):
         self._resize_timer: Any = None
         self._resnap = False
         self._snap_size: tuple[int, int] | None = None
+        # The size this pane last asked of the PTY, until ptyd's word of it arrives (or
+        # OWN_RESIZE_WAIT_S passes): older sizes seen meanwhile are not another client's.
+        self._own_size: tuple[int, int] | None = None
+        self._own_size_until = 0.0
         self._held: int | None = None  # the mouse button down, while reported
 
     @property
@@ -264,6 +276,26 @@ class TerminalView(Widget, can_focus=True):
         size = self.content_size
         return size.width > 0 and size.height > 0
 
+    def follow_pty_size(self) -> None:
+        """ptyd's sessions changed: if another client resized this pane's PTY, draw at
+        its size and say so; once the PTY has this pane's size again, say nothing."""
+        row = (self.orca.backend.sessions or {}).get(self.session_id or "")
+        if row is None or not row.running or self._snap_size is not None:
+            return
+        size = (row.cols, row.rows)
+        if self._own_size is not None:
+            if size != self._own_size and time.monotonic() < self._own_size_until:
+                return  # ptyd's word of an earlier size, before ours
+            self._own_size = None
+        if self._resize_timer is not None:
+            return  # this pane is about to take the size
+        note = "" if size == self._grid_size() else OTHER_SIZE_NOTE.format(*size)
+        if size != self.model.size:
+            self.model.resize(*size)
+            self._redraw()
+        if self.border_subtitle != note:
+            self.border_subtitle = note
+
     def on_resize(self, _event: events.Resize) -> None:
         if not self._laid_out():
             return
@@ -283,6 +315,10 @@ class TerminalView(Widget, can_focus=True):
         if feed is None or not self._laid_out():
             return
         size = self._grid_size()
+        row = (self.orca.backend.sessions or {}).get(self.session_id or "")
+        if row is not None and (row.cols, row.rows) != size:  # ptyd will say so: wait for it
+            self._own_size, self._own_size_until = size, time.monotonic() + OWN_RESIZE_WAIT_S
+        self.border_subtitle = ""
         if self._resnap:
             self._resnap = False
             self._snap_size = size

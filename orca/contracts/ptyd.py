@@ -453,6 +453,16 @@ class SessionRekeyed(Payload, frozen=True, kw_only=True):
     new: str
 
 
+class SessionResized(Payload, frozen=True, kw_only=True):
+    """The PTY's new size, whoever resized it: the client that resized last sets the
+    size every other client draws at (docs/web.md), and each face says when it is not
+    its own."""
+
+    session_id: str
+    cols: int
+    rows: int
+
+
 # -- the attach stream (messages, not ops: see the module docstring) --------------------
 
 # The endpoint kind of the attach stream: ``paths.ipc_endpoint("ptyd", ATTACH_STREAM_KIND)``.
@@ -594,3 +604,4 @@ EXIT = CONTRACT.event(
 SPAWNED = CONTRACT.event("term.spawned", SessionSpawned, doc="a session was started")
 CLOSED = CONTRACT.event("term.closed", SessionClosed, doc="a session was closed and forgotten")
 REKEYED = CONTRACT.event("term.rekeyed", SessionRekeyed, doc="a worktree rename moved a session")
+RESIZED = CONTRACT.event("term.resized", SessionResized, doc="a session's PTY took a new size")

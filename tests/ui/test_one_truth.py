@@ -132,6 +132,45 @@ def test_a_resized_pane_shows_its_screen_again(tree: Any, drive: Any) -> None:
     drive(OrcaApp(resolve_paths(), bell=False), scenario)
 
 
+def test_a_pty_resized_by_another_client_is_drawn_at_its_size_and_said(
+    tree: Any, drive: Any
+) -> None:
+    """Issue 32, one resize rule for every face: the client that resized last sets the
+    size (docs/web.md). A phone's Fit made the PTY 41 columns and the UI went on drawing
+    it in its 79-column pane, wrapped, without a word; now the pane draws at the PTY's
+    size and says who sized it, until its own next resize takes the size back."""
+    import asyncio
+
+    alpha = tree.worktrees["alpha"]
+    row = cli_terminal(tree, "alpha")
+
+    def pty_size() -> tuple[int, int]:
+        rows = invoke(ptyd.LIST, ptyd.ListArgs(worktree_id=alpha)).sessions
+        (mine,) = [r for r in rows if r.session_id == row.session_id]
+        return mine.cols, mine.rows
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        app.select_worktree(alpha, focus_terminal=True)
+        await app.wait_for(lambda: [v.session_id for v in app.pane_views()] == [row.session_id])
+        (view,) = app.pane_views()
+        await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
+        await app.wait_for(lambda: view.model.size == tuple(view.content_size))
+        assert not view.border_subtitle
+        # another client (a phone's Fit: term.resize) takes the size
+        resize = ptyd.ResizeArgs(session_id=row.session_id, cols=41, rows=20)
+        await asyncio.to_thread(invoke, ptyd.RESIZE, resize)
+        await app.wait_for(lambda: view.model.size == (41, 20))
+        assert view.border_subtitle == "41×20: sized by another client; resize this pane to take it"
+        # the pane's own resize (the window changed) takes it back
+        await pilot.resize_terminal(120, 36)
+        await app.wait_for(lambda: view.model.size == tuple(view.content_size) != (41, 20))
+        await app.wait_for(lambda: not view.border_subtitle)
+        assert await asyncio.to_thread(pty_size) == view.model.size
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
+
+
 def test_an_ended_terminal_shows_its_last_screen_and_runs_again(tree: Any, drive: Any) -> None:
     """After `down --kill-terminals` + `up`, a pane whose terminal ended shows the screen
     it left and says how it ended; Enter runs its command again in the same pane.
