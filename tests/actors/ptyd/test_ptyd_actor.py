@@ -127,7 +127,8 @@ async def test_every_op_and_event_has_its_contracts_shape(ptyd: Ptyd, tmp_path: 
             if got.data is not None:
                 seen[got.envelope.type] = got.data
         tap.check()  # nothing published outside the contract, nothing malformed
-    assert set(seen) == {"term.spawned", "term.output", "term.exit", "term.closed"}
+    assert set(seen) == {"term.spawned", "term.output", "term.resized", "term.exit", "term.closed"}
+    assert seen["term.resized"] == contract.SessionResized(session_id=sid, cols=100, rows=30)
     row = seen["term.spawned"]
     assert isinstance(row, contract.SessionSpawned) and row.session_id == sid
     assert (row.pane_key, row.pid, row.cols, row.running) == (
