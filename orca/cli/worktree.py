@@ -312,8 +312,9 @@ def cmd_mv(args: argparse.Namespace) -> int:
     if running:
         # Their cwd moved with the folder; a shell's $PWD (and its prompt) did not.
         print(
-            f"orca: {running} terminal{'s' if running != 1 else ''} running there keep"
-            f" {row.path} as $PWD until they cd (`cd {result.path}`)",
+            f"orca: {running} terminal{'s' if running != 1 else ''} running there"
+            f" {'keep' if running != 1 else 'keeps'} {row.path} as $PWD until"
+            f" {'they cd' if running != 1 else 'it cds'} (`cd {result.path}`)",
             file=sys.stderr,
         )
     return EXIT_OK

@@ -136,7 +136,7 @@ def test_worktree_mv_says_it_renames_the_branch_and_warns_of_stale_shells(
     [new] = [r for r in user.json("worktree", "ls")["worktrees"] if r["path"].endswith("/new")]
     old_path = new["path"].removesuffix("/new") + "/older"
     assert moved.stderr.strip() == (
-        f"orca: 1 terminal running there keep {old_path} as $PWD until they cd (`cd {new['path']}`)"
+        f"orca: 1 terminal running there keeps {old_path} as $PWD until it cds (`cd {new['path']}`)"
     )
 
 
