@@ -8,10 +8,11 @@ Facts this rests on (Claude Code 2.1.x): it needs ``hasCompletedOnboarding``,
 calls ``HEAD /`` and ``POST /v1/messages?beta=true``; it shows its permission dialog
 while its PermissionRequest hook runs.
 
-One session, four turns: a Bash command approved from Orca (``orca approve``), one
-denied from Orca (``orca deny``), one cancelled in Claude's own dialog (Esc: Claude
-prints its interrupt line and sends no hook; the row must be ``waiting``, not
-``working``), then ``/exit``; a second Claude killed with ``kill -9`` ends its row with
+One session, five turns: a Bash command approved from Orca (``orca approve``), one
+denied from Orca (``orca deny``, whose reason reaches the model in the tool's result),
+one refused with "No" and one cancelled with Esc in Claude's own dialog (Claude prints
+its interrupt line and sends no hook; the row must be ``waiting``, not ``working``), one
+approved in Claude's dialog, then ``/exit``; a second Claude killed with ``kill -9`` ends its row with
 its exit code; the vault's token totals equal the usage the fake API
 returned.
 """
@@ -124,8 +125,10 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             await watch.until(state_is(pane, "done"))
             assert (project / "approved-one").exists()
 
-            # 2. Denied from Orca: nothing runs; Claude is told, and its turn ends.
+            # 2. Denied from Orca: nothing runs; Claude is told why, and its turn ends.
             await prompt("orca-run: touch denied-two")
+            with fake.lock:
+                before_deny = len(fake.requests)
             denied = user.json("deny", handle, "--reason", "not this one")["answer"]
             assert denied["settlement"]["outcome"] == "deny"
             settled = await watch.until(
@@ -134,6 +137,19 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             )  # fmt: skip
             assert settled["state"] in ("done", "waiting")
             assert not (project / "denied-two").exists()
+            with fake.lock:  # the reason reached the model, in the refused tool's result
+                after_deny = [json.dumps(body) for body in fake.requests[before_deny:]]
+            assert any("not this one" in body for body in after_deny), after_deny
+
+            # 3a. Refused in Claude's own dialog ("4", its "No"; 2.1.332 offers 1. Yes,
+            # 2. always allow, 3. auto mode, 4. No): as with Esc, no hook comes; the row
+            # is waiting, not working.
+            await prompt("orca-run: touch refused-three")
+            user.ok("term", "send", handle, "4")
+            assert (await watch.until(_answered(pane)))["outcome"] == "answered_elsewhere"
+            idle = await watch.until(state_is(pane, "waiting"))
+            assert idle["detail"] == INTERRUPTED_DETAIL
+            assert not (project / "refused-three").exists()
 
             # 3. Cancelled in Claude's own dialog (Esc): no hook comes, Claude is idle
             # at its prompt: the row is waiting, never left working.
