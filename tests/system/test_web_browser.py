@@ -18,6 +18,7 @@ from support.browser import bright_pixels, chromium, console_errors, png_pixels,
 from support.remote import wait_until
 from support.web import FAKE_AGENT, PERMISSION_AGENT, WebTree, stop_tree, web_tree
 
+from actors.hooks.agent_events import ANSWER_IN_TERMINAL
 from orca.client.sync import invoke
 from orca.contracts import ptyd
 
@@ -97,6 +98,21 @@ def test_a_light_changes_on_the_board(site: WebTree, page: Any) -> None:
     assert row.find_element("css selector", ".light").text == "✓"
     assert row.find_elements("css selector", ".unread"), "a finished turn not seen yet"
     _shot(page, "board-done")
+
+
+def test_an_agent_asking_only_in_its_terminal_says_so_on_the_board(
+    site: WebTree, page: Any
+) -> None:
+    """Gemini CLI's hooks hold no approval (its Notification says it asks): the board
+    cannot answer it, so its blocked row says where it is answered (issue 40 item 8)."""
+    ask = '{"hook_event_name":"Notification","notification_type":"ToolPermission","session_id":"g"}'
+    script = f"printf '%s' '{ask}' | {site.hook_script} gemini; exec sleep 600"
+    agent = site.tree.new_terminal(site.worktree, "/bin/sh", "-c", script)
+    pane = agent["paneKey"]
+    wait_for(page, lambda d: _agent_state(d, pane) == "blocked", "the agent blocked")
+    row = page.find_element("css selector", f'li.agent[data-pane-key="{pane}"]')
+    assert row.find_element("css selector", ".detail").text.startswith(ANSWER_IN_TERMINAL)
+    _shot(page, "board-answer-in-terminal")
 
 
 def test_typing_into_a_terminal_reads_its_echo(site: WebTree, page: Any) -> None:
