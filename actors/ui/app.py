@@ -10,8 +10,8 @@ Threads and loops: one thread. Textual's asyncio loop hosts the trio runtime as 
 guest (``actors/ui/runtime.py``); trio tasks (mirrors, pane feeds, requests) call back
 into the app directly. A mirror change only marks the view dirty (:meth:`OrcaApp.poke`
 schedules one :meth:`OrcaApp.refresh_view` per burst); nothing runs on a timer while
-nothing changes (the heartbeat watch is the only periodic wake-up, one a second per
-actor, and it renders nothing unless health changed).
+nothing changes (liveness is an actor's pidfd and its heartbeats, which an idle
+publisher sends every 30 s; they render nothing unless health changed).
 
 Keys: a focused pane gets every key (editors, shells and agents need Ctrl-C, Ctrl-Q,
 Tab...). The leader key Ctrl-G hands the next key to the UI (``LEADER_ACTIONS``); in

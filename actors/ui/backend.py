@@ -7,10 +7,14 @@ rows; ptyd: sessions; gitwatch: git facts; orcad: actor states) and one heartbea
 user's actions. It never writes a file: every change is a request to the actor that
 owns it (ARCHITECTURE §1).
 
-Liveness without polling: every publisher sends ``sys.heartbeat`` once a second; an
-actor not heard from for ``SILENT_AFTER_S`` is shown down (its mirror's data marked
-stale), and the next heartbeat brings it back. The mirrors resnapshot by themselves
-when a publisher returns with a new epoch, so recovery needs no action here.
+Liveness from events, not polling: an actor (orcad included) is shown down the moment
+its process ends (a pidfd per pid orcad reports, ``_watch_pids``), and up again when it
+is heard from (a heartbeat: a publisher answers each new subscription with one at once,
+and a restarted actor hears ours again as the socket reconnects; or a snapshot).
+Publishers restate themselves only every ``IDLE_HEARTBEAT_S`` while idle, so silence
+alone means down only after ``SILENT_AFTER_S`` (a wedged process, or one whose pid is
+not known yet; orcad ends a wedged actor well before). The mirrors resnapshot by
+themselves when a publisher returns with a new epoch, so recovery needs no action here.
 
 Changes reach the app through ``on_change`` (called on the app's thread: trio runs as
 a guest of Textual's loop, ``actors/ui/runtime.py``); the app coalesces them.
@@ -34,6 +38,7 @@ from actors.ui import layout, mirrors
 from actors.ui.runs_follower import RunsFollower
 from actors.ui.vault_view import VaultFollower
 from orca.actor import Mirror, RpcClient, open_rpc_client
+from orca.actor.publisher import IDLE_HEARTBEAT_S
 from orca.actor.subscriber import Subscriber
 from orca.contracts import gateway as gw
 from orca.contracts import gitwatch, hooks, ptyd
@@ -50,8 +55,9 @@ from orca.wire.errors import OrcaError
 log = logging.getLogger(__name__)
 
 ACTORS = ("store", "hooks", "ptyd", "gitwatch", "supervisor")
-# Three missed heartbeats (one a second): the actor is down or wedged.
-SILENT_AFTER_S = 3.0
+# Two missed idle heartbeats, and more: the actor is down or wedged (an ended process is
+# seen at once, by its pidfd).
+SILENT_AFTER_S = 2 * IDLE_HEARTBEAT_S + 5.0
 # Calls the user waits for; a dead actor answers "unavailable" after this.
 CALL_TIMEOUT_S = 5.0
 # term.close replies within ~3 s even with hooks and store down (orca/contracts/ptyd.py).
@@ -121,6 +127,10 @@ class Backend:
         self.alive: dict[str, bool] = dict.fromkeys(ACTORS, False)
         self.last_heard: dict[str, float] = {}
         self._beats: dict[str, trio.Event] = {a: trio.Event() for a in ACTORS}
+        # The pid whose end marks each actor down (orcad's word), and a wake-up when
+        # orcad's mirror changed.
+        self._watched_pids: dict[str, tuple[int, trio.CancelScope]] = {}
+        self._pids_poke = trio.Event()
         self.changes = 0
         # The local gateway's mirrors of remote hosts, as last read (read-only: shown
         # beside the local rows, never written anywhere).
@@ -246,6 +256,7 @@ class Backend:
             )
             nursery.start_soon(self._follow_remotes, gateway)
             nursery.start_soon(self._follow_history)
+            nursery.start_soon(self._watch_pids)
             nursery.start_soon(self.vault.run)
             nursery.start_soon(self.runs.run)
             task_status.started()
@@ -264,6 +275,8 @@ class Backend:
                 seen = (mirror.snapshots, mirror.applied)
                 if snapshot and actor == "ptyd":
                     self._history_poke.set()
+                if actor == "supervisor":
+                    self._pids_poke.set()
                 # The projections return the same object for an event that changes
                 # nothing the UI shows; a snapshot equal to what is shown (a narrowed
                 # mirror's check at its first heartbeat) changes nothing either.
@@ -353,6 +366,49 @@ class Backend:
                 self.alive[actor] = False
                 self._changed("health")
             await beat.wait()
+
+    def _pid_of(self, actor: str) -> int | None:
+        service = self.service
+        if actor == "supervisor":
+            return service.supervisor_pid
+        status = service.actors.get(actor)
+        return None if status is None else status.pid
+
+    async def _watch_pids(self) -> None:
+        """One pidfd wait per followed actor's current pid (orcad's word for it)."""
+        async with trio.open_nursery() as nursery:
+            while True:
+                self._pids_poke = trio.Event()
+                for actor in ACTORS:
+                    pid = self._pid_of(actor)
+                    watched = self._watched_pids.get(actor)
+                    if watched is not None and watched[0] == pid:
+                        continue
+                    if watched is not None:
+                        watched[1].cancel()
+                        del self._watched_pids[actor]
+                    if pid is not None:
+                        scope = trio.CancelScope()
+                        self._watched_pids[actor] = (pid, scope)
+                        nursery.start_soon(self._watch_pid, actor, pid, scope)
+                await self._pids_poke.wait()
+
+    async def _watch_pid(self, actor: str, pid: int, scope: trio.CancelScope) -> None:
+        with scope:
+            try:
+                fd: int | None = os.pidfd_open(pid)
+            except ProcessLookupError:  # gone already
+                fd = None
+            except OSError:  # no pidfd here: silence will tell
+                return
+            if fd is not None:
+                try:
+                    await trio.lowlevel.wait_readable(fd)
+                finally:
+                    os.close(fd)
+            if self._watched_pids.get(actor, (None,))[0] == pid and self.alive[actor]:
+                self.alive[actor] = False
+                self._changed("health")
 
     # -- requests ------------------------------------------------------------------------
     async def invoke(self, actor: str, op: Op[Any, Any], args: Any = None, **kw: Any) -> Any:

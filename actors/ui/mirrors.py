@@ -241,10 +241,13 @@ class ServiceView:
 
     actors: dict[str, sup.ActorStatus] = field(default_factory=dict)
     keeper_pid: int | None = None
+    supervisor_pid: int | None = None  # orcad's own (its liveness is watched by pidfd)
 
 
 def load_actors(snap: sup.Snapshot) -> ServiceView:
-    return ServiceView({a.name: a for a in snap.actors}, snap.supervisor.keeper_pid)
+    return ServiceView(
+        {a.name: a for a in snap.actors}, snap.supervisor.keeper_pid, snap.supervisor.pid
+    )
 
 
 def apply_actors(view: ServiceView, _event: Event, data: Any) -> ServiceView:

@@ -7,8 +7,19 @@ exactly what we want: the publisher never waits for a slow reader, the reader no
 the gap and catches up from a snapshot.
 
 A heartbeat (type ``sys.heartbeat``, carrying the *current* seq without consuming one)
-goes out periodically, so a subscriber that lost the *last* events of a burst, and would
-otherwise wait forever for a next event to reveal the gap, notices within one period.
+tells a subscriber two things: its subscription is live (no later event is lost to the
+slow joiner), and the seq it should have reached (a subscriber that lost the *last*
+events of a burst would otherwise wait forever for a next event to reveal the gap).
+So one goes out when each is needed, and nothing wakes while nothing happens (issue 36):
+
+* at once when a subscription that covers the heartbeat arrives (the socket is
+  ``XPUB_VERBOSE``: a second subscriber to the same prefix is announced too, and a
+  restarted publisher hears every subscription again as its subscribers reconnect);
+* ``TRAILING_HEARTBEAT_S`` after the last event sent (one per period while events
+  flow), which bounds how long a lost tail can stay unnoticed;
+* every ``IDLE_HEARTBEAT_S`` when nothing else was sent: a restatement for the rare
+  reader that judges a publisher by its silence (``orca ui``'s fallback, next to the
+  publisher's pid).
 
 The socket is an XPUB, so the publisher knows which topic prefixes are subscribed and
 does not even encode an event no subscriber would get (PUB would drop it after the
@@ -37,12 +48,16 @@ from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.model.codec import for_wire
 from orca.wire.envelope import Event, encode_event
 
-# How often an idle publisher restates its seq: bounds how long a subscriber can stay
-# unknowingly behind after losing the tail of a burst; 1 Hz costs nothing measurable.
-HEARTBEAT_INTERVAL_S = 1.0
+# A heartbeat this long after the last event sent: bounds how long a subscriber can stay
+# unknowingly behind after losing the tail of a burst.
+TRAILING_HEARTBEAT_S = 1.0
+# ... and one this often while nothing is sent at all (every actor and every follower
+# of it wakes for it: at 1 Hz that was most of an idle tree's CPU, bench/idle.py).
+IDLE_HEARTBEAT_S = 30.0
 # Topics whose "is anyone subscribed?" answer is remembered until the subscriptions
 # change (ptyd's output topics are one per session): beyond this it starts over.
 WANTED_CACHE_MAX = 4096
+_HEARTBEAT_TOPIC = HEARTBEAT_TYPE.encode()
 _NOBLOCK = int(zmq.NOBLOCK)
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
@@ -62,10 +77,17 @@ class EventPublisher:
         self._sock = new_socket(zmq.XPUB)
         # Generous queue per subscriber; beyond it PUB drops and the subscriber resyncs.
         self._sock.setsockopt(zmq.SNDHWM, sndhwm)
+        # Every subscription message, not only a prefix's first: each new subscriber is
+        # owed a heartbeat at once (its proof of being live).
+        self._sock.setsockopt(zmq.XPUB_VERBOSE, 1)
+        # Something was sent since the last heartbeat (a trailing one is due), and the
+        # wake-up of the heartbeat task waiting for that (None: no task runs).
+        self._sent_since_beat = False
+        self._activity: trio.Event | None = None
         self.endpoints: list[str] = []
         self._ipc_files: list[tuple[str, int]] = []
         self.closed = False
-        # Subscribed prefixes (XPUB passes a prefix's first subscribe and its last
+        # Subscribed prefixes (XPUB_VERBOSE passes every subscribe, and a prefix's last
         # unsubscribe, a departed subscriber's included), and answers per topic.
         self._prefixes: set[bytes] = set()
         self._wanted: dict[bytes, bool] = {}
@@ -98,9 +120,13 @@ class EventPublisher:
         return self.seq
 
     def heartbeat(self) -> None:
-        topic = HEARTBEAT_TYPE.encode()
-        if self._is_wanted(topic):
-            self._send(topic, self._event(HEARTBEAT_TYPE, None))
+        if self._is_wanted(_HEARTBEAT_TOPIC):
+            self._beat()
+            self._read_subscriptions()  # the send may have taken in queued subscriptions
+
+    def _beat(self) -> None:
+        self._sent_since_beat = False
+        self._send_frames(_HEARTBEAT_TOPIC, self._event(HEARTBEAT_TYPE, None))
 
     def wants(self, topic: str) -> bool:
         """Whether some subscriber would get an event published under ``topic`` now."""
@@ -125,34 +151,86 @@ class EventPublisher:
 
     def _read_subscriptions(self) -> None:
         """Take in every subscription message queued (``\x01`` + prefix: subscribe,
-        ``\x00`` + prefix: unsubscribe; anything else is not XPUB's and is ignored)."""
+        ``\x00`` + prefix: unsubscribe; anything else is not XPUB's and is ignored),
+        and answer a subscription covering the heartbeat with one at once.
+
+        Whoever reads ``ZMQ_EVENTS`` (or sends: a send may take in the socket's queued
+        commands too) may consume the socket fd's edge, so this reads until
+        ``ZMQ_EVENTS`` says nothing is queued, after every send included: the fd then
+        signals the next subscription to ``serve_subscriptions``."""
         sock = self._sock
-        while int(sock.getsockopt(_EVENTS)) & _POLLIN:
-            try:
-                message = sock.recv(_NOBLOCK)
-            except zmq.Again:
+        while True:
+            beat = False
+            while int(sock.getsockopt(_EVENTS)) & _POLLIN:
+                try:
+                    message = sock.recv(_NOBLOCK)
+                except zmq.Again:
+                    break
+                if message[:1] == b"\x01":
+                    prefix = message[1:]
+                    self._prefixes.add(prefix)
+                    beat = beat or _HEARTBEAT_TOPIC.startswith(prefix)
+                elif message[:1] == b"\x00":
+                    self._prefixes.discard(message[1:])
+                else:
+                    continue
+                self._wanted.clear()
+            if not beat or self.closed:
                 return
-            if message[:1] == b"\x01":
-                self._prefixes.add(message[1:])
-            elif message[:1] == b"\x00":
-                self._prefixes.discard(message[1:])
-            else:
-                continue
-            self._wanted.clear()
+            self._beat()  # then read again: the send may have taken in more
 
     def _send(self, topic: bytes, event: Event) -> None:
+        """Send one event; a trailing heartbeat is due after it."""
+        self._send_frames(topic, event)
+        if not self._sent_since_beat:
+            self._sent_since_beat = True
+            if self._activity is not None:
+                self._activity.set()
+        self._read_subscriptions()  # the send may have taken in queued subscriptions
+
+    def _send_frames(self, topic: bytes, event: Event) -> None:
         try:
             self._sock.send_multipart((topic, encode_event(event)), _NOBLOCK)
         except zmq.Again:  # XPUB only raises this with XPUB_NODROP, which we never set
             pass
 
-    async def run_heartbeats(self, interval: float = HEARTBEAT_INTERVAL_S) -> None:
-        while True:
-            await trio.sleep(interval)
-            self.heartbeat()
+    async def run_heartbeats(
+        self, interval: float = IDLE_HEARTBEAT_S, *, trailing: float = TRAILING_HEARTBEAT_S
+    ) -> None:
+        """The heartbeats (module docstring): at once for each new subscription, one
+        ``trailing`` s after events were sent, one every ``interval`` s of nothing."""
+        trailing = min(trailing, interval)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.serve_subscriptions)
+            while True:
+                self._activity = trio.Event()
+                if not self._sent_since_beat:
+                    with trio.move_on_after(interval):
+                        await self._activity.wait()
+                if self._sent_since_beat:
+                    await trio.sleep(trailing)  # events sent meanwhile: one beat covers them
+                self.heartbeat()
+
+    async def serve_subscriptions(self) -> None:
+        """Read subscriptions as they arrive (a new subscriber's heartbeat is due then),
+        not only when an event is about to be published."""
+        fd = self._sock.getsockopt(zmq.FD)
+        self._read_subscriptions()
+        while not self.closed:
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            except trio.ClosedResourceError:  # close() while waiting
+                return
+            if self.closed:
+                return
+            self._read_subscriptions()
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            try:  # a task waiting on the socket's fd is woken first (serve_subscriptions)
+                trio.lowlevel.notify_closing(self._sock.getsockopt(zmq.FD))
+            except RuntimeError:  # not inside trio
+                pass
             self._sock.close(linger=0)
             unlink_ipc(self._ipc_files)

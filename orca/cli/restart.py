@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from orca.paths import OrcaPaths
 
-# orcad heartbeats on its PUB socket once a second: three missed, it is not publishing.
+# orcad answers a new subscription with a heartbeat at once: none in this, it is not publishing.
 EVENTS_LIVE_TIMEOUT_S = 3.0
 RESTART_CONSUMER = "orca restart"
 

@@ -43,7 +43,8 @@ from orca.cli.agent_handles import LineHandles
 from orca.cli.output import EXIT_OK
 
 WATCH_CONSUMER = "orca watch"
-# The publisher heartbeats once a second; three missed ones mean it is not there.
+# The publisher answers a new subscription with a heartbeat at once: none in this, it
+# is not there.
 LIVE_TIMEOUT_S = 3.0
 # How long one receive sleeps in the socket (not a poll of any state: an event wakes
 # it at once; the bound only lets Ctrl-C and reaping notifiers happen).

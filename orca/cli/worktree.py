@@ -46,7 +46,7 @@ CREATE_TIMEOUT_S = 180.0
 CREATE_WITH_SETUP_TIMEOUT_S = 1800.0 + CREATE_TIMEOUT_S
 MUTATE_TIMEOUT_S = 60.0
 # ZeroMQ drops events published before a subscriber is connected: the create starts once
-# a heartbeat (one a second) proved the progress subscription live, or after this bound.
+# a heartbeat (sent at once to a new subscription) proved it live, or after this bound.
 SUBSCRIBE_LIVE_WAIT_S = 1.5
 # The reply and the progress events travel on different sockets; after the reply, wait
 # this long at most for the trailing "done" event so the last setup lines still print.

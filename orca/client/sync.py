@@ -422,7 +422,8 @@ class Subscription:
                 return event, typed
 
     def wait_live(self, timeout: float) -> bool:
-        """Wait for the publisher's heartbeat (``sys.heartbeat``, once a second): once one
+        """Wait for the publisher's heartbeat (``sys.heartbeat``, sent at once to a new
+        subscription, ``orca.actor.publisher``): once one
         has arrived, the subscription is connected and no later event is lost to the
         slow joiner. False if none came within ``timeout`` s."""
         import zmq

@@ -12,9 +12,10 @@
 ``sys.stats`` {} → {name, pid, uptime, rss, cpuUser, cpuSystem, requests, errors,
     refused, ...}: an open map, the actor adds its own keys (``store``, ``ptyd``, ...).
 
-Event ``sys.heartbeat`` (no data): sent by every publisher once a second with the
-current ``seq`` without consuming one, so a subscriber that lost the tail of a burst
-notices (see ``orca.actor.publisher``). It is declared here but never carries data.
+Event ``sys.heartbeat`` (no data): the publisher's current ``seq`` without consuming
+one, sent at once to each new subscription (it is live), a second after events were
+sent (a subscriber that lost the tail of a burst notices) and every 30 s of nothing
+(see ``orca.actor.publisher``). It is declared here but never carries data.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ drive it with real SUB sockets over ipc, as every actor's subscribers connect.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,4 +137,65 @@ def test_garbage_on_the_publisher_socket_is_ignored(
         assert receive(sock).data == {"ok": True}
     finally:
         rogue.close()
+        sock.close()
+
+
+# -- heartbeats: when they are owed, and none while nothing happens (issue 36) ---------
+async def _receive_async(sock: zmq.Socket[bytes]) -> Event:
+    import trio
+
+    return await trio.to_thread.run_sync(receive, sock)
+
+
+async def test_each_new_subscriber_gets_a_heartbeat_at_once(
+    publisher: tuple[EventPublisher, str],
+) -> None:
+    """No periodic beat runs (an hour apart): the subscription itself is answered, for a
+    second subscriber to the same topics too (XPUB_VERBOSE), so `wait_live` never waits
+    out a period."""
+    import trio
+
+    pub, endpoint = publisher
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pub.run_heartbeats, 3600.0)
+            first = subscriber(endpoint, "z.", HEARTBEAT_TYPE)
+            second = subscriber(endpoint, "z.", HEARTBEAT_TYPE)
+            try:
+                assert (await _receive_async(first)).type == HEARTBEAT_TYPE
+                assert (await _receive_async(second)).type == HEARTBEAT_TYPE
+                late = subscriber(endpoint, HEARTBEAT_TYPE)  # after both: its own beat
+                try:
+                    assert (await _receive_async(late)).type == HEARTBEAT_TYPE
+                finally:
+                    late.close()
+            finally:
+                first.close()
+                second.close()
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_trailing_heartbeat_follows_events_and_then_nothing_wakes(
+    publisher: tuple[EventPublisher, str],
+) -> None:
+    """After a burst, one heartbeat restates the seq (a lost tail is noticed); with
+    nothing published after it, no further message is sent at all."""
+    import trio
+
+    pub, endpoint = publisher
+    sock = subscriber(endpoint, "w.", HEARTBEAT_TYPE)
+    try:
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(functools.partial(pub.run_heartbeats, 3600.0, trailing=0.05))
+                assert (await _receive_async(sock)).type == HEARTBEAT_TYPE  # live
+                for n in range(3):
+                    pub.publish("w", {"n": n}, topic="w.1")
+                got = [await _receive_async(sock) for _ in range(4)]
+                assert [e.type for e in got] == ["w", "w", "w", HEARTBEAT_TYPE]
+                assert got[-1].seq == pub.seq
+                await trio.sleep(0.5)  # ten trailing periods of nothing
+                assert not sock.poll(0), "a heartbeat with nothing to say"
+                nursery.cancel_scope.cancel()
+    finally:
         sock.close()
