@@ -214,7 +214,7 @@ class EventPublisher:
     async def serve_subscriptions(self) -> None:
         """Read subscriptions as they arrive (a new subscriber's heartbeat is due then),
         not only when an event is about to be published."""
-        fd = self._sock.getsockopt(zmq.FD)
+        fd = int(self._sock.getsockopt(zmq.FD))
         self._read_subscriptions()
         while not self.closed:
             try:
@@ -229,7 +229,7 @@ class EventPublisher:
         if not self.closed:
             self.closed = True
             try:  # a task waiting on the socket's fd is woken first (serve_subscriptions)
-                trio.lowlevel.notify_closing(self._sock.getsockopt(zmq.FD))
+                trio.lowlevel.notify_closing(int(self._sock.getsockopt(zmq.FD)))
             except RuntimeError:  # not inside trio
                 pass
             self._sock.close(linger=0)
