@@ -37,12 +37,12 @@ from actors.orch.ledger import AckPastEnd, Ledger, RunRow, TaskRow, new_task, no
 from actors.orch.schema import LedgerUnavailable, open_db
 from actors.orch.views import Preview, Usage, run_info, run_summary
 from orca.actor import ActorContext, Mirror
-from orca.cli.handles import resolve_repo, session_handles
 from orca.contracts import gitwatch, gitwatch_core, hooks, ptyd, store, vault
 from orca.contracts import orch as contract
 from orca.contracts.base import NoArgs, Op
 from orca.model.agent_status import AgentStatusRow
 from orca.user_env import user_environment
+from orca.views.handles import resolve_repo, session_handles
 from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavailable
 
 log = logging.getLogger(__name__)

@@ -192,8 +192,8 @@ class Backend:
     def terminal_handles(self) -> dict[str, str]:
         """Every terminal's handle by session id, as ``orca term ls`` names it (one name
         per thing in every face, issue 32; it showed ``1:bash``)."""
-        from orca.cli.handles import session_handles
         from orca.model.ids import split_worktree_id_for_filesystem
+        from orca.views.handles import session_handles
 
         rows = [*(self.sessions or {}).values(), *self.history.values()]
         known = []

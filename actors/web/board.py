@@ -1,9 +1,9 @@
 """What the dashboard's main page shows: every worktree, its agents, terminals, asks. Pure.
 
 The agents are ``orca worktree ps``'s projection, the same code
-(``orca.cli.worktree_ps.project_ps``: hooks' rows and fates judged by ptyd's facts, the
+(``orca.views.ps.project_ps``: hooks' rows and fates judged by ptyd's facts, the
 shared summary and decay of ``orca.model.agent_status``), named by the same handles
-(``orca.cli.agent_handles.ps_handles``). Around it: every worktree gitwatch lists (one
+(``orca.views.agent_handles.ps_handles``). Around it: every worktree gitwatch lists (one
 without agents too), the terminals ptyd runs in each, and the permission requests hooks
 holds. Nothing is decided here that another surface decides differently.
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from orca.cli.agent_handles import ps_handles
-from orca.cli.handles import worktree_handles
-from orca.cli.worktree_ps import project_ps
 from orca.contracts import gitwatch, hooks, ptyd
 from orca.model.agent_status import needs_user
+from orca.views.agent_handles import ps_handles
+from orca.views.handles import worktree_handles
+from orca.views.ps import project_ps
 
 
 def _terminal(session: ptyd.SessionRow, handle: str) -> dict[str, object]:

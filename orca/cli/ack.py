@@ -49,9 +49,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def pane_keys(ref: str) -> list[str]:
     """The pane keys of the agents ``ref`` names (module docstring); raises
     AmbiguousReference when it names nothing, or several worktrees or terminals."""
-    from orca.cli.handles import NothingMatches
     from orca.cli.lookup import find_terminal, list_worktrees
     from orca.model.panes import parse_pane_key
+    from orca.views.handles import NothingMatches
     from orca.wire.errors import Unavailable
 
     if parse_pane_key(ref) is not None:
@@ -75,7 +75,7 @@ def pane_keys(ref: str) -> list[str]:
 
 def _worktree_named(rows: list[WorktreeRow], ref: str, *, prefixes: bool) -> WorktreeRow | None:
     """The worktree ``ref`` names, None if none does (several: AmbiguousReference)."""
-    from orca.cli.handles import NothingMatches, resolve_worktree
+    from orca.views.handles import NothingMatches, resolve_worktree
 
     try:
         return resolve_worktree(rows, ref, prefixes=prefixes)

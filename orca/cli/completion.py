@@ -108,18 +108,18 @@ def _agents() -> list[str]:
 
 
 def _worktrees() -> list[str]:
-    from orca.cli.handles import worktree_handles
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
+    from orca.views.handles import worktree_handles
 
     listing = invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs(), timeout=COMPLETE_TIMEOUT_S)
     return sorted(worktree_handles((r.id, r.path) for r in listing.worktrees).values())
 
 
 def _repos() -> list[str]:
-    from orca.cli.handles import repo_handles
     from orca.client.sync import invoke
     from orca.contracts import store
+    from orca.views.handles import repo_handles
 
     repos = invoke(store.REPO_LIST, timeout=COMPLETE_TIMEOUT_S).repos
     return sorted(repo_handles((r.id, r.display_name) for r in repos).values())

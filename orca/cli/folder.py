@@ -86,9 +86,9 @@ def folder_handles(
     term ls`` show for it (gitwatch lists folder workspaces among the worktrees, under
     ``folder:<id>``), unique against every worktree; without gitwatch, against the
     folders alone."""
-    from orca.cli.handles import worktree_handles
     from orca.client.sync import invoke
     from orca.contracts import gitwatch_core
+    from orca.views.handles import worktree_handles
     from orca.wire.errors import OrcaError
 
     try:
@@ -130,7 +130,7 @@ def _ls(args: argparse.Namespace) -> int:
 
 def resolve_folder(folders: list[FolderWorkspace], ref: str) -> FolderWorkspace:
     """The folder workspace ``ref`` names (see the module's docstring); raises BadRequest."""
-    from orca.cli.handles import Target, resolve
+    from orca.views.handles import Target, resolve
 
     handles = folder_handles(folders)
     targets = [

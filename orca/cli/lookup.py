@@ -1,7 +1,7 @@
 """What a name typed on the command line refers to: the actors' listings, resolved.
 
 The one place commands list worktrees, repos and terminals to resolve a name or to show
-a handle (``orca.cli.handles`` holds the rules): ``term``, ``worktree``, ``ack``,
+a handle (``orca.views.handles`` holds the rules): ``term``, ``worktree``, ``ack``,
 ``watch``, ``down`` and shell completion compute the same handle for a thing from the
 same listings, so what one prints another takes.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from orca.cli.handles import AmbiguousReference
+from orca.views.handles import AmbiguousReference
 from orca.wire.errors import BadRequest, OrcaError
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def list_repos(timeout: float = LIST_TIMEOUT_S) -> list[Repo]:
 
 def find_worktree(ref: str) -> WorktreeRow:
     """The worktree ``ref`` names (a handle, name, path or id; ``orca worktree ls``)."""
-    from orca.cli.handles import resolve_worktree
+    from orca.views.handles import resolve_worktree
 
     try:
         return resolve_worktree(list_worktrees().worktrees, ref)
@@ -98,9 +98,9 @@ def list_terminals(paths: OrcaPaths | None = None, timeout: float = LIST_TIMEOUT
     ls --all`` show the same handle for each) and against every worktree gitwatch lists
     (so ``term ls`` and ``worktree ls`` show the same worktree part); without gitwatch,
     against the sessions' own worktrees."""
-    from orca.cli.handles import session_handles, worktree_handles
     from orca.client.sync import begin
     from orca.contracts import gitwatch_core, ptyd  # not the full gitwatch contract
+    from orca.views.handles import session_handles, worktree_handles
 
     # ptyd and gitwatch are asked at once: their replies overlap (bench/cli.py).
     with (
@@ -126,8 +126,8 @@ def list_terminals(paths: OrcaPaths | None = None, timeout: float = LIST_TIMEOUT
 def find_terminal(ref: str, terminals: Terminals | None = None) -> SessionRow:
     """The session ``ref`` names: an id, a handle, ``<worktree>:<hex prefix>``, a bare
     hex prefix, or a worktree's name - its running terminal before ended ones
-    (``orca.cli.handles.resolve_terminal``); raises AmbiguousReference."""
-    from orca.cli.handles import resolve_terminal
+    (``orca.views.handles.resolve_terminal``); raises AmbiguousReference."""
+    from orca.views.handles import resolve_terminal
 
     found = terminals or list_terminals()
     try:
@@ -138,7 +138,7 @@ def find_terminal(ref: str, terminals: Terminals | None = None) -> SessionRow:
 
 def resolve_session(ref: str) -> str:
     """The full session id ``ref`` names (:func:`find_terminal`)."""
-    from orca.cli.handles import session_suffix
+    from orca.views.handles import session_suffix
 
     if session_suffix(ref):
         return ref  # a full id: ptyd itself says whether it exists

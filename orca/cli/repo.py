@@ -2,7 +2,7 @@
 
 A repo is imported by absolute path and gets a fresh id from the store (seed 01 §4.1);
 ``kind`` is ``git`` when the directory has a ``.git`` entry, else ``folder``. ``rm``
-takes what every other command takes for a repo (``orca.cli.handles.resolve_repo``):
+takes what every other command takes for a repo (``orca.views.handles.resolve_repo``):
 its handle, display name, folder name, path, id or a unique prefix.
 """
 
@@ -48,7 +48,7 @@ def _repos() -> list[Repo]:
 
 
 def _ls(args: argparse.Namespace) -> int:
-    from orca.cli.handles import repo_handles
+    from orca.views.handles import repo_handles
 
     repos = _repos()
     handles = repo_handles((r.id, r.display_name) for r in repos)
@@ -63,9 +63,9 @@ def _ls(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from orca.cli.handles import resolve_repo
     from orca.client.sync import invoke
     from orca.contracts import store
+    from orca.views.handles import resolve_repo
 
     repo = resolve_repo(_repos(), args.id)
     result = invoke(store.REPO_REMOVE, store.IdArgs(id=repo.id))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from orca.cli.handles import short_branch
+from orca.views.handles import short_branch
 
 if TYPE_CHECKING:
     from orca.contracts.gitwatch import AheadBehind, GitStatus, WorktreeRow
@@ -125,7 +125,7 @@ def ps_rows(
     worktrees: list[dict[str, Any]], labels: dict[tuple[str, str], str]
 ) -> list[list[object]]:
     """One row per agent, in :data:`PS_COLUMNS` order; ``labels``: the terminal handle
-    of each ``(worktree id, pane key)`` (``orca.cli.agent_handles.ps_handles``)."""
+    of each ``(worktree id, pane key)`` (``orca.views.agent_handles.ps_handles``)."""
     from orca.cli.output import human_duration
 
     return [

@@ -10,7 +10,7 @@ sleeps in the socket until an event arrives.
 
 Each line names its agent by its terminal's handle, the one ``orca worktree ps`` shows
 (what ``orca term attach`` and ``orca ack`` take; the worktree's for an agent no Orca
-terminal runs): ``orca.cli.agent_handles.LineHandles``, which lists ptyd's terminals
+terminal runs): ``orca.views.agent_handles.LineHandles``, which lists ptyd's terminals
 again when a line names a pane of a terminal started after the watch began.
 
 ``--json``: one JSON object a line - for a row ``{"event": "set", "handle", "paneKey",
@@ -39,8 +39,8 @@ import sys
 import time
 from typing import Any
 
-from orca.cli.agent_handles import LineHandles
 from orca.cli.output import EXIT_OK
+from orca.views.agent_handles import LineHandles
 
 WATCH_CONSUMER = "orca watch"
 # The publisher answers a new subscription with a heartbeat at once: none in this, it

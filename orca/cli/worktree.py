@@ -32,9 +32,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from orca.cli.handles import resolve_repo, short_branch, worktree_handles
 from orca.cli.lookup import find_worktree, list_repos, list_worktrees
 from orca.cli.output import EXIT_OK, fail, print_json, print_table
+from orca.views.handles import resolve_repo, short_branch, worktree_handles
 from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ seen - unread until ``orca term attach`` or ``orca ack``).
 The table leads with the handle of each agent's terminal (``orca term ls``'s:
 ``orca term attach`` and ``orca ack`` take it) and fits the terminal's width
 (``output.print_table``); ``--json`` keeps the full worktree ids and pane keys and adds
-each worktree's and each agent's ``handle`` (``orca.cli.agent_handles.ps_handles``).
+each worktree's and each agent's ``handle`` (``orca.views.agent_handles.ps_handles``).
 
 Kept import-light - the whole command must start, call and print within 300 ms
 (issue 7; upstream users saw 7-10 s): no trio, no actor runtime, and a plain
@@ -27,8 +27,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from orca.cli.agent_handles import ps_handles, with_ps_handles
 from orca.cli.output import EXIT_OK, print_json, print_table
+from orca.views.agent_handles import ps_handles, with_ps_handles
+from orca.views.ps import project_ps
 
 if TYPE_CHECKING:
     import argparse
@@ -109,16 +110,6 @@ def begin_snapshot() -> Pending[Snapshot]:
     from orca.contracts import hooks
 
     return begin(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
-
-
-def project_ps(snapshot: Snapshot, sessions: list[Any] | None, now_ms: int) -> list[dict[str, object]]:
-    """The projection ``orca worktree ps`` prints (and the web dashboard shows): hooks'
-    rows and fates, with ptyd's facts about this ptyd's sessions (``sessions``: None
-    when ptyd did not answer). Pure."""
-    from orca.model.agent_status import project_worktrees, terminal_facts
-
-    facts = None if sessions is None else terminal_facts([s for s in sessions if not s.archived])
-    return project_worktrees(snapshot.rows, now_ms, facts, snapshot.fates)
 
 
 def fetch_worktrees(

@@ -101,9 +101,9 @@ def ps_with_remotes(
     mirrors = _mirrors()
     if not mirrors:
         return False
-    from orca.cli.agent_handles import PsHandles, ps_handles, with_ps_handles
     from orca.cli.output import print_json
     from orca.cli.tables import PS_COLUMNS, PS_STATE_COLUMN, ps_rows
+    from orca.views.agent_handles import PsHandles, ps_handles, with_ps_handles
 
     now_ms = time.time_ns() // 1_000_000
     sections: list[tuple[dict[str, Any], str | None, list[dict[str, Any]], PsHandles]] = [
@@ -187,11 +187,11 @@ def worktrees_with_remotes(
     mirrors = _mirrors()
     if not mirrors:
         return False
-    from orca.cli.handles import worktree_handles
     from orca.cli.output import print_json
     from orca.cli.tables import WORKTREE_COLUMNS, worktree_cells
     from orca.contracts.gitwatch import WorktreeRow
     from orca.model.codec import from_builtins, to_builtins
+    from orca.views.handles import worktree_handles
 
     local_repos = _local_repo_names()
     local = [
@@ -245,7 +245,7 @@ def worktrees_with_remotes(
 # -- term ls ---------------------------------------------------------------------------
 def remote_session_handles(mirror: HostMirror) -> dict[str, str]:
     """``HOST:<handle>`` per session of a mirrored host (what ``term read`` accepts)."""
-    from orca.cli.handles import session_handles
+    from orca.views.handles import session_handles
 
     paths = [(str(w.get("id", "")), str(w.get("path", ""))) for w in mirror.worktrees]
     handles = session_handles([(s.session_id, s.worktree_id) for s in mirror.sessions], paths)

@@ -253,7 +253,7 @@ class RemoteStream:
 # -- resolving HOST:HANDLE --------------------------------------------------------------
 def remote_terminals(link: RemoteLink) -> tuple[list[ptyd.SessionRow], dict[str, str]]:
     """The host's sessions and their handles, as ``orca term ls`` shows them there."""
-    from orca.cli.handles import session_handles
+    from orca.views.handles import session_handles
 
     sessions = link.invoke(ptyd.LIST, ptyd.ListArgs()).sessions
     try:
@@ -266,8 +266,8 @@ def remote_terminals(link: RemoteLink) -> tuple[list[ptyd.SessionRow], dict[str,
 
 def resolve_remote_session(link: RemoteLink, ref: str) -> str:
     """The id of the host's session ``ref`` names, by the local rules (running first:
-    ``orca.cli.handles.resolve_terminal``)."""
-    from orca.cli.handles import resolve_terminal, session_suffix
+    ``orca.views.handles.resolve_terminal``)."""
+    from orca.views.handles import resolve_terminal, session_suffix
 
     if session_suffix(ref):
         return ref
@@ -288,12 +288,12 @@ def remote_new(args: argparse.Namespace) -> int | None:
     if found is None:
         return None
     host, ref = found
-    from orca.cli.handles import resolve, worktree_target
+    from orca.views.handles import resolve, worktree_target
 
     link = RemoteLink(host)
     try:
         rows = link.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs()).worktrees
-        from orca.cli.handles import worktree_handles
+        from orca.views.handles import worktree_handles
 
         handles = worktree_handles((r.id, r.path) for r in rows)
         targets = [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
-from orca.cli.agent_handles import LineHandles
 from orca.remote.readers import _label, _local_label, _mirrors, _unverifiable
+from orca.views.agent_handles import LineHandles
 
 if TYPE_CHECKING:
     from orca.contracts.gateway import HostMirror

@@ -27,7 +27,7 @@ def remote_worktree(command: str, args: argparse.Namespace) -> int | None:
     if found is None:
         return None
     host, rest = found
-    from orca.cli.handles import resolve_repo, resolve_worktree
+    from orca.views.handles import resolve_repo, resolve_worktree
 
     link = RemoteLink(host)
     try:

@@ -106,6 +106,7 @@ FLOORS = {
     "orca.remote": 5,
     "orca.actor": 4,
     "orca.client": 4,
+    "orca.views": 3,
     "orca.web_devices": 3,
     "orca.integrations": 3,
     "orca.keys": 3,
@@ -130,15 +131,9 @@ KNOWN_UPWARD = {
     ("orca/model/resume.py", "orca.contracts"),  # two types, for type checking only
     ("orca/remote/readers.py", "orca.cli"),
     ("orca/remote/terminal.py", "orca.cli"),
-    ("orca/remote/watch.py", "orca.cli"),
-    ("orca/remote/worktrees.py", "orca.cli"),
 }
 # An actor's use of the command line's code (handles, the `ps` projection) ...
-KNOWN_ACTORS_ON_CLI = {
-    "actors/orch/actor.py",
-    "actors/ui/backend.py",
-    "actors/web/board.py",
-}
+KNOWN_ACTORS_ON_CLI: set[str] = set()
 # ... and a server's of the client library (ptyd's socket constants, VT rules). orca ui
 # is a client: it may use orca/client.
 KNOWN_SERVERS_ON_CLIENT = {

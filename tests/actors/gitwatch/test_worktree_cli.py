@@ -11,11 +11,11 @@ import pytest
 import trio
 from support.gitwatch_harness import Actors, running_actors
 
-from orca.cli.handles import AmbiguousReference, resolve_repo, resolve_worktree
 from orca.cli.main import main
 from orca.contracts import gitwatch as gw
 from orca.contracts import store
 from orca.model.types_repo import Repo
+from orca.views.handles import AmbiguousReference, resolve_repo, resolve_worktree
 
 TEST_TIMEOUT_S = 60
 

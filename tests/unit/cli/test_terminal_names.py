@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from orca.cli.agent_handles import LineHandles, ps_handles
-from orca.cli.handles import AmbiguousReference, resolve_terminal, session_handles
 from orca.cli.tables import dirty_text
 from orca.contracts.gitwatch import GitStatus
 from orca.contracts.ptyd import SessionRow
+from orca.views.agent_handles import LineHandles, ps_handles
+from orca.views.handles import AmbiguousReference, resolve_terminal, session_handles
 
 WT = "r1::/ws/proj/fix-login"
 OTHER = "r1::/ws/proj/docs"
@@ -129,7 +129,7 @@ def test_remote_lines_carry_their_host() -> None:
 def test_without_prefixes_only_a_whole_name_resolves() -> None:
     """`orca ack 3f2a` must not take a hex for the start of a worktree id (`3f2a...::`):
     worktrees are first matched by whole names only."""
-    from orca.cli.handles import NothingMatches, resolve, worktree_target
+    from orca.views.handles import NothingMatches, resolve, worktree_target
 
     targets = [worktree_target("3f2a91::/ws/proj/fix-login", "fix-login")]
     assert resolve(targets, "3f2a", "worktree").handle == "fix-login"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import msgspec
 
 from actors.web.board import project_board
-from orca.cli.worktree_ps import project_ps
 from orca.contracts import gitwatch, hooks, ptyd
 from orca.model.agent_status import AgentStatusRow
 from orca.model.codec import from_builtins
+from orca.views.ps import project_ps
 
 NOW = 10_000_000
 A, B = "repo::/src/fix-login", "repo::/src/main"

@@ -2,7 +2,7 @@
 
 An agent row (hooks' ``AgentStatusRow``, projected by ``project_worktrees``) is named
 by its pane key, which no one types. Every reader names it instead by its terminal's
-handle (``orca.cli.handles``: what ``orca term attach`` and ``orca ack`` take), or by
+handle (``orca.views.handles``: what ``orca term attach`` and ``orca ack`` take), or by
 its worktree's when no Orca terminal runs it: ``orca worktree ps`` (its table and
 ``--json``), the same with remote hosts' rows (``orca.remote.readers``) and every line
 of ``orca watch`` (:class:`LineHandles`). Pure: rows in, handles out.
@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from orca.cli.handles import session_handles, worktree_handles
+from orca.views.handles import session_handles, worktree_handles
 
 
 class PsHandles(NamedTuple):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orca.cli.handles import (
+from orca.views.handles import (
     MIN_HEX,
     AmbiguousReference,
     repo_handles,
