@@ -43,8 +43,7 @@ from pathlib import Path
 
 import trio
 
-from orca.client.terminal import LOCAL_FRAME_HEADER, LOCAL_MAX_FRAME
-from orca.contracts.ptyd import HAND_FDS
+from orca.contracts.ptyd import HAND_FDS, LOCAL_FRAME_HEADER, LOCAL_MAX_FRAME
 
 log = logging.getLogger(__name__)
 

@@ -52,8 +52,8 @@ from typing import TYPE_CHECKING
 import trio
 
 from actors.ptyd.terminal_model import CLEAR_SCREEN, SCREEN_SWITCH, TerminalModel
-from orca.client.terminal import QueryFilter, ends_inside_sequence
 from orca.contracts.ptyd import RELEASED_CLOSED, RELEASED_DETACHED, RELEASED_TTY_CLOSED
+from orca.model.vt import QueryFilter, ends_inside_sequence
 
 if TYPE_CHECKING:
     from actors.ptyd._relaystep import Step as NativeStep

@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Protocol
 
-from actors.ptyd.escapes import end_of_escape_containing
+from orca.model.vt import end_of_escape_containing
 
 log = logging.getLogger(__name__)
 

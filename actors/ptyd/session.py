@@ -45,7 +45,7 @@ from actors.ptyd.scrollback import Chunk, Gap, Scrollback
 from actors.ptyd.subscription import SUBSCRIPTION_QUEUE, StreamPeer, Subscription
 from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
 from orca.actor import memory
-from orca.client.terminal import ends_inside_sequence
+from orca.model.vt import ends_inside_sequence
 
 if TYPE_CHECKING:
     from actors.ptyd.handed import HandedPeer
@@ -578,7 +578,7 @@ class Session:
         Invariant: exactly one answer per query. While an attach-stream client can
         answer, its terminal does (``_deliver_to_streams``); otherwise the model answers,
         and every client strips queries from what it shows
-        (``orca.client.terminal.QueryFilter``), so no terminal answers a second time.
+        (``orca.model.vt.QueryFilter``), so no terminal answers a second time.
         """
         for reply in replies:
             try:

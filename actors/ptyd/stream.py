@@ -51,8 +51,8 @@ from actors.ptyd.scrollback import Chunk, Gap, OffsetInFuture
 from actors.ptyd.session import MAX_ATTACHMENTS, InputBacklogFull, Session, SessionEnded
 from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
 from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
-from orca.client.terminal import LOCAL_STREAM_FILE
 from orca.contracts import ptyd as contract
+from orca.contracts.ptyd import LOCAL_STREAM_FILE
 from orca.wire.codec import MAX_FRAME_BYTES, FrameDecoder
 from orca.wire.errors import BadRequest, NotFound, OrcaError
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from pyghostty import ffi, lib  # type: ignore[import-untyped]
 
-from orca.client.terminal import RESET_TERMINAL_MODES, RESTORE_USER_TERMINAL
+from orca.model.vt import RESET_TERMINAL_MODES, RESTORE_USER_TERMINAL
 
 # Lines of scrollback the model keeps per session: bounded memory (~1 MiB per session
 # measured with full lines), and what a reattach can scroll back through.

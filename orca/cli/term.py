@@ -433,11 +433,8 @@ def _attach_streamed(args: argparse.Namespace) -> int:
     import termios
     import tty
 
-    from orca.client.terminal import (
-        ENTER_ALTERNATE_SCREEN,
-        RESTORE_USER_TERMINAL,
-        LocalTerminalStream,
-    )
+    from orca.client.terminal import LocalTerminalStream
+    from orca.model.vt import ENTER_ALTERNATE_SCREEN, RESTORE_USER_TERMINAL
 
     out = sys.stdout.buffer
     attachment, screen = LocalTerminalStream.open(args.id, flat=True)  # its Unix socket
@@ -488,8 +485,8 @@ def show_ended_session(session_id: str) -> int | None:
     put the terminal back and say how it ended. Returns the exit code, or None when the
     session still runs (the caller attaches as usual). Needs no terminal on stdin."""
     from orca.client.sync import invoke
-    from orca.client.terminal import RESTORE_USER_TERMINAL
     from orca.contracts import ptyd
+    from orca.model.vt import RESTORE_USER_TERMINAL
 
     reply = invoke(ptyd.ATTACH, ptyd.AttachArgs(session_id=session_id))  # no lease
     if reply.running or not reply.output_ended:

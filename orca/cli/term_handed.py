@@ -20,8 +20,8 @@ import tty
 from typing import Any
 
 from orca.client.handed import HandedTerminal, PtydGone
-from orca.client.terminal import ENTER_ALTERNATE_SCREEN, RESTORE_USER_TERMINAL
 from orca.contracts import ptyd
+from orca.model.vt import ENTER_ALTERNATE_SCREEN, RESTORE_USER_TERMINAL
 from orca.paths import OrcaPaths, resolve_paths
 from orca.pipes import drain
 from orca.wire.errors import NotFound, OrcaError, Unavailable

@@ -24,8 +24,8 @@ import time
 
 import msgspec
 
-from orca.client.terminal import LOCAL_FRAME_HEADER, LOCAL_MAX_FRAME, LOCAL_STREAM_FILE
 from orca.contracts import ptyd
+from orca.contracts.ptyd import LOCAL_FRAME_HEADER, LOCAL_MAX_FRAME, LOCAL_STREAM_FILE
 from orca.paths import OrcaPaths
 from orca.wire.codec import FrameDecoder
 from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import select
 import socket
 import struct
@@ -38,6 +37,8 @@ from orca.client.cursor import StreamCursor
 from orca.client.sync import invoke
 from orca.contracts import ptyd
 from orca.contracts.base import DecodeStats, decode_event_data, specs_by_type
+from orca.contracts.ptyd import LOCAL_FRAME_HEADER, LOCAL_MAX_FRAME, LOCAL_STREAM_FILE
+from orca.model.vt import QueryFilter
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES, FrameDecoder
 from orca.wire.envelope import decode_event
@@ -49,105 +50,6 @@ RCVHWM = 10_000
 DETACH_TIMEOUT_S = 1.0
 CONSUMER = "terminal client<-ptyd"
 FOLLOWED = specs_by_type((ptyd.OUTPUT, ptyd.EXIT, ptyd.REKEYED))
-
-
-# What a detach writes to the user's terminal (Ctrl-], a crash, ``orca down``): leave
-# the alternate screen, soft reset (attributes, keypad, cursor keys, margins), mouse
-# reporting, focus events and bracketed paste off, normal keypad, cursor shown.
-RESET_TERMINAL_MODES = (
-    b"\x1b[!p"
-    + b"".join(b"\x1b[?%dl" % m for m in (9, 1000, 1002, 1003, 1005, 1006, 1015, 1004, 2004, 66, 1))
-    + b"\x1b>\x1b[0m\x1b[?25h"
-)
-# The outer alternate screen ``orca term attach`` draws in (as tmux does with smcup):
-# leaving it on detach shows what the user's terminal showed before the attach.
-ENTER_ALTERNATE_SCREEN = b"\x1b[?1049h"
-LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
-RESTORE_USER_TERMINAL = LEAVE_ALTERNATE_SCREEN + RESET_TERMINAL_MODES
-
-# Terminal queries: sequences a terminal answers by typing into its input.
-#   CSI [?]Ps n (DSR)   CSI [>=]Ps c (DA1/2/3)   CSI [?]Ps $ p (DECRQM)   CSI > q (XTVERSION)
-#   CSI ? u (kitty keyboard)   CSI 14/16/18/19/20/21 t (window reports)
-#   OSC 4/10-19/52/104... with a "?" argument (colour and clipboard queries)
-#   DCS $ q (DECRQSS), DCS + q (XTGETTCAP)
-_QUERY = re.compile(
-    rb"\x1b\[(?:[?]?[0-9;]*n|[>=]?[0-9;]*c|[?]?[0-9;]*\$p|>[0-9;]*q|\?u|(?:14|16|18|19|20|21)(?:;[0-9]*)*t)"
-    rb"|\x1b\][0-9]+;(?:[^\x07\x1b]*;)?\?(?:\x07|\x1b\\)"
-    rb"|\x1bP(?:\$q|\+q)[^\x1b]*\x1b\\"
-)
-# A sequence cut at a chunk's end is held back until its end arrives, up to this size.
-_MAX_HELD = 4096
-
-
-class QueryFilter:
-    """Removes terminal queries from output on its way to the user's terminal.
-
-    Chunking-invariant: a query split across chunks is held back until complete. Only
-    what a terminal shows is filtered; offsets are the stream's, counted before it.
-    """
-
-    def __init__(self) -> None:
-        self._held = b""
-
-    def feed(self, data: bytes) -> bytes:
-        if not self._held and b"\x1b" not in data:
-            return data  # no sequence, none held: nothing to strip (a keystroke's echo)
-        buf = self._held + data
-        self._held = b""
-        cut = _incomplete_tail(buf)
-        if cut is not None and len(buf) - cut <= _MAX_HELD:
-            buf, self._held = buf[:cut], buf[cut:]
-        return _QUERY.sub(b"", buf)
-
-    @property
-    def idle(self) -> bool:
-        """Nothing held back: plain text passes unchanged."""
-        return not self._held
-
-    def flush(self) -> bytes:
-        """What is held back (the start of a sequence), unfiltered; the filter is empty after."""
-        held, self._held = self._held, b""
-        return held
-
-
-def ends_inside_sequence(buf: bytes) -> bool:
-    """Whether ``buf`` ends inside an escape sequence (its end is in a later chunk).
-
-    Only the last ESC is looked at (cheap on the output path): strings cannot contain
-    an ESC but their terminator, so the last one starts the sequence that may be open.
-    """
-    esc = buf.rfind(b"\x1b")
-    return esc != -1 and _sequence_end(buf, esc) is None
-
-
-def _incomplete_tail(buf: bytes) -> int | None:
-    """Index of an escape sequence that has not ended by the end of ``buf``, if any."""
-    i = buf.find(b"\x1b", max(0, len(buf) - _MAX_HELD))
-    while i != -1:
-        end = _sequence_end(buf, i)
-        if end is None:
-            return i
-        i = buf.find(b"\x1b", end)
-    return None
-
-
-def _sequence_end(buf: bytes, esc: int) -> int | None:
-    """Index after the sequence starting at ``esc``; None if ``buf`` ends inside it."""
-    if esc + 1 >= len(buf):
-        return None
-    kind = buf[esc + 1]
-    if kind == 0x5B:  # CSI: parameters and intermediates, then a final byte
-        i = esc + 2
-        while i < len(buf) and 0x20 <= buf[i] <= 0x3F:
-            i += 1
-        return i + 1 if i < len(buf) else None
-    if kind in b"]P_^X":  # strings: to ST (ESC \\), an OSC also to BEL
-        st = buf.find(b"\x1b\\", esc + 2)
-        bel = buf.find(b"\x07", esc + 2, st if st != -1 else len(buf)) if kind == 0x5D else -1
-        if bel != -1:
-            return bel + 1
-        return st + 2 if st != -1 else None
-    return esc + 2
 
 
 class Attachment:
@@ -514,11 +416,6 @@ def _stream_error(error: ptyd.StreamError) -> OrcaError:
 
 # -- the attach stream on a Unix socket (the fast path of ``orca term attach``) ----------
 
-# ptyd's local attach-stream socket, in the runtime dir (actors/ptyd/local_stream.py).
-LOCAL_STREAM_FILE = "ptyd.attach.sock"
-# A frame: this header (the body's length, big-endian) then a msgpack message.
-LOCAL_FRAME_HEADER = ">I"
-LOCAL_MAX_FRAME = ZMQ_MAX_MESSAGE_BYTES
 _LOCAL_HEADER = struct.Struct(LOCAL_FRAME_HEADER)
 # While ptyd is away, at most this many messages wait here for it (keys, pings).
 LOCAL_PENDING_MAX = STREAM_SNDHWM

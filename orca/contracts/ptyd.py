@@ -74,7 +74,7 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
     ``offset + len(data) > offset-so-far`` (StreamCursor); on a gap beyond the
     scrollback attach again. Terminal queries in the output (DSR, DA, OSC 10/11...)
     are answered by ptyd from the model, attached clients or not; clients must not
-    let their terminal answer them (``orca.client.terminal.QueryFilter``).
+    let their terminal answer them (``orca.model.vt.QueryFilter``).
     Counting attached clients (``subscribers`` in ``term.list``): output reaches a
     client through ptyd's PUB socket, which cannot tell who listens, so a client that
     wants to be counted names itself with an ``attachmentId`` (1..64 chars, its own
@@ -221,6 +221,7 @@ import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
 from orca.user_env import check_bounds
+from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES
 from orca.wire.errors import BadRequest, Conflict, Internal, NotFound, Unavailable
 
 # Largest read reply: a whole scrollback fits; bounded well below ZMQ_MAXMSGSIZE.
@@ -232,6 +233,13 @@ Dimension = Annotated[int, msgspec.Meta(ge=1, le=MAX_DIMENSION)]
 # How long an attachment counts in ``subscribers`` without renewal (client crash bound).
 ATTACH_LEASE_S = 15.0
 AttachmentId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+# ptyd's local attach-stream socket, in the runtime dir (actors/ptyd/local_stream.py;
+# its client is ``orca.client.terminal.LocalTerminalStream``).
+LOCAL_STREAM_FILE = "ptyd.attach.sock"
+# A frame: this header (the body's length, big-endian) then a msgpack message.
+LOCAL_FRAME_HEADER = ">I"
+LOCAL_MAX_FRAME = ZMQ_MAX_MESSAGE_BYTES
 
 _OUTPUT_TYPE = "term.output"
 _EXIT_TYPE = "term.exit"

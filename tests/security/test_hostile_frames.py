@@ -33,10 +33,10 @@ from support.remote import Tree, free_port, start_tree, stop_tree
 from actors.hooks.endpoint_file import read_endpoint_env
 from orca import keys
 from orca.client.sync import invoke
-from orca.client.terminal import LOCAL_STREAM_FILE
 from orca.contracts import fd_keeper, hooks, ptyd
 from orca.contracts import gateway as gw
 from orca.contracts import sys as sys_contract
+from orca.contracts.ptyd import LOCAL_STREAM_FILE
 from orca.keys import KeyPair
 from orca.remote import access
 from orca.wire.codec import MAX_FRAME_BYTES, encode

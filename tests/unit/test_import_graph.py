@@ -137,12 +137,7 @@ KNOWN_ACTORS_ON_CLI: set[str] = set()
 # ... and a server's of the client library (ptyd's socket constants, VT rules). orca ui
 # is a client: it may use orca/client.
 KNOWN_SERVERS_ON_CLIENT = {
-    "actors/ptyd/local_stream.py",
-    "actors/ptyd/relay.py",
-    "actors/ptyd/session.py",
-    "actors/ptyd/stream.py",
-    "actors/ptyd/terminal_model.py",
-    "actors/web/terminal.py",
+    "actors/web/terminal.py",  # a client of ptyd: the browser's terminal attaches as one
 }
 
 

@@ -35,15 +35,11 @@ from support.ptyd_harness import call_retrying, read_pid, running_ptyd, start_ke
 from actors.ptyd.terminal_model import SCREEN_SWITCH, TerminalModel
 from orca.actor import open_rpc_client
 from orca.client import terminal as terminal_client
-from orca.client.terminal import (
-    ENTER_ALTERNATE_SCREEN,
-    LOCAL_STREAM_FILE,
-    LocalTerminalStream,
-    QueryFilter,
-    TerminalStream,
-)
+from orca.client.terminal import LocalTerminalStream, TerminalStream
 from orca.contracts import ptyd as contract
 from orca.contracts import sys as sys_contract
+from orca.contracts.ptyd import LOCAL_STREAM_FILE
+from orca.model.vt import ENTER_ALTERNATE_SCREEN, QueryFilter
 from orca.paths import OrcaPaths, resolve_paths
 
 WT = "repo1::/tmp/wt-stream"

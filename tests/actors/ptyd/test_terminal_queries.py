@@ -12,9 +12,9 @@ from support.ptyd_harness import PtydProcess as Ptyd
 from support.ptyd_harness import collect_output, running_ptyd
 
 from orca.client.cursor import StreamCursor
-from orca.client.terminal import QueryFilter
 from orca.contracts import ptyd as contract
 from orca.contracts import sys as sys_contract
+from orca.model.vt import QueryFilter
 
 WT = "repo1::/tmp/wt-queries"
 # Asks DSR, reads the answer, prints it; then asks DA and OSC 11 and prints every

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from orca.client.handed import HandedTerminal
-from orca.client.terminal import LOCAL_STREAM_FILE
+from orca.contracts.ptyd import LOCAL_STREAM_FILE
 from orca.paths import OrcaPaths
 from orca.wire.errors import Unavailable
 

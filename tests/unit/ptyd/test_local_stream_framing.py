@@ -15,8 +15,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from orca.client.terminal import LOCAL_FRAME_HEADER, LOCAL_STREAM_FILE, LocalTerminalStream
+from orca.client.terminal import LocalTerminalStream
 from orca.contracts import ptyd
+from orca.contracts.ptyd import LOCAL_FRAME_HEADER, LOCAL_STREAM_FILE
 from orca.paths import resolve_paths
 
 SID = "repo1::/w/a@@0123abcd"

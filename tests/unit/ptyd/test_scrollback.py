@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.ptyd.escapes import sequence_end
 from actors.ptyd.scrollback import Chunk, Gap, OffsetInFuture, Scrollback
+from orca.model.vt import sequence_end
 
 
 def inside_positions(stream: bytes) -> set[int]:
@@ -17,7 +17,7 @@ def inside_positions(stream: bytes) -> set[int]:
     while i < len(stream):
         b = stream[i]
         if b == 0x1B:
-            end = sequence_end(stream, i)
+            end = sequence_end(stream, i) or len(stream)
             inside.update(range(i + 1, end))
             i = end
         elif b >= 0xC0:

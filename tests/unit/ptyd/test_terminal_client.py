@@ -13,12 +13,12 @@ import zmq
 
 from orca.client.terminal import (
     CONSUMER,
-    LOCAL_STREAM_FILE,
     Attachment,
     LocalTerminalStream,
     TerminalStream,
 )
 from orca.contracts import ptyd
+from orca.contracts.ptyd import LOCAL_STREAM_FILE
 from orca.paths import resolve_paths
 from orca.wire.codec import encode
 from orca.wire.envelope import Event, encode_event

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from actors.ptyd.sessions import rebuild_model
 from actors.ptyd.terminal_model import TerminalModel
-from orca.client.terminal import RESTORE_USER_TERMINAL, QueryFilter
+from orca.model.vt import RESTORE_USER_TERMINAL, QueryFilter
 
 COLS, ROWS = 60, 12
 LOG = b"".join(b"\x1b[3%dm[%05d]\x1b[0m build step %d ok\r\n" % (i % 8, i, i) for i in range(400))
