@@ -10,7 +10,7 @@ watches orcad and starts a new one when orcad dies without stopping on purpose
 SIGTERM/SIGINT, closing every kept master: the terminals hang up.
 
 ``--take-over`` (``orca restart --all``, once the old tree has stopped): before taking
-the lock, take every session from the keeper running now (``fd_keeper.take_over``:
+the lock, take every session from the keeper running now (``orca.client.keeper.take_over``:
 ``hello`` decides between ``hand_over`` and, for a keeper that predates it, ``stop``),
 wait for it to exit and its lock to be free, then serve them. If the old keeper refuses,
 nothing changed: it still holds everything, and this one exits (code 4) after writing
@@ -34,17 +34,15 @@ import time
 
 from actors.keeper.orcad_watch import OrcadWatch
 from actors.keeper.service import FdKeeper
+from actors.keeper.table import KeeperState
+from orca.client.keeper import TakeOverFailed, deposit_into, take_over
 from orca.contracts.fd_keeper import (
     KEEPER_LOCK_NAME,
     KEEPER_SOCKET_NAME,
     KeeperLockInfo,
-    KeeperState,
-    TakeOverFailed,
     close_fds,
-    deposit_into,
     encode_keeper_lock,
     read_keeper_lock,
-    take_over,
 )
 from orca.fsio import FileLock, LockHeld, read_lock_holder
 from orca.logs import configure_logging

@@ -1,8 +1,8 @@
-"""The keeper's shell: a SEQPACKET listener around the contract's ``KeeperState``.
+"""The keeper's shell: a SEQPACKET listener around its table, ``KeeperState`` (``table.py``).
 
-The protocol and the table are the contract's (``orca/contracts/fd_keeper.py``:
-SEQPACKET packets of JSON with SCM_RIGHTS fds, one decoder for both sides); this module
-only moves packets between sockets and the table. It decides nothing: no timers, no
+The protocol is the contract's (``orca/contracts/fd_keeper.py``: SEQPACKET packets of
+JSON with SCM_RIGHTS fds, one decoder for both sides), the table ``table.py``'s; this
+module only moves packets between sockets and the table. It decides nothing: no timers, no
 business rules, nothing that an upgrade of the rest of Orca would need to change, so
 the process running it never has a reason to be restarted. (The keeper's one other job,
 bringing orcad back, is ``orcad_watch.py``; a ``watch_orcad`` packet is passed to it.)
@@ -29,13 +29,13 @@ import socket
 from collections import deque
 from collections.abc import Callable
 
+from actors.keeper.table import KeeperState
 from orca.contracts.fd_keeper import (
     ANCILLARY_SPACE,
     MAX_PACKET,
     REQUESTS,
     Ancillary,
     KeeperProtocolError,
-    KeeperState,
     Stop,
     WatchOrcad,
     decode_packet,

@@ -33,6 +33,7 @@ import trio.lowlevel
 
 from actors.ptyd.info import SessionInfo
 from actors.ptyd.spawn import exit_code_of
+from orca.client.keeper import keeper_answers, launch_keeper, wait_keeper_ready
 from orca.contracts.fd_keeper import (
     ANCILLARY_SPACE,
     KEEPER_ENV,
@@ -54,11 +55,8 @@ from orca.contracts.fd_keeper import (
     check_record,
     close_fds,
     fds_from,
-    keeper_answers,
-    launch_keeper,
     recv_packet,
     send_packet,
-    wait_keeper_ready,
 )
 from orca.contracts.supervisor import SUPERVISOR_PID_ENV
 

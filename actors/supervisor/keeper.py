@@ -34,6 +34,7 @@ from collections.abc import Callable
 import trio
 import trio.lowlevel
 
+from orca.client.keeper import keeper_answers, keeper_hello, launch_keeper
 from orca.contracts.fd_keeper import (
     KEEPER_LOCK_NAME,
     KEEPER_SOCKET_NAME,
@@ -43,9 +44,6 @@ from orca.contracts.fd_keeper import (
     Message,
     Stop,
     WatchOrcad,
-    keeper_answers,
-    keeper_hello,
-    launch_keeper,
     read_keeper_lock,
     send_packet,
 )

@@ -131,10 +131,10 @@ def cmd_restart_all(args: argparse.Namespace) -> int:
     """Replace orcad, every actor and the keeper with the installed code; agents stay."""
     import psutil
 
+    from orca.client.keeper import launch_keeper, wait_keeper_ready
     from orca.client.sync import endpoint_for, invoke
     from orca.contracts import supervisor as sup
     from orca.contracts import sys as sys_contract
-    from orca.contracts.fd_keeper import launch_keeper, wait_keeper_ready
     from orca.paths import resolve_paths
 
     paths = resolve_paths().ensure()

@@ -61,7 +61,7 @@ Messages, ``ptyd`` → keeper (``Request``):
   only if it holds no other key, else it answers ``missing`` and stays, and the sender
   reclaims again. An old keeper without ``hand_over`` gets ``stop`` after the reclaim
   instead, which is as safe only while no ``ptyd`` deposits (the CLI stops the old tree
-  first). ``take_over`` is the sender's side;
+  first). ``orca.client.keeper.take_over`` is the sender's side;
 - ``exited {pid, status}``: ``orcad`` (the child subreaper, an ancestor of every agent)
   reaped an agent orphaned by a ``ptyd`` crash; the keeper records the wait status on
   the session with that ``pid`` for the restarted ``ptyd`` (unknown pids are ignored);
@@ -79,8 +79,8 @@ Messages, ``ptyd`` → keeper (``Request``):
 ``info`` is ``ptyd``'s session record, opaque to the keeper except for ``pid`` (an int),
 which ties a reaped orphan's status to its session.
 
-What the keeper must do (``KeeperState`` is its table; the keeper is a socket loop
-around it, ``actors/keeper/service.py``):
+What the keeper must do (``KeeperState`` in ``actors/keeper/table.py`` is its table;
+the keeper is a socket loop around it, ``actors/keeper/service.py``):
 
 1. Listen on the socket; feed each received message and its fds to
    ``KeeperState.handle`` and send back the packets it returns.
@@ -98,7 +98,7 @@ of the signal it used (``actors/ptyd/session.Session.kill``).
 Upgrades and crashes (``docs/actors.md`` lists every pair of deaths and whether it is
 survived): a ``ptyd`` that stops because ``orcad`` died first makes sure a keeper holds
 its live sessions (``actors/ptyd/handoff.secure_with_keeper``: if none answers, it
-starts one with ``launch_keeper`` and deposits them), so ``orcad`` and the keeper dying
+starts one with ``orca.client.keeper.launch_keeper`` and deposits them), so ``orcad`` and the keeper dying
 together loses nothing either.
 
 Errors: ``KeeperProtocolError`` (a packet that is not a keeper message: the sender is
@@ -109,19 +109,14 @@ from __future__ import annotations
 
 import array
 import os
-import select
 import socket
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
-from orca import PROTOCOL_VERSION, __version__
-from orca.contracts.sys import build_id
 from orca.fsio import read_lock_holder
-from orca.pipes import read_ready_line
 from orca.wire.codec import FrameDecoder
 from orca.wire.errors import BadFrame, BadRequest
 
@@ -185,19 +180,6 @@ def read_keeper_lock(path: Path) -> KeeperLockInfo | None:
         return _LOCK_DECODER.decode(raw)
     except BadFrame:
         return KeeperLockInfo()  # held, being written: a keeper with no name yet
-
-
-def keeper_answers(path: str | Path) -> bool:
-    """Whether a keeper listens at ``path`` (a stale socket file refuses the connection)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        sock.settimeout(1.0)
-        sock.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        sock.close()
-    return True
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", rename="camel"):
@@ -372,155 +354,6 @@ def recv_packet(
     return decode_packet(data, ancdata, decoder)
 
 
-# -- the keeper's table -------------------------------------------------------------
-@dataclass
-class _Kept:
-    info: dict[str, Any]
-    fds: list[int]  # the PTY master, then the output pipe's read and write ends
-    exit_status: int | None = None
-
-    def close(self) -> None:
-        close_fds(self.fds)
-
-
-@dataclass(frozen=True)
-class Packet:
-    """One packet to send: a message and the fds that travel with it."""
-
-    message: Message
-    fds: list[int]
-
-
-class KeeperState:
-    """The keeper's table: one kept master fd and record per session. Pure but for close()."""
-
-    def __init__(self) -> None:
-        self._kept: dict[str, _Kept] = {}
-        # Set once a ``hand_over`` was accepted: the shell replies, then exits.
-        self.handed_over = False
-
-    def __len__(self) -> int:
-        return len(self._kept)
-
-    def keys(self) -> list[str]:
-        return list(self._kept)
-
-    def seed(self, sessions: Iterable[tuple[KeptSession, list[int]]]) -> None:
-        """Hold what a take-over reclaimed from the keeper before us (owns the fds)."""
-        for row, fds in sessions:
-            old = self._kept.pop(row.key, None)
-            if old is not None:
-                old.close()
-            self._kept[row.key] = _Kept(dict(row.info), list(fds), row.exit_status)
-
-    def handle(self, message: Request, fds: list[int]) -> list[Packet]:
-        """Apply one message from ``ptyd``; returns the packets to send back.
-
-        Owns ``fds``: keeps them (a deposit) or closes them, also when it raises.
-        """
-        if isinstance(message, Deposit):
-            if not 1 <= len(fds) <= FDS_PER_SESSION:
-                close_fds(fds)
-                raise KeeperProtocolError(
-                    f"a deposit carries 1 to {FDS_PER_SESSION} fds, not {len(fds)}"
-                )
-            try:
-                check_record(message.key, message.info)
-            except KeeperProtocolError:
-                close_fds(fds)
-                raise
-            old = self._kept.pop(message.key, None)
-            if old is not None:
-                old.close()
-            self._kept[message.key] = _Kept(dict(message.info), list(fds))
-            return []
-        close_fds(fds)  # fds only travel with a deposit
-        if isinstance(message, Update):
-            check_record(message.key, message.info)  # refused: the kept record stays
-            kept = self._kept.get(message.key)
-            if kept is not None:  # else withdrawn meanwhile: nothing to update
-                kept.info = dict(message.info)
-            return []
-        if isinstance(message, Withdraw):
-            gone = self._kept.pop(message.key, None)
-            if gone is not None:
-                gone.close()
-            return []
-        if isinstance(message, Reclaim):
-            return list(self._reclaim_packets())
-        if isinstance(message, Exited):
-            self.record_exit(message.pid, message.status)
-            return []
-        if isinstance(message, Stop):
-            self.close_all()  # the shell exits after it
-            return []
-        if isinstance(message, WatchOrcad):
-            return []  # the shell's orcad watch acts on it (actors/keeper/orcad_watch.py)
-        if isinstance(message, Hello):
-            hello = KeeperHello(
-                pid=os.getpid(),
-                version=__version__,
-                build=build_id(),
-                protocol=PROTOCOL_VERSION,
-                capabilities=list(CAPABILITIES),
-                sessions=len(self._kept),
-            )
-            return [Packet(hello, [])]
-        if isinstance(message, HandOver):
-            missing = sorted(set(self._kept) - set(message.keys))
-            if not missing:
-                self.handed_over = True  # the shell sends the reply, then exits
-            return [Packet(HandedOver(ok=not missing, missing=missing), [])]
-        kept = self._kept.get(message.key)
-        status = kept.exit_status if kept is not None else None
-        return [Packet(ExitStatus(key=message.key, status=status), [])]
-
-    def record_exit(self, pid: int, status: int) -> bool:
-        """Remember the wait status of a reaped orphan; False if no session had that pid."""
-        for kept in self._kept.values():
-            if kept.info.get("pid") == pid and kept.exit_status is None:
-                kept.exit_status = status
-                return True
-        return False
-
-    def close_all(self) -> None:
-        for kept in self._kept.values():
-            kept.close()
-        self._kept.clear()
-
-    def drain(self) -> list[tuple[KeptSession, list[int]]]:
-        """Give up every kept session, fds included (the caller owns them now)."""
-        out = [
-            (KeptSession(key=k, info=v.info, exit_status=v.exit_status, fds=len(v.fds)), v.fds)
-            for k, v in self._kept.items()
-        ]
-        self._kept.clear()
-        return out
-
-    def _reclaim_packets(self) -> Iterator[Packet]:
-        """The kept sessions in ``sessions`` packets, each within FDS_PER_PACKET fds and
-        RECLAIM_BYTES of rows (every row fits one: ``check_record``), then ``end``."""
-        rows: list[KeptSession] = []
-        fds: list[int] = []
-        size = 0
-        for key, kept in self._kept.items():
-            row = KeptSession(
-                key=key, info=kept.info, exit_status=kept.exit_status, fds=len(kept.fds)
-            )
-            row_size = len(_ENCODER.encode(row)) + 1  # and its comma
-            if rows and (
-                len(fds) + len(kept.fds) > FDS_PER_PACKET or size + row_size > RECLAIM_BYTES
-            ):
-                yield Packet(Sessions(sessions=rows), fds)
-                rows, fds, size = [], [], 0
-            rows.append(row)
-            fds.extend(kept.fds)
-            size += row_size
-        if rows:
-            yield Packet(Sessions(sessions=rows), fds)
-        yield Packet(End(), [])
-
-
 # A unix SOCK_SEQPACKET message must fit the sender's send buffer (212,992 bytes by
 # default: net.core.wmem_default), else sendmsg fails with EMSGSIZE - which ptyd takes
 # for a keeper gone (crash survival off for every session) and which lost a whole
@@ -539,175 +372,3 @@ def check_record(key: str, info: dict[str, Any]) -> None:
         raise KeeperProtocolError(
             f"a session record of {size} bytes is over MAX_RECORD_BYTES ({MAX_RECORD_BYTES})"
         )
-
-
-# -- clients: hello, the take-over, launching a keeper --------------------------------
-def _connect(path: str | Path, timeout: float) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        sock.settimeout(timeout)
-        sock.connect(str(path))
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
-def _ask_hello(sock: socket.socket) -> KeeperHello | None:
-    """The keeper's ``hello``, or None from one that predates it (no answer in time)."""
-    send_packet(sock, Hello())
-    if not select.select([sock], [], [], HELLO_TIMEOUT_S)[0]:
-        return None
-    message, fds = recv_packet(sock, REPLIES)
-    close_fds(fds)
-    return message if isinstance(message, KeeperHello) else None
-
-
-def keeper_hello(path: str | Path) -> KeeperHello | None:
-    """Ask the keeper at ``path`` who it is; None if none answers or it predates ``hello``."""
-    try:
-        sock = _connect(path, HELLO_TIMEOUT_S)
-    except OSError:
-        return None
-    try:
-        return _ask_hello(sock)
-    except (OSError, KeeperProtocolError):
-        return None
-    finally:
-        sock.close()
-
-
-class TakeOverFailed(RuntimeError):
-    """The old keeper did not hand its sessions over; it still holds them."""
-
-
-@dataclass
-class TakenOver:
-    """What a take-over got from the keeper before it: its sessions, and who it was."""
-
-    sessions: list[tuple[KeptSession, list[int]]]
-    previous: KeeperHello | None  # None: it predates ``hello``
-    ended_with: str  # "hand_over", or "stop" for a keeper without it
-
-
-def reclaim_all(sock: socket.socket) -> list[tuple[KeptSession, list[int]]]:
-    """``reclaim`` on an open connection: every kept session with its fds."""
-    send_packet(sock, Reclaim())
-    out: list[tuple[KeptSession, list[int]]] = []
-    while True:
-        message, fds = recv_packet(sock, REPLIES)
-        if not isinstance(message, Sessions):
-            close_fds(fds)
-            if message is None:
-                for _, mine in out:
-                    close_fds(mine)
-                raise TakeOverFailed("the keeper hung up during reclaim")
-            return out
-        for row in message.sessions:
-            mine, fds = fds[: row.fds], fds[row.fds :]
-            out.append((row, mine))
-        close_fds(fds)
-
-
-def take_over(path: str | Path, timeout: float = 5.0) -> TakenOver | None:
-    """Take every session from the keeper at ``path`` and make it exit (blocking).
-
-    None if no keeper answers there. On return the caller holds a duplicate of every
-    fd the old keeper held and the old keeper is exiting (its lock is released once it
-    is gone). ``TakeOverFailed``: the old keeper kept everything and runs on; the
-    caller holds nothing (every received fd is closed).
-    """
-    try:
-        sock = _connect(path, timeout)
-    except OSError:
-        return None
-    sessions: list[tuple[KeptSession, list[int]]] = []
-
-    def let_go() -> None:
-        for _, mine in sessions:
-            close_fds(mine)
-        sessions.clear()
-
-    try:
-        previous = _ask_hello(sock)
-        caps = set(previous.capabilities) if previous is not None else set(BASE_CAPABILITIES)
-        for _ in range(HAND_OVER_ROUNDS):
-            sessions = reclaim_all(sock)
-            if "hand_over" not in caps:
-                send_packet(sock, Stop())  # an old keeper: safe while nobody deposits
-                return TakenOver(sessions, previous, "stop")
-            send_packet(sock, HandOver(keys=[row.key for row, _ in sessions]))
-            reply, fds = recv_packet(sock, REPLIES)
-            close_fds(fds)
-            if isinstance(reply, HandedOver) and reply.ok:
-                return TakenOver(sessions, previous, "hand_over")
-            let_go()
-            if not isinstance(reply, HandedOver):
-                raise TakeOverFailed(f"the keeper at {path} answered {reply!r} to hand_over")
-        raise TakeOverFailed(
-            f"sessions kept arriving at the keeper at {path} during {HAND_OVER_ROUNDS} rounds"
-        )
-    except (OSError, KeeperProtocolError) as exc:
-        let_go()
-        raise TakeOverFailed(f"hand-over from the keeper at {path} failed: {exc}") from None
-    finally:
-        sock.close()
-
-
-def deposit_into(path: str | Path, sessions: Iterable[tuple[KeptSession, list[int]]]) -> int:
-    """Deposit ``sessions`` (records and fds) with the keeper at ``path``; returns how many.
-
-    The last resort of a take-over that could not get the lock: whoever holds it gets
-    the sessions. Raises OSError if no keeper takes them."""
-    sock = _connect(path, 2.0)
-    count = 0
-    try:
-        for row, fds in sessions:
-            send_packet(sock, Deposit(key=row.key, info=row.info), fds)
-            count += 1
-    finally:
-        sock.close()
-    return count
-
-
-def launch_keeper(
-    python: str, env: dict[str, str], log_path: Path, extra_args: Sequence[str] = ()
-) -> tuple[int, int]:
-    """Start ``python -P -m actors.keeper --ready-fd N [extra_args]`` in a session of its
-    own (``setsid``: no signal for the starter's group or terminal reaches it), output
-    appended to ``log_path`` (0600). Returns its pid and the read end of its ready pipe
-    (``wait_keeper_ready``); the caller closes it."""
-    read_fd, write_fd = os.pipe()
-    try:
-        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
-        raise
-    argv = [python, "-P", "-m", KEEPER_MODULE, "--ready-fd", str(write_fd), *extra_args]
-    try:
-        pid = os.posix_spawn(
-            python,
-            argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, log_fd, 1),
-                (os.POSIX_SPAWN_DUP2, log_fd, 2),
-                (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
-            ],
-            setsid=True,
-        )
-    except OSError:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)
-        os.close(log_fd)
-    return pid, read_fd
-
-
-def wait_keeper_ready(read_fd: int, timeout: float) -> str:
-    """The line a launched keeper wrote on its ready fd (blocking): ``ready``, or
-    ``failed <why>``; ``timeout`` or ``exited`` if it wrote nothing. Closes ``read_fd``."""
-    return read_ready_line(read_fd, timeout) or "exited"

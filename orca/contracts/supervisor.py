@@ -85,6 +85,7 @@ from typing import Literal
 import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.daemon import spawn_detached
 from orca.fsio import read_lock_holder
 from orca.wire.codec import FrameDecoder
 from orca.wire.errors import BadFrame, NotFound, Timeout, Unavailable
@@ -364,37 +365,9 @@ EXIT_ALREADY_RUNNING = 3
 
 
 def launch_orcad(python: str, env: Mapping[str, str], log_path: Path) -> tuple[int, int, int]:
-    """Start orcad detached: ``posix_spawn`` with ``setsid`` (it leaves the starter's
-    session and terminal; no ``Popen`` is left to be collected while it runs), stdin
-    ``/dev/null``, output appended to ``log_path`` (0600). Returns its pid, the read end
-    of its ready pipe (the caller reads the verdict and closes it) and the log's size
-    before this run (orcad appends to every earlier run's log: a failure shows only this
-    run's lines)."""
-    read_fd, write_fd = os.pipe()
-    try:
-        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
-        raise
-    try:
-        run_starts_at = os.fstat(log_fd).st_size
-        pid = os.posix_spawn(
-            python,
-            [python, *ORCAD_ARGV, "--ready-fd", str(write_fd)],
-            dict(env),
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, log_fd, 1),
-                (os.POSIX_SPAWN_DUP2, log_fd, 2),
-                (os.POSIX_SPAWN_DUP2, write_fd, write_fd),  # clears close-on-exec
-            ],
-            setsid=True,
-        )
-    except OSError:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)
-        os.close(log_fd)
-    return pid, read_fd, run_starts_at
+    """Start orcad detached (``orca.daemon.spawn_detached``: it leaves the starter's
+    session and terminal), output appended to ``log_path`` (0600). Returns its pid, the
+    read end of its ready pipe (the caller reads the verdict and closes it) and the log's
+    size before this run (orcad appends to every earlier run's log: a failure shows only
+    this run's lines)."""
+    return spawn_detached(python, ORCAD_ARGV, env, log_path)

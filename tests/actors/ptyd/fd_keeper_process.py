@@ -1,8 +1,8 @@
 """A minimal fd keeper + ptyd restarter: what the supervisor must do for crash survival.
 
 Run as ``python fd_keeper_process.py SOCKET_PATH PIDFILE``. It becomes a child
-subreaper, serves the keeper socket with the contract's ``KeeperState``
-(``orca/contracts/fd_keeper.py``, the same table and decoder orcad uses), starts
+subreaper, serves the keeper socket with the keeper's ``KeeperState``
+(``actors/keeper/table.py``, the same table the keeper uses), starts
 ``python -m actors.ptyd`` with ``ORCA_PTYD_FD_KEEPER`` set, reaps orphans (recording
 their statuses) and restarts ptyd whenever it dies, writing ptyd's pid to PIDFILE
 (atomically) each time. SIGTERM: stop ptyd, close every kept fd, exit.
@@ -19,11 +19,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from actors.keeper.table import KeeperState
 from orca.contracts.fd_keeper import (
     KEEPER_ENV,
     REQUESTS,
     KeeperProtocolError,
-    KeeperState,
     recv_packet,
     send_packet,
 )

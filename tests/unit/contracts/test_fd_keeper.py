@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from actors.keeper.table import KeeperState
 from orca.contracts.fd_keeper import (
     FDS_PER_PACKET,
     FDS_PER_SESSION,
@@ -20,7 +21,6 @@ from orca.contracts.fd_keeper import (
     End,
     ExitStatus,
     KeeperProtocolError,
-    KeeperState,
     Reclaim,
     Sessions,
     Withdraw,

@@ -1,4 +1,4 @@
-"""The upgrade's hand-over (orca/contracts/fd_keeper.take_over) against a served keeper:
+"""The upgrade's hand-over (orca/client/keeper.py take_over) against a served keeper:
 ``hello`` decides between ``hand_over`` and, for a keeper that predates it, ``stop``."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import trio
 from support.keeper import serving
 
 from actors.keeper.service import FdKeeper
+from actors.keeper.table import KeeperState
+from orca.client.keeper import TakenOver, keeper_hello, take_over
 from orca.contracts.fd_keeper import (
     BASE_CAPABILITIES,
     Deposit,
@@ -18,12 +20,8 @@ from orca.contracts.fd_keeper import (
     Hello,
     KeeperHello,
     KeeperProtocolError,
-    KeeperState,
     Request,
-    TakenOver,
     close_fds,
-    keeper_hello,
-    take_over,
 )
 
 
