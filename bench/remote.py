@@ -111,10 +111,10 @@ def _idle_cpu(link, session_id: str, waiting: bool) -> float:  # type: ignore[no
 
 def measure(mode: str, spec: dict[str, str]) -> dict[str, float]:
     """Throughput (MB/s) and echo (ms) for ``mode`` (remote: through the gateway)."""
+    from orca.cli.remote.terminal import RemoteLink
     from orca.client.sync import invoke as local_invoke
     from orca.paths import resolve_paths
     from orca.remote.hosts import load_hosts
-    from orca.remote.terminal import RemoteLink
 
     if mode == "remote":
         link = RemoteLink(load_hosts(resolve_paths())["box1"])

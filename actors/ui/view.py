@@ -223,9 +223,9 @@ def build_remote_groups(
     mirrors: Iterable[HostMirror], now_ms: int, filter_text: str = ""
 ) -> list[RepoGroup]:
     """One read-only group per remote host the local gateway mirrors (issue 18), its
-    rows projected by the same rules as ``orca worktree ps`` (``orca.remote.readers``).
+    rows projected by the same rules as ``orca worktree ps`` (``orca.views.ps.remote_ps``).
     A host whose link is down keeps its rows, each light shown ``unverifiable``."""
-    from orca.remote.readers import remote_ps
+    from orca.views.ps import remote_ps
 
     groups = []
     for mirror in mirrors:

@@ -2,7 +2,7 @@
 
 ``orca worktree ls`` and ``orca worktree ps`` (``orca.cli.worktree``,
 ``orca.cli.worktree_ps``) and their versions with remote hosts' rows
-(``orca.remote.readers``) print the same columns from the same kinds of row. This
+(``orca.cli.remote.readers``) print the same columns from the same kinds of row. This
 module is the one place a row becomes its cells, so the listings never drift, and the
 remote reader needs no command module (which import it back: an import circle).
 

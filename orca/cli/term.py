@@ -35,9 +35,9 @@ CLEAR_SCREEN = b"\x1b[H\x1b[2J"
 
 def _new(args: argparse.Namespace) -> int:
     """Print the new terminal's handle (``--json``: it with ptyd's ids and pid)."""
+    from orca.cli.remote.terminal import remote_new  # HOST:WORKTREE of a known host
     from orca.client.sync import invoke
     from orca.contracts import ptyd
-    from orca.remote.terminal import remote_new  # HOST:WORKTREE of a known host
 
     args.cmd = _options_after_worktree(args)
     remote = remote_new(args)
@@ -233,7 +233,7 @@ def _with_session(
     """``command`` with ``args.id`` resolved from whatever names a terminal to its id."""
 
     def resolved(args: argparse.Namespace) -> int:
-        from orca.remote.terminal import run_remote_term  # HOST:HANDLE of a known host
+        from orca.cli.remote.terminal import run_remote_term  # HOST:HANDLE of a known host
 
         remote = run_remote_term(command.__name__, args)
         if remote is not None:
@@ -259,7 +259,7 @@ def _ls(args: argparse.Namespace) -> int:
     from orca.remote import any_known_host
 
     if any_known_host():
-        from orca.remote.readers import sessions_with_remotes  # remote hosts' rows, labelled
+        from orca.cli.remote.readers import sessions_with_remotes  # remote hosts' rows, labelled
 
         if sessions_with_remotes(args, sessions, handles):
             return EXIT_OK

@@ -20,7 +20,7 @@ again when a line names a pane of a terminal started after the watch began.
 line: a script that starts an agent once it has read it misses none of its changes.
 
 Remote hosts (``orca host add``): their rows too, each line labelled with its host,
-and ``unverifiable`` when a host's link is lost (``orca.remote.watch``; without a
+and ``unverifiable`` when a host's link is lost (``orca.cli.remote.watch``; without a
 known host nothing of it is imported).
 
 ``--notify``: when an agent becomes ``blocked`` or ``done``, run ``--notify-command``
@@ -124,7 +124,7 @@ def answered_line(settlement: Any) -> dict[str, object]:
 
 def _human(line: dict[str, object]) -> str:
     stamp = time.strftime("%H:%M:%S")
-    if "host" in line:  # a remote host is known: every line is labelled (orca.remote.watch)
+    if "host" in line:  # a remote host is known: every line is labelled (orca.cli.remote.watch)
         stamp = f"{stamp}  {line['host']}"
     if line["event"] == "ask":
         what = f"{line['toolName']}: {line['summary']}" if line["summary"] else line["toolName"]
@@ -218,15 +218,15 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from orca.remote import any_known_host
 
     remote: Any = None
-    if any_known_host():  # remote hosts' rows too, labelled (orca.remote.watch)
-        from orca.remote.watch import RemoteWatch
+    if any_known_host():  # remote hosts' rows too, labelled (orca.cli.remote.watch)
+        from orca.cli.remote.watch import RemoteWatch
 
         remote = RemoteWatch(set_line)
 
     local = LineHandles(_terminals(), relist=_terminals)
 
     def named(line: dict[str, object]) -> dict[str, object]:
-        """A local line with its handle (a remote one has its own: orca.remote.watch)."""
+        """A local line with its handle (a remote one has its own: orca.cli.remote.watch)."""
         if line["event"] in ("set", "clear", "ask", "answered") and "handle" not in line:
             line = {"event": line["event"], "handle": local.name(line), **line}
         return line if remote is None else remote.label_local(line)

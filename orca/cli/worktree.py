@@ -137,7 +137,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     from orca.remote import any_known_host
 
     if any_known_host():
-        from orca.remote.readers import worktrees_with_remotes  # remote hosts' rows, labelled
+        from orca.cli.remote.readers import worktrees_with_remotes  # remote hosts' rows, labelled
 
         if worktrees_with_remotes(args, shown, handles):
             return EXIT_OK
@@ -155,8 +155,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
+    from orca.cli.remote.worktrees import remote_worktree  # HOST:REPO of a known host
     from orca.contracts import gitwatch
-    from orca.remote.worktrees import remote_worktree  # HOST:REPO of a known host
 
     # No NAME: a placeholder, replaced by the first prompt of an agent in the worktree
     # (hooks → gitwatch worktree.renameFromFirstMessage; `worktree mv` first keeps yours).
@@ -271,10 +271,10 @@ def _create_with_progress(request: CreateArgs, timeout: float, *, quiet: bool) -
 def cmd_rm(args: argparse.Namespace) -> int:
     from orca.cli.live_terminals import end_terminals_or_refuse
     from orca.cli.output import EXIT_USAGE
+    from orca.cli.remote.worktrees import remote_worktree  # HOST:WORKTREE of a known host
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
     from orca.paths import resolve_paths
-    from orca.remote.worktrees import remote_worktree  # HOST:WORKTREE of a known host
 
     if (remote := remote_worktree("rm", args)) is not None:
         return remote
@@ -295,9 +295,9 @@ def cmd_rm(args: argparse.Namespace) -> int:
 
 
 def cmd_mv(args: argparse.Namespace) -> int:
+    from orca.cli.remote.worktrees import remote_worktree  # HOST:WORKTREE of a known host
     from orca.client.sync import invoke
     from orca.contracts import gitwatch
-    from orca.remote.worktrees import remote_worktree  # HOST:WORKTREE of a known host
 
     if (remote := remote_worktree("mv", args)) is not None:
         return remote

@@ -174,7 +174,7 @@ def _ps(
     from orca.remote import any_known_host
 
     if any_known_host():
-        from orca.remote.readers import ps_with_remotes  # remote hosts' rows, labelled
+        from orca.cli.remote.readers import ps_with_remotes  # remote hosts' rows, labelled
 
         if ps_with_remotes(worktrees, args, sessions):
             return EXIT_OK

@@ -4,7 +4,7 @@ An agent row (hooks' ``AgentStatusRow``, projected by ``project_worktrees``) is 
 by its pane key, which no one types. Every reader names it instead by its terminal's
 handle (``orca.views.handles``: what ``orca term attach`` and ``orca ack`` take), or by
 its worktree's when no Orca terminal runs it: ``orca worktree ps`` (its table and
-``--json``), the same with remote hosts' rows (``orca.remote.readers``) and every line
+``--json``), the same with remote hosts' rows (``orca.cli.remote.readers``) and every line
 of ``orca watch`` (:class:`LineHandles`). Pure: rows in, handles out.
 """
 

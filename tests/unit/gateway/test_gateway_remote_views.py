@@ -76,12 +76,12 @@ def test_version_grows_on_every_visible_change_and_only_then() -> None:
     assert mirror.version == w + 1 and mirror.unverifiable_since == 3.0
 
 
-# -- orca watch's diff (orca.remote.watch) ----------------------------------------------
+# -- orca watch's diff (orca.cli.remote.watch) ----------------------------------------------
 @pytest.fixture
 def watch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("ORCA_HOME", str(tmp_path))
+    from orca.cli.remote.watch import RemoteWatch
     from orca.cli.watch import set_line
-    from orca.remote.watch import RemoteWatch
 
     remote = RemoteWatch(set_line)
     yield remote

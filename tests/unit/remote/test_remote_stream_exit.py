@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from orca.cli.remote.terminal import RemoteStream
 from orca.contracts import ptyd
-from orca.remote.terminal import RemoteStream
 
 
 class ScriptedLink:

@@ -18,7 +18,7 @@ from orca.cli.main import main
 code = main(sys.argv[1:])
 print("\\n" + json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
-REMOTE_MODULES = ("orca.remote.watch", "orca.remote.readers", "orca.contracts.gateway")
+REMOTE_MODULES = ("orca.cli.remote.watch", "orca.cli.remote.readers", "orca.contracts.gateway")
 
 
 def _watch_modules(home: Path) -> list[str]:

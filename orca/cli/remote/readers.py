@@ -68,32 +68,6 @@ def _print_table(columns: Sequence[str], rows: list[list[object]]) -> None:
 
 
 # -- worktree ps ---------------------------------------------------------------------
-def remote_ps(mirror: HostMirror, now_ms: int, needs_me: bool) -> list[dict[str, object]]:
-    """One host's worktrees and agents, projected like local ones (its own ptyd facts)."""
-    from orca.model.agent_status import TerminalFacts, needs_user, project_worktrees
-
-    running = [s for s in mirror.sessions if s.running]
-    live = frozenset(s.pane_key for s in running)
-    facts = TerminalFacts(
-        live_panes=live,
-        live_handles=frozenset(s.terminal_handle for s in running),
-        exited={
-            s.pane_key: s.exit_code
-            for s in mirror.sessions
-            if not s.running and s.pane_key not in live
-        },
-    )
-    worktrees = project_worktrees(mirror.rows, now_ms, facts, mirror.fates)
-    if needs_me:
-        kept = []
-        for worktree in worktrees:
-            agents = [a for a in worktree["agents"] if needs_user(a)]  # type: ignore[attr-defined]
-            if agents:
-                kept.append({**worktree, "agents": agents})
-        worktrees = kept
-    return worktrees
-
-
 def ps_with_remotes(
     local: list[dict[str, Any]], args: argparse.Namespace, sessions: list[Any] | None
 ) -> bool:
@@ -104,6 +78,7 @@ def ps_with_remotes(
     from orca.cli.output import print_json
     from orca.cli.tables import PS_COLUMNS, PS_STATE_COLUMN, ps_rows
     from orca.views.agent_handles import PsHandles, ps_handles, with_ps_handles
+    from orca.views.ps import remote_ps
 
     now_ms = time.time_ns() // 1_000_000
     sections: list[tuple[dict[str, Any], str | None, list[dict[str, Any]], PsHandles]] = [

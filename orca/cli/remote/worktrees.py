@@ -11,10 +11,10 @@ import argparse
 import os
 import sys
 
+from orca.cli.remote.terminal import RemoteLink
 from orca.contracts import gitwatch, ptyd, store
 from orca.paths import resolve_paths
 from orca.remote.hosts import split_remote_ref
-from orca.remote.terminal import RemoteLink
 
 # git worktree add may fetch and run a setup script; the gateway allows 120 s.
 MUTATE_TIMEOUT_S = 125.0

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
-from orca.remote.readers import _label, _local_label, _mirrors, _unverifiable
+from orca.cli.remote.readers import _label, _local_label, _mirrors, _unverifiable
 from orca.views.agent_handles import LineHandles
 
 if TYPE_CHECKING:
