@@ -4,7 +4,7 @@ A reboot (or ptyd and the keeper killed together) ends every PTY without an exit
 ptyd's history archive marks those sessions ``lost``. With ``resume_on_start = true``
 in ``ptyd.toml``, ptyd, once started, starts each lost agent again in its own pane (its
 tab and layout place), worktree and folder, on its own conversation: the resume command
-of ``orca.model.resume`` with the session id hooks bound to the pane. It is ptyd's job,
+of ``orca.views.resume`` with the session id hooks bound to the pane. It is ptyd's job,
 not ``orca up``'s, so a service unit that starts orcad at boot brings the fleet back
 with nobody typing anything.
 
@@ -26,7 +26,7 @@ from orca.actor import RpcClient
 from orca.contracts import hooks
 from orca.contracts import ptyd as contract
 from orca.contracts.base import NoArgs
-from orca.model.resume import panes_to_resume, plans
+from orca.views.resume import panes_to_resume, plans
 from orca.wire.errors import OrcaError
 
 log = logging.getLogger(__name__)

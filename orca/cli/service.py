@@ -113,14 +113,14 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def _resumable(paths: OrcaPaths) -> str | None:
     """After a reboot: the agents that were running then, and how to resume them (issue
-    34; ``orca.model.resume``). None when there are none, when ptyd resumes them itself
+    34; ``orca.views.resume``). None when there are none, when ptyd resumes them itself
     (``resume_on_start``: it logs each one) or when ptyd or hooks did not say."""
     if _resume_on_start(paths):
         return None
     from orca.cli.lookup import list_terminals
     from orca.client.sync import invoke
     from orca.contracts import hooks
-    from orca.model.resume import panes_to_resume, plans
+    from orca.views.resume import panes_to_resume, plans
 
     try:
         terminals = list_terminals(paths)

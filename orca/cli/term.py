@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from orca.client.terminal import LocalTerminalStream
     from orca.contracts.ptyd import SessionRow
-    from orca.model.resume import Plan
+    from orca.views.resume import Plan
 
 DETACH_KEY = b"\x1d"  # Ctrl-]: what telnet taught a generation to press to get out
 # How long attach waits in one poll; bounds the delay of noticing a resize.
@@ -89,7 +89,7 @@ def _plan_for(row: SessionRow, *, fork: bool = False) -> Plan:
     """How the agent of ``row``'s pane resumes (or forks), by the session hooks bound."""
     from orca.client.sync import invoke
     from orca.contracts import hooks
-    from orca.model.resume import pane_plan
+    from orca.views.resume import pane_plan
 
     return pane_plan(row, invoke(hooks.SESSION_BINDINGS).bindings, fork=fork)
 
@@ -97,7 +97,7 @@ def _plan_for(row: SessionRow, *, fork: bool = False) -> Plan:
 def _resume(args: argparse.Namespace) -> int:
     """Start an ended agent pane again on its own conversation (issue 34): the same pane
     (tab and place in the layout), worktree and folder, the agent's resume command with
-    the session id its hooks bound (``orca.model.resume``); ``--rerun``: its command
+    the session id its hooks bound (``orca.views.resume``); ``--rerun``: its command
     again, a new conversation. The environment is this shell's, as ``term new``'s."""
     from orca.cli.lookup import find_terminal
     from orca.client.sync import invoke

@@ -1,8 +1,8 @@
-"""How an ended agent pane resumes its conversation (issue 34; orca.model.resume)."""
+"""How an ended agent pane resumes its conversation (issue 34; orca.views.resume)."""
 
 from __future__ import annotations
 
-from orca.model.resume import kept_options, resume_plan
+from orca.views.resume import kept_options, resume_plan
 
 
 def test_claude_resumes_by_id_keeping_how_it_was_started_but_not_its_prompt() -> None:
