@@ -15,4 +15,5 @@ Modules (import them directly; nothing is re-exported here):
 * ``hydrate``             dropping session rows for unknown workspaces
 * ``identity_migration``  re-keying everything after a worktree folder moved
 * ``agent_status``        agent-status rows, the per-worktree summary and display decay
+* ``vt``                  where an escape sequence ends, terminal queries, detach resets
 """
