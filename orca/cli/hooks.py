@@ -38,11 +38,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_install(args: argparse.Namespace) -> int:
     from orca import integrations
+    from orca.cli.integrations import install
     from orca.hook_script import install_hook_script
 
     script = install_hook_script(resolve_paths().hooks_dir)
     try:
-        changed = integrations.install(args.agent, Path.home(), script)
+        changed = install(args.agent, Path.home(), script)
     except integrations.UnreadableConfig as exc:
         return fail(str(exc), EXIT_USAGE)
     path = integrations.INTEGRATIONS[args.agent].config_path(Path.home())
@@ -52,9 +53,10 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
     from orca import integrations
+    from orca.cli.integrations import uninstall
 
     try:
-        changed = integrations.uninstall(args.agent, Path.home())
+        changed = uninstall(args.agent, Path.home())
     except integrations.UnreadableConfig as exc:
         return fail(str(exc), EXIT_USAGE)
     path = integrations.INTEGRATIONS[args.agent].config_path(Path.home())

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from orca import integrations
+from orca.cli import integrations as edits
 from orca.hook_script import install_hook_script
 
 USER_HOOK = {"type": "command", "command": "/usr/local/bin/my-linter --check"}
@@ -57,15 +58,15 @@ def test_install_twice_leaves_one_entry_and_user_hooks_intact(
         },
     }
     _write(path, user_config)
-    assert integrations.install(agent, home, script) is True
-    assert integrations.install(agent, home, script) is False
+    assert edits.install(agent, home, script) is True
+    assert edits.install(agent, home, script) is False
     config = json.loads(path.read_text())
     assert config["model"] == "best"
     for event in spec.events:
         assert _orca_entries(config, event) == 1
     assert {"matcher": "Bash", "hooks": [USER_HOOK]} in config["hooks"]["PreToolUse"]
     assert {"hooks": [USER_HOOK]} in config["hooks"][spec.events[0]]
-    backup = path.with_name(path.name + integrations.BACKUP_SUFFIX)
+    backup = path.with_name(path.name + edits.BACKUP_SUFFIX)
     assert json.loads(backup.read_text()) == user_config
     assert integrations.status(agent, home).installed
 
@@ -75,8 +76,8 @@ def test_uninstall_restores_the_users_config(home: Path, script: Path) -> None:
     path = integrations.INTEGRATIONS["claude"].config_path(home)
     user_config = {"hooks": {"Stop": [{"matcher": "", "hooks": [USER_HOOK]}]}, "theme": "dark"}
     _write(path, user_config)
-    integrations.install("claude", home, script)
-    assert integrations.uninstall("claude", home) is True
+    edits.install("claude", home, script)
+    assert edits.uninstall("claude", home) is True
     assert json.loads(path.read_text()) == user_config
     status = integrations.status("claude", home)
     assert not status.installed and status.installed_events == ()
@@ -84,7 +85,7 @@ def test_uninstall_restores_the_users_config(home: Path, script: Path) -> None:
 
 def test_install_creates_a_missing_config(home: Path, script: Path) -> None:
     """With no config file yet, install creates one holding only Orca's hooks."""
-    integrations.install("gemini", home, script)
+    edits.install("gemini", home, script)
     path = integrations.INTEGRATIONS["gemini"].config_path(home)
     handler = json.loads(path.read_text())["hooks"]["AfterAgent"][0]["hooks"][0]
     assert handler["name"] == "orca-agent-status" and handler["timeout"] == 10_000
@@ -97,13 +98,13 @@ def test_invalid_config_is_left_alone(home: Path, script: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text("{ not json")
     with pytest.raises(integrations.UnreadableConfig):
-        integrations.install("codex", home, script)
+        edits.install("codex", home, script)
     assert path.read_text() == "{ not json"
 
 
 def test_uninstall_without_config_changes_nothing(home: Path) -> None:
     """Uninstalling where nothing was installed creates no file."""
-    assert integrations.uninstall("claude", home) is False
+    assert edits.uninstall("claude", home) is False
     assert not (home / ".claude").exists()
 
 
@@ -132,11 +133,11 @@ def test_install_then_uninstall_gives_the_original_back_byte_for_byte(
     )
     if agent == "codex":
         (home / ".codex" / "config.toml").write_text(codex_toml)
-    assert integrations.install(agent, home, script) is True
+    assert edits.install(agent, home, script) is True
     installed = path.read_text()
     assert "// a comment the user wrote" in installed and "déjà vu" in installed
     assert integrations.status(agent, home).installed
-    assert integrations.uninstall(agent, home) is True
+    assert edits.uninstall(agent, home) is True
     assert path.read_text() == PRETTY_USER_FILE
     if agent == "codex":
         assert (home / ".codex" / "config.toml").read_text() == codex_toml
@@ -147,13 +148,13 @@ def test_gemini_settings_with_comments_keep_them(home: Path, script: Path) -> No
     path.parent.mkdir(parents=True)
     original = '{\n  /* theme */\n  "theme": "GitHub", // dark one\n  "hooks": {}\n}\n'
     path.write_text(original)
-    integrations.install("gemini", home, script)
+    edits.install("gemini", home, script)
     text = path.read_text()
     assert "/* theme */" in text and "// dark one" in text
     value = integrations.read_config(path)
     assert value["theme"] == "GitHub"
     assert integrations.installed_events(value) == list(integrations.INTEGRATIONS["gemini"].events)
-    integrations.uninstall("gemini", home)
+    edits.uninstall("gemini", home)
     assert path.read_text() == original
 
 
@@ -166,10 +167,10 @@ def test_symlinked_settings_are_edited_at_their_target(
     link = integrations.INTEGRATIONS["claude"].config_path(home)
     link.parent.mkdir(parents=True)
     link.symlink_to(dotfiles)
-    integrations.install("claude", home, script)
+    edits.install("claude", home, script)
     assert link.is_symlink() and link.resolve() == dotfiles
     assert "orca-agent-hook.sh" in dotfiles.read_text()
-    integrations.uninstall("claude", home)
+    edits.uninstall("claude", home)
     assert link.is_symlink() and dotfiles.read_text() == '{"theme": "dark"}\n'
 
 
@@ -179,11 +180,11 @@ def test_the_first_backup_of_the_users_original_is_never_overwritten(
     path = integrations.INTEGRATIONS["claude"].config_path(home)
     path.parent.mkdir(parents=True)
     path.write_text('{"theme": "dark"}\n')
-    backup = path.with_name(path.name + integrations.BACKUP_SUFFIX)
-    integrations.install("claude", home, script)
-    integrations.uninstall("claude", home)
+    backup = path.with_name(path.name + edits.BACKUP_SUFFIX)
+    edits.install("claude", home, script)
+    edits.uninstall("claude", home)
     path.write_text('{"theme": "light"}\n')  # the user changes it later
-    integrations.install("claude", home, script)
+    edits.install("claude", home, script)
     assert backup.read_text() == '{"theme": "dark"}\n'
 
 
@@ -199,7 +200,7 @@ def test_codex_trust_entries_match_codex_hash_and_survive_user_hooks(
 ) -> None:
     """Every Orca handler gets Codex's positional trust entry with the identity hash
     Codex computes; the user's own hooks added after ours leave our keys valid."""
-    integrations.install("codex", home, script)
+    edits.install("codex", home, script)
     path = integrations.INTEGRATIONS["codex"].config_path(home)
     state = _codex_state(home)
     command = integrations.hook_command(script, "codex")
@@ -214,18 +215,18 @@ def test_codex_trust_entries_match_codex_hash_and_survive_user_hooks(
     path.write_text(json.dumps(config, indent=2))
     with (home / ".codex" / "config.toml").open("a") as f:
         f.write(f'\n[hooks.state."{path}:stop:1:0"]\ntrusted_hash = "sha256:user"\n')
-    assert integrations.install("codex", home, script) is False  # nothing moved
+    assert edits.install("codex", home, script) is False  # nothing moved
     after = _codex_state(home)
     assert after[key] == state[key] and after[f"{path}:stop:1:0"] == "sha256:user"
     assert integrations.status("codex", home).installed
-    integrations.uninstall("codex", home)
+    edits.uninstall("codex", home)
     assert _codex_state(home) == {f"{path}:stop:0:0": "sha256:user"} or (
         _codex_state(home) == {f"{path}:stop:1:0": "sha256:user"}
     )
 
 
 def test_codex_status_reports_untrusted_handlers(home: Path, script: Path) -> None:
-    integrations.install("codex", home, script)
+    edits.install("codex", home, script)
     (home / ".codex" / "config.toml").write_text("")
     status = integrations.status("codex", home)
     assert not status.installed and "stop" in status.untrusted_events
@@ -235,9 +236,9 @@ def test_codex_keeps_a_users_own_notify_program(home: Path, script: Path) -> Non
     config = home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text('notify = ["my-notifier"]\n')
-    integrations.install("codex", home, script)
+    edits.install("codex", home, script)
     assert 'notify = ["my-notifier"]' in config.read_text()
-    integrations.uninstall("codex", home)
+    edits.uninstall("codex", home)
     assert config.read_text() == 'notify = ["my-notifier"]\n'
 
 
@@ -255,12 +256,12 @@ def test_codex_keeps_a_users_own_notify_program(home: Path, script: Path) -> Non
 def test_the_splice_itself_is_its_own_inverse(original: str, agent: str) -> None:
     """Without any backup: uninstall cuts exactly what install added."""
     spec = integrations.INTEGRATIONS[agent]
-    installed = integrations.install_text(original, spec, "/x/orca-agent-hook.sh a", "f")
+    installed = edits.install_text(original, spec, "/x/orca-agent-hook.sh a", "f")
     events = integrations.installed_events(integrations.parse_jsonc(installed).value)
     assert sorted(events) == sorted(spec.events)
-    assert integrations.install_text(installed, spec, "/x/orca-agent-hook.sh a", "f") == installed
+    assert edits.install_text(installed, spec, "/x/orca-agent-hook.sh a", "f") == installed
     value = integrations.parse_jsonc(original).value
-    assert integrations.uninstall_text(installed, "f", value) == original
+    assert edits.uninstall_text(installed, "f", value) == original
 
 
 def test_codex_trust_hash_reproduces_hashes_codex_itself_wrote() -> None:
@@ -288,7 +289,7 @@ def test_permission_request_is_installed_held_with_its_own_timeout(
     """Issue 27: the PermissionRequest handler runs the script's permission mode, holding
     a margin less than the timeout the installer sets for that event alone; a
     re-install changes nothing; Codex's trust entry covers the held handler."""
-    assert integrations.install(agent, home, script)
+    assert edits.install(agent, home, script)
     spec = integrations.INTEGRATIONS[agent]
     config = json.loads(spec.config_path(home).read_text())
     (group,) = config["hooks"]["PermissionRequest"]
@@ -299,7 +300,7 @@ def test_permission_request_is_installed_held_with_its_own_timeout(
     (pre,) = config["hooks"]["PreToolUse"]
     assert pre["hooks"][0]["timeout"] == spec.timeout
     assert pre["hooks"][0]["command"] == integrations.hook_command(script, agent)
-    assert not integrations.install(agent, home, script)
+    assert not edits.install(agent, home, script)
     assert integrations.status(agent, home).installed
 
 
@@ -325,7 +326,7 @@ def test_an_older_unheld_permission_handler_is_rewritten_in_place(home: Path, sc
         }
     }
     _write(spec.config_path(home), old)
-    assert integrations.install("claude", home, script)
+    assert edits.install("claude", home, script)
     groups = json.loads(spec.config_path(home).read_text())["hooks"]["PermissionRequest"]
     assert groups[0] == USER_HOOK_GROUP
     assert groups[1]["hooks"][0]["command"].endswith(" permission 115")
@@ -343,9 +344,9 @@ def test_codex_home_moves_codexs_hooks_and_trust(
     home.mkdir()
     monkeypatch.setenv("CODEX_HOME", str(moved))
     script = install_hook_script(tmp_path / "agent-hooks")
-    assert integrations.install("codex", home, script) is True
+    assert edits.install("codex", home, script) is True
     assert json.loads((moved / "hooks.json").read_text())["hooks"]["Stop"]
     assert str(moved / "hooks.json") in (moved / "config.toml").read_text()
     assert not (home / ".codex").exists()
     assert integrations.status("codex", home).installed
-    assert integrations.uninstall("codex", home) is True
+    assert edits.uninstall("codex", home) is True
