@@ -37,6 +37,7 @@ from actors.orch.ledger import AckPastEnd, Ledger, RunRow, TaskRow, new_task, no
 from actors.orch.schema import LedgerUnavailable, open_db
 from actors.orch.views import Preview, Usage, run_info, run_summary
 from orca.actor import ActorContext, Mirror
+from orca.actor.shared_mirrors import HOOKS_BINDINGS
 from orca.contracts import gitwatch, gitwatch_core, hooks, ptyd, store, vault
 from orca.contracts import orch as contract
 from orca.contracts.base import NoArgs, Op
@@ -180,15 +181,8 @@ class Orch:
 
     async def follow_bindings(self) -> None:
         """Agent session ids seen in a variant's pane (its capability's second half)."""
-        mirror: Mirror[dict[hooks.BindingKey, hooks.SessionBinding]] = Mirror(
-            client=self.ctx.connect("hooks"),
-            pub_endpoint=self.ctx.paths.ipc_endpoint("hooks", "pub"),
-            snapshot=hooks.SESSION_BINDINGS,
-            events=[hooks.SESSION_BOUND],
-            load=hooks.load_bindings_mirror,
-            apply=hooks.apply_binding,
-            consumer="orch<-hooks-bindings",
-            topics=[hooks.SESSION_BOUND.type],
+        mirror: Mirror[dict[hooks.BindingKey, hooks.SessionBinding]] = self.ctx.mirror(
+            HOOKS_BINDINGS, consumer="orch<-hooks-bindings"
         )
         seen: set[tuple[str, str]] = set()
 

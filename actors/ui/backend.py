@@ -28,7 +28,6 @@ import os
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -38,13 +37,14 @@ from actors.ui import layout, mirrors
 from actors.ui.runs_follower import RunsFollower
 from actors.ui.vault_view import VaultFollower
 from orca.actor import Mirror, RpcClient, open_rpc_client
+from orca.actor.mirror import MirrorSpec
 from orca.actor.publisher import IDLE_HEARTBEAT_S
 from orca.actor.subscriber import Subscriber
 from orca.contracts import gateway as gw
 from orca.contracts import gitwatch, hooks, ptyd
 from orca.contracts import store as store_contract
 from orca.contracts import supervisor as sup
-from orca.contracts.base import Contract, EventSpec, Op
+from orca.contracts.base import Op
 from orca.model.session import WorkspaceSessionState
 from orca.paths import OrcaPaths
 from orca.remote import any_known_host
@@ -66,21 +66,6 @@ CLOSE_TIMEOUT_S = 8.0
 # least this often (a missed event, the gateway restarted, a host added later).
 REMOTE_REFRESH_S = 5.0
 MIRRORS_TIMEOUT_S = 2.0
-
-
-@dataclass(frozen=True)
-class MirrorSpec:
-    contract: Contract
-    snapshot: Op[Any, Any]
-    load: Callable[[Any], Any]
-    apply: Callable[[Any, Event, Any], Any]
-    # The events whose data the projection reads (default: all of the contract's). The
-    # mirror still sees every event (it needs every seq), but only these are decoded.
-    events: tuple[EventSpec[Any], ...] | None = None
-    # Subscribe to ``events`` only (their topics start with their type), not to every
-    # event: for a publisher whose other events are a flood the projection ignores
-    # (``Mirror``'s ``topics``; gaps in seq are then expected).
-    narrow: bool = False
 
 
 SPECS: dict[str, MirrorSpec] = {

@@ -39,6 +39,7 @@ from actors.vault.status import read_status
 from actors.vault.step import Source
 from actors.vault.storeview import FOLLOWED, StoreFacts, apply_store_event, load_store_facts
 from orca.actor import ActorContext, Mirror
+from orca.actor.shared_mirrors import HOOKS_BINDINGS
 from orca.contracts import hooks, store
 from orca.contracts import vault as contract
 from orca.contracts.base import NoArgs, Op
@@ -228,15 +229,8 @@ class VaultActor:
 
     # -- mirrors ------------------------------------------------------------------------
     async def follow_bindings(self) -> None:
-        mirror: Mirror[dict[hooks.BindingKey, hooks.SessionBinding]] = Mirror(
-            client=self.ctx.connect("hooks"),
-            pub_endpoint=self.ctx.paths.ipc_endpoint("hooks", "pub"),
-            snapshot=hooks.SESSION_BINDINGS,
-            events=[hooks.SESSION_BOUND],
-            load=hooks.load_bindings_mirror,
-            apply=hooks.apply_binding,
-            consumer="vault<-hooks",
-            topics=[hooks.SESSION_BOUND.type],
+        mirror: Mirror[dict[hooks.BindingKey, hooks.SessionBinding]] = self.ctx.mirror(
+            HOOKS_BINDINGS, consumer="vault<-hooks"
         )
         await mirror.follow(self.take_bindings)
 

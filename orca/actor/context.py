@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import trio
 
 from orca.actor.client import RpcClient
+from orca.actor.mirror import Mirror, MirrorSpec
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 from orca.paths import OrcaPaths
@@ -39,6 +41,16 @@ class ActorContext:
             self._clients[actor] = client
             self.nursery.start_soon(client.run)
         return client
+
+    def mirror(self, spec: MirrorSpec, *, consumer: str) -> Mirror[Any]:
+        """A mirror of ``spec``'s publisher (the actor owning its contract), unstarted."""
+        actor = spec.contract.actor
+        return Mirror.of(
+            spec,
+            client=self.connect(actor),
+            pub_endpoint=self.paths.ipc_endpoint(actor, "pub"),
+            consumer=consumer,
+        )
 
     def close_clients(self) -> None:
         for client in self._clients.values():

@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 import trio
@@ -44,7 +45,14 @@ import zmq
 
 from orca.actor.client import RpcClient
 from orca.actor.zsocket import ZSocket, new_socket
-from orca.contracts.base import DecodeStats, EventSpec, Op, decode_event_data, specs_by_type
+from orca.contracts.base import (
+    Contract,
+    DecodeStats,
+    EventSpec,
+    Op,
+    decode_event_data,
+    specs_by_type,
+)
 from orca.contracts.sys import HEARTBEAT_TYPE
 from orca.wire.envelope import Event, decode_event
 from orca.wire.errors import BadFrame, OrcaError
@@ -75,6 +83,24 @@ PROJECTION_ERRORS = (ValueError, KeyError, TypeError)
 # Events buffered between the SUB socket and the apply loop; beyond this we drop and
 # resync, which is always correct and bounds memory when the applier falls behind.
 MAX_BUFFERED_EVENTS = 100_000
+
+
+@dataclass(frozen=True)
+class MirrorSpec:
+    """One projection of a publisher's state, as its readers follow it: what
+    :meth:`Mirror.of` needs besides the sockets."""
+
+    contract: Contract
+    snapshot: Op[Any, Any]
+    load: Callable[[Any], Any]
+    apply: Callable[[Any, Event, Any], Any]
+    # The events whose data the projection reads (default: all of the contract's). The
+    # mirror still sees every event (it needs every seq), but only these are decoded.
+    events: tuple[EventSpec[Any], ...] | None = None
+    # Subscribe to ``events`` only (their topics start with their type), not to every
+    # event: for a publisher whose other events are a flood the projection ignores
+    # (``Mirror``'s ``topics``; gaps in seq are then expected).
+    narrow: bool = False
 
 
 class Mirror(Generic[S]):
@@ -125,6 +151,22 @@ class Mirror(Generic[S]):
         self.snapshots = 0
         self.applied = 0
         self._retired_epochs: set[str] = set()
+
+    @classmethod
+    def of(
+        cls, spec: MirrorSpec, *, client: RpcClient, pub_endpoint: str, consumer: str
+    ) -> Mirror[Any]:
+        """The mirror ``spec`` describes, on these sockets."""
+        return cls(
+            client=client,
+            pub_endpoint=pub_endpoint,
+            snapshot=spec.snapshot,
+            events=spec.events or spec.contract.events.values(),
+            load=spec.load,
+            apply=spec.apply,
+            consumer=consumer,
+            topics=[e.type for e in spec.events or ()] if spec.narrow else None,
+        )
 
     def _on_message(self, frames: list[bytes]) -> None:
         if len(frames) != 2:
