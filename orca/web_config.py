@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-SHIPPED_CONFIG = Path(__file__).resolve().parents[1] / "config" / "web.toml"
+from orca.config_files import ConfigFileError, layered, shipped_path
+
 CONFIG_NAME = "web.toml"
+SHIPPED_CONFIG = shipped_path(CONFIG_NAME)
 BIND_ENV = "ORCA_WEB_BIND"
 # 32 characters of a random token are ~190 bits: past guessing, whatever the alphabet.
 MIN_TOKEN_CHARS = 32
@@ -65,16 +66,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise WebConfigError(f"{path}: cannot be read: {exc}") from None
 
 
 def _apply(config: WebConfig, raw: dict[str, Any], where: Path) -> WebConfig:
@@ -147,8 +138,11 @@ def load_web_config(
     """Shipped defaults, the user's keys, then ``bind`` (or ``ORCA_WEB_BIND``), checked
     with :func:`check_exposure`."""
     config = WebConfig()
-    for path in (shipped, config_dir / CONFIG_NAME):
-        config = _apply(config, _read(path), path)
+    try:
+        for path, raw in layered(CONFIG_NAME, config_dir, on_error="raise", shipped_file=shipped):
+            config = _apply(config, raw, path)
+    except ConfigFileError as exc:
+        raise WebConfigError(f"{exc.path}: cannot be read: {exc.cause}") from None
     bind = bind or (os.environ if environ is None else environ).get(BIND_ENV)
     if bind:
         host, port = parse_bind(bind)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import os
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 from actors.gateway.listener import ListenerConfig
+from orca.config_files import ConfigFileError, read_toml
 from orca.paths import OrcaPaths
 from orca.remote.hosts import Heartbeats, HostConfigError, check_endpoint
 
@@ -36,12 +36,9 @@ SHARE_VAULT_ENV = "ORCA_GATEWAY_SHARE_VAULT"
 def _file_settings(paths: OrcaPaths) -> dict[str, Any]:
     path = paths.config_dir / CONFIG_FILE
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise HostConfigError(f"{path}: {exc}") from None
+        doc = read_toml(path, on_error="raise")
+    except ConfigFileError as exc:
+        raise HostConfigError(f"{path}: {exc.cause}") from None
     section = doc.get("gateway", {})
     return section if isinstance(section, dict) else {}
 

@@ -10,30 +10,19 @@ from __future__ import annotations
 
 import logging
 import math
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from actors.ptyd.archive import HistoryBudget
+from orca.config_files import layered, shipped_path
 
 log = logging.getLogger(__name__)
 
-SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "config" / "ptyd.toml"
 CONFIG_NAME = "ptyd.toml"
+SHIPPED_CONFIG = shipped_path(CONFIG_NAME)
 _DAY_S = 86400.0
 # Fallbacks when the shipped file is missing too (a broken install).
 DEFAULT_BUDGET = HistoryBudget(max_bytes=256 * 1024 * 1024, max_age_s=30 * _DAY_S)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        log.error("%s: not read (%s); using the defaults", path, exc)
-        return {}
 
 
 def _section(raw: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -68,8 +57,8 @@ def _apply(budget: HistoryBudget, history: dict[str, Any], path: Path) -> Histor
 def load_budget(config_dir: Path, shipped: Path = SHIPPED_CONFIG) -> HistoryBudget:
     """The ended-history budget: shipped defaults, then the user's keys."""
     budget = DEFAULT_BUDGET
-    for path in (shipped, config_dir / CONFIG_NAME):
-        budget = _apply(budget, _section(_read(path), path), path)
+    for path, raw in layered(CONFIG_NAME, config_dir, on_error="log", shipped_file=shipped, log=log):
+        budget = _apply(budget, _section(raw, path), path)
     return budget
 
 
@@ -78,8 +67,7 @@ def load_resume_on_start(config_dir: Path, shipped: Path = SHIPPED_CONFIG) -> bo
     (``actors/ptyd/resume_on_start.py``). A value that is not a boolean is logged and the
     key keeps its earlier value."""
     enabled = False
-    for path in (shipped, config_dir / CONFIG_NAME):
-        raw = _read(path)
+    for path, raw in layered(CONFIG_NAME, config_dir, on_error="log", shipped_file=shipped, log=log):
         if "resume_on_start" not in raw:
             continue
         value = raw["resume_on_start"]

@@ -13,16 +13,16 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from orca.actor.endpoints import TCP_HOST_ENV, BadTcpHost, check_tcp_host
+from orca.config_files import ConfigFileError, read_toml, shipped_path
 from orca.paths import OrcaPaths
 
-SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "config" / "supervisor.toml"
+SHIPPED_CONFIG = shipped_path("supervisor.toml")
 CONFIG_NAME = "supervisor.toml"
 
 Restart = Literal["permanent", "transient", "temporary"]
@@ -189,17 +189,9 @@ def _apply(spec: SupervisorSpec, doc: dict[str, Any], where: str) -> SupervisorS
 def _read(path: Path) -> dict[str, Any]:
     """The TOML document at ``path``; anything unreadable is a ``ConfigError`` naming it."""
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not UTF-8 text (byte {exc.object[exc.start : exc.start + 1]!r}"
-            f" at offset {exc.start}); TOML files must be UTF-8"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return read_toml(path, on_error="raise", missing_ok=False)
+    except ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def load_config(

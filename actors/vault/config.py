@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import logging
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orca.config_files import layered, shipped_path
+
 log = logging.getLogger(__name__)
 
-SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "config" / "vault.toml"
 CONFIG_NAME = "vault.toml"
+SHIPPED_CONFIG = shipped_path(CONFIG_NAME)
 ROOT_ENV = {
     "claude": "ORCA_VAULT_CLAUDE_DIRS",
     "codex": "ORCA_VAULT_CODEX_DIRS",
@@ -53,15 +54,7 @@ class VaultConfig:
     max_text_bytes: int = 1024 * 1024 * 1024
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        log.error("%s: not read (%s); using the defaults", path, exc)
-        return {}
+def _section(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     section = doc.get("vault", {})
     if not isinstance(section, dict):
         log.error("%s: [vault] must be a table; ignored", path)
@@ -89,8 +82,10 @@ def default_roots(environ: Mapping[str, str]) -> dict[str, list[str]]:
 
 def load_config(config_dir: Path, environ: Mapping[str, str] = os.environ) -> VaultConfig:
     settings: dict[str, Any] = {}
-    for path in (SHIPPED_CONFIG, config_dir / CONFIG_NAME):
-        for key, value in _read(path).items():
+    for path, doc in layered(
+        CONFIG_NAME, config_dir, on_error="log", shipped_file=SHIPPED_CONFIG, log=log
+    ):
+        for key, value in _section(path, doc).items():
             settings[key] = (value, path)
     roots = default_roots(environ)
     for agent in roots:

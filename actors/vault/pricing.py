@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import logging
 import re
-import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from orca.config_files import ConfigFileError, read_toml, shipped_path
+
 log = logging.getLogger(__name__)
 
-SHIPPED_PRICES = Path(__file__).resolve().parents[2] / "config" / "vault-prices.toml"
 PRICES_NAME = "vault-prices.toml"
+SHIPPED_PRICES = shipped_path(PRICES_NAME)
 MILLION = Decimal(1_000_000)
 DEFAULT_RULES = {"cache_write_5m": Decimal("1.25"), "cache_write_1h": Decimal(2), "cache_read": Decimal("0.1")}
 _RATE_KEYS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
@@ -173,14 +174,12 @@ def _model(name: str, entry: Any, rules: dict[str, Decimal]) -> ModelPrice | str
 
 def _read(path: Path, builder: _Builder, *, required: bool) -> bool:
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        if required:
+        doc = read_toml(path, on_error="raise", missing_ok=False)
+    except ConfigFileError as exc:
+        if not isinstance(exc.cause, FileNotFoundError):
+            builder.errors.append(f"{path}: not read ({exc.cause})")
+        elif required:
             builder.errors.append(f"{path}: missing")
-        return False
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        builder.errors.append(f"{path}: not read ({exc})")
         return False
     meta = doc.get("meta")
     if isinstance(meta, dict):
