@@ -55,8 +55,8 @@ from actors.hooks.http_request import (
     HookReply,
     HookSubmission,
     HttpRejection,
+    admit,
     check_secret,
-    parse_submission,
     route_agent,
 )
 from actors.hooks.permission_http import hold_seconds, is_permission_route, route_permission
@@ -364,14 +364,15 @@ class HookHttpServer:
             log.exception("hook request failed: %s %s", framed.method, framed.target)
             return HookReply(500, {"error": "internal"})
 
+    def _admit(
+        self, framed: _Framed, route: Callable[[str, str], str | HttpRejection]
+    ) -> HookSubmission | HttpRejection:
+        return admit(
+            route, framed.method, framed.target, framed.headers, framed.body, self._secret
+        )
+
     def _handle_framed(self, framed: _Framed) -> HookReply:
-        agent = route_agent(framed.method, framed.target)
-        if isinstance(agent, HttpRejection):
-            return HookReply(agent.status, {"error": agent.reason})
-        refused = check_secret(framed.headers, self._secret)
-        if refused is not None:
-            return HookReply(refused.status, {"error": refused.reason})
-        submission = parse_submission(agent, framed.headers, framed.body)
+        submission = self._admit(framed, route_agent)
         if isinstance(submission, HttpRejection):
             return HookReply(submission.status, {"error": submission.reason})
         return self._ingest(submission)
@@ -379,13 +380,7 @@ class HookHttpServer:
     async def _held(self, stream: trio.SocketStream, framed: _Framed) -> HookReply:
         """A permission request, answered when settled (its connection closes after)."""
         assert self._hold is not None
-        agent = route_permission(framed.method, framed.target)
-        if isinstance(agent, HttpRejection):
-            return HookReply(agent.status, {"error": agent.reason})
-        refused = check_secret(framed.headers, self._secret)
-        if refused is not None:
-            return HookReply(refused.status, {"error": refused.reason})
-        submission = parse_submission(agent, framed.headers, framed.body)
+        submission = self._admit(framed, route_permission)
         if isinstance(submission, HttpRejection):
             return HookReply(submission.status, {"error": submission.reason})
         try:

@@ -25,7 +25,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from actors.hooks.agent_events import KNOWN_AGENTS
@@ -133,6 +133,26 @@ def clean_document(document: object) -> object:
     if isinstance(document, list):
         return [clean_document(item) for item in document]
     return document
+
+
+def admit(
+    route: Callable[[str, str], str | HttpRejection],
+    method: str,
+    target: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    secret: str,
+) -> HookSubmission | HttpRejection:
+    """A request's way in, each step answering its own rejection: ``route`` names the
+    agent (``route_agent``, or the permission route's), then the secret, then the body
+    and the pane identity."""
+    agent = route(method, target)
+    if isinstance(agent, HttpRejection):
+        return agent
+    refused = check_secret(headers, secret)
+    if refused is not None:
+        return refused
+    return parse_submission(agent, headers, body)
 
 
 def parse_submission(

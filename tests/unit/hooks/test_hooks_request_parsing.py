@@ -12,6 +12,7 @@ from actors.hooks.http_request import (
     MAX_JSON_DEPTH,
     HookSubmission,
     HttpRejection,
+    admit,
     check_secret,
     exceeds_depth,
     parse_submission,
@@ -83,3 +84,19 @@ def test_raw_launch_token_is_not_kept() -> None:
     assert isinstance(result, HookSubmission)
     assert "raw-token" not in repr(result)
     assert result.launch_token_sha256 is not None and len(result.launch_token_sha256) == 64
+
+
+def test_admit_answers_route_then_secret_then_body() -> None:
+    """The first failing step answers: an unknown route before a bad secret before a bad
+    body; all three passing, the submission."""
+    secret = "s" * 32
+    good = {**HEADERS, "x-orca-hook-secret": secret}
+    body = json.dumps({"hook_event_name": "Stop"}).encode()
+    assert admit(route_agent, "POST", "/nope", {}, b"[", secret) == HttpRejection(404, "unknown_route")
+    assert admit(route_agent, "POST", "/hook/claude", HEADERS, b"[", secret) == HttpRejection(
+        403, "bad_secret"
+    )
+    rejected = admit(route_agent, "POST", "/hook/claude", good, b"[", secret)
+    assert isinstance(rejected, HttpRejection) and rejected.status == 400
+    admitted = admit(route_agent, "POST", "/hook/claude", good, body, secret)
+    assert isinstance(admitted, HookSubmission) and admitted.agent == "claude"
