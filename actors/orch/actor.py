@@ -387,33 +387,26 @@ class Orch:
         task = await self.db(lambda db: db.task(run.id, args.variant))
         if task is None:
             raise NotFound(f"no variant {args.variant!r} in run {run.id}")
-        if run.state == "merged":
-            if run.merged_variant != task.variant:
-                raise Conflict(f"run {run.id} already merged {run.merged_variant}")
+        if core.merge_replays(
+            run.id, run.state, run.merged_variant, task.variant, task.worktree_id
+        ):
             archived = [t.variant for t in await self.db(lambda db: db.tasks(run.id)) if t.archived]
             return contract.Merged(
                 run=run.id, variant=task.variant, commit=run.merge_commit,
                 into=run.base, archived=archived,
             )  # fmt: skip
-        if not task.worktree_id:
-            raise Conflict(f"{task.variant} has no worktree yet")
         into = run.base or None
         preview = await self.gitwatch.invoke(
             gitwatch.WORKTREE_MERGE_PREVIEW,
             gitwatch.MergePreviewArgs(worktree=task.worktree_id, into=into, mode=args.mode),
             timeout=30.0,
         )
-        if preview.conflicts:
-            raise Conflict(
-                f"merging {task.variant} into {preview.into} conflicts in: "
-                + ", ".join(preview.conflicts)
-            )
-        if preview.dirty and not args.commit:
-            raise Conflict(
-                f"{task.variant} has {len(preview.uncommitted)} uncommitted change"
-                f"{'s' if len(preview.uncommitted) != 1 else ''} in {task.worktree_path}: "
-                f"`orca run merge {run.name} {task.variant} --commit` commits them first"
-            )
+        core.check_merge_preview(
+            run.name, task.variant, task.worktree_path, into=preview.into,
+            conflicts=preview.conflicts, uncommitted=len(preview.uncommitted),
+            dirty=preview.dirty, commit=args.commit,
+        )  # fmt: skip
+        message, commit_message = core.merge_messages(run.name, task.variant, task.agent)
         d = await self.db(lambda db: db.write_intent(run.id, task.variant, "merge"))
         merged = await self.gitwatch.invoke(
             gitwatch.WORKTREE_MERGE,
@@ -421,11 +414,9 @@ class Orch:
                 worktree=task.worktree_id,
                 into=into,
                 mode=args.mode,
-                message=f"orca run {run.name}: {task.variant} ({task.agent})",
+                message=message,
                 commit_first=args.commit,
-                commit_message=(
-                    f"orca run {run.name}: {task.variant}'s uncommitted work ({task.agent})\n"
-                ),
+                commit_message=commit_message,
             ),
             timeout=60.0,
         )

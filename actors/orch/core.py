@@ -27,7 +27,7 @@ from typing import NamedTuple, cast
 from orca.contracts.orch import AGENTS, MAX_VARIANTS, AgentCount, RunState, VariantState
 from orca.model.agent_status import AgentStatusRow
 from orca.user_env import which
-from orca.wire.errors import BadRequest
+from orca.wire.errors import BadRequest, Conflict
 
 PHASES = ("pending", "worktree", "terminal", "prompted")
 
@@ -220,3 +220,50 @@ def resolve_recipients(to: str, variants: Iterable[str], sender: str) -> list[st
 
 def tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+# -- run.merge ------------------------------------------------------------------------
+def merge_replays(
+    run_id: str, run_state: str, merged_variant: str, variant: str, worktree_id: str
+) -> bool:
+    """Whether ``run.merge`` of ``variant`` answers from the record: the run merged it
+    already (a retry). ``Conflict`` if the run merged another variant, or if this one has
+    no worktree to merge yet."""
+    if run_state == "merged":
+        if merged_variant != variant:
+            raise Conflict(f"run {run_id} already merged {merged_variant}")
+        return True
+    if not worktree_id:
+        raise Conflict(f"{variant} has no worktree yet")
+    return False
+
+
+def check_merge_preview(
+    run_name: str,
+    variant: str,
+    worktree_path: str,
+    *,
+    into: str,
+    conflicts: Sequence[str],
+    uncommitted: int,
+    dirty: bool,
+    commit: bool,
+) -> None:
+    """``Conflict`` unless gitwatch's preview lets the merge go: no conflicting file, and
+    no uncommitted change unless asked to commit them first (``--commit``)."""
+    if conflicts:
+        raise Conflict(f"merging {variant} into {into} conflicts in: " + ", ".join(conflicts))
+    if dirty and not commit:
+        raise Conflict(
+            f"{variant} has {uncommitted} uncommitted change"
+            f"{'s' if uncommitted != 1 else ''} in {worktree_path}: "
+            f"`orca run merge {run_name} {variant} --commit` commits them first"
+        )
+
+
+def merge_messages(run_name: str, variant: str, agent: str) -> tuple[str, str]:
+    """The merge commit's message, and that of the commit of uncommitted work first."""
+    return (
+        f"orca run {run_name}: {variant} ({agent})",
+        f"orca run {run_name}: {variant}'s uncommitted work ({agent})\n",
+    )

@@ -9,7 +9,7 @@ from actors.orch.core import Step
 from orca.contracts.orch import AgentCount
 from orca.model.agent_status import AgentStatusRow
 from orca.model.panes import parse_pane_key
-from orca.wire.errors import BadRequest
+from orca.wire.errors import BadRequest, Conflict
 
 
 def row(state: str, since: int = 100) -> AgentStatusRow:
@@ -115,3 +115,36 @@ def test_recipients_of_all_leave_out_the_sender() -> None:
     assert core.resolve_recipients("codex-1", names, "operator") == ["codex-1"]
     with pytest.raises(BadRequest):
         core.resolve_recipients("gemini-1", names, "operator")
+
+
+def test_merge_replays_the_merged_variant_and_refuses_another() -> None:
+    """A run merged once answers a retry of that variant from the record, refuses any
+    other; an unmerged variant without a worktree has nothing to merge."""
+    assert core.merge_replays("r1", "merged", "claude-1", "claude-1", "wt") is True
+    assert core.merge_replays("r1", "merged", "claude-1", "claude-1", "") is True
+    with pytest.raises(Conflict, match="already merged claude-1"):
+        core.merge_replays("r1", "merged", "claude-1", "codex-1", "wt")
+    assert core.merge_replays("r1", "active", "", "codex-1", "wt") is False
+    with pytest.raises(Conflict, match="no worktree yet"):
+        core.merge_replays("r1", "active", "", "codex-1", "")
+
+
+def test_merge_preview_refuses_conflicts_and_uncommitted_work_unless_committing() -> None:
+    def check(*, conflicts: list[str] = [], uncommitted: int = 0, commit: bool = False) -> None:  # noqa: B006
+        core.check_merge_preview(
+            "fix", "codex-1", "/w", into="main", conflicts=conflicts,
+            uncommitted=uncommitted, dirty=uncommitted > 0, commit=commit,
+        )  # fmt: skip
+
+    check()
+    with pytest.raises(Conflict, match=r"into main conflicts in: a\.py, b\.py"):
+        check(conflicts=["a.py", "b.py"], commit=True)
+    with pytest.raises(Conflict, match="1 uncommitted change in /w: `orca run merge fix codex-1"):
+        check(uncommitted=1)
+    with pytest.raises(Conflict, match="2 uncommitted changes"):
+        check(uncommitted=2)
+    check(uncommitted=2, commit=True)
+    assert core.merge_messages("fix", "codex-1", "codex") == (
+        "orca run fix: codex-1 (codex)",
+        "orca run fix: codex-1's uncommitted work (codex)\n",
+    )
