@@ -33,10 +33,11 @@ from typing import Any
 
 import trio
 
-from actors.gitwatch import errors
+from actors.gitwatch import errors, lifecycleplan
 from actors.gitwatch.factstate import RepoFacts, apply_move
 from actors.gitwatch.gitcli import run_git
 from actors.gitwatch.gitfacts import read_dirty_counts
+from actors.gitwatch.lifecycleplan import BranchNameTaken, RenamePlan
 from actors.gitwatch.pathplan import compute_unique_worktree_path
 from actors.gitwatch.records import WorktreeFacts
 from actors.gitwatch.setupscript import UnsupportedSetup, run_setup_script
@@ -46,7 +47,6 @@ from orca.contracts import gitwatch as contract
 from orca.model import naming
 from orca.model.ids import make_worktree_id, parse_worktree_id
 from orca.model.types_repo import Repo
-from orca.model.worktree import WorktreeMeta
 from orca.wire.errors import OrcaError
 
 log = logging.getLogger(__name__)
@@ -108,9 +108,7 @@ async def create_worktree(
     )
     if await trio.to_thread.run_sync(os.path.lexists, path):
         raise errors.DestinationExists(f"{path} already exists")
-    for row in (await fresh_facts(tracker, repo)).rows.values():
-        if row.branch == _HEADS + branch:
-            raise errors.BranchCheckedOutElsewhere(branch, row.path)
+    lifecycleplan.refuse_checked_out((await fresh_facts(tracker, repo)).rows.values(), branch)
     exists = await run_git(
         repo.path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
     )
@@ -130,28 +128,24 @@ async def create_worktree(
             )
     progress("git", f"creating {path} on branch {branch}")
     await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
-    args = ["worktree", "add", path, branch] if exists.returncode == 0 else (
-        ["worktree", "add", "-b", branch, path, base]
-    )  # fmt: skip
+    args = lifecycleplan.add_args(path, branch, base, branch_exists=exists.returncode == 0)
     result = await run_git(repo.path, *args, check=False)
     if result.returncode != 0:
-        _raise_add_failure(result.stderr, branch)
+        raise lifecycleplan.add_failure(result.stderr, branch)
     if carried is not None:
         progress("git", f"carrying the uncommitted work of {request.carry_from}")
         # The work's tree checked out over the base, then unstaged: uncommitted, as it was.
         await run_git(path, "read-tree", "-m", "-u", "HEAD", carried)
         await run_git(path, "reset", "-q")
     worktree_id = make_worktree_id(repo.id, path)
-    now = _now_ms()
-    evidence = WorktreeMeta(
+    evidence = lifecycleplan.creation_evidence(
         instance_id=str(uuid.uuid4()),
-        created_at=now,
-        last_activity_at=now,
-        orca_created_at=now,
-        orca_creation_source=request.source,
-        orca_creation_workspace_layout=layout,
-        base_ref=base if exists.returncode != 0 else None,  # only when a branch was made
-        pending_first_agent_message_rename=request.pending_first_agent_message_rename or None,
+        now_ms=_now_ms(),
+        source=request.source,
+        layout=layout,
+        base=base,
+        branch_made=exists.returncode != 0,
+        pending_first_agent_message_rename=request.pending_first_agent_message_rename,
     )
     # Replace, not patch: notes left at this path by an earlier worktree are not ours.
     await store.replace_meta(worktree_id, evidence)
@@ -185,21 +179,6 @@ async def _work_of(repo: Repo, source: str, tracker: RepoTracker) -> tuple[str, 
         await run_git(source, "add", "-A", extra_env=index)
         tree = (await run_git(source, "write-tree", extra_env=index)).stdout.strip()
     return head, tree
-
-
-def _raise_add_failure(stderr: str, branch: str) -> None:
-    # (git's "Preparing worktree (new branch ...)" comes first and reads as success)
-    lines = stderr.strip().splitlines()
-    text = "\n".join(line for line in lines if not line.startswith("Preparing worktree"))
-    if "already checked out" in text or "already used by worktree" in text:
-        other = text.rsplit(" at ", 1)[-1].strip(" '\"") if " at " in text else "?"
-        raise errors.BranchCheckedOutElsewhere(branch, other)
-    if "already exists" in text:
-        # Lost a race with another create (same path or branch) since our own checks.
-        raise errors.DestinationExists(f"git worktree add: {text}")
-    if "invalid reference" in text or "not a valid" in text:
-        raise errors.CallerError(f"git worktree add: {text}")
-    raise errors.GitFailure(f"git worktree add: {text}")
 
 
 async def fresh_facts(tracker: RepoTracker, repo: Repo) -> RepoFacts:
@@ -241,29 +220,18 @@ async def remove_worktree(
 ) -> contract.Removed:
     repo, row = await _linked_row(tracker, store, worktree_id)
     repo_id, path = repo.id, row.path
-    if row.is_locked and not force:
-        raise errors.WorktreeLocked(f"{path} is locked ({row.lock_reason or 'no reason given'})")
-    if not force and not row.is_prunable:
-        counts = await trio.to_thread.run_sync(read_dirty_counts, path)
-        if counts.total:
-            raise errors.WorktreeDirty(
-                f"{path} has {counts.total} changed paths; commit them or remove with force"
-            )
-    args = [
-        "worktree",
-        "remove",
-        *(["--force"] * ((2 if row.is_locked else 1) if force else 0)),
-        path,
-    ]
-    if row.is_prunable:
-        args = ["worktree", "prune"]  # the directory is already gone; drop git's record
-    await run_git(repo.path, *args)
+    changed = 0
+    if lifecycleplan.counts_changes(row, force=force):
+        changed = (await trio.to_thread.run_sync(read_dirty_counts, path)).total
+    refusal = lifecycleplan.remove_refusal(row, force=force, changed=changed)
+    if refusal is not None:
+        raise refusal
+    await run_git(repo.path, *lifecycleplan.remove_args(row, force=force))
     await store.forget_meta(worktree_id)
     result = contract.Removed(worktree_id=worktree_id, removed=True, branch_deleted=False)
-    if delete_branch and row.branch and row.branch.startswith(_HEADS):
-        deleted = await run_git(
-            repo.path, "branch", "-D" if force else "-d", row.branch[len(_HEADS) :], check=False
-        )
+    branch = lifecycleplan.branch_to_delete(row, delete_branch=delete_branch)
+    if branch is not None:
+        deleted = await run_git(repo.path, "branch", "-D" if force else "-d", branch, check=False)
         result = contract.Removed(
             worktree_id=worktree_id,
             removed=True,
@@ -272,40 +240,6 @@ async def remove_worktree(
         )
     await tracker.rescan_repo(repo_id)
     return result
-
-
-class BranchNameTaken(errors.StateConflict):
-    """The branch a rename would give the worktree already exists."""
-
-
-@dataclass(frozen=True, slots=True)
-class RenamePlan:
-    """What one rename changes: every part is decided before git runs (seed 01 §4.3)."""
-
-    old_path: str
-    new_path: str
-    old_branch: str | None  # short name; None when the branch is not renamed
-    new_branch: str | None
-    display_name: str
-
-
-def _plan_rename(
-    row: WorktreeFacts, new_name: str, display_name: str | None, rename_branch: bool
-) -> RenamePlan:
-    try:
-        leaf = naming.sanitize_worktree_name(new_name)
-        new_path = naming.ensure_path_within_workspace(os.path.dirname(row.path), leaf)
-    except naming.InvalidWorktreeName as exc:
-        raise errors.InvalidWorktreeName(str(exc)) from exc
-    old_branch = row.branch[len(_HEADS) :] if row.branch and row.branch.startswith(_HEADS) else None
-    renames_branch = rename_branch and old_branch is not None and old_branch != leaf
-    return RenamePlan(
-        old_path=row.path,
-        new_path=new_path,
-        old_branch=old_branch if renames_branch else None,
-        new_branch=leaf if renames_branch else None,
-        display_name=(display_name if display_name is not None else new_name).strip() or leaf,
-    )
 
 
 async def rename_worktree(
@@ -329,7 +263,7 @@ async def rename_worktree(
     """
     repo, current = await _linked_row(tracker, store, worktree_id)
     repo_id = repo.id
-    plan = _plan_rename(current, new_name, display_name, rename_branch)
+    plan = lifecycleplan.plan_rename(current, new_name, display_name, rename_branch)
     moves = plan.new_path != plan.old_path
     if moves and await trio.to_thread.run_sync(os.path.lexists, plan.new_path):
         raise errors.DestinationExists(f"{plan.new_path} already exists")
@@ -339,8 +273,9 @@ async def rename_worktree(
         row = facts.rows.get(plan.old_path)
         if row is None:
             raise errors.WorktreeNotFound(f"no worktree {worktree_id!r}")
-        if row.is_locked and moves:
-            raise errors.WorktreeLocked(f"{plan.old_path} is locked; unlock it before moving")
+        refusal = lifecycleplan.rename_refusal(row, plan)
+        if refusal is not None:
+            raise refusal
         if plan.new_branch is not None:
             taken = await run_git(
                 repo.path, "show-ref", "--verify", "--quiet", _HEADS + plan.new_branch, check=False
@@ -409,10 +344,8 @@ async def _rename_before_move(
     except errors.GitFailure:
         await _undo_branch(repo_path, plan)
         with trio.CancelScope(shield=True):
-            restore = {k: getattr(old_meta, _snake(k), None) for k in meta_patch}
-            restore["displayName"] = old_meta.display_name if old_meta else None
             try:
-                await store.patch_meta(worktree_id, restore)
+                await store.patch_meta(worktree_id, lifecycleplan.restore_patch(old_meta, meta_patch))
             except OrcaError:
                 log.warning("could not restore the meta of %s after a failed move", worktree_id)
         raise
@@ -422,7 +355,3 @@ async def _undo_branch(repo_path: str, plan: RenamePlan) -> None:
     if plan.new_branch is not None and plan.old_branch is not None:
         with trio.CancelScope(shield=True):
             await run_git(repo_path, "branch", "-m", plan.new_branch, plan.old_branch, check=False)
-
-
-def _snake(camel: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in camel)
