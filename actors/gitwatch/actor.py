@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 FOLDER_LIST_TIMEOUT_S = 1.0
 
 A = TypeVar("A", bound=msgspec.Struct)
-_WIRE_ERROR: tuple[tuple[type[errors.GitwatchError], type[wire.OrcaError]], ...] = (
+_WIRE_ERROR: wire.ErrorTable = (
     (errors.CallerError, wire.BadRequest),
     (errors.MissingTarget, wire.NotFound),
     (errors.StateConflict, wire.Conflict),
@@ -70,10 +70,7 @@ _WIRE_ERROR: tuple[tuple[type[errors.GitwatchError], type[wire.OrcaError]], ...]
 
 
 def to_wire_error(exc: errors.GitwatchError) -> wire.OrcaError:
-    for ours, theirs in _WIRE_ERROR:
-        if isinstance(exc, ours):
-            return theirs(str(exc))
-    return wire.Internal(str(exc))
+    return wire.mapped_error(exc, _WIRE_ERROR, wire.Internal)
 
 
 def _mapped(handler: Callable[[A], Awaitable[Any]]) -> Callable[[A], Awaitable[Any]]:

@@ -9,7 +9,7 @@ from actors.ptyd.session import InputBacklogFull, Session, SessionEnded
 from actors.ptyd.spawn import SpawnFailed
 from orca.contracts import ptyd as contract
 from orca.model.panes import BadPtySessionId
-from orca.wire.errors import BadRequest, Conflict, OrcaError, Unavailable
+from orca.wire.errors import BadRequest, Conflict, ErrorTable, OrcaError, Unavailable, mapped_error
 
 
 def read_reply(session: Session, since: int | None, limit: int | None) -> contract.ReadResult:
@@ -62,15 +62,16 @@ def attach_reply(
     )
 
 
+_SESSION_ERRORS: ErrorTable = ((InputBacklogFull, Unavailable), (SessionEnded, Conflict))
+_SPAWN_ERRORS: ErrorTable = (
+    ((SpawnFailed, BadPtySessionId, ValueError), BadRequest),
+    *_SESSION_ERRORS,
+)
+
+
 def map_session_errors(exc: Exception) -> OrcaError:
-    if isinstance(exc, InputBacklogFull):
-        return Unavailable(str(exc))
-    if isinstance(exc, SessionEnded):
-        return Conflict(str(exc))
-    return BadRequest(str(exc))
+    return mapped_error(exc, _SESSION_ERRORS, BadRequest)
 
 
 def spawn_errors(exc: Exception) -> OrcaError:
-    if isinstance(exc, SpawnFailed | BadPtySessionId | ValueError):
-        return BadRequest(str(exc))
-    return map_session_errors(exc)
+    return mapped_error(exc, _SPAWN_ERRORS, BadRequest)

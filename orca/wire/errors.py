@@ -21,6 +21,7 @@ where they are caught, with ``raise Ours(...) from exc``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 # Every error class by its wire code, filled by ``OrcaError.__init_subclass__``.
@@ -110,3 +111,16 @@ def error_from_wire(error: object) -> OrcaError:
     if cls is Internal and code != "internal":
         text = f"[{code}] {text}"
     return cls(text)
+
+
+# Foreign errors to ours, in order: the first row whose class the error is wins.
+ErrorTable = Sequence[tuple[type[Exception] | tuple[type[Exception], ...], type[OrcaError]]]
+
+
+def mapped_error(exc: Exception, table: ErrorTable, default: type[OrcaError]) -> OrcaError:
+    """The wire error for ``exc``, with its message: the first row of ``table`` it is an
+    instance of, else ``default``. The caller raises it ``from exc``."""
+    for ours, theirs in table:
+        if isinstance(exc, ours):
+            return theirs(str(exc))
+    return default(str(exc))
