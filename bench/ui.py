@@ -158,12 +158,12 @@ sys.path.insert(0, str(ROOT))
 
 from printer import PRINTER, PRINTERS  # noqa: E402  (bench/printer.py)
 
-from actors.ui import layout  # noqa: E402
 from actors.ui.app import OrcaApp  # noqa: E402
 from actors.ui.frames import HEAP_SETTLE_S, MAX_WAIT_S  # noqa: E402
 from orca.client.sync import invoke  # noqa: E402
 from orca.client.terminal import Attachment, LocalTerminalStream, TerminalStream  # noqa: E402
 from orca.contracts import hooks, ptyd, store  # noqa: E402
+from orca.model import tab_groups as layout  # noqa: E402
 from orca.model.panes import make_pane_key  # noqa: E402
 from orca.paths import OrcaPaths, resolve_paths  # noqa: E402
 

@@ -3,7 +3,7 @@
 The app owns no state that matters: everything it shows is a mirror
 (``actors/ui/backend.py``) and everything it changes is a request. Its layout — tabs,
 tab groups, pane trees, the active worktree, tab and pane — lives in the store's
-workspace session for this host (``actors/ui/layout.py``), so a UI that is killed
+workspace session for this host (``orca/model/tab_groups.py``), so a UI that is killed
 (``kill -9``) loses nothing, and a second ``orca ui`` shows the same thing.
 
 Threads and loops: one thread. Textual's asyncio loop hosts the trio runtime as a
@@ -43,7 +43,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from actors.ui import arrangement, health, layout, runs_view, vault_view
+from actors.ui import arrangement, health, runs_view, vault_view
 from actors.ui.adoption import Adoptee, orphans, tab_label
 from actors.ui.approvals import Approvals, answer_dialog
 from actors.ui.backend import ACTORS, Backend
@@ -70,6 +70,7 @@ from actors.ui.widgets import (
     sidebar_prompt,
     strip_text,
 )
+from orca.model import tab_groups
 from orca.model.ids import split_worktree_id_for_filesystem
 from orca.model.panes import make_pane_key, parse_pane_key
 from orca.model.session import WorkspaceSessionState
@@ -364,7 +365,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         backend = self.backend
         if self._adopting or not (backend.alive["store"] and backend.alive["ptyd"]):
             return
-        shown = {key for _wt, key in layout.all_pane_keys(session)}
+        shown = {key for _wt, key in tab_groups.all_pane_keys(session)}
         found = orphans((backend.sessions or {}).values(), shown, self._adoption_refused)
         if found:
             self._adopting = True
@@ -373,7 +374,7 @@ class OrcaApp(App[None], inherit_bindings=False):
     async def _adopt(self, found: Mapping[str, list[Adoptee]]) -> None:
         def adopt(s: WorkspaceSessionState) -> WorkspaceSessionState:
             for worktree_id, terminals in found.items():
-                s = layout.adopt_terminals(s, worktree_id, terminals)
+                s = tab_groups.adopt_terminals(s, worktree_id, terminals)
             return s
 
         from orca.contracts import store
@@ -388,7 +389,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         except OrcaError as exc:
             self.report(f"a terminal's pane could not be saved: {exc.message}")
         else:
-            kept = {key for _wt, key in layout.all_pane_keys(view.session)}
+            kept = {key for _wt, key in tab_groups.all_pane_keys(view.session)}
             self._adoption_refused.update(
                 key for terminals in found.values() for key, _l, _c in terminals if key not in kept
             )
@@ -508,7 +509,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._focus_terminal = focus_terminal
         self._focus_target = None
         self.poke(view=True)
-        self.edit_session(lambda s: layout.select_worktree(s, worktree_id))
+        self.edit_session(lambda s: tab_groups.select_worktree(s, worktree_id))
 
     # -- health --------------------------------------------------------------------------
     def actor_health(self) -> dict[str, str]:
@@ -637,13 +638,13 @@ class OrcaApp(App[None], inherit_bindings=False):
     def current_tab(self, session: WorkspaceSessionState | None = None) -> str | None:
         if self.selected_worktree is None:
             return None
-        tab = layout.active_tab(session or self.backend.session(), self.selected_worktree)
+        tab = tab_groups.active_tab(session or self.backend.session(), self.selected_worktree)
         return tab.id if tab else None
 
     async def _render_layout(self, session: WorkspaceSessionState) -> None:
         worktree_id = self.selected_worktree
         if worktree_id is not None:
-            repaired = layout.normalize_groups(session, worktree_id)
+            repaired = tab_groups.normalize_groups(session, worktree_id)
             attempt = (worktree_id, self.backend.store.revision)
             if (
                 repaired is not session
@@ -657,8 +658,8 @@ class OrcaApp(App[None], inherit_bindings=False):
                 self.guest.start_soon(self._repair_groups, worktree_id)
             session = repaired
         tree = session.tab_group_layouts.get(worktree_id) if worktree_id else None
-        groups = layout.groups_of(session, worktree_id) if worktree_id else []
-        active_group = layout.group_of(session, worktree_id) if worktree_id else None
+        groups = tab_groups.groups_of(session, worktree_id) if worktree_id else []
+        active_group = tab_groups.group_of(session, worktree_id) if worktree_id else None
         container = self.query_one("#groups", Vertical)
         kept = self._focused_view()
         shape = (worktree_id, repr(tree))
@@ -687,8 +688,8 @@ class OrcaApp(App[None], inherit_bindings=False):
         elif again is not None:
             again.focus()
         elif self._focus_terminal and self._focus_target is None and active_group is not None:
-            tab = layout.active_tab(session, worktree_id or "", active_group.id)
-            key = layout.active_pane_key(session, tab.id) if tab else None
+            tab = tab_groups.active_tab(session, worktree_id or "", active_group.id)
+            key = tab_groups.active_pane_key(session, tab.id) if tab else None
             view = self.pane_view(key) if key else None
             if view is not None:
                 self._focus_terminal = False
@@ -704,10 +705,10 @@ class OrcaApp(App[None], inherit_bindings=False):
     ) -> None:
         """One group's strip, and its active tab's pane tree when that changed."""
         tabs = (
-            layout.terminal_tabs(session, worktree_id, group_id) if worktree_id and group_id else []
+            tab_groups.terminal_tabs(session, worktree_id, group_id) if worktree_id and group_id else []
         )
         tab = (
-            layout.active_tab(session, worktree_id, group_id) if worktree_id and group_id else None
+            tab_groups.active_tab(session, worktree_id, group_id) if worktree_id and group_id else None
         )
         is_active = active_group is not None and active_group.id == group_id
         notes = vault_view.tab_notes(session, tabs, self.backend.vault.by_pane)
@@ -717,11 +718,11 @@ class OrcaApp(App[None], inherit_bindings=False):
             name = item.name if item else "no worktree"
             strip.append(f" {name}: no terminals - ^G n launches an agent, ^G t opens a shell ")
         view.strip.show(strip, spans, is_active and len(self.group_views) > 1)
-        snap = layout.pane_tree(session, tab.id) if tab else None
+        snap = tab_groups.pane_tree(session, tab.id) if tab else None
         root = snap.root if snap else None
         bound = []
         handles = self.backend.terminal_handles() if tab is not None else {}
-        for key in [] if tab is None else layout.pane_keys(session, tab.id):
+        for key in [] if tab is None else tab_groups.pane_keys(session, tab.id):
             row = self.backend.session_for_pane(key)
             note = "" if row is None or row.running else ended_note(row)
             ended = row if row is not None and row.archived else None
@@ -763,7 +764,7 @@ class OrcaApp(App[None], inherit_bindings=False):
     async def _repair_groups(self, worktree_id: str) -> None:
         revision = self.backend.store.revision
         try:
-            await self.backend_edit(lambda s: layout.normalize_groups(s, worktree_id))
+            await self.backend_edit(lambda s: tab_groups.normalize_groups(s, worktree_id))
         except OrcaError as exc:
             self._repair_refused = (worktree_id, revision)
             self.report(f"the layout could not be saved: {exc.message}")
@@ -802,9 +803,9 @@ class OrcaApp(App[None], inherit_bindings=False):
         def focus(s: WorkspaceSessionState) -> WorkspaceSessionState:
             # The pane's tab and group become the active ones (a click or Tab into
             # another group moves the focus there), then the pane in its tab.
-            if worktree_id is not None and layout.group_of_tab(s, worktree_id, tab_id):
-                s = layout.select_tab(s, worktree_id, tab_id)
-            return layout.focus_pane(s, tab_id, leaf_id)
+            if worktree_id is not None and tab_groups.group_of_tab(s, worktree_id, tab_id):
+                s = tab_groups.select_tab(s, worktree_id, tab_id)
+            return tab_groups.focus_pane(s, tab_id, leaf_id)
 
         if focus(session) is not session:
             self.edit_session(focus)
@@ -851,7 +852,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             edited = edit(view.session)
             if edited is view.session:
                 return edited
-            args = store.SessionPatchArgs(patch=layout.layout_patch(edited), revision=view.revision)
+            args = store.SessionPatchArgs(patch=tab_groups.layout_patch(edited), revision=view.revision)
             written = await self.backend.invoke("store", store.SESSION_PATCH, args)
             if written.applied == "full":
                 return edited
@@ -872,7 +873,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         """The size a new pane of the active group gets (a guess the pane corrects once
         laid out); ``split``: the pane is in a new group splitting the active one."""
         session, worktree_id = self.backend.session(), self.selected_worktree
-        group = layout.group_of(session, worktree_id) if worktree_id else None
+        group = tab_groups.group_of(session, worktree_id) if worktree_id else None
         shown = self.group_views.get(group.id if group else None)
         # A group not drawn yet (or just mounted, not laid out): where one was drawn,
         # else the whole area less one strip.
@@ -941,7 +942,7 @@ class OrcaApp(App[None], inherit_bindings=False):
             result: dict[str, str] = {}
 
             def add(s: WorkspaceSessionState) -> WorkspaceSessionState:
-                s, tab, leaf = layout.add_terminal_tab(
+                s, tab, leaf = tab_groups.add_terminal_tab(
                     s, target, request.label, int(time.time() * 1000)
                 )
                 result["pane"] = make_pane_key(tab, leaf)
@@ -1004,7 +1005,7 @@ class OrcaApp(App[None], inherit_bindings=False):
 
         def split(s: WorkspaceSessionState) -> WorkspaceSessionState:
             now = int(time.time() * 1000)
-            s, _group, tab, leaf = layout.split_group(s, worktree_id, direction, "shell", now)  # type: ignore[arg-type]
+            s, _group, tab, leaf = tab_groups.split_group(s, worktree_id, direction, "shell", now)  # type: ignore[arg-type]
             created["pane"] = make_pane_key(tab, leaf)
             return s
 
@@ -1022,27 +1023,27 @@ class OrcaApp(App[None], inherit_bindings=False):
         if worktree_id is None:
             return
         session = self.backend.session()
-        if layout.move_tab_to_next_group(session, worktree_id) is session:
+        if tab_groups.move_tab_to_next_group(session, worktree_id) is session:
             self.notify("one tab group: ^G s or ^G u splits the strip first")
             return
-        tab = layout.active_tab(session, worktree_id)
-        self._focus_target = layout.active_pane_key(session, tab.id) if tab else None
-        self.edit_session(lambda s: layout.move_tab_to_next_group(s, worktree_id))
+        tab = tab_groups.active_tab(session, worktree_id)
+        self._focus_target = tab_groups.active_pane_key(session, tab.id) if tab else None
+        self.edit_session(lambda s: tab_groups.move_tab_to_next_group(s, worktree_id))
 
     def action_focus_next_group(self) -> None:
         worktree_id = self.selected_worktree
         if worktree_id is None:
             return
         session = self.backend.session()
-        moved = layout.focus_next_group(session, worktree_id)
-        group = layout.group_of(moved, worktree_id)
-        tab = layout.active_tab(moved, worktree_id, group.id) if group else None
-        key = layout.active_pane_key(moved, tab.id) if tab else None
+        moved = tab_groups.focus_next_group(session, worktree_id)
+        group = tab_groups.group_of(moved, worktree_id)
+        tab = tab_groups.active_tab(moved, worktree_id, group.id) if group else None
+        key = tab_groups.active_pane_key(moved, tab.id) if tab else None
         view = self.pane_view(key)
         if view is not None:
             view.focus()  # pane_focused saves the group, tab and pane as the active ones
         elif moved is not session:
-            self.edit_session(lambda s: layout.focus_next_group(s, worktree_id))
+            self.edit_session(lambda s: tab_groups.focus_next_group(s, worktree_id))
 
     def click_strip(self, group_id: str, tab_id: str | None) -> None:
         """A click on a group's strip: that tab (or just that group) becomes active."""
@@ -1051,13 +1052,13 @@ class OrcaApp(App[None], inherit_bindings=False):
             return
         session = self.backend.session()
         if tab_id is None:
-            tab = layout.active_tab(session, worktree_id, group_id)
+            tab = tab_groups.active_tab(session, worktree_id, group_id)
             tab_id = tab.id if tab else None
         if tab_id is None:
             return
-        self._focus_target = layout.active_pane_key(session, tab_id)
+        self._focus_target = tab_groups.active_pane_key(session, tab_id)
         target = tab_id
-        self.edit_session(lambda s: layout.select_tab(s, worktree_id, target))
+        self.edit_session(lambda s: tab_groups.select_tab(s, worktree_id, target))
         self.poke(view=True)
 
     def active_pane(self) -> str | None:
@@ -1067,10 +1068,10 @@ class OrcaApp(App[None], inherit_bindings=False):
         tab_id = self.current_tab(session)
         if tab_id is None:
             return None
-        snap = layout.pane_tree(session, tab_id)
+        snap = tab_groups.pane_tree(session, tab_id)
         if snap is not None and snap.active_leaf_id:
             return make_pane_key(tab_id, snap.active_leaf_id)
-        keys = layout.pane_keys(session, tab_id)
+        keys = tab_groups.pane_keys(session, tab_id)
         return keys[0] if keys else None
 
     def action_split(self, direction: str) -> None:
@@ -1085,7 +1086,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         created: dict[str, str] = {}
 
         def split(s: WorkspaceSessionState) -> WorkspaceSessionState:
-            s, new_leaf = layout.split_pane(s, tab_id, leaf_id, direction)  # type: ignore[arg-type]
+            s, new_leaf = tab_groups.split_pane(s, tab_id, leaf_id, direction)  # type: ignore[arg-type]
             created["pane"] = make_pane_key(tab_id, new_leaf)
             return s
 
@@ -1143,7 +1144,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         )
         if worktree_id is None:
             worktree_id = next(
-                (w for w, key in layout.all_pane_keys(self.backend.session()) if key == pane_key), None
+                (w for w, key in tab_groups.all_pane_keys(self.backend.session()) if key == pane_key), None
             )
         if worktree_id is None:
             return False
@@ -1154,15 +1155,15 @@ class OrcaApp(App[None], inherit_bindings=False):
         self._move_cursor(worktree_id)
         # Only a pane of the layout can take the focus (an agent started with `orca term
         # new` has a light but no pane here): a target never shown would block the next.
-        shown = {key for _wt, key in layout.all_pane_keys(self.backend.session())}
+        shown = {key for _wt, key in tab_groups.all_pane_keys(self.backend.session())}
         self._focus_target = pane_key if pane_key in shown else None
         self.focused_pane = pane_key
         if parts is not None:
             tab_id, leaf_id = parts.tab_id, parts.leaf_id
 
             def show(s: WorkspaceSessionState) -> WorkspaceSessionState:
-                s = layout.select_tab(layout.select_worktree(s, worktree_id), worktree_id, tab_id)
-                return layout.focus_pane(s, tab_id, leaf_id)
+                s = tab_groups.select_tab(tab_groups.select_worktree(s, worktree_id), worktree_id, tab_id)
+                return tab_groups.focus_pane(s, tab_id, leaf_id)
 
             self.edit_session(show)
         self.poke(view=True)
@@ -1277,7 +1278,7 @@ class OrcaApp(App[None], inherit_bindings=False):
         try:
             # Its terminals end first (their panes retired), those no layout shows too.
             session = self.backend.session()
-            for wt, pane_key in list(layout.all_pane_keys(session)):
+            for wt, pane_key in list(tab_groups.all_pane_keys(session)):
                 if wt == worktree_id:
                     await self.backend.retire_pane(pane_key)
             for row in live:
@@ -1428,15 +1429,15 @@ class OrcaApp(App[None], inherit_bindings=False):
         if worktree_id is None:
             return
         session = self.backend.session()
-        tabs = layout.terminal_tabs(session, worktree_id)
+        tabs = tab_groups.terminal_tabs(session, worktree_id)
         current = self.current_tab(session)
         if not tabs:
             return
         ids = [t.id for t in tabs]
         index = (ids.index(current) + step) % len(ids) if current in ids else 0
         target = ids[index]
-        self._focus_target = layout.active_pane_key(session, target)
-        self.edit_session(lambda s: layout.select_tab(s, worktree_id, target))
+        self._focus_target = tab_groups.active_pane_key(session, target)
+        self.edit_session(lambda s: tab_groups.select_tab(s, worktree_id, target))
 
     def action_next_tab(self) -> None:
         self._cycle_tab(1)

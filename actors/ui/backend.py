@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 import trio
 
-from actors.ui import layout, mirrors
+from actors.ui import mirrors
 from actors.ui.runs_follower import RunsFollower
 from actors.ui.vault_view import VaultFollower
 from orca.actor import Mirror, RpcClient, open_rpc_client
@@ -45,6 +45,7 @@ from orca.contracts import gitwatch, hooks, ptyd
 from orca.contracts import store as store_contract
 from orca.contracts import supervisor as sup
 from orca.contracts.base import Op
+from orca.model import tab_groups
 from orca.model.session import WorkspaceSessionState
 from orca.paths import OrcaPaths
 from orca.remote import any_known_host
@@ -172,7 +173,7 @@ class Backend:
         return mirror is not None and mirror.snapshots > 0
 
     def session(self) -> WorkspaceSessionState:
-        return layout.decode_session(self.store.session)
+        return tab_groups.decode_session(self.store.session)
 
     def terminal_handles(self) -> dict[str, str]:
         """Every terminal's handle by session id, as ``orca term ls`` names it (one name
@@ -402,7 +403,7 @@ class Backend:
     async def save_session(self, session: WorkspaceSessionState) -> store_contract.SessionWritten:
         """Write the layout fields (``session.patch``) at the revision we know."""
         args = store_contract.SessionPatchArgs(
-            patch=layout.layout_patch(session), revision=self.store.revision
+            patch=tab_groups.layout_patch(session), revision=self.store.revision
         )
         result: store_contract.SessionWritten = await self.invoke(
             "store", store_contract.SESSION_PATCH, args

@@ -29,10 +29,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from actors.ui import layout
 from orca.actor import RpcClient, open_rpc_client
 from orca.actor.subscriber import Subscriber
 from orca.contracts import vault
+from orca.model import tab_groups
 from orca.model.session import WorkspaceSessionState
 from orca.paths import OrcaPaths
 from orca.wire.envelope import Event
@@ -132,7 +132,7 @@ def tab_notes(
         return {}
     notes = {}
     for tab in tabs:
-        note = cost_note(by_pane[k] for k in layout.pane_keys(session, tab.id) if k in by_pane)
+        note = cost_note(by_pane[k] for k in tab_groups.pane_keys(session, tab.id) if k in by_pane)
         if note:
             notes[tab.id] = note
     return notes

@@ -25,9 +25,9 @@ import trio
 from support.actors import kill_9_and_wait
 from support.journey import FAKE_AGENT, User, make_git_repo
 
-from actors.ui import layout
 from orca.client.sync import invoke
 from orca.contracts import ptyd, store
+from orca.model import tab_groups as layout
 from orca.model.panes import make_pane_key
 
 COLS, ROWS = 150, 40

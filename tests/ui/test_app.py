@@ -9,11 +9,11 @@ from typing import Any
 
 from support.journey import FAKE_AGENT
 
-from actors.ui import layout
 from actors.ui.app import OrcaApp
 from actors.ui.widgets import Sidebar, sidebar_prompt
 from orca.client.sync import invoke
 from orca.contracts import hooks, ptyd, store
+from orca.model import tab_groups as layout
 from orca.model.tabs import TerminalPaneSplit
 from orca.paths import resolve_paths
 

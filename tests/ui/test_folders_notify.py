@@ -8,13 +8,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from actors.ui import layout
 from actors.ui.app import OrcaApp
 from actors.ui.dialogs import ConfirmScreen
 from actors.ui.view import WorktreeItem, build_sidebar
 from actors.ui.widgets import osc9
 from orca.client.sync import invoke
 from orca.contracts import hooks, ptyd, store
+from orca.model import tab_groups as layout
 from orca.model.agent_status import AgentStatusRow
 from orca.model.panes import make_pane_key
 from orca.model.types_repo import FolderWorkspace

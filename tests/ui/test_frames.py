@@ -16,9 +16,10 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.screen import ModalScreen
 
-from actors.ui import frames, layout
+from actors.ui import frames
 from actors.ui.app import OrcaApp
 from actors.ui.frames import FrameClock
+from orca.model import tab_groups as layout
 from orca.paths import resolve_paths
 
 

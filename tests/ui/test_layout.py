@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.store.session_topology import retire_pane
-from actors.ui import layout
+from orca.model import tab_groups as layout
 from orca.model.layout import iter_layout_group_ids, iter_terminal_leaf_ids
 from orca.model.panes import make_pane_key, parse_pane_key
 from orca.model.session import WorkspaceSessionState

@@ -16,12 +16,12 @@ from support.ui_pilot import open_shell, ready
 from textual.widgets import Input, Label, Static
 
 from actors.hooks.agent_events import ANSWER_IN_TERMINAL
-from actors.ui import layout
 from actors.ui.app import OrcaApp
 from actors.ui.dialogs import ChoiceScreen, ConfirmScreen
 from actors.ui.widgets import CURSOR_MARK, Sidebar
 from orca.client.sync import invoke
 from orca.contracts import hooks, ptyd, store
+from orca.model import tab_groups as layout
 from orca.model.panes import make_pane_key
 from orca.paths import resolve_paths
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.ui import layout
 from actors.ui.app import OrcaApp
 from orca.client.sync import invoke
 from orca.contracts import store
+from orca.model import tab_groups as layout
 from orca.model.tabs import TabGroupLeaf, TabGroupSplit
 from orca.paths import resolve_paths
 from orca.wire.errors import Unavailable

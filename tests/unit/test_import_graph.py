@@ -115,7 +115,7 @@ FLOORS = {
     "orca.host": 2,
     "orca.hook_script": 2,
     "orca.sqlite_schema": 2,
-    "orca.model": 1,
+    "orca.model": 1,  # with orca.model.tab_groups (the UI's tab-group rules, issue 35)
     "orca.wire": 1,
     "orca.fsio": 1,
     "orca.user_env": 1,

@@ -1,4 +1,6 @@
-"""Tabs and split panes as seed 01 §6 stores them: tab → tab group → leaf (pure).
+"""Tabs and split panes as seed 01 §6 stores them: tab → tab group → leaf (pure; the
+rules ``orca ui`` and its tests read and edit the layout by, moved here from
+``actors/ui/layout.py``, issue 35).
 
 The layout lives in the store's workspace session for this host (``session.patch``),
 never in the UI: a restarted or second ``orca ui`` shows what the first one saved. Per
