@@ -32,7 +32,7 @@ import logging
 import time
 from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -49,9 +49,9 @@ from actors.ui.frames import HEAP_SETTLE_S, settle_heap
 from actors.ui.launch import LaunchMixin
 from actors.ui.sidebar import SidebarMixin
 from actors.ui.status import StatusMixin
-from actors.ui.terminal_view import TerminalView
+from actors.ui.terminal_view import PaneHost, TerminalView
 from actors.ui.view import build_remote_groups, build_sidebar
-from actors.ui.widgets import FilterBox, Sidebar
+from actors.ui.widgets import FilterBox, Sidebar, WidgetHost
 from actors.ui.workspace import DETACH_HINT, WorkspaceMixin
 from actors.ui.worktree_actions import WorktreeActionsMixin
 from orca.model import tab_groups
@@ -301,3 +301,9 @@ class OrcaApp(
     async def action_quit(self) -> None:
         self.exit()
 
+
+if TYPE_CHECKING:
+
+    def _hosts(app: OrcaApp) -> tuple[PaneHost, WidgetHost]:
+        """The app is what its panes and widgets ask of it (checked by mypy only)."""
+        return app, app

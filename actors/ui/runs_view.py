@@ -22,7 +22,7 @@ preview:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import trio
 from rich.text import Text
@@ -42,7 +42,27 @@ from orca.contracts import gitwatch, orch
 from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:
-    from actors.ui.app import OrcaApp
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
+
+    from actors.ui.backend import Backend
+    from actors.ui.runtime import TrioGuest
+
+
+class RunsHost(Protocol):
+    """What the run view asks of the app (``OrcaApp``): its runtime and mirrors, a
+    variant's pane shown or its terminal attached, a screen, a notice."""
+
+    guest: TrioGuest
+    backend: Backend
+
+    def poke(self, *, view: bool = False) -> None: ...
+    def show_pane(self, pane_key: str) -> bool: ...
+    def attach_raw(self, session_id: str) -> None: ...
+    def notify(self, message: str, *, severity: SeverityLevel = "information") -> None: ...
+    def push_screen(
+        self, screen: Screen[Any], callback: Callable[[Any], None] | None = None
+    ) -> Any: ...
 
 # A run's agents move several times a second while they start; the view is read again
 # at most this often (a burst of run.changed is one reload).
@@ -75,7 +95,7 @@ class RunsScreen(ModalScreen[None]):
     #runs-status { height: 1; color: $text-muted; }
     """
 
-    def __init__(self, app: OrcaApp) -> None:
+    def __init__(self, app: RunsHost) -> None:
         super().__init__()
         self.orca = app
         self.follower: RunsFollower = app.backend.runs
@@ -394,6 +414,6 @@ class RunsScreen(ModalScreen[None]):
         self.orca.poke()
 
 
-def open_runs(app: OrcaApp) -> None:
+def open_runs(app: RunsHost) -> None:
     """Leader ``e``: the run view."""
     app.push_screen(RunsScreen(app))

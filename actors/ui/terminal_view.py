@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import trio
 from rich.segment import Segment
@@ -59,9 +59,29 @@ from orca.contracts import ptyd
 from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:
-    from actors.ui.app import OrcaApp
+    from actors.ui.backend import Backend
+    from actors.ui.frames import FrameClock
+    from actors.ui.runtime import TrioGuest
 
 log = logging.getLogger(__name__)
+
+
+class PaneHost(Protocol):
+    """What a pane asks of the app that shows it (``OrcaApp``): its runtime, mirrors
+    and frame clock, the leader machine, and the few things a pane tells it."""
+
+    guest: TrioGuest
+    backend: Backend
+    frames: FrameClock
+    leader_pending: bool
+
+    def poke(self, *, view: bool = False) -> None: ...
+    def report(self, message: str) -> None: ...
+    def pane_bell(self, pane_key: str) -> None: ...
+    def pane_focused(self, pane_key: str) -> None: ...
+    def rerun_in(self, pane_key: str) -> None: ...
+    async def leader_key(self, key: str) -> bool: ...
+
 
 LEADER_KEY = "ctrl+g"
 NO_TERMINAL_NOTE = "no terminal in this pane - Enter starts a shell"
@@ -137,11 +157,8 @@ class TerminalView(Widget, can_focus=True):
         self._held: int | None = None  # the mouse button down, while reported
 
     @property
-    def orca(self) -> OrcaApp:
-        from actors.ui.app import OrcaApp
-
-        assert isinstance(self.app, OrcaApp)
-        return self.app
+    def orca(self) -> PaneHost:
+        return cast("PaneHost", self.app)
 
     # -- feed ------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import trio
 from rich.text import Text
@@ -39,7 +39,35 @@ from orca.wire.envelope import Event
 from orca.wire.errors import OrcaError
 
 if TYPE_CHECKING:
-    from actors.ui.app import OrcaApp
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
+
+    from actors.ui.runtime import TrioGuest
+    from orca.contracts import ptyd
+
+
+class SearchBackend(Protocol):
+    """The mirrors the search reads (``actors/ui/backend.py``'s ``Backend``)."""
+
+    @property
+    def vault(self) -> VaultFollower: ...
+    def session_for_pane(self, pane_key: str) -> ptyd.SessionRow | None: ...
+
+
+class SearchHost(Protocol):
+    """What the search view asks of the app (``OrcaApp``): its runtime and mirrors,
+    a hit's pane shown, a screen, a notice."""
+
+    guest: TrioGuest
+
+    @property
+    def backend(self) -> SearchBackend: ...
+    def poke(self, *, view: bool = False) -> None: ...
+    def show_pane(self, pane_key: str) -> bool: ...
+    def notify(self, message: str, *, severity: SeverityLevel = "information") -> None: ...
+    def push_screen(
+        self, screen: Screen[Any], callback: Callable[[Any], None] | None = None
+    ) -> Any: ...
 
 # Usage is asked again at most this often (a burst of commits is one refresh).
 REFRESH_GAP_S = 1.0
@@ -164,7 +192,7 @@ class SearchScreen(ModalScreen[vault.SearchHit | None]):
     #vault-status { height: 1; color: $text-muted; }
     """
 
-    def __init__(self, app: OrcaApp) -> None:
+    def __init__(self, app: SearchHost) -> None:
         super().__init__()
         self.orca = app
         self.hits: list[vault.SearchHit] = []
@@ -231,7 +259,7 @@ class SearchScreen(ModalScreen[vault.SearchHit | None]):
             self.dismiss(self.hits[int(event.option.id)])
 
 
-def open_search(app: OrcaApp) -> None:
+def open_search(app: SearchHost) -> None:
     """Leader ``f``: the search view; the chosen hit's pane is opened if live."""
 
     def chosen(hit: vault.SearchHit | None) -> None:

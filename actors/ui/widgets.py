@@ -4,7 +4,7 @@ they show (pure text-making beside them); ``actors/ui/app.py`` lays them out."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual import events
@@ -14,15 +14,22 @@ from textual.widgets import Input, OptionList, Static
 from actors.ui.terminal_view import LEADER_KEY
 from actors.ui.view import LIGHT_COLOURS, LIGHT_GLYPHS, WorktreeItem
 
-if TYPE_CHECKING:
-    from actors.ui.app import OrcaApp
+
+@runtime_checkable
+class WidgetHost(Protocol):
+    """What the filter and a tab strip ask of the app (``OrcaApp``): the leader
+    machine, the filter closed, a strip's click."""
+
+    leader_pending: bool
+
+    async def leader_key(self, key: str) -> bool: ...
+    def close_filter(self) -> None: ...
+    def click_strip(self, group_id: str, tab_id: str | None) -> None: ...
 
 
-def _orca(widget: Any) -> OrcaApp | None:
-    from actors.ui.app import OrcaApp
-
+def _orca(widget: Any) -> WidgetHost | None:
     app = widget.app
-    return app if isinstance(app, OrcaApp) else None
+    return app if isinstance(app, WidgetHost) else None
 
 
 # OSC 9 (iTerm2's, also ConEmu, WezTerm, kitty, foot, Windows Terminal; tmux passes it
