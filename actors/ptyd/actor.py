@@ -24,13 +24,14 @@ import gc
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 import trio
 
-from actors.ptyd import bindings, handlers, handoff, retire
+from actors.ptyd import bindings, handlers, handoff, lifecycle, retire
 from actors.ptyd.archive import EndedSession, HistoryArchive, plan_eviction
 from actors.ptyd.config import load_budget, load_resume_on_start
 from actors.ptyd.gc import (
@@ -156,20 +157,42 @@ class Ptyd:
             session.resize(cols, rows)  # the model's reflow all the same; nothing to tell
             return
         session.resize(cols, rows)
+        resized = contract.SessionResized(session_id=session.session_id, cols=cols, rows=rows)
+        self.session_changed(session, "resized", resized)
+
+    def session_changed(
+        self,
+        session: Session,
+        change: lifecycle.Change,
+        event: msgspec.Struct | None = None,
+        *,
+        fds: Sequence[int] = (),
+    ) -> None:
+        """Carry out what ``change`` owes the tree (``lifecycle.EFFECTS``): the keeper's
+        step, the description on disk, hooks' word, the event (``event``; an exit's is
+        published after the session's final output)."""
+        effects = lifecycle.EFFECTS[change]
+        info = session.info
         if self.keeper is not None:
-            self.keeper.update(session.info)
-        self.table.record(session)  # issue 13: the size to redraw at
-        self.ctx.events.emit(
-            contract.SessionResized(session_id=session.session_id, cols=cols, rows=rows)
-        )
+            if effects.keeper == "deposit":
+                self.keeper.deposit(info, list(fds))
+            elif effects.keeper == "update":
+                self.keeper.update(info)
+            else:
+                self.keeper.withdraw(info.history_key)
+        if effects.record:
+            self.table.record(session)
+        if effects.hooks == "launch":
+            self.on_launch(session)
+        if effects.publish == "after_output":  # hooks' pty_exited goes with it
+            self.ctx.nursery.start_soon(self._publish_exit_after_output, session)
+        elif event is not None:
+            self.ctx.events.emit(event)
 
     def on_exit(self, session: Session) -> None:
-        # The exit code on disk: the history outlives the process (issue 13).
-        self.table.record(session)
-        if self.keeper is not None:
-            # A restarted ptyd must not watch this pid again: it may be reused by now.
-            self.keeper.update(session.info)
-        self.ctx.nursery.start_soon(self._publish_exit_after_output, session)
+        # The exit code on disk and in the keeper: the history outlives the process
+        # (issue 13), and a restarted ptyd must not watch a pid that may be reused.
+        self.session_changed(session, "exited")
 
     async def _publish_exit_after_output(self, session: Session) -> None:
         # The exit event follows the final output: wait for the hang-up, briefly (a
@@ -272,9 +295,8 @@ class Ptyd:
     def apply_rekey(self, old: str, new: str) -> None:
         for old_id, new_id in self.table.rekey_worktree(old, new):
             log.info("re-keyed %s -> %s", old_id, new_id)
-            if self.keeper is not None:
-                self.keeper.update(self.table.get(new_id).info)
-            self.ctx.events.emit(contract.SessionRekeyed(old=old_id, new=new_id))
+            rekeyed = contract.SessionRekeyed(old=old_id, new=new_id)
+            self.session_changed(self.table.get(new_id), "rekeyed", rekeyed)
 
     def end_retired_pane(self, retired: store.PaneRetired) -> None:
         """End (like ``term.kill``) every live session of a pane the store retired."""
@@ -355,9 +377,7 @@ class Ptyd:
 
     def close_session(self, session: Session) -> None:
         self.table.forget(session.session_id)
-        if self.keeper is not None:
-            self.keeper.withdraw(session.info.history_key)
-        self.ctx.events.emit(contract.SessionClosed(session_id=session.session_id))
+        self.session_changed(session, "closed", contract.SessionClosed(session_id=session.session_id))
         self.ctx.nursery.start_soon(self._kill_then_drop_history, session)
 
     async def _kill_then_drop_history(self, session: Session) -> None:

@@ -35,14 +35,11 @@ class PtydOps:
         except (OSError, ValueError) as exc:
             raise spawn_errors(exc) from exc
         ptyd.gc.on_sessions_spawned(args.worktree_id)
-        if ptyd.keeper is not None:
-            ptyd.keeper.deposit(session.info, [session.master_fd, *(session.pipe or ())])
-        ptyd.on_launch(session)
-        ptyd.start_session(session)
         info = session.info
-        ptyd.ctx.events.emit(
-            info.to_row(contract.SessionSpawned, session.scrollback.end, session.subscribers)
-        )
+        spawned = info.to_row(contract.SessionSpawned, session.scrollback.end, session.subscribers)
+        fds = [session.master_fd, *(session.pipe or ())]
+        ptyd.session_changed(session, "spawned", spawned, fds=fds)
+        ptyd.start_session(session)
         return contract.SpawnResult(
             session_id=info.session_id,
             pane_key=info.pane_key,
