@@ -226,6 +226,15 @@ def test_output_is_drawn_and_an_echo_repaints_only_its_rows(tree: Any, drive: An
         view(typing_key).focus()
         await app.wait_for(lambda: (v := view(typing_key)) is not None and v.has_focus)
         ptyd_mirror = app.backend.mirrors["ptyd"]
+
+        def sized(key: str) -> bool:
+            """The pane's resize reached ptyd and came back (term.resized, an event
+            the sessions mirror does take): none is left to count below."""
+            v = view(key)
+            row = (app.backend.sessions or {}).get(v.session_id or "") if v else None
+            return row is not None and (row.cols, row.rows) == v.model.size == tuple(v.content_size)
+
+        await app.wait_for(lambda: sized(typing_key) and sized(printing_key), 20)
         applied = ptyd_mirror.applied
         view(printing_key).send(
             b"for i in $(seq 1 300); do echo bg-line-$i; done; echo bg-$((6*7))\r"
