@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
+from actors.hooks.agent_events import ANSWER_IN_TERMINAL
 from actors.hooks.answer_watch import watch_answer
 from actors.hooks.endpoint_file import (
     ENDPOINT_FILE_NAME,
@@ -101,6 +103,14 @@ class HooksActor:
         # -- end issue 16 items 5/7/12 --
 
     def _watch_answer(self, pane_key: str, rev: int, agent: str) -> None:
+        asks: Callable[[str, int], object] | None = None
+        tool = self.permissions.released_in_terminal(pane_key, rev)
+        if tool is not None:
+            # The answer released a held request (typed in the agent's terminal): an
+            # agent that draws its dialog only after its hook returns lost that key and
+            # now asks there; nothing is held, so the row says where to answer.
+            detail = f"{ANSWER_IN_TERMINAL}: {tool}" if tool else ANSWER_IN_TERMINAL
+            asks = partial(self.service.pane_asking, detail=detail)
         self.ctx.nursery.start_soon(
             watch_answer,
             self.ptyd,
@@ -109,6 +119,7 @@ class HooksActor:
             agent,
             self.table.still_answered,
             self.service.pane_idle,
+            asks,
         )
 
     def _publish_status(self, event: hooks.StatusEventData) -> None:

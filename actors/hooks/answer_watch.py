@@ -16,7 +16,16 @@ approved tool may run for minutes before its next hook), and this watch settles 
   refused with Esc in its dialog, likewise (its line, no AfterAgent); Codex 0.171,
   Esc while Orca holds its approval hook, likewise (its line, no Stop).
 
-:func:`settled` is the pure rule; :func:`watch_answer` the trio loop around it.
+An agent that draws its own permission dialog only after its PermissionRequest hook
+returns (Codex 0.171: while Orca holds the hook it shows a spinner and nothing else) can
+take no answer while held: a key typed then releases the hold (answered there) but is
+lost, and Codex then draws its dialog and waits on it. So when the answer released a
+held request of such an agent, its dialog on the screen (:func:`asks_on_screen`) turns
+the row back to ``blocked``, saying it asks in its terminal (nothing is held any more:
+no face can answer it); the answer typed in that dialog turns it working again.
+
+:func:`settled` and :func:`asks_on_screen` are the pure rules; :func:`watch_answer` the
+trio loop around them.
 """
 
 from __future__ import annotations
@@ -53,6 +62,14 @@ INTERRUPT_LINES: dict[str, tuple[str, ...]] = {
     "codex": ("Conversation interrupted",),
     "gemini": ("Request cancelled.",),
 }
+# What each agent whose dialog comes only after its hook returns shows in that dialog,
+# as read from its screen. Codex 0.171: "Would you like to run the following command?"
+# above its choices and, under them, "Press enter to confirm or esc to cancel" (its
+# terminal title meanwhile blinks "[ . ] Action Required", so the screen is never quiet).
+# Claude Code shows its dialog while the hook runs; Gemini CLI holds nothing.
+DIALOG_AFTER_HOOK_LINES: dict[str, tuple[str, ...]] = {
+    "codex": ("Press enter to confirm or esc to cancel",),
+}
 IDLE_DETAIL = "answered in its terminal; idle at its prompt"
 INTERRUPTED_DETAIL = "refused in its terminal; idle at its prompt"
 
@@ -70,6 +87,14 @@ def settled(agent: str, quiet_ms: int, lines: Sequence[str]) -> str | None:
     return None
 
 
+def asks_on_screen(agent: str, lines: Sequence[str]) -> bool:
+    """Whether the terminal shows the agent's own permission dialog, one it draws only
+    after its hook returned (:data:`DIALOG_AFTER_HOOK_LINES`)."""
+    marks = DIALOG_AFTER_HOOK_LINES.get(agent, ())
+    bottom = [line for line in lines if line.strip()][-12:]
+    return any(mark in line for line in bottom for mark in marks)
+
+
 async def watch_answer(
     ptyd_client: RpcClient,
     pane_key: str,
@@ -77,9 +102,13 @@ async def watch_answer(
     agent: str,
     still_answered: Callable[[str, int], bool],
     settle: Callable[[str, int, str], object],
+    asks: Callable[[str, int], object] | None = None,
 ) -> None:
     """Until the answered row at ``rev`` is moved on by something else, settled as
-    idle from the terminal, or :data:`WATCH_FOR_S` has passed."""
+    idle from the terminal, or :data:`WATCH_FOR_S` has passed. ``asks`` is given when
+    the answer released a held request of an agent that draws its dialog only after its
+    hook returns: that dialog on the screen calls it (the row asks in its terminal)."""
+    watch_dialog = asks is not None and agent in DIALOG_AFTER_HOOK_LINES
     with trio.move_on_after(WATCH_FOR_S):
         wait = MARKED_QUIET_S
         while True:
@@ -96,10 +125,15 @@ async def watch_answer(
                 log.debug("answer of %s: ptyd did not tell (%s)", pane_key, exc)
                 wait = QUIET_S
                 continue
+            if watch_dialog and asks is not None and asks_on_screen(agent, seen.lines):
+                if still_answered(pane_key, rev):
+                    asks(pane_key, rev)
+                return
             detail = settled(agent, seen.quiet_ms, seen.lines)
             if detail is not None:
                 if still_answered(pane_key, rev):
                     settle(pane_key, rev, detail)
                 return
             quiet_s = seen.quiet_ms / 1000
-            wait = max(MARKED_QUIET_S, QUIET_S - quiet_s)
+            # Awaiting a dialog: looked for as often as an interrupt line's quiet.
+            wait = MARKED_QUIET_S if watch_dialog else max(MARKED_QUIET_S, QUIET_S - quiet_s)

@@ -59,6 +59,9 @@ class PermissionHolds:
         self._emit = emit
         self._clock_ms = clock_ms
         self._settled_now: dict[str, trio.Event] = {}
+        # pane -> (the row's rev, the tool asked for): the held request the pane's row
+        # leaving ``blocked`` at that rev released, answered in the agent's terminal.
+        self._released: dict[str, tuple[int, str]] = {}
 
     # -- ops ----------------------------------------------------------------------------
     def snapshot(self, epoch: str, seq: int) -> hooks.PermissionSnapshot:
@@ -92,13 +95,26 @@ class PermissionHolds:
         answered elsewhere (the agent's terminal); a cleared row's pane is gone."""
         if isinstance(event, hooks.StatusSet):
             if event.row.state != "blocked":
-                self._settle_pane(event.row.pane_key, "answered_elsewhere", "terminal")
+                tool = self._settle_pane(event.row.pane_key, "answered_elsewhere", "terminal")
+                if tool is not None:
+                    self._released[event.row.pane_key] = (event.row.rev, tool)
         elif isinstance(event, hooks.StatusCleared):
+            self._released.pop(event.pane_key, None)
             self._settle_pane(event.pane_key, "withdrawn", event.reason)
 
-    def _settle_pane(self, pane_key: str, outcome: PermissionOutcome, by: str) -> None:
-        if any(r.pane_key == pane_key for r in self.desk.pending()):
-            self._carry_out(self.desk.settle_pane(pane_key, outcome, by, self._clock_ms()))
+    def released_in_terminal(self, pane_key: str, rev: int) -> str | None:
+        """The tool of the held request that the pane's row leaving ``blocked`` at
+        ``rev`` released (answered in the agent's terminal), else None. Asked once."""
+        released = self._released.pop(pane_key, None)
+        return released[1] if released is not None and released[0] == rev else None
+
+    def _settle_pane(self, pane_key: str, outcome: PermissionOutcome, by: str) -> str | None:
+        """Settle the pane's pending requests; the tool the first asked for, if any."""
+        pending = [r for r in self.desk.pending() if r.pane_key == pane_key]
+        if not pending:
+            return None
+        self._carry_out(self.desk.settle_pane(pane_key, outcome, by, self._clock_ms()))
+        return pending[0].tool_name
 
     def _carry_out(self, events: tuple[PermissionSettled, ...] | list[PermissionSettled]) -> None:
         for event in events:

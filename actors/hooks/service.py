@@ -162,6 +162,9 @@ class HooksService:
     def pane_idle(self, pane_key: str, rev: int, detail: str) -> TableEffects:
         return self.carry_out(self.table.pane_idle(pane_key, rev, detail, self._clock_ms()))
 
+    def pane_asking(self, pane_key: str, rev: int, detail: str) -> TableEffects:
+        return self.carry_out(self.table.pane_asking(pane_key, rev, detail, self._clock_ms()))
+
     def ack(self, pane_key: str | None) -> TableEffects:
         return self.carry_out(self.table.ack(pane_key))
 

@@ -509,23 +509,37 @@ class AgentStatusTable:
         (its terminal says so: quiet, or its interrupt line), so the row is ``waiting``,
         never ``working`` (issue 40 item 4). Only while the row is still the one the
         answer made (``rev``); anything newer wins."""
+        return self._settle_answer(pane_key, rev, "waiting", detail, now_ms)
+
+    def pane_asking(self, pane_key: str, rev: int, detail: str, now_ms: int) -> TableEffects:
+        """The key that answered the prompt was lost: the agent draws its own dialog only
+        after its hook returned (Codex) and now waits on it, so the row is ``blocked``
+        again, never ``working`` (issue 40 item 8). Only while the row is still the one
+        the answer made (``rev``); anything newer wins."""
+        return self._settle_answer(pane_key, rev, "blocked", detail, now_ms)
+
+    def _settle_answer(
+        self, pane_key: str, rev: int, state: AgentState, detail: str, now_ms: int
+    ) -> TableEffects:
         pane = self.authority.resolve(pane_key)
         row = self._rows.get(pane)
         if row is None or row.rev != rev or row.state != "working":
             return TableEffects("unchanged")
         table_now = self._tick(now_ms)
         self._rev += 1
-        idle = replace_row(
+        settled = replace_row(
             row,
-            state="waiting",
+            state=state,
             updated_at_ms=table_now,
             state_since_ms=table_now,
             detail=detail,
             unread=False,  # the user answered it in its terminal: they are looking at it
             rev=self._rev,
         )
-        self._rows[pane] = idle
-        return TableEffects("applied", events=(StatusSet(row=idle),), persist=is_persistable(idle))
+        self._rows[pane] = settled
+        return TableEffects(
+            "applied", events=(StatusSet(row=settled),), persist=is_persistable(settled)
+        )
 
     def ack(self, pane_key: str | None) -> TableEffects:
         """Mark the pane's row (every row when ``None``) read; one set per change."""

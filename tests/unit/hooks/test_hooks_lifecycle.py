@@ -218,6 +218,25 @@ def test_an_answered_prompt_settles_as_waiting_only_while_nothing_newer_came() -
     assert row is not None and row.state == "working"
 
 
+def test_a_lost_answer_blocks_again_only_while_nothing_newer_came() -> None:
+    """Issue 40 item 8: pane_asking turns the answer's working row blocked again (Codex
+    draws its dialog after its hook returned); a hook that came first wins."""
+    table = AgentStatusTable()
+    table.apply_normalized_status(_hook("codex", {"hook_event_name": "PermissionRequest"}), T0)
+    table.pane_input(PANE, T0 + 1)
+    answered = table.row(PANE)
+    assert answered is not None
+    assert table.pane_asking(PANE, answered.rev, "answer in its terminal: Bash", T0 + 2).events
+    row = table.row(PANE)
+    assert row is not None
+    assert (row.state, row.detail, row.unread) == ("blocked", "answer in its terminal: Bash", False)
+    table.pane_input(PANE, T0 + 3)  # Enter in its dialog
+    again = table.row(PANE)
+    assert again is not None and again.state == "working"
+    table.apply_normalized_status(_hook("codex", {"hook_event_name": "PostToolUse"}), T0 + 4)
+    assert table.pane_asking(PANE, again.rev, "x", T0 + 5).outcome == "unchanged"
+
+
 def test_codexs_legacy_notify_never_ends_a_turn_blocked_on_a_permission() -> None:
     """Issue 40 item 8: Codex's legacy notify fires for its title thread on a session's
     first turn: the row stays blocked (its held request stays answerable); Codex's Stop
