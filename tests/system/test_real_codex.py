@@ -7,8 +7,13 @@ the project marked ``trust_level = "trusted"``; ``orca hooks install codex`` wri
 hooks and their trust entries into that same ``CODEX_HOME``. ``codex exec`` lights the
 row and fills the vault; interactive Codex (``-a on-request``) asks on a session's first
 turn, approved with ``orca approve``: the row goes blocked and stays so until the answer
-(the legacy notify of Codex's title thread no longer ends it), then done; a second ask
-refused with Esc in Codex's terminal ends ``waiting``, never ``working``.
+(the legacy notify of Codex's title thread no longer ends it), then done; an ask denied
+with ``orca deny`` runs nothing; ``y`` typed in Codex's terminal while Orca holds its
+hook is lost (Codex draws its own dialog only after the hook returns): the row is
+blocked again, saying it asks in its terminal, until Enter there runs the command; an
+ask refused with Esc in Codex's terminal ends ``waiting``, never ``working``; ``/exit``
+clears the row, ``kill -9`` of a second Codex ends its row ``pty_exited`` 137, and the
+vault's tokens equal the usage the fake API returned for the sessions' turns.
 """
 
 from __future__ import annotations

@@ -144,3 +144,35 @@ def test_a_status_mirror_ignores_permission_events() -> None:
     settled = desk.settle(request.request_id, "timeout", "timeout", "", 1)
     assert settled is not None
     assert hooks.apply_permissions(pending, envelope, settled) == {}
+
+
+def test_a_held_ask_released_by_a_key_is_told_to_the_answer_watch_once() -> None:
+    """Issue 40 item 8: keys typed while a request is held release it (answered in the
+    terminal); the answer watch of that very answer learns which tool was asked (Codex
+    then asks again in its own dialog); an answer from a face releases nothing."""
+    from actors.hooks.permission_hold import PermissionHolds
+    from actors.hooks.service import HooksService
+    from actors.hooks.status_table import AgentStatusTable
+    from orca.contracts import hooks
+
+    table = AgentStatusTable()
+    holds = PermissionHolds(_desk(), HooksService(table, lambda e: None, lambda: None), lambda e: None)
+    pane = "tab-1:3f1c2a9e-0000-4000-8000-000000000001"
+    row = hooks.AgentStatusRow(
+        pane_key=pane, worktree_id="r::/w", agent="codex", state="working", source="hook",
+        detail="prompt answered", updated_at_ms=1, state_since_ms=1, rev=7,
+    )  # fmt: skip
+    holds.desk.open(
+        pane_key=pane, worktree_id="r::/w", agent="codex", payload=PAYLOAD, now_ms=0, hold_ms=5000
+    )
+    holds.observe(hooks.StatusSet(row=row))
+    assert holds.desk.pending() == []
+    assert holds.released_in_terminal(pane, 8) is None  # another answer's rev
+    holds.desk.open(
+        pane_key=pane, worktree_id="r::/w", agent="codex", payload=PAYLOAD, now_ms=0, hold_ms=5000
+    )
+    holds.observe(hooks.StatusSet(row=row))
+    assert holds.released_in_terminal(pane, 7) == "Bash"
+    assert holds.released_in_terminal(pane, 7) is None  # told once
+    holds.observe(hooks.StatusSet(row=row))  # nothing held: nothing released
+    assert holds.released_in_terminal(pane, 7) is None
