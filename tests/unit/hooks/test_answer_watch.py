@@ -89,13 +89,19 @@ def test_an_old_interrupt_line_scrolled_above_the_bottom_does_not_count() -> Non
 
 
 # Codex 0.171's own permission dialog, drawn once its PermissionRequest hook returned
-# with no decision (the ``y`` typed while Orca held it landed in its input box).
+# with no decision (ptyd's screen in tests/system/test_real_codex.py, blank lines cut).
 CODEX_DIALOG = [
     "› orca-ask: touch answered-three",
+    "• Running touch answered-three",
     "  Would you like to run the following command?",
+    "  Environment: local",
+    "  Reason: The test asks for this command.",
     "  $ touch answered-three",
     "› 1. Yes, proceed (y)",
-    "  2. No, and tell Codex what to do differently (esc)",
+    "  2. Yes, and don't ask again for commands that start with `touch answered-",
+    "     three` (p)",
+    "  3. No, and tell Codex what to do differently (esc)",
+    "",
     "  Press enter to confirm or esc to cancel",
 ]
 
