@@ -6,6 +6,10 @@ Only the ``hooks`` actor holds these facts, and they gate every write:
   (``ORCA_AGENT_LAUNCH_TOKEN``). The raw token never reaches this module: the
   boundary hashes it. The first hook write for a pane commits its hash unless a live
   restart registered one first; later hook writes must present the same token.
+* **ended launches** - the hash of a launch whose PTY exited: nothing it left running
+  may report for the pane any more (Codex's shared app server outlives the Codex that
+  started it and runs later sessions' hooks with that first pane's variables: the
+  ended pane's row came back). A new launch in the pane has a new token.
 * **retired-pane fences** - a closed pane's key stays fenced so late evidence (a hook
   still in flight, a relay replay) cannot resurrect its row. Lifted only by a live
   restart event. Bounded LRU: seed 02 §9 prefers a bounded fence to permanent
@@ -40,6 +44,8 @@ ALIAS_CAPACITY = 4096
 # One watermark per producer connection (ptyd, relays); reconnects mint new ids, so
 # old ones age out of the LRU.
 WATERMARK_CAPACITY = 1024
+# Panes whose last launch ended, remembered with its hash (one entry per pane).
+ENDED_LAUNCH_CAPACITY = 4096
 # Panes whose worktree we remember without a row: every pane of a large session.
 KNOWN_WORKTREE_CAPACITY = 4096
 MAX_PANE_KEY_LEN = 256
@@ -132,6 +138,7 @@ class PaneAuthority:
 
     def __init__(self) -> None:
         self.commitments: dict[str, str] = {}
+        self._ended_launches: BoundedLru[str, str] = BoundedLru(ENDED_LAUNCH_CAPACITY)
         self._fences: BoundedLru[str, Fence] = BoundedLru(RETIRED_FENCE_CAPACITY)
         self._aliases: BoundedLru[str, str] = BoundedLru(ALIAS_CAPACITY)
         self._watermarks: BoundedLru[str, int] = BoundedLru(WATERMARK_CAPACITY)
@@ -189,10 +196,18 @@ class PaneAuthority:
         committed = self.commitments.get(pane_key)
         if token_sha256 is None:
             return "launch_token_missing" if committed is not None else None
+        if self._ended_launches.get(pane_key) == token_sha256:
+            return "launch_ended"
         if committed is None:
             self.commitments[pane_key] = token_sha256
             return None
         return None if committed == token_sha256 else "launch_token_mismatch"
+
+    def launch_ended(self, pane_key: str) -> None:
+        """The pane's PTY exited: its committed launch may not write again."""
+        committed = self.commitments.get(pane_key)
+        if committed is not None:
+            self._ended_launches.put(pane_key, committed)
 
     # watermarks ------------------------------------------------------------
     def accept_sequence(self, connection_id: str, seq: int) -> bool:

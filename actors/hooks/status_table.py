@@ -447,6 +447,7 @@ class AgentStatusTable:
             return TableEffects("unchanged", "stale_terminal")
         ended_at = self._tick(now_ms)
         self._remember_cleared(pane, ended_at)
+        self.authority.launch_ended(pane)
         row = self._rows.get(pane)
         if row is None or self.authority.is_fenced(pane):
             # No agent was shown there (a plain shell), or the pane was closed: a
