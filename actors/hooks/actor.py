@@ -265,7 +265,7 @@ class HooksActor:
 
     async def pane_input(self, args: hooks.PaneInputArgs) -> hooks.IngestResult:
         _require_pane_key(args.pane_key)
-        return _answer(self.service.pane_input(args.pane_key))
+        return _answer(self.service.pane_input(args.pane_key, args.evidence_age_ms))
 
     async def ack(self, args: hooks.AckArgs) -> hooks.Acked:
         if args.pane_key is not None:

@@ -474,16 +474,20 @@ class AgentStatusTable:
         )
         return TableEffects("applied", "pty_exited", events=(cleared,), persist=is_persistable(row))
 
-    def pane_input(self, pane_key: str, now_ms: int) -> TableEffects:
+    def pane_input(self, pane_key: str, now_ms: int, evidence_age_ms: int = 0) -> TableEffects:
         """The user typed into the pane: a ``blocked`` row returns to ``working`` (the
         prompt was answered); anything else is unchanged. Answered is not approved: the
         shell (``actors/hooks/answer_watch.py``) then settles it from the agent's next
-        hook or its terminal (:meth:`pane_idle`)."""
+        hook or its terminal (:meth:`pane_idle`). A key typed before the row was
+        blocked (``evidence_age_ms``: ptyd's queue lagged) answers nothing: it is what
+        made the agent ask, as often as not."""
         pane = self.authority.resolve(pane_key)
         row = self._rows.get(pane)
         if row is None or row.state != "blocked" or row.restored_unconfirmed:
             return TableEffects("unchanged")
         table_now = self._tick(now_ms)
+        if table_now - max(0, evidence_age_ms) < row.state_since_ms:
+            return TableEffects("unchanged", "typed_before_the_ask")
         self._rev += 1
         answered = replace_row(
             row,

@@ -113,6 +113,7 @@ class HooksLink:
         # Panes with a pane_input queued and not yet sent: a burst of keystrokes is
         # one message (the evidence is "input arrived", not what it was).
         self._input_pending: set[str] = set()
+        self._input_typed_at: dict[str, float] = {}  # pane key -> when its last key was typed
 
     def ingest_osc(
         self, pane_key: str, terminal_handle: str, worktree_id: str, payload: bytes
@@ -154,6 +155,7 @@ class HooksLink:
 
     def pane_input(self, pane_key: str, terminal_handle: str) -> None:
         """The user typed into the pane: evidence that a permission prompt was answered."""
+        self._input_typed_at[pane_key] = time.monotonic()  # the last key: its age is sent
         if pane_key in self._input_pending:
             return
         args = hooks.PaneInputArgs(pane_key=pane_key, terminal_handle=terminal_handle)
@@ -212,6 +214,10 @@ class HooksLink:
         args = item.args
         if isinstance(args, hooks.PaneInputArgs):
             self._input_pending.discard(item.pane_key)
+            typed_at = self._input_typed_at.pop(item.pane_key, None)
+            if typed_at is not None:
+                age_ms = int((time.monotonic() - typed_at) * 1000)
+                args = replace(args, evidence_age_ms=max(0, age_ms))
         if isinstance(args, hooks.IngestOscArgs) and item.seen_at:
             age_ms = int((time.monotonic() - item.seen_at) * 1000)
             args = replace(args, evidence_age_ms=max(0, age_ms))

@@ -227,6 +227,9 @@ class PtyExitedArgs(Args, frozen=True, kw_only=True):
 class PaneInputArgs(Args, frozen=True, kw_only=True):
     pane_key: str
     terminal_handle: str = ""
+    # How long before sending the last key was typed (ptyd's queue to hooks can lag):
+    # a key typed before the row was blocked answers nothing.
+    evidence_age_ms: int = 0
 
 
 # One reconciliation names every PTY ptyd holds (ended ones are bounded by its history

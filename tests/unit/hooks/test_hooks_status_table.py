@@ -370,3 +370,20 @@ def test_the_same_connections_next_message_is_never_stale_by_clock_rounding() ->
     assert row is not None and row.state == "blocked"
     other = _ev("done", source="terminal", connection_id="c2", connection_seq=1, evidence_age_ms=5)
     assert table.apply_normalized_status(other, T0).reason == "stale_evidence"
+
+
+def test_a_key_typed_before_the_ask_answers_nothing() -> None:
+    """ptyd's word of a key can reach hooks after the ask the key itself caused (its
+    queue lagged: the web test's agent typed `ask` and its held request was released as
+    answered in its terminal). The key's age says it came first: the row stays blocked."""
+    table = AgentStatusTable()
+    table.apply_normalized_status(_ev("working", agent="claude"), T0)
+    table.apply_normalized_status(_ev("blocked", agent="claude"), T0 + 100)
+    early = table.pane_input(PANE, T0 + 300, evidence_age_ms=250)  # typed at T0 + 50
+    assert (early.outcome, early.reason) == ("unchanged", "typed_before_the_ask")
+    row = table.row(PANE)
+    assert row is not None and row.state == "blocked"
+    answer = table.pane_input(PANE, T0 + 400, evidence_age_ms=50)  # typed at T0 + 350
+    assert answer.outcome == "applied"
+    row = table.row(PANE)
+    assert row is not None and row.state == "working" and row.detail == "prompt answered"
