@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actors.gitwatch.aheadbehind import AheadBehindCache, Bases, with_ahead_behind
 from actors.gitwatch.gitfacts import scan_worktrees
-from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.porcelain import parse_worktree_list_z
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import DEBOUNCE_S, GitWatcher
 from actors.gitwatch.wirerows import build_rows
+from orca.actor.inotify import Inotify
 from orca.contracts import gitwatch as gw
 from orca.model.types_repo import Repo
 

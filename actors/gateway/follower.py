@@ -8,8 +8,10 @@ Any failed exchange marks the host unreachable (rows kept, ``unverifiable_since`
 set) and the loop starts over, which is the resync on reconnection.
 
 Nothing received here is written anywhere: the mirrors live in this process's memory
-and are served read-only (``gateway.mirrors``). The host list is re-read every
-``HOSTS_POLL_S``; a removed host's task ends and its mirror is dropped.
+and are served read-only (``gateway.mirrors``). The host list is re-read whenever its
+file changes (inotify on the data folder: ``orca host add`` is followed at once, and
+nothing wakes while it does not change; every ``HOSTS_POLL_S`` where inotify cannot
+watch); a removed host's task ends and its mirror is dropped.
 """
 
 from __future__ import annotations
@@ -24,16 +26,29 @@ import trio
 from actors.gateway.hostmirror import HostMirrorState
 from actors.gateway.listener import RELAY_TIMEOUT_S
 from orca.actor.client import RpcClient
+from orca.actor.inotify import Inotify
+from orca.actor.inotifyabi import (
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DELETE,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_ONLYDIR,
+)
 from orca.contracts import gateway as gw
 from orca.contracts import gitwatch, hooks, ptyd, store
 from orca.model.codec import to_builtins
 from orca.paths import OrcaPaths
+from orca.remote import KNOWN_HOSTS_FILE
 from orca.remote.hosts import Heartbeats, HostConfigError, RemoteHost, link_client, load_hosts
 from orca.wire.errors import OrcaError, Timeout
 
 log = logging.getLogger(__name__)
 
+# Where inotify is unavailable (or its watch limit is reached), the host list is read
+# this often instead.
 HOSTS_POLL_S = 1.0
+_HOSTS_EVENTS = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ONLYDIR
 # A long-poll waits this long on the remote side; our timeout adds the link's heartbeat
 # timeout, so a silent link is declared lost within poll + heartbeat timeout.
 POLL_WAIT_S = 1.0
@@ -61,9 +76,35 @@ class Follower:
 
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
-            while True:
-                self._reconcile(nursery)
-                await trio.sleep(HOSTS_POLL_S)
+            watch = self._watch_hosts_file()
+            try:
+                while True:
+                    self._reconcile(nursery)
+                    if watch is None:
+                        await trio.sleep(HOSTS_POLL_S)
+                        continue
+                    while not any(e.name in (KNOWN_HOSTS_FILE, "") for e in await watch.read()):
+                        pass  # another file of the data folder changed
+            finally:
+                if watch is not None:
+                    watch.close()
+
+    def _watch_hosts_file(self) -> Inotify | None:
+        """An inotify watch of the folder holding the host list (its file is replaced
+        by a rename), or None: then the list is read every ``HOSTS_POLL_S``."""
+        folder = str(self.paths.data_dir)
+        try:
+            watch = Inotify()
+        except OSError as exc:
+            log.warning("cannot watch the host list (%s): read every %gs", exc, HOSTS_POLL_S)
+            return None
+        try:
+            watch.add_watch(folder, _HOSTS_EVENTS)
+        except OSError as exc:
+            log.warning("cannot watch %s (%s): host list read every %gs", folder, exc, HOSTS_POLL_S)
+            watch.close()
+            return None
+        return watch
 
     def _reconcile(self, nursery: trio.Nursery) -> None:
         try:

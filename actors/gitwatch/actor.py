@@ -24,7 +24,6 @@ import trio
 from actors.gitwatch import errors
 from actors.gitwatch.factstate import RepoKind
 from actors.gitwatch.firstmessage import PENDING_FIRST_MESSAGE_RENAME, rename_from_first_message
-from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.lifecycle import (
     CreateRequest,
     create_worktree,
@@ -44,6 +43,7 @@ from actors.gitwatch.wirerows import (
 )
 from actors.gitwatch.wiretext import display_text
 from orca.actor import ActorContext, Mirror
+from orca.actor.inotify import Inotify
 from orca.contracts import NoArgs, Op
 from orca.contracts import gitwatch as contract
 from orca.contracts import store as store_contract

@@ -21,8 +21,6 @@ from collections.abc import Awaitable, Callable
 import pygit2
 import trio
 
-from actors.gitwatch.inotify import Inotify
-from actors.gitwatch.inotifyabi import IN_DONT_FOLLOW, IN_EXCL_UNLINK, IN_IGNORED, IN_ONLYDIR
 from actors.gitwatch.watchplan import (
     MASK_BY_KIND,
     REMOTES_DIR,
@@ -33,6 +31,8 @@ from actors.gitwatch.watchplan import (
     WatchRole,
     classify_event,
 )
+from orca.actor.inotify import Inotify
+from orca.actor.inotifyabi import IN_DONT_FOLLOW, IN_EXCL_UNLINK, IN_IGNORED, IN_ONLYDIR
 
 log = logging.getLogger(__name__)
 

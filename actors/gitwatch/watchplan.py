@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from actors.gitwatch.inotifyabi import (
+from orca.actor.inotifyabi import (
     IN_ATTRIB,
     IN_CLOSE_WRITE,
     IN_CREATE,

@@ -40,12 +40,24 @@ from actors.vault.step import Source
 from actors.vault.storeview import FOLLOWED, StoreFacts, apply_store_event, load_store_facts
 from orca.actor import ActorContext, Mirror
 from orca.actor.shared_mirrors import HOOKS_BINDINGS
+from orca.actor.subscriber import Subscriber
 from orca.contracts import hooks, store
 from orca.contracts import vault as contract
 from orca.contracts.base import NoArgs, Op
 from orca.wire.errors import Internal, Unavailable
 
 log = logging.getLogger(__name__)
+
+# Rows whose arrival means a transcript was just written (a turn ended, or it asks).
+SETTLED_STATES = frozenset({"done", "waiting", "blocked"})
+# Passes that find nothing space out up to this many scan intervals, at most a minute.
+IDLE_SCAN_FACTOR = 12
+IDLE_SCAN_MAX_S = 60.0
+
+
+def idle_scan_wait(base: float) -> float:
+    """The longest wait between passes that find nothing, for a scan interval ``base``."""
+    return max(base, min(IDLE_SCAN_MAX_S, base * IDLE_SCAN_FACTOR))
 
 CHANGED_EVERY_S = 0.25
 VAULT_DIR = "vault"
@@ -194,15 +206,31 @@ class VaultActor:
 
     # -- the scan -----------------------------------------------------------------------
     async def run_scans(self) -> None:
+        """A pass now, then one every ``scan_interval_s`` while passes find something,
+        twice as far apart after each pass that found nothing (up to ``idle_scan_wait``:
+        issue 36, nothing wakes an idle tree), and at once when woken (a session bound,
+        an agent's turn settled, a rebuild)."""
+        base = self.config.scan_interval_s
+        wait = base
         while True:
+            found = True
             if self.scanner is not None:
                 try:
-                    await self.scan_pass()
+                    report = await self.scan_pass()
+                    found = bool(report.indexed or report.consumed or report.forgotten)
                 except (sqlite3.Error, OSError) as exc:
                     log.exception("scan pass failed (%s); retrying at the next interval", exc)
-            with trio.move_on_after(self.config.scan_interval_s):
+            wait = base if found else min(wait * 2, idle_scan_wait(base))
+            with trio.move_on_after(wait):
                 await self.wake.wait()
+            if self.wake.is_set():
+                wait = base
             self.wake = trio.Event()
+
+    def on_status(self, _envelope: Any, event: Any) -> None:
+        """An agent's turn settled (or it asks): its transcript has just been written."""
+        if isinstance(event, hooks.StatusSet) and event.row.state in SETTLED_STATES:
+            self.wake.set()
 
     async def scan_pass(self) -> PassReport:
         scanner = self.scanner
@@ -281,6 +309,13 @@ async def setup(ctx: ActorContext) -> None:
         "vault": {"scans": actor.scans, "lastScanMs": actor.last_scan_ms, "unavailable": actor.unavailable}
     }
     ctx.nursery.start_soon(actor.run_scans)
+    status = Subscriber(
+        ctx.paths.ipc_endpoint(hooks.CONTRACT.actor, "pub"),
+        [hooks.STATUS_SET],
+        actor.on_status,
+        consumer="vault<-hooks status",
+    )
+    ctx.nursery.start_soon(status.run)
     ctx.nursery.start_soon(actor.follow_bindings)
     ctx.nursery.start_soon(actor.follow_store)
 

@@ -24,9 +24,9 @@ from support.actors import event_tap, kill_9_and_wait
 from support.chaos import keeper_pid, kept_keys, orcad_pid, wait_until_kept
 from support.procs import new_terminal, run_cli, write_config
 
-from actors.gitwatch.inotify import Inotify
-from actors.gitwatch.inotifyabi import IN_CREATE, IN_MODIFY
 from actors.supervisor.lock import InstanceLock
+from orca.actor.inotify import Inotify
+from orca.actor.inotifyabi import IN_CREATE, IN_MODIFY
 from orca.contracts import ptyd
 from orca.contracts.supervisor import LockInfo, read_abandoned_lock_info, read_lock_info
 from orca.paths import OrcaPaths, resolve_paths

@@ -20,7 +20,6 @@ import trio
 
 from actors.gitwatch import errors
 from actors.gitwatch.firstmessage import name_from_message, rename_from_first_message
-from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.lifecycle import (
     CreateRequest,
     create_worktree,
@@ -30,6 +29,7 @@ from actors.gitwatch.lifecycle import (
 from actors.gitwatch.storeview import StoreView
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import DEBOUNCE_S, GitWatcher
+from orca.actor.inotify import Inotify
 from orca.contracts import gitwatch as gw
 from orca.model.state import GlobalSettings
 from orca.model.types_repo import Repo

@@ -17,12 +17,12 @@ import pytest
 import trio
 
 from actors.gitwatch import errors
-from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.mergecalc import compute_merge, open_for_merge
 from actors.gitwatch.merging import merge_worktree, preview_merge
 from actors.gitwatch.storeview import StoreView
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
+from orca.actor.inotify import Inotify
 from orca.contracts import gitwatch as gw
 from orca.model.types_repo import Repo
 from orca.model.worktree import WorktreeMeta

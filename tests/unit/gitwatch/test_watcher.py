@@ -11,10 +11,10 @@ import msgspec
 import pytest
 import trio
 
-from actors.gitwatch.inotify import Inotify
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
 from actors.gitwatch.watchplan import RescanRepo
+from orca.actor.inotify import Inotify
 from orca.contracts import gitwatch as gw
 
 # What the tracker emits: the contract's event Structs, in order.

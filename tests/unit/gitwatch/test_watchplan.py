@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from actors.gitwatch.inotifyabi import (
+from actors.gitwatch.watchplan import (
+    RefreshStatus,
+    RescanEverything,
+    RescanRepo,
+    WatchNewDirectory,
+    WatchRole,
+    classify_event,
+)
+from orca.actor.inotifyabi import (
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_DELETE,
@@ -13,14 +21,6 @@ from actors.gitwatch.inotifyabi import (
     IN_MOVED_TO,
     IN_Q_OVERFLOW,
     InotifyEvent,
-)
-from actors.gitwatch.watchplan import (
-    RefreshStatus,
-    RescanEverything,
-    RescanRepo,
-    WatchNewDirectory,
-    WatchRole,
-    classify_event,
 )
 
 COMMON = WatchRole("common", "r", "/repo/.git", "/repo")

@@ -19,7 +19,7 @@ import os
 
 import trio
 
-from actors.gitwatch.inotifyabi import InotifyEvent, parse_events
+from orca.actor.inotifyabi import InotifyEvent, parse_events
 
 _IN_NONBLOCK = os.O_NONBLOCK
 _IN_CLOEXEC = os.O_CLOEXEC

@@ -9,8 +9,8 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.gitwatch.inotify import Inotify
-from actors.gitwatch.inotifyabi import (
+from orca.actor.inotify import Inotify
+from orca.actor.inotifyabi import (
     IN_CLOSE_WRITE,
     IN_CREATE,
     IN_IGNORED,
