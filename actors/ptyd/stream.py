@@ -153,6 +153,7 @@ class AttachStream:
     def __init__(self, ptyd: Ptyd) -> None:
         self.ptyd = ptyd
         self.peers: dict[bytes, Peer] = {}
+        self._peer_came = trio.Event()  # a stream client attached (the sweep runs then)
         self.handed: dict[bytes, HandedPeer] = {}  # handed terminals (handed.py), by conn
         self.endpoint = ""
         self.refused = 0  # malformed messages
@@ -197,7 +198,12 @@ class AttachStream:
             unlink_ipc(self._ipc)
 
     async def _sweep(self) -> None:
+        """Every ``STREAM_PING_S`` while a stream client is attached; nothing at all
+        while none is (issue 36: nothing wakes an idle tree)."""
         while True:
+            if not self.peers:
+                self._peer_came = trio.Event()
+                await self._peer_came.wait()
             await trio.sleep(contract.STREAM_PING_S)
             now = time.monotonic()
             for peer in list(self.peers.values()):
@@ -330,6 +336,7 @@ class AttachStream:
             self.detach(oldest)  # bounded: the oldest attachment goes
         peer = Peer(self, rid, session, hello.flat)
         self.peers[rid] = peer
+        self._peer_came.set()
         session.streams.append(peer)
         session.watcher_came()
         # Issue 12 (hooks helper): attaching is the user seeing the pane (unread ends).
