@@ -1,7 +1,7 @@
 """This process's execution host id.
 
 Every session and status row carries the id of the host that runs it (``local``,
-``ssh:<urlenc>``, ``runtime:<urlenc>``; ARCHITECTURE §4), so a client mirroring several
+``ssh:<urlenc>``, ``runtime:<urlenc>``; seed 01 §4–§6), so a client mirroring several
 hosts never merges one host's rows into another's. A host runs its actors with
 ``ORCA_HOST_ID`` set; a plain local install leaves it unset and is ``local``.
 """

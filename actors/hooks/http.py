@@ -72,7 +72,7 @@ FIRST_BYTE_TIMEOUT_S = 2.0
 # Between requests on a kept-alive (authenticated) connection.
 IDLE_TIMEOUT_S = 5.0
 MAX_HEADER_BYTES = 16 * 1024
-# Fifty agents firing a hook at once is the design load (ARCHITECTURE); 128 slots
+# Fifty agents firing a hook at once is the design load (docs/architecture.md); 128 slots
 # leave headroom and bound the fds the endpoint can ever hold.
 MAX_CONNECTIONS = 128
 RECEIVE_CHUNK = 64 * 1024

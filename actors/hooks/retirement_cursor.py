@@ -1,4 +1,4 @@
-"""Which of the store's pane retirements hooks has applied (ARCHITECTURE §3.2). Pure.
+"""Which of the store's pane retirements hooks has applied (docs/protocols.md §2). Pure.
 
 ``store`` numbers retirements per host with its topology revision. hooks keeps the
 last ``local`` revision up to which every retirement is applied (``revision``, saved

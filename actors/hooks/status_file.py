@@ -9,7 +9,7 @@ The retired-pane fences are written too, oldest retirement first, each with its
 retirement id and time (seed 02 §9, §13): a pane closed before a crash stays closed.
 So is ``storeRevision``, the last ``local`` topology revision of ``store`` whose
 retirements hooks has applied: after a restart, ``session.retired_since`` from that
-revision replays exactly the retirements it missed (ARCHITECTURE §3.2).
+revision replays exactly the retirements it missed (docs/protocols.md §2).
 
 What is read back: rows younger than ``HYDRATE_WINDOW_MS``; every non-``done`` row is
 stamped ``restoredUnconfirmed`` so no reader takes it for live truth; a structured row

@@ -1,4 +1,4 @@
-"""Session GC decisions (ARCHITECTURE §3.1; seed 01 §4.3, §7.5; seed 02 §13): pure.
+"""Session GC decisions (docs/protocols.md §1; seed 01 §4.3, §7.5; seed 02 §13): pure.
 
 ``ptyd`` never reaps a session on its own belief. The protocol:
 

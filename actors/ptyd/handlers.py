@@ -84,7 +84,7 @@ class PtydOps:
         return contract.Empty()
 
     async def close(self, args: contract.SessionArgs) -> contract.CloseResult:
-        # A pane close (ARCHITECTURE §3.2): end the PTY, then retire the pane in store and
+        # A pane close (docs/protocols.md §2): end the PTY, then retire the pane in store and
         # fence it in hooks before replying. Concurrent: those calls wait on peers.
         if self.ptyd.close_archived(args.session_id):  # issue 13: only its history to delete
             return contract.CloseResult(history_only=True)

@@ -37,7 +37,7 @@ class SessionInfo:
     exit_code: int | None = None  # None while running; -1 when unknown (not our child)
     # Names the on-disk history; stays the id given at spawn when a rename re-keys.
     history_key: str = ""
-    # The execution host running the session (ARCHITECTURE §4: every session carries it).
+    # The execution host running the session (seed 01 §4–§6: every session carries it).
     host_id: str = field(default_factory=current_host_id)
 
     def to_row(self, kind: type[RowT], end_offset: int, attached: int) -> RowT:

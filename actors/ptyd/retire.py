@@ -1,4 +1,4 @@
-"""Pane retirement as ``ptyd`` sees it (ARCHITECTURE §3.2; seed 02 §9).
+"""Pane retirement as ``ptyd`` sees it (docs/protocols.md §2; seed 02 §9).
 
 Two directions, both keyed by the pane key ``<tabId>:<leafId>``:
 

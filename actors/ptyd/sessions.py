@@ -3,7 +3,7 @@
 Sessions are keyed by their PTY session id ``<worktreeId>@@<8 hex>`` (orca.model.panes).
 A worktree rename (``git worktree move`` → store's identity migration → event
 ``worktree.renamed {old, new}``) re-keys every live session of the old worktree to
-``<new>@@<same hex>`` instead of killing it (ARCHITECTURE §3.1); the old ids stay
+``<new>@@<same hex>`` instead of killing it (docs/protocols.md §1); the old ids stay
 valid as aliases so a client holding one keeps working.
 
 The table only spawns and indexes; running a session (its reader task) is the caller's

@@ -1,4 +1,4 @@
-"""The bounded log of recent pane retirements, per host (ARCHITECTURE §3.2 catch-up).
+"""The bounded log of recent pane retirements, per host (docs/protocols.md §2 catch-up).
 
 ``session.paneRetired`` is an event: a follower (``hooks``, ``ptyd``) that is down
 when it is published never sees it. Each retirement is therefore also appended to a

@@ -1,6 +1,6 @@
 """Pure ops on worktree-keyed records: sticky notes, lineage, GC, identity (seed 01 §4, §7.5).
 
-``identity.resolve`` serves ptyd's session-GC protocol (ARCHITECTURE §3.1): a PTY session
+``identity.resolve`` serves ptyd's session-GC protocol (docs/protocols.md §1): a PTY session
 minted under a worktree id may only be reaped when the store calls that id unknown.
 An id is *current* when the store holds anything under it (meta, a session row in any
 host partition, or it is a repo's main checkout; ``folder:<id>`` when that folder

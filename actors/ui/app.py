@@ -1,4 +1,4 @@
-"""``orca ui``: the Textual application (a client only; ARCHITECTURE §1).
+"""``orca ui``: the Textual application (a client only; docs/architecture.md §1).
 
 The app owns no state that matters: everything it shows is a mirror
 (``actors/ui/backend.py``) and everything it changes is a request. Its layout — tabs,

@@ -5,7 +5,7 @@ One :class:`Backend` per ``orca ui``. It follows five actors with
 rows; ptyd: sessions; gitwatch: git facts; orcad: actor states) and one heartbeat
 :class:`~orca.actor.subscriber.Subscriber` per actor, and it calls their ops for the
 user's actions. It never writes a file: every change is a request to the actor that
-owns it (ARCHITECTURE §1).
+owns it (docs/architecture.md §1).
 
 Liveness from events, not polling: an actor (orcad included) is shown down the moment
 its process ends (a pidfd per pid orcad reports, ``_watch_pids``), and up again when it

@@ -1,6 +1,6 @@
 """What the UI mirrors of each actor: pure ``load``/``apply`` pairs for ``orca.actor.Mirror``.
 
-The UI owns nothing (ARCHITECTURE §1): each actor's state reaches it as a Clone-pattern
+The UI owns nothing (docs/architecture.md §1): each actor's state reaches it as a Clone-pattern
 mirror (snapshot over RPC, then that actor's events), folded here into small frozen
 views. hooks rows use the contract's own ``load_mirror``/``apply_to_mirror`` (the one
 fold every reader shares); the fates of exited panes come with the snapshot only.

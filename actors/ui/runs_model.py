@@ -5,7 +5,7 @@ worktree of its own. The view lists the runs (:func:`run_line`), shows one run's
 variants side by side, one column each (:func:`variant_columns`: agent, a state light,
 diffstat, check result, time, cost), and asks before a merge (:func:`merge_question`),
 refusing one the preview says conflicts. Nothing here decides a state: orch did, and
-the view only projects its rows (ARCHITECTURE §1: a reader never re-decides).
+the view only projects its rows (docs/architecture.md §1: a reader never re-decides).
 """
 
 from __future__ import annotations

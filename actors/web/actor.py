@@ -7,7 +7,7 @@ before any request can arrive), start following the other actors (the board), th
 serve with hypercorn's trio worker. Stop: hypercorn's graceful shutdown (bounded), the
 device list saved.
 
-It is a client like ``orca ui`` (ARCHITECTURE §1): it writes no file but its device
+It is a client like ``orca ui`` (docs/architecture.md §1): it writes no file but its device
 list, and every change it makes is a request to the actor that owns the thing. Run by
 orcad when enabled (``[enable] web = true``), or in the foreground by ``orca web``.
 """

@@ -20,7 +20,7 @@ a request read. Fail closed, by construction:
 
 CURVE options apply to the binds made after they are set, so the ipc endpoints, bound
 first, stay plain and the local CLI is unchanged. ``check_tcp_host`` still keeps binds
-on loopback: a remote host reaches a host through the gateway (ARCHITECTURE §2).
+on loopback: a remote host reaches a host through the gateway (docs/architecture.md §2).
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ def bind_endpoint(
 ) -> str:
     """Bind ``endpoint``; record the resolved endpoint and, for ipc, the file to remove later.
 
-    Invariant: nothing listens on TCP without CURVE (ARCHITECTURE §2; issue 16 item 1).
+    Invariant: nothing listens on TCP without CURVE (docs/architecture.md §2; issue 16 item 1).
     A ``tcp://`` bind on a socket that is not a CURVE server is refused here, in the one
     bind path, whoever asks (``orca.actor.endpoints.make_curve_server`` prepares one).
     """

@@ -1,6 +1,6 @@
 """``orca ui``: the terminal UI (``actors/ui``), started in place of this process.
 
-``orca/`` imports nothing from ``actors/`` (ARCHITECTURE §6), so the command execs
+``orca/`` imports nothing from ``actors/`` (docs/architecture.md §4), so the command execs
 ``python -m actors.ui`` with the same interpreter and environment (``ORCA_HOME``
 included) instead of importing it; the UI is then the process the user's terminal
 runs, and ``kill -9`` of it ends nothing but the view.

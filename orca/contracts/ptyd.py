@@ -28,7 +28,7 @@ Ops (ROUTER; args validated as the Structs below; field names camelCase on the w
 ``term.kill`` {sessionId} → {} SIGHUP+SIGTERM to the group, SIGKILL after a grace.
 ``term.close`` {sessionId} → {fenced, storeRevision, historyOnly} (for an archived
     session, see ``term.list``: its history is deleted, nothing else, ``historyOnly``
-    true - its pane may run a newer terminal by now) a pane close (ARCHITECTURE §3.2):
+    true - its pane may run a newer terminal by now) a pane close (docs/protocols.md §2):
     kill if running, forget the session and its history, then retire its pane
     everywhere before replying: ``hooks`` ``agentStatus.retire_pane`` (queued behind
     every earlier hooks message, so a pending ``restart_pane`` cannot lift the fence)

@@ -4,7 +4,7 @@
     build}
     ``capabilities`` lists every op the actor serves (its contract's and these), so a
     peer of another build can tell which ops it may call before it calls them
-    (ARCHITECTURE §2, compatibility rules 1–3). ``orca restart --all`` reads them to
+    (docs/architecture.md §2, compatibility rules 1–3). ``orca restart --all`` reads them to
     decide how the old tree hands its terminals over (``sup.hand_over``).
     ``build`` is ``build_id()``: a hash of the source the process runs (``""`` from a
     build older than the field), so "the new code is running" can be checked.

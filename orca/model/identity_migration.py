@@ -1,4 +1,4 @@
-"""Re-keying a worktree after its folder moved (seed 01 §4.3; ARCHITECTURE §3.1).
+"""Re-keying a worktree after its folder moved (seed 01 §4.3; docs/protocols.md §1).
 
 A worktree's id embeds its path, so ``git worktree move`` changes its identity.
 The order is fixed: move on disk (the point of no return), then migrate the

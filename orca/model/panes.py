@@ -1,4 +1,4 @@
-"""Pane keys and PTY session ids (seed 01 §6.3; ARCHITECTURE §4).
+"""Pane keys and PTY session ids (seed 01 §6.3; seed 01 §4–§6).
 
 Pane key ``<tabId>:<leafUUID>``: the global identity of one terminal pane. It
 must survive UI reloads, travel in PTY environment variables and hook payloads,

@@ -1,4 +1,4 @@
-"""Request, reply and event envelopes (ARCHITECTURE §2).
+"""Request, reply and event envelopes (docs/architecture.md §2).
 
 Request ``{v, id, op, args, idem?}`` → reply ``{v, id, ok: true, result}`` or
 ``{v, id, ok: false, error: {code, message}}``. Event: a topic frame, then
