@@ -301,8 +301,12 @@ class TerminalView(Widget, can_focus=True):
             return
         size = (row.cols, row.rows)
         if self._own_size is not None:
-            if size != self._own_size and time.monotonic() < self._own_size_until:
-                return  # ptyd's word of an earlier size, before ours
+            left = self._own_size_until - time.monotonic()
+            if size != self._own_size and left > 0:
+                # ptyd's word of an earlier size, before ours; or another client's after
+                # ours, folded with it by the mirror: decided again once the wait is over
+                self.set_timer(left, self.follow_pty_size)
+                return
             self._own_size = None
         if self._resize_timer is not None:
             return  # this pane is about to take the size
