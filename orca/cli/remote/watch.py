@@ -155,16 +155,9 @@ class RemoteWatch:
                 now_ms = time.time_ns() // 1_000_000
                 emit(self._named(host, {**self._set_line(row, now_ms), **label}))
         elif change.cleared is not None and rows.pop(change.cleared.pane_key, None) is not None:
-            cleared = change.cleared
-            line: Line = {
-                "event": "clear",
-                "paneKey": cleared.pane_key,
-                "worktreeId": cleared.worktree_id,
-                "reason": cleared.reason,
-            }
-            if cleared.exit_code is not None:
-                line["exitCode"] = cleared.exit_code
-            emit(self._named(host, {**line, **label}))
+            from orca.cli.watch import clear_line  # the local watch's own line
+
+            emit(self._named(host, {**clear_line(change.cleared), **label}))
 
     # -- the combined wait -----------------------------------------------------------
     def receive(self, sub: Any, timeout: float, emit: Emit) -> Any:
