@@ -117,6 +117,25 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
                 )
                 return ask
 
+            async def answered_until(key: str, settled: str) -> dict[str, Any]:
+                """The row's next state once ``key``, typed in Claude's dialog, took:
+                ``settled`` or, after three tries, still blocked. Under load Claude's
+                dialog sometimes drops the key as the held hook is released (CI, 2 of 5
+                runs): it then says it still needs the permission (its Notification
+                hook), and the user presses the key again, as a person would."""
+                for _ in range(3):
+                    got = await watch.until(
+                        lambda e: e["event"] == "set" and e["paneKey"] == pane
+                        and e["state"] in (settled, "blocked")
+                    )  # fmt: skip
+                    if got["state"] == settled:
+                        break
+                    await trio.to_thread.run_sync(
+                        until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
+                    )
+                    user.ok("term", "send", handle, key)
+                return got
+
             # 1. Approved from Orca: the command runs, the turn ends done.
             ask = await prompt("orca-run: touch approved-one")
             assert (ask["toolName"], ask["summary"]) == ("Bash", "touch approved-one")
@@ -147,20 +166,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             await prompt("orca-run: touch refused-three")
             user.ok("term", "send", handle, "4")
             assert (await watch.until(_answered(pane)))["outcome"] == "answered_elsewhere"
-            # As with step 4's Enter: under load Claude's dialog may drop the key as the
-            # held hook is released (it then says it still needs the permission); the
-            # user presses it again.
-            for _ in range(3):
-                idle = await watch.until(
-                    lambda e: e["event"] == "set" and e["paneKey"] == pane
-                    and e["state"] in ("waiting", "blocked")
-                )  # fmt: skip
-                if idle["state"] == "waiting":
-                    break
-                await trio.to_thread.run_sync(
-                    until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
-                )
-                user.ok("term", "send", handle, "4")
+            idle = await answered_until("4", "waiting")
             assert idle["state"] == "waiting"
             assert idle["detail"] == INTERRUPTED_DETAIL
             assert not (project / "refused-three").exists()
@@ -179,20 +185,7 @@ async def test_real_claude_approved_denied_cancelled_and_exit(
             await prompt("orca-run: touch answered-four")
             user.ok("term", "send", handle, "\r")
             assert (await watch.until(_answered(pane)))["outcome"] == "answered_elsewhere"
-            # Under load Claude's dialog sometimes drops the Enter (CI, 2 of 5 runs): it
-            # then says it still needs the permission (its Notification hook), and the
-            # user presses Enter again, as a person would.
-            for _ in range(3):
-                end = await watch.until(
-                    lambda e: e["event"] == "set" and e["paneKey"] == pane
-                    and e["state"] in ("done", "blocked")
-                )  # fmt: skip
-                if end["state"] == "done":
-                    break
-                await trio.to_thread.run_sync(
-                    until_screen, user, sid, pane, DIALOG, abandon_on_cancel=True
-                )
-                user.ok("term", "send", handle, "\r")
+            end = await answered_until("\r", "done")
             assert end["state"] == "done"
             assert (project / "answered-four").exists()
 
