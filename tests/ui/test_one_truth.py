@@ -40,6 +40,18 @@ def cli_terminal(tree: Any, name: str, script: str = SCRIPT) -> ptyd.SessionRow:
     return row
 
 
+async def shown_and_fitted(app: OrcaApp, worktree_id: str, session_id: str) -> Any:
+    """The worktree opened, its one pane showing ``session_id``, attached, and the PTY
+    resized from the CLI's 80x24 to the pane: the pane's view."""
+    await ready(app)
+    app.select_worktree(worktree_id, focus_terminal=True)
+    await app.wait_for(lambda: [v.session_id for v in app.pane_views()] == [session_id])
+    (view,) = app.pane_views()
+    await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
+    await app.wait_for(lambda: view.model.size == tuple(view.content_size))
+    return view
+
+
 def stored_pane_keys(worktree_id: str) -> list[str]:
     session = invoke(store.SESSION_GET, store.SessionGetArgs()).session
     return [k for wt, k in layout.all_pane_keys(session) if wt == worktree_id]
@@ -110,13 +122,7 @@ def test_a_resized_pane_shows_its_screen_again(tree: Any, drive: Any) -> None:
         )
 
     async def scenario(app: OrcaApp, pilot: Any) -> None:
-        await ready(app)
-        app.select_worktree(alpha, focus_terminal=True)
-        await app.wait_for(lambda: [v.session_id for v in app.pane_views()] == [row.session_id])
-        (view,) = app.pane_views()
-        await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
-        fitted = lambda: view.model.size == tuple(view.content_size)  # noqa: E731
-        await app.wait_for(fitted)  # the PTY resized from the CLI's 80x24 to the pane
+        view = await shown_and_fitted(app, alpha, row.session_id)
         await app.wait_for(lambda: shows_every_line(view))
         wide = view.model.size
         await pilot.press("ctrl+g", "d")  # the review takes half of what the sidebar leaves
@@ -150,12 +156,7 @@ def test_a_pty_resized_by_another_client_is_drawn_at_its_size_and_said(
         return mine.cols, mine.rows
 
     async def scenario(app: OrcaApp, pilot: Any) -> None:
-        await ready(app)
-        app.select_worktree(alpha, focus_terminal=True)
-        await app.wait_for(lambda: [v.session_id for v in app.pane_views()] == [row.session_id])
-        (view,) = app.pane_views()
-        await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
-        await app.wait_for(lambda: view.model.size == tuple(view.content_size))
+        view = await shown_and_fitted(app, alpha, row.session_id)
         assert not view.border_subtitle
         # another client (a phone's Fit: term.resize) takes the size
         resize = ptyd.ResizeArgs(session_id=row.session_id, cols=41, rows=20)
