@@ -153,10 +153,10 @@ class Ptyd:
         terminal's resize, a ``hand``'s size): the PTY, the keeper's copy, the size a
         later ptyd redraws at, and the event every face reads ("the client that resized
         last sets the size"). ``SessionEnded`` if its PTY has closed."""
-        if (session.info.cols, session.info.rows) == (cols, rows):
-            session.resize(cols, rows)  # the model's reflow all the same; nothing to tell
-            return
-        session.resize(cols, rows)
+        unchanged = (session.info.cols, session.info.rows) == (cols, rows)
+        session.resize(cols, rows)  # the model's reflow even when unchanged
+        if unchanged:
+            return  # nothing to tell
         resized = contract.SessionResized(session_id=session.session_id, cols=cols, rows=rows)
         self.session_changed(session, "resized", resized)
 
