@@ -40,6 +40,7 @@ import time
 from typing import Any
 
 from orca.cli.output import EXIT_OK
+from orca.cli.watch_lines import answered_line, ask_line, clear_line, set_line
 from orca.views.agent_handles import LineHandles
 
 WATCH_CONSUMER = "orca watch"
@@ -63,63 +64,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--notify-command", help="run this instead of notify-send (title, body appended)"
     )
     watch.set_defaults(func=cmd_watch)
-
-
-def set_line(row: Any, now_ms: int) -> dict[str, object]:
-    """The ``--json`` object of one written row (``AgentStatusRow``)."""
-    from orca.model.agent_status import display_state
-
-    return {
-        "event": "set",
-        "paneKey": row.pane_key,
-        "worktreeId": row.worktree_id,
-        "terminalHandle": row.terminal_handle,
-        "agent": row.agent,
-        "state": row.state,
-        "displayState": display_state(row, now_ms),
-        "unread": row.unread,
-        "source": row.source,
-        "detail": row.detail,
-        "rev": row.rev,
-    }
-
-
-def clear_line(cleared: Any) -> dict[str, object]:
-    line: dict[str, object] = {
-        "event": "clear",
-        "paneKey": cleared.pane_key,
-        "worktreeId": cleared.worktree_id,
-        "reason": cleared.reason,
-    }
-    if cleared.exit_code is not None:
-        line["exitCode"] = cleared.exit_code
-    return line
-
-
-def ask_line(request: Any) -> dict[str, object]:
-    """The ``--json`` object of a held permission request (``orca approve``/``deny``)."""
-    return {
-        "event": "ask",
-        "paneKey": request.pane_key,
-        "worktreeId": request.worktree_id,
-        "agent": request.agent,
-        "requestId": request.request_id,
-        "toolName": request.tool_name,
-        "summary": request.summary,
-        "expiresAtMs": request.expires_at_ms,
-    }
-
-
-def answered_line(settlement: Any) -> dict[str, object]:
-    """The ``--json`` object of a settled permission request."""
-    return {
-        "event": "answered",
-        "paneKey": settlement.pane_key,
-        "worktreeId": settlement.worktree_id,
-        "requestId": settlement.request_id,
-        "outcome": settlement.outcome,
-        "by": settlement.by,
-    }
 
 
 def _human(line: dict[str, object]) -> str:
@@ -221,7 +165,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if any_known_host():  # remote hosts' rows too, labelled (orca.cli.remote.watch)
         from orca.cli.remote.watch import RemoteWatch
 
-        remote = RemoteWatch(set_line)
+        remote = RemoteWatch()
 
     local = LineHandles(_terminals(), relist=_terminals)
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import zmq
 
 from orca.cli.remote.readers import _label, _local_label, _mirrors, _unverifiable
+from orca.cli.watch_lines import clear_line, set_line
 from orca.views.agent_handles import LineHandles
 
 if TYPE_CHECKING:
@@ -47,12 +48,11 @@ def _row_key(row: Any) -> tuple[object, ...]:
 class RemoteWatch:
     """Follows the local gateway's mirrors for ``orca watch``."""
 
-    def __init__(self, set_line: Callable[[Any, int], Line]) -> None:
+    def __init__(self) -> None:
         from orca.client.sync import endpoint_for
         from orca.contracts import gateway as gw
         from orca.contracts.sys import HEARTBEAT_TYPE
 
-        self._set_line = set_line
         self._heartbeat = HEARTBEAT_TYPE
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self.socket = ctx.socket(zmq.SUB)
@@ -106,7 +106,7 @@ class RemoteWatch:
             self._rows[link.name] = kept
             emit({"event": "link", **label, "text": stale, "rows": len(kept)})
             for _, row in kept.values():
-                line = self._named(link.name, {**self._set_line(row, now_ms), **label})
+                line = self._named(link.name, {**set_line(row, now_ms), **label})
                 line["lastSeen"] = line["displayState"]
                 line["displayState"] = "unverifiable"
                 line["unverifiableDetail"] = stale
@@ -119,7 +119,7 @@ class RemoteWatch:
         for pane, (key, row) in rows.items():
             self._seen(link.name, pane, row.rev)
             if before is None or before.get(pane, (None,))[0] != key:
-                emit(self._named(link.name, {**self._set_line(row, now_ms), **label}))
+                emit(self._named(link.name, {**set_line(row, now_ms), **label}))
         for pane, (_, row) in (before or {}).items():
             if pane not in rows:
                 gone: Line = {
@@ -153,10 +153,8 @@ class RemoteWatch:
             if self._seen(host, row.pane_key, row.rev):
                 rows[row.pane_key] = (_row_key(row), row)
                 now_ms = time.time_ns() // 1_000_000
-                emit(self._named(host, {**self._set_line(row, now_ms), **label}))
+                emit(self._named(host, {**set_line(row, now_ms), **label}))
         elif change.cleared is not None and rows.pop(change.cleared.pane_key, None) is not None:
-            from orca.cli.watch import clear_line  # the local watch's own line
-
             emit(self._named(host, {**clear_line(change.cleared), **label}))
 
     # -- the combined wait -----------------------------------------------------------

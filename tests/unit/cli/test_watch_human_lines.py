@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from orca.cli.watch import _human, answered_line, ask_line
+from orca.cli.watch import _human
+from orca.cli.watch_lines import answered_line, ask_line
 
 
 def test_an_ask_and_its_answer_read_as_lines_a_person_acts_on() -> None:

@@ -81,9 +81,8 @@ def test_version_grows_on_every_visible_change_and_only_then() -> None:
 def watch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("ORCA_HOME", str(tmp_path))
     from orca.cli.remote.watch import RemoteWatch
-    from orca.cli.watch import set_line
 
-    remote = RemoteWatch(set_line)
+    remote = RemoteWatch()
     yield remote
     remote.close()
 
