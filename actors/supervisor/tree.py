@@ -23,8 +23,9 @@ import msgspec
 import trio
 import trio.lowlevel
 
-from actors.supervisor.config import SupervisorSpec
+from actors.supervisor.config import ChildSpec, SupervisorSpec
 from actors.supervisor.core import Effect, Kill, Publish, Spawn, SupervisorCore, Terminate
+from actors.supervisor.forks import ForkServer, ForkServerGone, wait_for_exit, wanted
 from actors.supervisor.keeper import KeeperControl, KeeperStartFailed, become_subreaper
 from actors.supervisor.leftovers import LEFTOVER_WAIT_S, wait_for_leftover_actors
 from actors.supervisor.logs import RotatingLog
@@ -46,6 +47,21 @@ log = logging.getLogger(__name__)
 
 # Bytes read from an actor's output pipe at a time.
 LOG_CHUNK = 65536
+
+# A started actor: its pid, its output, and what waits for its exit code.
+_Started = tuple[int, trio.abc.ReceiveStream, Callable[[], Awaitable[int]]]
+
+
+def _pss(pid: int) -> int | None:
+    """The process's proportional set size in bytes (``smaps_rollup``), None if unread."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -81,6 +97,8 @@ class Supervisor:
         # The fd keeper is a process of its own (actors/keeper): orcad starts it if none
         # answers, restarts it, and reaps the agents orphaned by a ptyd crash.
         self.keeper = KeeperControl(paths, self._may_be_actor)
+        # Actors forked from one preloaded image (forkserver.py): their pages shared.
+        self.forks = ForkServer()
         self._keep_terminals = False
         self._register_ops()
 
@@ -89,7 +107,7 @@ class Supervisor:
 
         While a spawn is in flight its pid is not known yet, so every child counts.
         """
-        return self._spawning > 0 or pid in self._exit_events
+        return self._spawning > 0 or pid in self._exit_events or pid == self.forks.pid
 
     # -- effects --------------------------------------------------------------------
     def _carry_out(self, effects: list[Effect], *, from_timer: bool = False) -> None:
@@ -165,6 +183,44 @@ class Supervisor:
 
     async def _run_child(self, name: str) -> None:
         child = self.spec.child(name)
+        env = self._child_env(name)
+        self._spawning += 1  # until its pid is known: the reaper leaves every child alone
+        try:
+            started = await self._fork_child(child, env) or await self._exec_child(child, env)
+            if started is None:
+                return
+            pid, output, wait = started
+            exited = self._exit_events[pid] = trio.Event()
+        finally:
+            self._spawning -= 1
+        self._carry_out(self.core.spawned(name, pid, time.monotonic()))
+        assert self._nursery is not None
+        self._nursery.start_soon(self._pump_output, name, output)
+        try:
+            returncode = await wait()
+        finally:
+            # Whatever the actor forked into its group goes with it.
+            _signal_group(pid, signal.SIGKILL)
+            exited.set()
+            self._exit_events.pop(pid, None)
+        self._carry_out(self.core.exited(name, pid, returncode, time.monotonic()))
+
+    async def _fork_child(self, child: ChildSpec, env: dict[str, str]) -> _Started | None:
+        """The actor forked from the preloaded image; None when there is none to ask."""
+        if not self.forks.ready:
+            return None
+        try:
+            pid, read_end = await self.forks.spawn(child.module, child.args, env)
+        except ForkServerGone as exc:
+            log.warning("%s: %s; starting %s as a fresh interpreter", child.name, exc, child.name)
+            return None
+        except OSError as exc:
+            log.warning("fork server could not fork %s (%s): a fresh interpreter", child.name, exc)
+            return None
+        return pid, trio.lowlevel.FdStream(read_end), lambda: wait_for_exit(pid)
+
+    async def _exec_child(self, child: ChildSpec, env: dict[str, str]) -> _Started | None:
+        """The actor as a fresh ``python -m``; None (the failure carried out) if it fails."""
         # -P: no current-directory entry on sys.path, so a folder named ``orca`` or
         # ``actors`` wherever orcad was started cannot shadow our packages (issue 15).
         argv = [sys.executable, "-P", "-m", child.module, *child.args]
@@ -175,25 +231,16 @@ class Supervisor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env=self._child_env(name),
+                env=env,
             )
         except OSError as exc:
-            log.error("cannot start %s: %s", name, exc)
-            self._carry_out(self.core.spawn_failed(name, f"spawn failed: {exc}", time.monotonic()))
-            return
-        pid = proc.pid
-        exited = self._exit_events[pid] = trio.Event()
-        self._carry_out(self.core.spawned(name, pid, time.monotonic()))
-        assert self._nursery is not None and proc.stdout is not None
-        self._nursery.start_soon(self._pump_output, name, proc.stdout)
-        try:
-            returncode = await proc.wait()
-        finally:
-            # Whatever the actor forked into its group goes with it.
-            _signal_group(pid, signal.SIGKILL)
-            exited.set()
-            self._exit_events.pop(pid, None)
-        self._carry_out(self.core.exited(name, pid, returncode, time.monotonic()))
+            log.error("cannot start %s: %s", child.name, exc)
+            self._carry_out(
+                self.core.spawn_failed(child.name, f"spawn failed: {exc}", time.monotonic())
+            )
+            return None
+        assert proc.stdout is not None
+        return proc.pid, proc.stdout, proc.wait
 
     async def _terminate(self, pid: int, grace: float) -> None:
         exited = self._exit_events.get(pid)
@@ -281,7 +328,7 @@ class Supervisor:
                 except psutil.Error:
                     pass
                 else:
-                    row = msgspec.structs.replace(row, rss=rss)
+                    row = msgspec.structs.replace(row, rss=rss, pss=_pss(row.pid))
             rows.append(row)
         return rows
 
@@ -302,6 +349,7 @@ class Supervisor:
             build_stamp=build_stamp(),
             keeper_version=None if keeper is None else keeper.version,
             keeper_build=None if keeper is None else keeper.build,
+            forkserver_pid=self.forks.pid if self.forks.ready else None,
         )
 
     def status(self, keeper: KeeperHello | None = None) -> sup.Status:
@@ -367,6 +415,7 @@ class Supervisor:
         for rec in reversed(self.core.ordered()):
             if rec.pid is not None:
                 await self._terminate(rec.pid, self.spec.grace_for(rec.spec))
+        await self.forks.close()
         if keep_terminals:
             self.keeper.leave_running()
             log.info("terminals kept: the fd keeper (pid %s) stays", self.keeper.pid)
@@ -403,6 +452,20 @@ class Supervisor:
             async for _ in signals:
                 self.keeper.reap_orphans()
                 self._sigchld.set()
+
+    async def _start_forks(self, subreaper: bool, done: trio.Event) -> None:
+        """The fork server, holding the enabled actors' modules: only where the actors
+        it forks become our children (we are the subreaper) and it is not turned off."""
+        try:
+            if subreaper and wanted(os.environ):
+                # Our own actors only: their entry modules run nothing when imported.
+                modules = [
+                    c.module for c in self.spec.children if c.enabled and c.module.startswith("actors.")
+                ]
+                assert self._nursery is not None
+                await self.forks.start(modules, dict(os.environ), self._nursery)
+        finally:
+            done.set()
 
     async def _report_ready(self, ready_fd: int | None) -> None:
         """Tell whoever started us (``orca up``) that the whole tree is ready, once."""
@@ -444,8 +507,12 @@ class Supervisor:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(self.rpc.serve)
-                if not become_subreaper():
+                subreaper = become_subreaper()
+                if not subreaper:
                     log.warning("not a child subreaper: terminals will not survive a ptyd crash")
+                # Loading while the keeper is reached and any previous tree stops.
+                forks_up = trio.Event()
+                nursery.start_soon(self._start_forks, subreaper, forks_up)
                 try:
                     await self.keeper.ensure()
                 except (KeeperStartFailed, OSError) as exc:
@@ -463,6 +530,7 @@ class Supervisor:
                         ", ".join(stuck),
                         LEFTOVER_WAIT_S,
                     )
+                await forks_up.wait()
                 self._carry_out(self.core.boot(time.monotonic()))
                 nursery.start_soon(self._report_ready, ready_fd)
 

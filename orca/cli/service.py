@@ -332,7 +332,7 @@ def _print_status(
             a.state,
             a.restarts,
             human_duration(a.uptime),
-            human_bytes(a.rss),
+            human_bytes(a.pss if a.pss is not None else a.rss),
             _version(a.version, a.build) if a.pid is not None else None,
             None if a.last_exit is None else a.last_exit.reason,
         )
@@ -340,7 +340,7 @@ def _print_status(
     ]
     orcad = status.supervisor
     print_table(
-        ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "RSS", "VERSION", "LAST EXIT"),
+        ("ACTOR", "PID", "STATE", "RESTARTS", "UPTIME", "MEMORY", "VERSION", "LAST EXIT"),
         rows,
         title=f"orcad pid {orcad.pid} {_version(orcad.version, orcad.build)},"
         f" up {human_duration(orcad.uptime)}"

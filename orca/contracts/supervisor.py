@@ -27,11 +27,11 @@ Ops (plus the built-ins ``sys.hello``, ``sys.ping``, ``sys.stats``):
   a keeper answers, since without one the hand-over would end every terminal.
 
 ``ActorStatus``: ``{name, module, pid, state, restarts, uptime, lastExit, rss, log,
-version, build}`` (``version``/``build``: what the running process reported ready with,
+version, build, pss}`` (``version``/``build``: what the running process reported ready with,
 null when none runs);
 ``state`` is one of ``starting|running|backoff|failed|stopped``; ``pid``, ``uptime``
-(seconds since ready, while running), ``lastExit`` (``{code, reason}``) and ``rss``
-(bytes) are null when they do not apply. ``log`` is null while orcad has written all of
+(seconds since ready, while running), ``lastExit`` (``{code, reason}``), ``rss`` and
+``pss`` (bytes; PSS counts the pages the actors share once across them) are null when they do not apply. ``log`` is null while orcad has written all of
 the actor's output to its log file; once a write failed (a full disk: orcad drops the
 lines and carries on, the actor never notices) it is ``LogHealth {droppedBytes,
 droppedLines, error}``, ``error`` null again once writing works again.
@@ -162,6 +162,9 @@ class ActorStatus(Payload, frozen=True, kw_only=True):
     log: LogHealth | None = None
     version: str | None = None
     build: str | None = None
+    # Its proportional share of the memory it holds (bytes): pages shared with the other
+    # actors (forked from one image) counted once across them.
+    pss: int | None = None
 
 
 class StopArgs(Payload, frozen=True, kw_only=True):
@@ -190,6 +193,9 @@ class SupervisorInfo(Payload, frozen=True, kw_only=True):
     build_stamp: str | None = None
     keeper_version: str | None = None
     keeper_build: str | None = None
+    # The fork server the actors are forked from (``actors/supervisor/forkserver.py``);
+    # null while there is none (then each actor starts as a fresh interpreter).
+    forkserver_pid: int | None = None
 
 
 class HandOverReply(Payload, frozen=True, kw_only=True):
