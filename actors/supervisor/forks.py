@@ -22,6 +22,7 @@ import trio
 import trio.lowlevel
 
 from actors.supervisor.forkserver import PRELOAD_ENV
+from orca.contracts.sys import package_roots, source_stamp
 from orca.wire.codec import decode_map, encode
 from orca.wire.errors import BadRequest
 
@@ -51,6 +52,7 @@ class ForkServer:
         self._gone = trio.Event()
         self._lock = trio.Lock()
         self.pid: int | None = None  # while it runs
+        self.stamp = ""  # ``source_stamp`` of the code it loaded (taken just before)
 
     @property
     def ready(self) -> bool:
@@ -60,6 +62,7 @@ class ForkServer:
         self, modules: Sequence[str], env: dict[str, str], nursery: trio.Nursery
     ) -> bool:
         """Start it and wait until it holds ``modules``; False (and none) if it fails."""
+        self.stamp = source_stamp(package_roots())
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {
             **env,

@@ -38,7 +38,7 @@ from orca.contracts import supervisor as sup
 from orca.contracts.base import NoArgs, Op, spec_of
 from orca.contracts.fd_keeper import KEEPER_ENV, KeeperHello
 from orca.contracts.supervisor import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
-from orca.contracts.sys import build_id, build_stamp
+from orca.contracts.sys import build_id, build_stamp, package_roots, source_stamp
 from orca.paths import OrcaPaths
 from orca.user_env import UNBUFFERED_SET_ENV
 from orca.wire.errors import NotFound, Timeout, Unavailable
@@ -208,6 +208,11 @@ class Supervisor:
     async def _fork_child(self, child: ChildSpec, env: dict[str, str]) -> _Started | None:
         """The actor forked from the preloaded image; None when there is none to ask."""
         if not self.forks.ready:
+            return None
+        if source_stamp(package_roots()) != self.forks.stamp:
+            # The code on disk changed since the image was loaded (an upgrade): a
+            # restarted actor runs what is installed now, as it always did.
+            log.info("the source changed since the fork server loaded it: %s starts fresh", child.name)
             return None
         try:
             pid, read_end = await self.forks.spawn(child.module, child.args, env)
