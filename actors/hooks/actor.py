@@ -95,7 +95,12 @@ class HooksActor:
         self.permissions = PermissionHolds(
             PermissionDesk(current_host_id()), self.service, ctx.events.emit
         )
-        self.http = HookHttpServer(self.secret, self.ingest_hook, hold=self.permissions.hold)
+        self.http = HookHttpServer(
+            self.secret,
+            self.ingest_hook,
+            hold=self.permissions.hold,
+            settled=self.follower.retirements_known,
+        )
         self.script_path = install_hook_script(hooks_dir)
         # -- issue 16 items 5/7/12 (hooks-hardening): disk and endpoint health --
         self.status_load: StatusFileLoad | None = None
@@ -203,6 +208,7 @@ class HooksActor:
         )
         if event is None:
             return hooks.IngestResult(outcome="ignored", reason="no_status")
+        await self.follower.retirements_known()
         return _answer(self.service.apply(event))
 
     async def ingest_structured(self, args: hooks.IngestStructuredArgs) -> hooks.IngestResult:
@@ -216,6 +222,7 @@ class HooksActor:
             session_id=args.session_id,
             detail=args.detail,
         )
+        await self.follower.retirements_known()
         return _answer(self.service.apply(event))
 
     async def retire_pane(self, args: hooks.RetirePaneArgs) -> hooks.Removed:

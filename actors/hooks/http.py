@@ -158,9 +158,13 @@ class HookHttpServer:
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         max_connections: int = MAX_CONNECTIONS,
         hold: HoldFn | None = None,
+        settled: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._secret = secret
         self._ingest = ingest
+        # Awaited before a request is applied: the start-up catch-up of what the store
+        # retired while hooks was down (bounded by its owner).
+        self._settled = settled
         self._hold = hold
         self._request_timeout_s = request_timeout_s
         self._first_byte_timeout_s = first_byte_timeout_s
@@ -280,6 +284,8 @@ class HookHttpServer:
             return False
         if framed is None:
             return False
+        if self._settled is not None:
+            await self._settled()
         if self._hold is not None and is_permission_route(framed.target):
             reply = await self._held(stream, framed)
             await self._respond(stream, conn, reply.status, reply.body, True)

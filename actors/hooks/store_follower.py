@@ -76,6 +76,9 @@ RESOLVE_BUDGET_S = 3.0
 # second or two; start quick, back off to a few seconds so a long outage costs little.
 # (actors/ptyd/retire.py has the same loop and constants.)
 CATCH_UP_FIRST_RETRY_S = 0.2
+# How long a status that arrives while the start-up catch-up is still asking waits for
+# it (a store that answers does in milliseconds).
+CATCH_UP_WAIT_S = 2.0
 CATCH_UP_MAX_RETRY_S = 5.0
 # session.retired_since reads memory only; a store that takes longer is busy or down.
 CATCH_UP_TIMEOUT_S = 2.0
@@ -131,6 +134,9 @@ class StoreFollower:
         # for it, so a pane retired while hooks was down is cleared as retired (and
         # fenced) before its worktree's removal could clear it under another reason.
         self._caught_up = trio.Event()
+        # Statuses wait for that catch-up until this (trio) time at most, all of them
+        # together: a store that is down delays the first seconds, never each request.
+        self._statuses_wait_until = trio.current_time() + CATCH_UP_WAIT_S
         self.subscriber = Subscriber(
             ctx.paths.ipc_endpoint(store.CONTRACT.actor, "pub"),
             FOLLOWED,
@@ -218,6 +224,15 @@ class StoreFollower:
         if current is not None:
             self.service.rekey_worktree(worktree_id, current)
             log.info("re-keyed agent status %s -> %s", worktree_id, current)
+
+    async def retirements_known(self) -> None:
+        """Until the start-up catch-up of retirements is done, and at most
+        ``CATCH_UP_WAIT_S`` after hooks started: a status for a pane retired while hooks
+        was down is then refused, not applied and removed a moment later (test_protocols,
+        under load). A store that does not answer delays only those first seconds."""
+        if not self._caught_up.is_set():
+            with trio.move_on_at(self._statuses_wait_until):
+                await self._caught_up.wait()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Apply the store's events until cancelled (subscribed from construction on)."""
