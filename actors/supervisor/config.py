@@ -55,8 +55,8 @@ class SupervisorSpec:
     backoff_initial_s: float = 0.25
     backoff_max_s: float = 8.0
     stable_after_s: float = 10.0
-    heartbeat_interval_s: float = 10.0
-    heartbeat_timeout_s: float = 30.0
+    heartbeat_interval_s: float = 30.0
+    heartbeat_timeout_s: float = 90.0
     ready_timeout_s: float = 15.0
     shutdown_grace_s: float = 5.0
     log_max_bytes: int = 5_000_000
