@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import psutil
 import trio
 import trio.lowlevel
 from support.lifecycle import lifecycle
-from support.procs import run_cli
+from support.procs import REPO, child_env, run_cli
 
 from orca.contracts import supervisor as sup
 from orca.paths import resolve_paths
@@ -135,3 +136,26 @@ async def test_orcad_killed_ends_the_fork_server(orca_home: Path) -> None:
         finally:
             trio.lowlevel.notify_closing(fd)
             os.close(fd)
+
+
+async def test_an_actor_restarted_after_an_upgrade_runs_the_installed_code(
+    orca_home: Path, tmp_path: Path
+) -> None:
+    """The fork server's image is the code as it was when orcad started: once the code
+    on disk changed (an upgrade), a restarted actor is a fresh interpreter that imports
+    what is installed now, as it was before the fork server."""
+    install = tmp_path / "install"  # an installed copy of the packages, to upgrade in place
+    for name in ("orca", "actors", "config"):
+        shutil.copytree(REPO / name, install / name, ignore=shutil.ignore_patterns("__pycache__"))
+    env = child_env(orca_home)
+    env["PYTHONPATH"] = os.pathsep.join([str(install), env["PYTHONPATH"]])
+    with trio.fail_after(120):
+        result = run_cli(orca_home, "up", env=env)
+        assert result.returncode == 0, result.stderr
+        actors = {a["name"]: a["pid"] for a in _status(orca_home)["actors"]}
+        assert shared_anonymous_kib(actors["hooks"]) > 1024  # forked
+
+        (install / "actors" / "hooks" / "upgraded.py").write_text('"""A new module."""\n')
+        hooks = await _kill_and_restarted(orca_home, "hooks", actors["hooks"])
+        assert shared_anonymous_kib(hooks) == 0, "a fresh interpreter, importing the new code"
+        assert _status(orca_home)["orcad"]["forkserverPid"] is not None  # still there
