@@ -395,16 +395,20 @@ class RawJournal:
         self._size = 0
         kept = [s for s in self._segments[-1:] if s.file != file]
         self._segments = [*kept, segment]
-        self._write_meta()
+        # A layout that keeps an older segment is fsync'd: a power cut must not lose
+        # what that segment holds. A fresh journal's first layout (a new terminal) is
+        # not: lost, it reads as no journal, which is what it holds; an fsync per new
+        # terminal, on ptyd's loop, was what `orca run new` of 100 variants waited on.
+        self._write_meta(durable=bool(kept) or segment.raw > 0)
 
-    def _write_meta(self) -> None:
+    def _write_meta(self, durable: bool = True) -> None:
         meta = {
             "key": self.key,
             "segments": [
                 {"file": s.file, "raw": s.raw, "stripped": s.stripped} for s in self._segments
             ],
         }
-        write_atomic(Path(f"{self._stem}.meta.json"), json.dumps(meta).encode())
+        write_atomic(Path(f"{self._stem}.meta.json"), json.dumps(meta).encode(), durable=durable)
 
     def _load_meta(self) -> list[Segment]:
         return load_segments(self._stem, self.key)
