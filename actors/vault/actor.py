@@ -250,6 +250,16 @@ class VaultActor:
                 await trio.to_thread.run_sync(
                     scanner.enforce_budget, self.config.max_entries, self.config.max_text_bytes
                 )
+        # Usage is answered from what the steps wrote; the full-text table follows, so a
+        # first pass over a large history answers ``orca vault usage`` without waiting
+        # for the tokenizing. A pass ends once search finds every row it read.
+        while True:
+            self._emit()
+            async with self.write_lock:
+                if self.scanner is not scanner:
+                    return report
+                if not await trio.to_thread.run_sync(scanner.index_text_group):
+                    break
         self.scans += 1
         self.last_scan_ms = time.time_ns() // 1_000_000
         self._emit(force=True)

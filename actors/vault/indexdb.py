@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from actors.vault.fileplan import FileIdentity, ReadMark, head_digest
 from actors.vault.records import Parsed, SessionFacts, TextEntry, UsageRecord
 from actors.vault.settle import by_agent, settle
+from actors.vault.terms import INDEXED_TEXT_SQL
 
 
 @dataclass(slots=True)
@@ -273,6 +274,40 @@ class IndexWriter:
             conn.execute("ROLLBACK")
             raise
         return evicted
+
+    # -- the full-text table -------------------------------------------------------------
+    def index_text(self, rows: int) -> int:
+        """Give the full-text table the next ``rows`` rows it lacks, oldest first, in
+        one transaction; how many it got (0: it holds every row)."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            mark = conn.execute("SELECT value FROM meta WHERE key = 'text_upto'").fetchone()
+            if mark is None:  # a file of an older schema: its triggers fed the table
+                conn.execute("COMMIT")
+                return 0
+            upto = int(mark[0])
+            last = conn.execute(
+                "SELECT max(id), count(*) FROM"
+                " (SELECT id FROM entries WHERE id > ? ORDER BY id LIMIT ?)",
+                (upto, rows),
+            ).fetchone()
+            count = int(last[1])
+            if count:
+                conn.execute(
+                    "INSERT INTO entries_fts (rowid, text)"
+                    f" SELECT id, {INDEXED_TEXT_SQL}(text) FROM entries WHERE id > ? AND id <= ?",
+                    (upto, last[0]),
+                )
+                conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'text_upto'", (int(last[0]),)
+                )
+                self._bump("revision")  # what a search finds changed
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return count
 
     # -- pieces -------------------------------------------------------------------------
     def _insert_transcript(self, path: str, agent: str, identity: FileIdentity) -> int:

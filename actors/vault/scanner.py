@@ -27,6 +27,8 @@ from actors.vault.step import Source, StepResult, index_step
 # Worker-thread time per hop: short enough that the write lock (and so a rebuild or a
 # binding write) never waits long, long enough to amortize the hop.
 GROUP_S = 0.1
+# Rows given to the full-text table per commit (a few ms of tokenizing each).
+TEXT_ROWS_PER_COMMIT = 200
 
 
 @dataclass
@@ -83,6 +85,18 @@ class Scanner:
         elif result.outcome == "error" and known is None:
             self.known.update(self.writer.transcripts(source.path))  # the row record_error made
         return result
+
+    def index_text_group(self) -> int:
+        """Worker thread: give the full-text table the rows it lacks for about GROUP_S;
+        how many it got (0 once it holds them all)."""
+        deadline = time.monotonic() + GROUP_S
+        total = 0
+        while time.monotonic() < deadline:
+            got = self.writer.index_text(TEXT_ROWS_PER_COMMIT)
+            total += got
+            if got < TEXT_ROWS_PER_COMMIT:
+                break
+        return total
 
     def enforce_budget(self, max_entries: int, max_text_bytes: int) -> int:
         evicted = self.writer.enforce_budget(max_entries, max_text_bytes)

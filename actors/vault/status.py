@@ -60,6 +60,10 @@ def read_status(
         " FROM transcripts"
     ).fetchone()
     usage_rows = conn.execute("SELECT count(*) FROM usage").fetchone()[0]
+    search_pending = conn.execute(
+        "SELECT count(*) FROM entries"
+        " WHERE id > (SELECT coalesce(max(value), 0) FROM meta WHERE key = 'text_upto')"
+    ).fetchone()[0]
     bindings = conn.execute("SELECT count(*) FROM bindings").fetchone()[0]
     errors = [
         contract.FileError(path=p, agent=a, error=e)
@@ -77,6 +81,7 @@ def read_status(
         entries=entries,
         text_bytes=text,
         usage_rows=usage_rows,
+        search_pending=search_pending,
         evicted_transcripts=evicted,
         bad_lines=bad,
         skipped_lines=skipped,

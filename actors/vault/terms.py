@@ -35,7 +35,8 @@ from actors.vault.preview import HIDDEN_TAGS, drop_hidden_blocks
 TOKENIZER = "unicode61 tokenchars '_.-/'"
 # The name under which :func:`indexed_text` is callable from the index's triggers.
 INDEXED_TEXT_SQL = "vault_indexed_text"
-RULES_REVISION = 1
+# 2: rows are given to the full-text table after the scan (schema ``text_upto``).
+RULES_REVISION = 2
 # Full stops that end a token: not followed by a letter, digit or one of the token
 # characters (Python's \w is the tokenizer's letters and digits, plus ``_``).
 _FINAL_DOTS = re.compile(r"\.+(?![\w./-])")

@@ -248,6 +248,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         f" text evicted (over the budget): {status.evicted_transcripts}"
     )
     print(f"damaged lines skipped: {status.bad_lines}; overlong lines skipped: {status.skipped_lines}")
+    if status.search_pending:
+        print(
+            f"search: {status.search_pending} of {status.entries} rows still being indexed"
+            " (usage already counts them)"
+        )
     looked = {d.agent: d for d in status.directories}
     for agent, roots in status.roots.items():
         print(f"{agent}: {_directories(looked.get(agent), roots)}")

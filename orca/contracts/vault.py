@@ -198,6 +198,9 @@ class VaultStatus(Payload, frozen=True, kw_only=True):
     scans: int
     # Absent from an older host's answer.
     directories: list[AgentDirectories] = msgspec.field(default_factory=list)
+    # Rows read (their usage counted) but not yet in the full-text index: a search does
+    # not find them yet. 0 once the scan's text indexing has caught up.
+    search_pending: int = 0
 
 
 class Rebuilt(Payload, frozen=True, kw_only=True):
