@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.vault import Index, claude_assistant, claude_path, claude_usage, claude_user, write_jsonl
+from support.vault import (
+    Index,
+    claude_assistant,
+    claude_path,
+    claude_usage,
+    claude_user,
+    write_jsonl,
+)
 
 from actors.vault.attribution import Workspaces
 from actors.vault.pricing import load_prices
