@@ -305,7 +305,7 @@ def bench_growing(tmp: Path, megabytes: int) -> bool:
             fh.write(pending)
             written += len(pending)
         wrote_s = time.perf_counter() - start
-        lag = v.wait_consumed(written, 1)
+        _, lag = v.wait_consumed(written, 1)
         report = invoke(vault.USAGE, vault.UsageArgs(), paths=v.paths, timeout=60.0)
         ok = report.total.requests == lines
         print(f"growing: {written / 1e6:.0f} MB written in {wrote_s:.1f} s ({written / 1e6 / wrote_s:.0f} MB/s),"
