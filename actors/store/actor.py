@@ -38,6 +38,7 @@ import msgspec
 import trio
 
 from actors.store import (
+    automations,
     entities,
     journal_format,
     pty_bindings,
@@ -136,9 +137,7 @@ class StoreActor:
         change); returns the op's result only once the change is on disk."""
         return await self.commit(change, structural=structural)()
 
-    def commit(
-        self, change: Change, *, structural: bool = False
-    ) -> Callable[[], Awaitable[Any]]:
+    def commit(self, change: Change, *, structural: bool = False) -> Callable[[], Awaitable[Any]]:
         """Commit ``change`` now, in arrival order, and queue its journal record; return
         what finishes it (waits for the fsync and, for a flush change, the save, then
         gives the op's result). Ops reply through ``Later(commit(...))`` so the next
@@ -397,6 +396,21 @@ class StoreActor:
                 lambda a: worktrees.resolve_identity(st(), a.worktree_id),
             ),
             read(store.STATE_SNAPSHOT, self._snapshot),
+            read(store.AUTOMATION_LIST, lambda a: automations.automation_list(st())),
+            mutate(store.AUTOMATION_PUT, lambda a: automations.put_automation(st(), a.automation)),
+            mutate(store.AUTOMATION_REMOVE, lambda a: automations.remove_automation(st(), a.id)),
+            mutate(store.AUTOMATION_RUN_BEGIN, lambda a: automations.begin_run(st(), a.run)),
+            mutate(
+                store.AUTOMATION_RUN_SETTLE,
+                lambda a: automations.settle_run(
+                    st(),
+                    a.id,
+                    status=a.status,
+                    finished_at=a.finished_at,
+                    output=a.output,
+                    error=a.error,
+                ),
+            ),
         ]
 
     def _get_meta(self, args: store.WorktreeIdArgs) -> WorktreeMeta:

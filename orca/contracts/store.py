@@ -101,6 +101,18 @@ session.reconcile_ptys {hostId?, running: [ptyId], ended: {ptyId: exitCode}}
                     ``session.changed`` follows
 worktree.migrate_identity {oldId, newId} → {oldId, newId, durable}   saved before replying
 identity.resolve    {worktreeId} → {status: current|alias|unknown, worktreeId|null}
+automation.list     {} → {automations: [Automation], automationRuns: [AutomationRun]}
+                    (issue 38; orca/model/automations.py; orch is their one writer)
+automation.put      {automation} → Automation          inserted, or replaced by id;
+                    conflict: another automation has the name; bad_request: not a record
+automation.remove   {id} → {id}                        its runs go with it; not_found
+automationRun.begin {run} → {run, created}             a firing's intent: inserted when
+                    no run has its id (``<automationId>@<scheduledFor>``), else the one
+                    recorded (``created`` false: the due time fired already); the oldest
+                    settled runs of that automation beyond 50 are dropped; not_found: no
+                    such automation
+automationRun.settle {id, status, output?, error?, finishedAt} → AutomationRun   the
+                    firing's result; not_found
 state.snapshot      {} → {epoch, seq, revision, state}          for mirrors (Clone pattern);
                     ``state`` is the whole PersistedState as builtins (an open map)
 sys.stats           built in, plus {store: {load, save, journal, scheduler, revision, file}};
@@ -126,6 +138,7 @@ session.changed {hostId, revision, fields, removed}: top-level session fields th
 session.paneRetired {hostId, tabId, leafId, revision}
 worktree.renamed {oldId, newId}, then worktreeMeta.removed/changed and session.changed
     for every record the migration re-keyed
+automation.changed {id, automation|null} (null: removed) · automationRun.recorded {run}
 store.saveFailed {errno, message, at} · store.saveRecovered {}
 """
 
@@ -141,6 +154,7 @@ from orca.contracts.store_core import SESSION_BINDINGS as SESSION_BINDINGS
 from orca.contracts.store_core import SavedBinding as SavedBinding
 from orca.contracts.store_core import SessionBindings as SessionBindings
 from orca.contracts.store_core import SessionBindingsArgs as SessionBindingsArgs
+from orca.model.automations import Automation, AutomationOutput, AutomationRun
 from orca.model.session import WorkspaceSessionState
 from orca.model.state import GlobalSettings, PersistedUIState
 from orca.model.types_repo import FolderWorkspace, Project, ProjectGroup, Repo
@@ -290,6 +304,32 @@ class MigrateIdentityArgs(Args, frozen=True, kw_only=True):
 
 
 # -- results ------------------------------------------------------------------------
+class AutomationPutArgs(Args, frozen=True, kw_only=True):
+    automation: dict[str, Any]  # an Automation record as builtins (unknown keys kept)
+
+
+class AutomationRunBeginArgs(Args, frozen=True, kw_only=True):
+    run: dict[str, Any]  # an AutomationRun record as builtins
+
+
+class AutomationRunSettleArgs(Args, frozen=True, kw_only=True):
+    id: Id
+    status: str
+    finished_at: int
+    output: AutomationOutput | None = None
+    error: str | None = None
+
+
+class AutomationList(Payload, frozen=True, kw_only=True):
+    automations: list[Automation]
+    automation_runs: list[AutomationRun]
+
+
+class AutomationRunBegun(Payload, frozen=True, kw_only=True):
+    run: AutomationRun
+    created: bool
+
+
 class RepoRemoveResult(Payload, frozen=True, kw_only=True):
     id: Id
     removed_worktree_meta: int  # how many worktreeMeta entries went with the repo
@@ -481,6 +521,15 @@ class SaveRecovered(Payload, frozen=True, kw_only=True):
     pass
 
 
+class AutomationChanged(Payload, frozen=True, kw_only=True):
+    id: str
+    automation: Automation | None  # None: removed
+
+
+class AutomationRunRecorded(Payload, frozen=True, kw_only=True):
+    run: AutomationRun
+
+
 # -- the contract -------------------------------------------------------------------
 # CONTRACT is made in store_core with the ops a start-up-bound reader needs; every other
 # op and event is added to it here.
@@ -535,6 +584,15 @@ WORKTREE_MIGRATE_IDENTITY = CONTRACT.op(
 )
 IDENTITY_RESOLVE = CONTRACT.op("identity.resolve", WorktreeIdArgs, IdentityResolved, BadRequest)
 STATE_SNAPSHOT = CONTRACT.op("state.snapshot", NoArgs, StateSnapshot)
+AUTOMATION_LIST = CONTRACT.op("automation.list", NoArgs, AutomationList)
+AUTOMATION_PUT = CONTRACT.op("automation.put", AutomationPutArgs, Automation, *_W, Conflict)
+AUTOMATION_REMOVE = CONTRACT.op("automation.remove", IdArgs, Removed, *_W, NotFound)
+AUTOMATION_RUN_BEGIN = CONTRACT.op(
+    "automationRun.begin", AutomationRunBeginArgs, AutomationRunBegun, *_W, NotFound
+)
+AUTOMATION_RUN_SETTLE = CONTRACT.op(
+    "automationRun.settle", AutomationRunSettleArgs, AutomationRun, *_W, NotFound
+)
 
 REPO_ADDED = CONTRACT.event("repo.added", RepoAdded)
 REPO_UPDATED = CONTRACT.event("repo.updated", RepoUpdated)
@@ -554,5 +612,7 @@ UI_CHANGED = CONTRACT.event("ui.changed", UiChanged)
 SESSION_CHANGED = CONTRACT.event("session.changed", SessionChanged)
 PANE_RETIRED = CONTRACT.event("session.paneRetired", PaneRetired)
 WORKTREE_RENAMED = CONTRACT.event("worktree.renamed", WorktreeRenamed)
+AUTOMATION_CHANGED = CONTRACT.event("automation.changed", AutomationChanged)
+AUTOMATION_RUN_RECORDED = CONTRACT.event("automationRun.recorded", AutomationRunRecorded)
 SAVE_FAILED = CONTRACT.event("store.saveFailed", SaveFailed)
 SAVE_RECOVERED = CONTRACT.event("store.saveRecovered", SaveRecovered)

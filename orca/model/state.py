@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import msgspec
 
+from orca.model.automations import Automation, AutomationRun
 from orca.model.codec import Record
 from orca.model.hosts import LOCAL_HOST_ID
 from orca.model.session import WorkspaceSessionState
@@ -89,6 +90,10 @@ class PersistedState(Record, frozen=True, kw_only=True, omit_defaults=False):
     )
     workspace_sessions_by_host_id: Mapping[str, WorkspaceSessionState] = _empty()
     topology_revision_by_host_id: Mapping[str, int] = _empty()
+    # Scheduled orchestration runs and their firings (issue 38; orca/model/automations.py).
+    # Additive: a file without them loads with both empty (no schemaVersion bump).
+    automations: tuple[Automation, ...] = ()
+    automation_runs: tuple[AutomationRun, ...] = ()
 
 
 def default_workspace_dir(home_dir: str) -> str:
