@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import trio
 
 from actors.orch import core
+from actors.orch.automations import Automations
 from actors.orch.checks import run_check
 from actors.orch.driver import Driver
 from actors.orch.faults import crash_point
@@ -328,9 +329,7 @@ class Orch:
     async def show_op(self, args: contract.RunArgs) -> contract.RunInfo:
         return await self.show(args)
 
-    async def _preview(
-        self, run: RunRow, task: TaskRow, out: dict[str, Preview]
-    ) -> None:
+    async def _preview(self, run: RunRow, task: TaskRow, out: dict[str, Preview]) -> None:
         args = gitwatch.MergePreviewArgs(worktree=task.worktree_id, into=run.base or None)
         try:
             got = await self.gitwatch.invoke(
@@ -575,7 +574,8 @@ async def setup(ctx: ActorContext) -> None:
         # Never start on a file this build cannot read: it holds the only copy of the runs.
         raise SystemExit(f"orch: the orchestration database cannot be opened: {exc}") from exc
     orch = Orch(ctx, Ledger(conn))
-    for op, handler in orch.handlers():
+    automations = Automations(orch)
+    for op, handler in [*orch.handlers(), *automations.handlers()]:
         ctx.rpc.register(op, handler, concurrent=True)
     ctx.rpc.extra_stats = lambda: {
         "orch": {
@@ -588,6 +588,7 @@ async def setup(ctx: ActorContext) -> None:
     ctx.nursery.start_soon(orch.follow_ptyd)
     ctx.nursery.start_soon(orch.follow_bindings)
     ctx.nursery.start_soon(orch.resume)
+    ctx.nursery.start_soon(automations.run)
 
     async def stop() -> None:
         async with orch.db_lock:

@@ -1,7 +1,8 @@
 """A crash on purpose, for the chaos test: kill -9 of orch between an act and its result.
 
 ``ORCA_ORCH_CRASH_AFTER=<step>[,<step>...]`` (``worktree``, ``terminal``, ``prompt``,
-``merge``)
+``merge``; for an automation's firing ``auto-intent``: its intent recorded, no run
+made yet, and ``auto-act``: its run made, the result not recorded)
 makes orch SIGKILL itself right after the step acted on its peer (the worktree made,
 the terminal spawned, the prompt typed, the branch merged) and before the result is
 written: exactly the "spawn physically committed, reply not recorded" crash of seed 02

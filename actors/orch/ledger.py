@@ -31,13 +31,13 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-
 class AckPastEnd(ValueError):
     """An ack beyond the last message delivered to the variant."""
 
     def __init__(self, upto: int, last: int) -> None:
         super().__init__(f"upto {upto} is past the last message delivered ({last})")
         self.upto, self.last = upto, last
+
 
 class RunRow(NamedTuple):
     id: str
@@ -184,6 +184,13 @@ class Ledger:
             f"SELECT {_RUN_COLS} FROM runs WHERE name = ? LIMIT 2", (ref,)
         ).fetchall()
         return RunRow(*named[0]) if len(named) == 1 else None
+
+    def run_by_key(self, create_key: str) -> RunRow | None:
+        """The run ``run.create`` made under ``create_key`` (an automation's firing)."""
+        found = self.conn.execute(
+            f"SELECT {_RUN_COLS} FROM runs WHERE create_key = ?", (create_key,)
+        ).fetchone()
+        return RunRow(*found) if found else None
 
     def runs(self) -> list[RunRow]:
         rows = self.conn.execute(

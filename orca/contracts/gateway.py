@@ -247,6 +247,10 @@ READ_ONLY_OPS: frozenset[Op[Any, Any]] = frozenset(
         # Issue 26: runs are read like worktrees.
         orch.LIST,
         orch.SHOW,
+        # Issue 38: another host lists a host's automations and their firings; defining,
+        # pausing or firing them is never relayed (a schedule is its own host's business).
+        orch.AUTO_LIST,
+        orch.AUTO_SHOW,
     }
 )
 # Reads only a full key may make: a variant's inbox is the messages between its agents

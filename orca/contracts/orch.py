@@ -68,7 +68,31 @@ pass ``caller`` {paneKey, launchToken} from the environment ptyd gave the pane
 variant however often its agent compacts or restarts its conversation. A caller that
 matches no variant is refused (``bad_request``); ``run``/``variant`` given with ``caller`` must agree.
 
-Events: ``run.changed`` {run, revision} after every committed transition of a run.
+Automations (issue 38; docs/architecture.md "Automations"): an orchestration run on a
+clock. orch owns the schedule; the definitions and the record of every firing live in
+the store (``automations``, ``automationRuns``), written by orch only.
+
+``auto.add`` {name, repo, prompt, agents, base?, check?, cron?, everySeconds?, tz="UTC",
+    overlap=false} → AutomationInfo. Exactly one of ``cron`` (five fields, read in
+    ``tz``) and ``everySeconds``. ``repo`` as for ``run.create``. Errors:
+    ``bad_request`` (schedule, zone, agents, empty prompt or name), ``not_found`` (repo),
+    ``conflict`` (the name is taken), ``unavailable`` (store down).
+``auto.list`` {} → AutoList {automations: [AutomationInfo]} (``runs`` empty; ``lastRun``).
+``auto.show`` {automation} → AutomationInfo with ``runs``, newest first. ``automation``:
+    an id or a name.
+``auto.remove`` {automation} → AutoRemoved {id}: the definition and its records.
+``auto.pause`` / ``auto.resume`` {automation} → AutomationInfo. Resume counts due times
+    from then on: the times it was paused for are not caught up.
+``auto.runNow`` {automation} → AutomationRun: one firing now (trigger ``manual``),
+    through the same fence and overlap rule as a scheduled one.
+A firing starts its run through ``run.create`` (key ``auto:<automationRunId>``) in orch's
+own environment; ``status`` ``failed`` with ``error`` when it could not start (an agent's
+command missing, the repo gone), ``skipped`` when the previous firing's run still works
+and the automation has no ``overlap``.
+
+Events: ``run.changed`` {run, revision} after every committed transition of a run;
+``auto.changed`` {id} after a definition changed; ``auto.fired`` {name, run} once a
+firing is settled (started, skipped or failed: ``orca watch`` says when one failed).
 
 Errors: ``bad_request``, ``not_found`` (no such run or variant), ``conflict``,
 ``unavailable`` (a peer is down). A caller that is no variant is ``bad_request``
@@ -82,6 +106,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from orca.contracts.base import Args, Contract, NoArgs, Payload
+from orca.model.automations import Automation, AutomationRun
 from orca.user_env import check_bounds
 from orca.wire.errors import BadRequest, Conflict, NotFound, Unavailable
 
@@ -319,6 +344,50 @@ class RunChanged(Payload, frozen=True, kw_only=True):
     revision: int
 
 
+# -- automations --------------------------------------------------------------------------
+
+
+class AutoAddArgs(Args, frozen=True, kw_only=True):
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    repo: str
+    prompt: Annotated[str, msgspec.Meta(max_length=MAX_PROMPT_CHARS)]
+    agents: Annotated[list[AgentCount], msgspec.Meta(min_length=1, max_length=16)]
+    base: str | None = None
+    check: Annotated[str, msgspec.Meta(max_length=4096)] | None = None
+    cron: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    every_seconds: int | None = None
+    tz: Annotated[str, msgspec.Meta(max_length=64)] = "UTC"
+    overlap: bool = False
+
+
+class AutoArgs(Args, frozen=True, kw_only=True):
+    automation: str  # an id or a name
+
+
+class AutomationInfo(Payload, frozen=True, kw_only=True):
+    automation: Automation
+    next_due_ms: int | None = None  # None: paused
+    last_run: AutomationRun | None = None
+    runs: list[AutomationRun] = msgspec.field(default_factory=list)
+
+
+class AutoList(Payload, frozen=True, kw_only=True):
+    automations: list[AutomationInfo]
+
+
+class AutoRemoved(Payload, frozen=True, kw_only=True):
+    id: str
+
+
+class AutoChanged(Payload, frozen=True, kw_only=True):
+    id: str
+
+
+class AutoFired(Payload, frozen=True, kw_only=True):
+    name: str
+    run: AutomationRun
+
+
 CONTRACT = Contract("orch")
 CREATE = CONTRACT.op(
     "run.create", CreateArgs, RunInfo, BadRequest, NotFound, Unavailable,
@@ -350,3 +419,25 @@ REPORT = CONTRACT.op(
     "run.report", ReportArgs, Receipt, BadRequest, doc="a worker's report, settled once"
 )
 CHANGED = CONTRACT.event("run.changed", RunChanged, doc="a run's state changed")
+AUTO_ADD = CONTRACT.op(
+    "auto.add", AutoAddArgs, AutomationInfo, BadRequest, NotFound, Conflict, Unavailable,
+    doc="an orchestration run on a schedule",
+)  # fmt: skip
+AUTO_LIST = CONTRACT.op("auto.list", NoArgs, AutoList, Unavailable, doc="every automation")
+AUTO_SHOW = CONTRACT.op(
+    "auto.show", AutoArgs, AutomationInfo, NotFound, doc="one automation and its firings"
+)
+AUTO_REMOVE = CONTRACT.op(
+    "auto.remove", AutoArgs, AutoRemoved, NotFound, Unavailable, doc="forget an automation"
+)
+AUTO_PAUSE = CONTRACT.op(
+    "auto.pause", AutoArgs, AutomationInfo, NotFound, Unavailable, doc="stop firing"
+)
+AUTO_RESUME = CONTRACT.op(
+    "auto.resume", AutoArgs, AutomationInfo, NotFound, Unavailable, doc="fire again, from now"
+)
+AUTO_RUN_NOW = CONTRACT.op(
+    "auto.runNow", AutoArgs, AutomationRun, NotFound, Unavailable, doc="one firing now"
+)
+AUTO_CHANGED = CONTRACT.event("auto.changed", AutoChanged, doc="a definition changed")
+AUTO_FIRED = CONTRACT.event("auto.fired", AutoFired, doc="a firing settled")

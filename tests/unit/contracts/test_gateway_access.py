@@ -26,6 +26,12 @@ NEVER_RELAYED = {
     "run.report",
     # this host's hooks settle an answered prompt by it (a pane's screen as text)
     "term.activity",
+    # issue 38: a host's automations are defined and fired on that host; others read them
+    "auto.add",
+    "auto.remove",
+    "auto.pause",
+    "auto.resume",
+    "auto.runNow",
 }
 
 
