@@ -43,6 +43,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "host": ("orca.cli.host",),
     "vault": ("orca.cli.vault",),
     "run": ("orca.cli.run",),
+    "auto": ("orca.cli.auto",),
 }
 COMMAND_MODULES = tuple(dict.fromkeys(m for mods in TOPICS.values() for m in mods))
 
