@@ -16,8 +16,11 @@ again when a line names a pane of a terminal started after the watch began.
 ``--json``: one JSON object a line - for a row ``{"event": "set", "handle", "paneKey",
 "worktreeId", "terminalHandle", "agent", "state", "displayState", "unread", "source",
 "detail", "rev"}``; for a removal ``{"event": "clear", "handle", "paneKey",
-"worktreeId", "reason", "exitCode"?}``. After the current rows, one ``{"event": "live"}``
-line: a script that starts an agent once it has read it misses none of its changes.
+"worktreeId", "reason", "exitCode"?}``; for an automation's firing (issue 38; orch's
+``auto.fired``) ``{"event": "automation", "name", "status": started|skipped|failed,
+"trigger", "scheduledFor", "automationRunId", "runId", "error"}``. After the current rows,
+one ``{"event": "live"}`` line: a script that starts an agent once it has read it misses
+none of its changes.
 
 Remote hosts (``orca host add``): their rows too, each line labelled with its host,
 and ``unverifiable`` when a host's link is lost (``orca.cli.remote.watch``; without a
@@ -25,7 +28,8 @@ known host nothing of it is imported).
 
 ``--notify``: when an agent becomes ``blocked`` or ``done``, run ``--notify-command``
 (or ``$ORCA_NOTIFY_COMMAND``; the title and body are appended as two arguments), else
-``notify-send`` where a session bus exists. Never waits for the command.
+``notify-send`` where a session bus exists; also when an automation's run failed to
+start (its reason in the body). Never waits for the command.
 """
 
 from __future__ import annotations
@@ -40,7 +44,13 @@ import time
 from typing import Any
 
 from orca.cli.output import EXIT_OK
-from orca.cli.watch_lines import answered_line, ask_line, clear_line, set_line
+from orca.cli.watch_lines import (
+    answered_line,
+    ask_line,
+    automation_line,
+    clear_line,
+    set_line,
+)
 from orca.views.agent_handles import LineHandles
 
 WATCH_CONSUMER = "orca watch"
@@ -80,6 +90,9 @@ def _human(line: dict[str, object]) -> str:
     if line["event"] == "answered":
         by = f" by {line['by']}" if line["by"] else ""
         return f"{stamp}  {line['handle']}  answered: {line['outcome']}{by}"
+    if line["event"] == "automation":
+        what = f"run {line['runId']}" if line["status"] == "started" else line["error"]
+        return f"{stamp}  auto {line['name']}  {line['status']}: {what}"
     if line["event"] == "link":
         return f"{stamp}  {line['text']} ({line['rows']} rows)"
     if line["event"] == "clear":
@@ -125,6 +138,12 @@ class Notifier:
         self.states[f"{host}/{pane_key}"] = state
 
     def observe(self, line: dict[str, object]) -> None:
+        if line["event"] == "automation":
+            if line["status"] == "failed" and self.argv is not None:
+                self._run(
+                    [*self.argv, f"automation {line['name']} failed to start", str(line["error"])]
+                )
+            return
         if line["event"] in ("link", "ask", "answered") or "lastSeen" in line:
             return  # a link's state, a permission (its row's blocked notifies), a row no one can confirm
         pane = f"{line.get('host', '')}/{line['paneKey']}"
@@ -154,8 +173,8 @@ class Notifier:
 def cmd_watch(args: argparse.Namespace) -> int:
     import json
 
-    from orca.client.sync import invoke, subscribe
-    from orca.contracts import hooks
+    from orca.client.sync import endpoint_for, invoke, subscribe
+    from orca.contracts import hooks, orch
     from orca.wire.errors import Unavailable
 
     notifier = Notifier(args.notify_command) if args.notify else None
@@ -182,6 +201,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     events = (*hooks.EVENTS, *hooks.PERMISSION_EVENTS)
     with subscribe(hooks.CONTRACT.actor, events, consumer=WATCH_CONSUMER) as sub:
+        # Automations' firings from orch, on the same socket (no snapshot: only news).
+        sub.follow_also(endpoint_for(orch.CONTRACT.actor, None, "pub"), [orch.AUTO_FIRED])
         if not sub.wait_live(LIVE_TIMEOUT_S):
             raise Unavailable("the hooks actor is not publishing (is orca running?)")
         snapshot = invoke(hooks.SNAPSHOT, timeout=SNAPSHOT_TIMEOUT_S)
@@ -214,6 +235,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 if got is None:
                     continue
                 envelope, event = got
+                if isinstance(event, orch.AutoFired):
+                    emit(automation_line(event))
+                    continue
                 if isinstance(event, hooks.PermissionRequested | hooks.PermissionSettled):
                     if envelope.epoch == asks.epoch and envelope.seq <= asks.seq:
                         continue  # already in the permission snapshot

@@ -65,3 +65,18 @@ def answered_line(settlement: Any) -> dict[str, object]:
         "outcome": settlement.outcome,
         "by": settlement.by,
     }
+
+
+def automation_line(fired: Any) -> dict[str, object]:
+    """An automation's firing, settled (``orch.AutoFired``): started, skipped or failed."""
+    run = fired.run
+    return {
+        "event": "automation",
+        "name": fired.name,
+        "status": run.status,
+        "trigger": run.trigger,
+        "scheduledFor": run.scheduled_for,
+        "automationRunId": run.id,
+        "runId": run.output.run_id if run.output is not None else "",
+        "error": run.error or "",
+    }

@@ -408,6 +408,18 @@ class Subscription:
             curve.apply(self.socket)
         self.socket.connect(endpoint)
 
+    def follow_also(self, endpoint: str, specs: Iterable[EventSpec[Any]]) -> None:
+        """Also the events of ``specs`` from another publisher, on this socket (a SUB
+        socket takes from every publisher it connects to, in turn). Their envelopes carry
+        that publisher's epoch and seq: compare them with its own snapshot only."""
+        import zmq
+
+        more = specs_by_type(specs)
+        self._specs.update(more)
+        for topic in more:
+            self.socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        self.socket.connect(endpoint)
+
     def receive(self, timeout: float) -> tuple[Event, Any] | None:
         """The next followed event as (envelope, typed data), or None after ``timeout`` s."""
         if self._early:

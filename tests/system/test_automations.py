@@ -7,6 +7,9 @@ What each case shows:
 * a firing starts one run: one worktree, one terminal, the prompt once;
 * overlap refused: while the first firing's run still works (its agent starts slowly),
   the next due times are recorded ``skipped``, naming that run; none starts another;
+* a run that cannot start (the agent's command gone from PATH, then the repo's folder
+  gone) is recorded ``failed`` with the reason, and ``orca watch`` (its ``--json`` line,
+  its ``--notify`` command) says so;
 * kill -9 of orch between the intent and the act, and again between the act and the
   result (``ORCA_ORCH_CRASH_AFTER``): the due time ends with exactly one run;
 * kill -9 of orcad (every actor with it) around a due time, and ``orca down`` across
@@ -20,8 +23,12 @@ prompt per variant of those runs.
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -30,6 +37,7 @@ import trio
 from support.chaos import orca_up, orcad_pid, wait_gone
 from support.journey import User, make_git_repo
 from support.orch import auto_watcher, orch_user, prompts, run_watcher
+from support.procs import kill_all
 
 from orca.client.sync import invoke
 from orca.contracts import orch
@@ -184,3 +192,91 @@ async def test_due_times_missed_while_down_run_once(world: tuple[User, Path, Pat
     assert catch_up.trigger == "catch-up" and catch_up.missed >= 2, after
     assert all(r.missed == 0 for r in after[1:]), after  # the schedule as before
     await assert_once_per_due_time(user, log, info)
+
+
+class JsonLines:
+    """`orca watch --json`, read line by line."""
+
+    def __init__(self, process: trio.Process) -> None:
+        assert process.stdout is not None
+        self.stdout = process.stdout
+        self.buffer = b""
+
+    async def next_matching(self, wanted: Callable[[dict[str, object]], bool]) -> dict[str, object]:
+        while True:
+            *lines, rest = self.buffer.split(b"\n")
+            for n, line in enumerate(lines):
+                if line.strip() and wanted(event := json.loads(line)):
+                    self.buffer = b"\n".join([*lines[n + 1 :], rest])
+                    return event
+            self.buffer = rest
+            chunk = await self.stdout.receive_some(65536)
+            assert chunk, "orca watch ended"
+            self.buffer += chunk
+
+
+def failed_firing(event: dict[str, object]) -> bool:
+    return event["event"] == "automation" and event["status"] == "failed"
+
+
+async def test_a_run_that_cannot_start_is_recorded_failed_and_watch_says_so(
+    world: tuple[User, Path, Path], tmp_path: Path
+) -> None:
+    """No `claude` on PATH at the due time: failed, naming it; then the repo's folder is
+    gone: failed, naming it. `orca watch --json` prints both, `--notify` tells both."""
+    user, _log, project = world
+    user.ok("up")
+    user.ok("repo", "add", str(project))
+    fifo = tmp_path / "notifications"
+    os.mkfifo(fifo)
+    fifo_fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    procs: list[trio.Process] = []
+    try:
+        with trio.fail_after(90):
+            watch = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "orca.cli.main", "watch", "--json"],
+                env=user.env, stdout=subprocess.PIPE,
+            )  # fmt: skip
+            procs.append(watch)
+            writer = f'printf \'%s: %s\\n\' "$0" "$1" >> {shlex.quote(str(fifo))}'
+            procs.append(
+                await trio.lowlevel.open_process(
+                    [
+                        sys.executable,
+                        "-m",
+                        "orca.cli.main",
+                        "watch",
+                        "--notify",
+                        "--notify-command",
+                        f"sh -c {shlex.quote(writer)}",
+                    ],
+                    env=user.env,
+                    stdout=subprocess.DEVNULL,
+                )
+            )
+            lines = JsonLines(watch)
+            await lines.next_matching(lambda e: e["event"] == "live")  # subscribed
+            (tmp_path / "bin" / "claude").unlink()  # the service's PATH has it no more
+            user.ok("auto", "add", NAME, "project", PROMPT, "--agents", "claude", "--every", "2s")
+            first = await lines.next_matching(failed_firing)
+            assert "claude" in str(first["error"]), first
+            user.ok("auto", "pause", NAME)
+            await trio.run_process(["rm", "-rf", str(project)])
+            now = user.run("auto", "run-now", NAME)
+            assert now.returncode == 1 and "gone" in now.stderr, now.stderr
+            second = await lines.next_matching(failed_firing)
+            assert str(project) in str(second["error"]), second
+            notes = b""
+            stream = trio.lowlevel.FdStream(os.dup(fifo_fd))
+            async with stream:
+                while notes.count(b"failed to start") < 2:
+                    notes += await stream.receive_some(4096)
+            assert notes.count(f"automation {NAME} failed to start".encode()) == 2, notes
+        info = user.json("auto", "show", NAME)["automation"]
+        assert {r["status"] for r in info["runs"]} == {"failed"}
+        assert user.json("run", "ls")["runs"] == []
+    finally:
+        kill_all([p.pid for p in procs])
+        for p in procs:
+            await p.wait()
+        os.close(fifo_fd)
