@@ -194,6 +194,15 @@ def _variants() -> list[str]:
     return sorted(names)
 
 
+def _automations() -> list[str]:
+    """Every automation's name (``orca auto ls``)."""
+    from orca.client.sync import invoke
+    from orca.contracts import orch
+
+    listed = invoke(orch.AUTO_LIST, timeout=COMPLETE_TIMEOUT_S).automations
+    return sorted(i.automation.name for i in listed)
+
+
 def _recipients() -> list[str]:
     return ["all", *_variants()]
 
@@ -222,6 +231,11 @@ DYNAMIC: dict[tuple[str, str, str], Callable[[], list[str]]] = {
     **{("run", cmd, "run"): _runs for cmd in ("show", "check", "merge", "rm", "send", "inbox")},
     **{("run", cmd, "variant"): _variants for cmd in ("check", "merge", "inbox")},
     ("run", "send", "to"): _recipients,
+    ("auto", "add", "repo"): _repos,
+    **{
+        ("auto", cmd, "automation"): _automations
+        for cmd in ("show", "rm", "pause", "resume", "run-now")
+    },
 }
 # The arguments that take no name Orca knows (a path, a new name, text, a command).
 FREE_TEXT = {
@@ -240,6 +254,8 @@ FREE_TEXT = {
     ("run", "new", "prompt"),
     ("run", "send", "message"),
     ("run", "report", "summary"),
+    ("auto", "add", "name"),
+    ("auto", "add", "prompt"),
 }
 
 
