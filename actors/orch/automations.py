@@ -124,10 +124,22 @@ class Automations:
         self.wake.set()
         return stored
 
+    def due(
+        self, automation: Automation, runs: list[AutomationRun]
+    ) -> tuple[schedule.Slot | None, int | None]:
+        """``schedule.due_slot``; a schedule that does not compute (a hand-edited file)
+        is never due, and said so in the log, never an exception out of the scheduler."""
+        try:
+            schedule.check_schedule(automation.schedule)
+        except BadRequest as exc:
+            log.warning("automation %s is never due: %s", automation.name, exc.message)
+            return None, None
+        last = schedule.last_fired(runs, automation.id)
+        return schedule.due_slot(automation, last, now_ms())
+
     def info(self, automation: Automation, *, with_runs: bool = False) -> contract.AutomationInfo:
         runs = self.runs_of(automation.id)
-        last = schedule.last_fired(runs, automation.id)
-        _, following = schedule.due_slot(automation, last, now_ms())
+        _, following = self.due(automation, runs)
         return contract.AutomationInfo(
             automation=automation,
             next_due_ms=following,
@@ -355,8 +367,7 @@ class Automations:
                     await self.act(automation, record)
             next_due: int | None = None
             for automation in list(self.automations.values()):
-                last = schedule.last_fired(list(self.runs.values()), automation.id)
-                slot, following = schedule.due_slot(automation, last, now_ms())
+                slot, following = self.due(automation, self.runs_of(automation.id))
                 if slot is not None:
                     await self.fire(automation, slot)
                 if following is not None:

@@ -80,3 +80,22 @@ async def test_a_run_started_and_followed_from_another_machine(
     assert buildbox.json("run", "ls", "--host", "laptop")["runs"] == []
     refused = buildbox.cli("run", "new", "x", "y", "--agents", "claude", "--host", "laptop")
     assert refused.returncode != 0 and "forbidden" in refused.stderr
+
+
+def test_a_hosts_automations_are_listed_read_only_from_another(
+    pair: tuple[Tree, Tree, Path],
+) -> None:
+    """buildbox's automation (issue 38) is listed and shown from laptop through the
+    gateway, and from laptop's own read-only key for buildbox too: lists only."""
+    buildbox, laptop, _log = pair
+    buildbox.ok("auto", "add", "weekly", "project", "hunt flaky tests", "--agents", "claude",
+                "--cron", "0 4 * * 6", "--tz", "UTC")  # fmt: skip
+    listed = laptop.json("auto", "ls", "--host", "buildbox")["automations"]
+    assert [(i["automation"]["name"], i["automation"]["schedule"]["cron"]) for i in listed] == [
+        ("weekly", "0 4 * * 6")
+    ]
+    assert listed[0]["nextDueMs"] is not None
+    shown = laptop.json("auto", "show", "weekly", "--host", "buildbox")["automation"]
+    assert shown["automation"]["prompt"] == "hunt flaky tests" and shown["runs"] == []
+    assert "weekly" in laptop.ok("auto", "ls", "--host", "buildbox")
+    assert buildbox.json("auto", "ls", "--host", "laptop")["automations"] == []
