@@ -177,7 +177,9 @@ class AppBase(App[None]):
             edited = edit(view.session)
             if edited is view.session:
                 return edited
-            args = store.SessionPatchArgs(patch=tab_groups.layout_patch(edited), revision=view.revision)
+            args = store.SessionPatchArgs(
+                patch=tab_groups.layout_patch(edited), revision=view.revision
+            )
             written = await self.backend.invoke("store", store.SESSION_PATCH, args)
             if written.applied == "full":
                 return edited

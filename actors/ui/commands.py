@@ -121,10 +121,14 @@ class CommandsMixin(AppBase):
             self.action_toggle_review,
         )
         yield SystemCommand(
-            "Search transcripts", "every agent's words, newest first (^G f)", self.action_vault_search
+            "Search transcripts",
+            "every agent's words, newest first (^G f)",
+            self.action_vault_search,
         )
         yield SystemCommand(
-            "Runs", "one task, N agents: compare the variants, merge the best (^G e)", self.action_runs
+            "Runs",
+            "one task, N agents: compare the variants, merge the best (^G e)",
+            self.action_runs,
         )
         yield SystemCommand("Toggle needs-me order", "sidebar order", self.action_toggle_order)
         # Every child orcad reports (orca restart NAME's names), not a list of our own.

@@ -1,4 +1,5 @@
-"""orch's client for ``orca ui``: the run view's calls, and who hears ``run.changed``.
+"""orch's client for ``orca ui``: the run view's calls, and who hears ``run.changed``
+(and ``auto.changed``/``auto.fired``: the automations listed beside the runs).
 
 :class:`RunsFollower` runs in the backend (trio side) for the UI's whole life, holding
 the orch client and a subscription to ``run.changed``; it reads nothing itself. It
@@ -47,7 +48,7 @@ class RunsFollower:
             self.client = client
             changes = Subscriber(
                 self.paths.ipc_endpoint(orch.CONTRACT.actor, "pub"),
-                (orch.CHANGED,),
+                (orch.CHANGED, orch.AUTO_CHANGED, orch.AUTO_FIRED),
                 self._heard,
                 consumer="ui<-orch",
                 on_other=self._first_heartbeat,
@@ -77,6 +78,10 @@ class RunsFollower:
     async def list(self) -> orch.RunList:
         runs: orch.RunList = await self._client().invoke(orch.LIST)
         return runs
+
+    async def automations(self) -> orch.AutoList:
+        listed: orch.AutoList = await self._client().invoke(orch.AUTO_LIST)
+        return listed
 
     async def show(self, run: str) -> orch.RunInfo:
         info: orch.RunInfo = await self._client().invoke(orch.SHOW, orch.RunArgs(run=run))

@@ -221,3 +221,34 @@ def _listed(paths: Sequence[str]) -> list[str]:
     if len(paths) > LISTED_CONFLICTS:
         shown.append(f"... and {len(paths) - LISTED_CONFLICTS} more")
     return shown
+
+
+def automation_line(info: orch.AutomationInfo) -> Text:
+    """One automation (issue 38) under the runs: its schedule, when next, its last firing."""
+    a = info.automation
+    s = a.schedule
+    when = f"cron {s.cron} {s.tz}" if s.kind == "cron" else f"every {s.every_seconds}s"
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(a.name, style="bold")
+    line.append(f"  {when}")
+    if info.next_due_ms is None:
+        line.append("  paused", style="grey62")
+    else:
+        line.append("  next " + time.strftime("%H:%M", time.localtime(info.next_due_ms / 1000)))
+    last = info.last_run
+    if last is not None:
+        style = {"started": "green", "skipped": "yellow", "failed": "red"}.get(last.status, "")
+        what = last.output.run_id if last.output is not None else (last.error or "")
+        line.append(f"  {last.status} {what}".rstrip(), style=style)
+    return line
+
+
+def automations_text(infos: Sequence[orch.AutomationInfo]) -> Text:
+    if not infos:
+        return Text("no automations (orca auto add)", style="grey62")
+    out = Text("Automations\n", style="bold")
+    for n, info in enumerate(infos):
+        out.append_text(automation_line(info))
+        if n < len(infos) - 1:
+            out.append("\n")
+    return out

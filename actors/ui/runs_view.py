@@ -16,7 +16,9 @@ preview:
   variant: gitwatch's ``worktree.mergePreview`` first, shown in a question (conflicts
   listed: refused, no question asked); ``y`` merges, ``s`` squashes, ``r`` rebases,
   through orch's ``run.merge`` (which previews again and archives the other
-  variants). ``c`` runs the run's check now.
+  variants). ``c`` runs the run's check now. Under the runs, the automations (issue
+  38): each one's schedule, next due time and last firing (the run it started, or why
+  none did), read again on ``auto.changed``/``auto.fired``.
 """
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ from textual.widgets.option_list import Option
 
 from actors.ui.dialogs import ChoiceScreen
 from actors.ui.runs_follower import RunsFollower
-from actors.ui.runs_model import column_text, merge_question, run_line, variant_columns
+from actors.ui.runs_model import (
+    automations_text,
+    column_text,
+    merge_question,
+    run_line,
+    variant_columns,
+)
 from orca.contracts import gitwatch, orch
 from orca.wire.errors import OrcaError
 
@@ -64,6 +72,7 @@ class RunsHost(Protocol):
         self, screen: Screen[Any], callback: Callable[[Any], None] | None = None
     ) -> Any: ...
 
+
 # A run's agents move several times a second while they start; the view is read again
 # at most this often (a burst of run.changed is one reload).
 RELOAD_GAP_S = 0.2
@@ -85,7 +94,9 @@ class RunsScreen(ModalScreen[None]):
     RunsScreen { align: center middle; }
     RunsScreen > Vertical { width: 96%; height: 92%; border: round $accent; padding: 0 1; background: $surface; }
     #runs-body { height: 1fr; }
-    #runs-list { width: 38; height: 1fr; }
+    #runs-left { width: 38; height: 1fr; }
+    #runs-list { height: 1fr; }
+    #automations { height: auto; max-height: 10; border-top: solid $panel; }
     #run-detail { width: 1fr; height: 1fr; padding: 0 1; }
     #run-title { height: auto; max-height: 3; }
     #variants { height: auto; max-height: 16; }
@@ -118,7 +129,9 @@ class RunsScreen(ModalScreen[None]):
                 markup=False,
             )
             with Horizontal(id="runs-body"):
-                yield OptionList(id="runs-list")
+                with Vertical(id="runs-left"):
+                    yield OptionList(id="runs-list")
+                    yield Static("", id="automations", markup=False)
                 with Vertical(id="run-detail"):
                     yield Static("", id="run-title", markup=False)
                     yield HorizontalScroll(id="variants")
@@ -185,6 +198,8 @@ class RunsScreen(ModalScreen[None]):
     async def _reload(self, stale: set[str]) -> None:
         try:
             self._show_list((await self.follower.list()).runs)  # its lines count states
+            automations = (await self.follower.automations()).automations
+            self.query_one("#automations", Static).update(automations_text(automations))
             if self.current is not None and (stale & {"", self.current}):
                 info = await self.follower.show(self.current)
                 if info.run == self.current:

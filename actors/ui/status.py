@@ -70,9 +70,7 @@ class StatusMixin(AppBase):
         error = f" · {self.last_error}" if self.last_error else ""
         # Text, not markup: an error or a command in an ask may hold brackets.
         self.query_one("#status", Static).update(
-            Text.assemble(
-                f"{leader}{need}{asks}", health.footer_health(every), f"{error} · {hint}"
-            )
+            Text.assemble(f"{leader}{need}{asks}", health.footer_health(every), f"{error} · {hint}")
         )
 
     def pane_name(self, pane_key: str) -> str:
@@ -84,7 +82,11 @@ class StatusMixin(AppBase):
 
     def action_answer_permission(self, request_id: str) -> None:
         approvals = self.approvals
-        request = next((r for r in approvals.pending if r.request_id == request_id), None) if approvals else None
+        request = (
+            next((r for r in approvals.pending if r.request_id == request_id), None)
+            if approvals
+            else None
+        )
         if approvals is None or request is None:
             return
 
@@ -94,7 +96,9 @@ class StatusMixin(AppBase):
 
         self.push_screen(answer_dialog(request, self.pane_name(request.pane_key)), answered)
 
-    async def _answer_permission(self, approvals: Approvals, request_id: str, behavior: Any) -> None:
+    async def _answer_permission(
+        self, approvals: Approvals, request_id: str, behavior: Any
+    ) -> None:
         try:
             self.notify(await approvals.answer(request_id, behavior))
         except OrcaError as exc:

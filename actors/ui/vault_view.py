@@ -69,6 +69,7 @@ class SearchHost(Protocol):
         self, screen: Screen[Any], callback: Callable[[Any], None] | None = None
     ) -> Any: ...
 
+
 # Usage is asked again at most this often (a burst of commits is one refresh).
 REFRESH_GAP_S = 1.0
 # ... and at least this often (a lost event, a vault restarted without one).
@@ -92,7 +93,10 @@ class VaultFollower:
 
     async def run(self) -> None:
         endpoint = self.paths.ipc_endpoint(vault.CONTRACT.actor, "rpc")
-        async with open_rpc_client(endpoint, timeout=CALL_TIMEOUT_S) as client, trio.open_nursery() as nursery:
+        async with (
+            open_rpc_client(endpoint, timeout=CALL_TIMEOUT_S) as client,
+            trio.open_nursery() as nursery,
+        ):
             self.client = client
             changes = Subscriber(
                 self.paths.ipc_endpoint(vault.CONTRACT.actor, "pub"),
@@ -203,7 +207,9 @@ class SearchScreen(ModalScreen[vault.SearchHit | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Search transcripts (Enter: search; on a hit: open its pane)", markup=False)
-            yield Input(placeholder="words that must all occur: src/app.py fix-login", id="vault-query")
+            yield Input(
+                placeholder="words that must all occur: src/app.py fix-login", id="vault-query"
+            )
             yield OptionList(id="vault-results")
             yield Label("", id="vault-status", markup=False)
 
@@ -234,12 +240,16 @@ class SearchScreen(ModalScreen[vault.SearchHit | None]):
             results.remove_option_at_index(results.option_count - 1)  # the "more" line
         start = len(self.hits)
         self.hits.extend(page.hits)
-        results.add_options([Option(hit_text(h), id=str(start + i)) for i, h in enumerate(page.hits)])
+        results.add_options(
+            [Option(hit_text(h), id=str(start + i)) for i, h in enumerate(page.hits)]
+        )
         self.cursor = page.next_cursor
         if self.cursor:
             results.add_option(Option(Text("… more (Enter)", style="italic"), id="more"))
         count = len(self.hits)
-        self._status(f"{count} hit{'s' if count != 1 else ''}" + (", more below" if self.cursor else ""))
+        self._status(
+            f"{count} hit{'s' if count != 1 else ''}" + (", more below" if self.cursor else "")
+        )
         if count and start == 0:
             results.highlighted = 0
             results.focus()
@@ -266,7 +276,9 @@ def open_search(app: SearchHost) -> None:
         if hit is None:
             return
         if not hit.pane_key:
-            app.notify("no pane ran that session (unbound: started outside orca ui or before its hooks)")
+            app.notify(
+                "no pane ran that session (unbound: started outside orca ui or before its hooks)"
+            )
             return
         row = app.backend.session_for_pane(hit.pane_key)
         if row is None or not row.running or not app.show_pane(hit.pane_key):

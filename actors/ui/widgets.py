@@ -85,7 +85,9 @@ def strip_text(
     text, spans = Text(), []
     for index, tab in enumerate(tabs, 1):
         note = (notes or {}).get(tab.id)
-        label = f" {index}:{tab.custom_label or tab.label or 'terminal'}{' ' + note if note else ''} "
+        label = (
+            f" {index}:{tab.custom_label or tab.label or 'terminal'}{' ' + note if note else ''} "
+        )
         style = ""
         if tab.id == active_tab_id:
             style = "reverse bold" if active_group else "reverse"

@@ -101,10 +101,14 @@ class WorkspaceMixin(AppBase):
     ) -> None:
         """One group's strip, and its active tab's pane tree when that changed."""
         tabs = (
-            tab_groups.terminal_tabs(session, worktree_id, group_id) if worktree_id and group_id else []
+            tab_groups.terminal_tabs(session, worktree_id, group_id)
+            if worktree_id and group_id
+            else []
         )
         tab = (
-            tab_groups.active_tab(session, worktree_id, group_id) if worktree_id and group_id else None
+            tab_groups.active_tab(session, worktree_id, group_id)
+            if worktree_id and group_id
+            else None
         )
         is_active = active_group is not None and active_group.id == group_id
         notes = vault_view.tab_notes(session, tabs, self.backend.vault.by_pane)
@@ -371,12 +375,21 @@ class WorkspaceMixin(AppBase):
         """Select the worktree and tab of ``pane_key`` and focus it; False if no
         worktree of the sidebar holds it."""
         worktree_id = next(
-            (w.worktree_id for w in self.items() if any(li.pane_key == pane_key for li in w.lights)),
+            (
+                w.worktree_id
+                for w in self.items()
+                if any(li.pane_key == pane_key for li in w.lights)
+            ),
             None,
         )
         if worktree_id is None:
             worktree_id = next(
-                (w for w, key in tab_groups.all_pane_keys(self.backend.session()) if key == pane_key), None
+                (
+                    w
+                    for w, key in tab_groups.all_pane_keys(self.backend.session())
+                    if key == pane_key
+                ),
+                None,
             )
         if worktree_id is None:
             return False
@@ -394,7 +407,9 @@ class WorkspaceMixin(AppBase):
             tab_id, leaf_id = parts.tab_id, parts.leaf_id
 
             def show(s: WorkspaceSessionState) -> WorkspaceSessionState:
-                s = tab_groups.select_tab(tab_groups.select_worktree(s, worktree_id), worktree_id, tab_id)
+                s = tab_groups.select_tab(
+                    tab_groups.select_worktree(s, worktree_id), worktree_id, tab_id
+                )
                 return tab_groups.focus_pane(s, tab_id, leaf_id)
 
             self.edit_session(show)

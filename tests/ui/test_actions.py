@@ -41,6 +41,7 @@ def test_rename_moves_the_worktree_and_its_live_terminal(tree: Any, drive: Any) 
         await app.wait_for(lambda: isinstance(app.screen, AskScreen))
         app.screen.query_one("#ask-input").value = "gamma"
         await pilot.press("enter")
+
         # The rename renames the branch and the display name, then moves the folder
         # (the worktree's id is its path): the row may show "gamma" at alpha's path a
         # moment before it moves, so wait for the moved one.

@@ -33,9 +33,13 @@ def test_the_status_bar_names_the_ask_and_the_palette_answers_it(tree: Any, driv
         await app.wait_for(lambda: b"agent: working" in _output(sid), 20)
         invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=sid, data=b"ask\n"))
         await app.wait_for(lambda: app.approvals is not None and bool(app.approvals.pending), 20)
-        await app.wait_for(lambda: "asks: alpha Bash make deploy" in str(app.query_one("#status").render()), 10)
+        await app.wait_for(
+            lambda: "asks: alpha Bash make deploy" in str(app.query_one("#status").render()), 10
+        )
         (answer,) = [
-            c.callback for c in app.get_system_commands(app.screen) if c.title.startswith("Answer: ")
+            c.callback
+            for c in app.get_system_commands(app.screen)
+            if c.title.startswith("Answer: ")
         ]
         answer()
         await app.wait_for(lambda: isinstance(app.screen, ChoiceScreen), 10)

@@ -169,8 +169,10 @@ def test_a_pty_resized_by_another_client_is_drawn_at_its_size_and_said(
         await app.wait_for(lambda: not view.border_subtitle)
         # ptyd's word of the pane's size (term.resized), then its own list agrees
         await app.wait_for(
-            lambda: (r := (app.backend.sessions or {}).get(row.session_id)) is not None
-            and (r.cols, r.rows) == view.model.size
+            lambda: (
+                (r := (app.backend.sessions or {}).get(row.session_id)) is not None
+                and (r.cols, r.rows) == view.model.size
+            )
         )
         assert await asyncio.to_thread(pty_size) == view.model.size
         assert not view.border_subtitle

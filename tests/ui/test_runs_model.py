@@ -111,3 +111,39 @@ def test_dirty_worktree_dirty_checkout_and_nothing_to_merge_refuse() -> None:
     checkout = merge_question(info, v, preview(checkout="/src/proj", checkout_dirty=True))
     assert checkout.refusal == "main's checkout is dirty" and "/src/proj" in checkout.question
     assert merge_question(info, v, preview(ahead=0)).refusal == "nothing to merge"
+
+
+def test_automations_under_the_runs_say_schedule_next_and_last_firing() -> None:
+    from actors.ui.runs_model import automations_text
+    from orca.model.automations import (
+        Automation,
+        AutomationAgent,
+        AutomationRun,
+        AutomationSchedule,
+        AutomationTarget,
+    )
+
+    def info(
+        name: str, kind: str, last: AutomationRun | None, due: int | None
+    ) -> orch.AutomationInfo:
+        schedule = (
+            AutomationSchedule(kind="cron", cron="0 3 * * 1-5", tz="Europe/Paris")
+            if kind == "cron"
+            else AutomationSchedule(kind="every", every_seconds=21600)
+        )
+        automation = Automation(
+            id=name, name=name, target=AutomationTarget(repo_id="r"), prompt="p",
+            agents=(AutomationAgent(agent="claude"),), schedule=schedule,
+        )  # fmt: skip
+        return orch.AutomationInfo(automation=automation, next_due_ms=due, last_run=last)
+
+    failed = AutomationRun(
+        id="b@1", automation_id="b", scheduled_for=1, trigger="schedule", status="failed",
+        error="no claude on PATH",
+    )  # fmt: skip
+    text = automations_text([info("a", "cron", None, 0), info("b", "every", failed, None)]).plain
+    first, second = text.splitlines()[1:]
+    assert "a" in first and "cron 0 3 * * 1-5 Europe/Paris" in first and "next" in first
+    assert "every 21600s" in second and "paused" in second
+    assert "failed no claude on PATH" in second
+    assert "no automations" in automations_text([]).plain

@@ -9,6 +9,7 @@ commits ``answer-<agent>.txt`` in its worktree, reports and stops.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,3 +142,34 @@ def test_the_run_view_compares_variants_refuses_a_conflict_and_merges(
     assert seen["runtime error"] is None
     assert (project / "answer-codex.txt").read_text() == f"codex: {PROMPT}\n"
     assert _git(project, "status", "--porcelain") == ""
+
+
+def test_the_run_view_lists_automations_and_their_last_firing(
+    world: tuple[User, Path], drive: Any
+) -> None:
+    """Beside the runs (issue 38): each automation, its schedule, and its last firing as
+    it settles: here a run-now that could not start (the repo's folder gone)."""
+    user, project = world
+    user.ok("auto", "add", "weekly", "project", PROMPT, "--agents", "claude",
+            "--cron", "0 4 * * 6", "--tz", "UTC")  # fmt: skip
+    seen: dict[str, str] = {}
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await app.wait_for(lambda: all(app.backend.alive.values()), 30)
+        await pilot.press("ctrl+g", "e")
+        await app.wait_for(lambda: isinstance(app.screen, RunsScreen))
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        shown = screen.query_one("#automations")
+        await app.wait_for(lambda: "weekly" in str(shown.render()), 30)
+        seen["listed"] = str(shown.render())
+        shutil.rmtree(project)
+        failed = user.run("auto", "run-now", "weekly")
+        assert failed.returncode == 1, failed.stderr
+        await app.wait_for(lambda: "failed" in str(shown.render()), 30)
+        seen["failed"] = str(shown.render())
+        await pilot.press("escape")
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario, timeout=60)
+    assert "cron 0 4 * * 6 UTC" in seen["listed"] and "next" in seen["listed"]
+    assert "failed" in seen["failed"] and "gone" in seen["failed"]

@@ -20,7 +20,9 @@ from actors.ui.vault_view import SearchScreen
 from orca.paths import resolve_paths
 
 
-def test_a_panes_cost_is_on_its_tab_and_search_opens_its_pane(tree: Any, drive: Any, tmp_path: Path) -> None:
+def test_a_panes_cost_is_on_its_tab_and_search_opens_its_pane(
+    tree: Any, drive: Any, tmp_path: Path
+) -> None:
     alpha, beta = tree.worktrees["alpha"], tree.worktrees["beta"]
     transcript = tmp_path / "transcripts" / "S-ui.jsonl"
     cwd = tree.paths["alpha"]
@@ -55,7 +57,9 @@ def test_a_panes_cost_is_on_its_tab_and_search_opens_its_pane(tree: Any, drive: 
         seen["hits"] = [(h.kind, h.pane_key, h.bound) for h in search.hits]
         await pilot.press("enter")  # the newest hit: the agent's answer
         await app.wait_for(lambda: not isinstance(app.screen, SearchScreen))
-        await app.wait_for(lambda: app.selected_worktree == alpha and app.focused_pane == view.pane_key, 10)
+        await app.wait_for(
+            lambda: app.selected_worktree == alpha and app.focused_pane == view.pane_key, 10
+        )
         seen["pane"] = view.pane_key
 
     drive(OrcaApp(resolve_paths(), bell=False), scenario)
