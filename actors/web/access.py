@@ -157,7 +157,9 @@ class Access:
             self._file.save(self.devices())
             self._saved_at = self._clock_ms()
         except OSError as exc:
-            log.error("cannot save %s: %s (devices stay as they are in memory)", self._file.path, exc)
+            log.error(
+                "cannot save %s: %s (devices stay as they are in memory)", self._file.path, exc
+            )
             if strict:
                 raise
 

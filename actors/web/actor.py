@@ -110,7 +110,9 @@ class WebActor:
             raise BadRequest("a device needs a name")
         code, expires = self.access.pair(args.name.strip(), tuple(args.scopes), args.ttl_s)
         scopes = [s for s in web.SCOPES if s in args.scopes]
-        return web.Pairing(code=code, url=f"{self.url}#pair={code}", expires_at_ms=expires, scopes=scopes)
+        return web.Pairing(
+            code=code, url=f"{self.url}#pair={code}", expires_at_ms=expires, scopes=scopes
+        )
 
     async def devices(self, _: NoArgs) -> web.DeviceList:
         return web.DeviceList(devices=[d.to_wire() for d in self.access.devices()])

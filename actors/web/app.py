@@ -76,7 +76,9 @@ class WebApp:
 
     # -- auth ---------------------------------------------------------------------------
     def device(self, conn: HTTPConnection, scope: Scope) -> DeviceRecord:
-        device = self.access.authenticate(credential(self.current_site(), conn.headers.get("cookie")))
+        device = self.access.authenticate(
+            credential(self.current_site(), conn.headers.get("cookie"))
+        )
         if device is None:
             raise Denied(401, "not signed in")
         if scope not in device.scopes:

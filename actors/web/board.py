@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from orca.contracts import gitwatch, hooks, ptyd
+from orca.contracts import gitwatch, hooks, ptyd, store
 from orca.model.agent_status import needs_user
 from orca.views.agent_handles import ps_handles
 from orca.views.handles import worktree_handles
@@ -60,7 +60,8 @@ def project_board(
     """The board: worktrees (gitwatch's order, then any only hooks or ptyd know of)."""
     listed = list(sessions or [])
     agents_by_wt = {
-        str(w["worktreeId"]): w for w in project_ps(snapshot, None if sessions is None else listed, now_ms)
+        str(w["worktreeId"]): w
+        for w in project_ps(snapshot, None if sessions is None else listed, now_ms)
     }
     known = [(w.id, w.path) for w in worktrees]
     handles = ps_handles(list(agents_by_wt.values()), listed, known)
@@ -110,7 +111,9 @@ def project_board(
     }
 
 
-def _permission(request: hooks.PermissionRequest, board: list[dict[str, object]]) -> dict[str, object]:
+def _permission(
+    request: hooks.PermissionRequest, board: list[dict[str, object]]
+) -> dict[str, object]:
     worktree = next((w for w in board if w["worktreeId"] == request.worktree_id), None)
     handle = ""
     if worktree is not None:
@@ -129,3 +132,36 @@ def _permission(request: hooks.PermissionRequest, board: list[dict[str, object]]
         "createdAtMs": request.created_at_ms,
         "expiresAtMs": request.expires_at_ms,
     }
+
+
+def project_automations(listed: store.AutomationList | None) -> list[dict[str, object]]:
+    """The board's automations (issue 38): each one's schedule and its last firing, from
+    the store's record (orch keeps it; the web reads it, as it reads the other actors')."""
+    if listed is None:
+        return []
+    out: list[dict[str, object]] = []
+    for a in sorted(listed.automations, key=lambda a: a.name):
+        mine = [r for r in listed.automation_runs if r.automation_id == a.id]
+        last = max(mine, key=lambda r: (r.started_at, r.scheduled_for), default=None)
+        s = a.schedule
+        out.append(
+            {
+                "id": a.id,
+                "name": a.name,
+                "repo": a.target.repo_label or a.target.repo_id,
+                "schedule": f"cron {s.cron} ({s.tz})"
+                if s.kind == "cron"
+                else f"every {s.every_seconds}s",
+                "enabled": a.enabled,
+                "last": None
+                if last is None
+                else {
+                    "status": last.status,
+                    "trigger": last.trigger,
+                    "scheduledFor": last.scheduled_for,
+                    "runId": last.output.run_id if last.output is not None else "",
+                    "error": last.error or "",
+                },
+            }
+        )
+    return out

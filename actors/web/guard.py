@@ -99,7 +99,12 @@ def credential(site: Site, cookie_header: str | None) -> str | None:
 def session_cookie(site: Site, value: str, *, clear: bool = False) -> str:
     """The ``Set-Cookie`` value: HttpOnly, SameSite=Strict, Path=/, Secure over TLS,
     kept as long as browsers keep any cookie (a phone stays paired until revoked)."""
-    parts = [f"{site.cookie_name}={'' if clear else value}", "Path=/", "HttpOnly", "SameSite=Strict"]
+    parts = [
+        f"{site.cookie_name}={'' if clear else value}",
+        "Path=/",
+        "HttpOnly",
+        "SameSite=Strict",
+    ]
     if site.secure:
         parts.append("Secure")
     parts.append(f"Max-Age={0 if clear else COOKIE_MAX_AGE_S}")

@@ -72,7 +72,10 @@ class Guarded:
 
 async def _plain(send: Send, status: int, reason: str) -> None:
     body = f"{status} {reason}\n".encode()
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+    ]
     headers += [(k.encode(), v.encode()) for k, v in security_headers(new_nonce())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

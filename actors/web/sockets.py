@@ -175,10 +175,17 @@ async def _keys(
                 continue
             if parsed.get("t") == "in" and isinstance(parsed.get("d"), str):
                 if not bridge.write(parsed["d"].encode("utf-8", "replace")):
-                    await ws.send_text(json.dumps({"t": "error", "message": "too much input waiting"}))
+                    await ws.send_text(
+                        json.dumps({"t": "error", "message": "too much input waiting"})
+                    )
             elif parsed.get("t") == "resize":
                 cols, rows = parsed.get("cols"), parsed.get("rows")
-                if isinstance(cols, int) and isinstance(rows, int) and 2 <= cols <= 500 and 2 <= rows <= 300:
+                if (
+                    isinstance(cols, int)
+                    and isinstance(rows, int)
+                    and 2 <= cols <= 500
+                    and 2 <= rows <= 300
+                ):
                     bridge.resize(cols, rows)
                     # Other pages showing this terminal follow the new size from the
                     # board (ptyd announces no resize): read it soon, not in REFRESH_S.

@@ -4,7 +4,8 @@ The web actor follows hooks (status rows and permission requests), ptyd (session
 spawned, exited, closed, re-keyed: never the output flood) and gitwatch (worktrees);
 any of their events marks the board stale, and the refresher then reads the same
 snapshots ``orca worktree ps`` reads (``agentStatus.snapshot``, ``term.list``) plus
-gitwatch's worktree list and hooks' pending permission requests, all at once, and
+gitwatch's worktree list, hooks' pending permission requests and the store's
+automations (issue 38; their events are followed too), all at once, and
 projects them (:func:`actors.web.board.project_board`). A burst of events costs one
 refresh (``DEBOUNCE_S``). Nothing is folded by hand, so nothing can drift from what the
 snapshot says; a lost event costs at most ``REFRESH_S`` (the board is also refreshed
@@ -23,10 +24,10 @@ from typing import Any
 
 import trio
 
-from actors.web.board import project_board
+from actors.web.board import project_automations, project_board
 from orca.actor import ActorContext
 from orca.actor.subscriber import Subscriber
-from orca.contracts import gitwatch, hooks, ptyd
+from orca.contracts import gitwatch, hooks, ptyd, store
 from orca.contracts.base import EventSpec
 from orca.wire.envelope import Event
 from orca.wire.errors import OrcaError
@@ -40,6 +41,8 @@ FOLLOWED: dict[str, tuple[EventSpec[Any], ...]] = {
     "hooks": (*hooks.EVENTS, *hooks.PERMISSION_EVENTS),
     "ptyd": (ptyd.SPAWNED, ptyd.CLOSED, ptyd.EXIT, ptyd.REKEYED),
     "gitwatch": tuple(gitwatch.CONTRACT.events.values()),
+    # Issue 38: automations and their firings, as orch records them in the store.
+    "store": (store.AUTOMATION_CHANGED, store.AUTOMATION_RUN_RECORDED),
 }
 
 
@@ -62,6 +65,7 @@ class BoardSource:
             "sessions": None,
             "worktrees": [],
             "pending": [],
+            "automations": None,
         }
         self.down: list[str] = []
 
@@ -114,12 +118,13 @@ class BoardSource:
             self._stale.set()
 
     async def refresh(self) -> None:
-        """Read the four snapshots at once; project; publish if anything changed."""
+        """Read the snapshots at once; project; publish if anything changed."""
         calls = {
             "snapshot": ("hooks", hooks.SNAPSHOT, None),
             "sessions": ("ptyd", ptyd.LIST, ptyd.ListArgs(history=True)),
             "worktrees": ("gitwatch", gitwatch.WORKTREE_LIST, gitwatch.ListArgs()),
             "pending": ("hooks", hooks.PERMISSION_SNAPSHOT, None),
+            "automations": ("store", store.AUTOMATION_LIST, None),
         }
         down: set[str] = set()
 
@@ -135,6 +140,7 @@ class BoardSource:
                 "sessions": lambda r: r.sessions,
                 "worktrees": lambda r: r.worktrees,
                 "pending": lambda r: r.pending,
+                "automations": lambda r: r,
             }[part](result)
 
         async with trio.open_nursery() as nursery:
@@ -149,6 +155,7 @@ class BoardSource:
             self._parts["pending"],
             self._clock_ms(),
         )
+        board["automations"] = project_automations(self._parts["automations"])
         board["down"] = sorted(down)
         if _without_clock(board) != _without_clock(self.board):
             self.board = board

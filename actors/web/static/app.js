@@ -174,14 +174,30 @@ function worktreeCard(worktree) {
       `▸ ${t.handle}`), el("span", { class: "muted" }, ` ${t.command}`)))) : null);
 }
 
+function automationRow(automation) {
+  const last = automation.last;
+  const what = !last ? "never fired"
+    : last.status === "started" ? `started run ${last.runId}`
+    : `${last.status}: ${last.error}`;
+  return el("li", {
+    class: `automation last-${last ? last.status : "none"}`, dataset: { automationId: automation.id },
+  },
+  el("span", { class: "name" }, automation.name),
+  el("span", { class: "muted" }, ` ${automation.repo} · ${automation.schedule}${automation.enabled ? "" : " · paused"} · `),
+  el("span", { class: "last" }, what));
+}
+
 function renderBoard() {
   const board = state.board;
   if (!board) return;
   const asks = board.permissions.map(permissionCard);
   const cards = board.worktrees.map(worktreeCard);
+  const automations = board.automations || [];
   view(el("div", { id: "board" },
     asks.length ? el("div", { id: "asks" }, asks) : null,
-    cards.length ? cards : el("p", { class: "muted" }, "No worktrees yet.")));
+    cards.length ? cards : el("p", { class: "muted" }, "No worktrees yet."),
+    automations.length ? el("section", { class: "card", id: "automations" },
+      el("h2", {}, "Automations"), el("ul", {}, automations.map(automationRow))) : null));
 }
 
 // -- notifications: only while the page does not have the user's attention -----------------

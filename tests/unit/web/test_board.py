@@ -16,23 +16,49 @@ A, B = "repo::/src/fix-login", "repo::/src/main"
 
 def _row(pane: str, state: str, **extra: object) -> AgentStatusRow:
     return AgentStatusRow(
-        pane_key=pane, worktree_id=A, state=state, source="hook",  # type: ignore[arg-type]
-        updated_at_ms=NOW - 5000, state_since_ms=NOW - 5000, agent="claude", **extra,  # type: ignore[arg-type]
+        pane_key=pane,
+        worktree_id=A,
+        state=state,
+        source="hook",  # type: ignore[arg-type]
+        updated_at_ms=NOW - 5000,
+        state_since_ms=NOW - 5000,
+        agent="claude",
+        **extra,  # type: ignore[arg-type]
     )
 
 
 def _session(pane: str, sid: str, running: bool = True) -> ptyd.SessionRow:
     return ptyd.SessionRow(
-        session_id=sid, host_id="local", worktree_id=A, pane_key=pane, tab_id=pane.split(":")[0],
-        terminal_handle=f"h-{sid}", argv=["claude"], cwd="/src/fix-login", pid=1, cols=80, rows=24,
-        created_at=1.0, exit_code=None if running else 0, running=running, end_offset=0, subscribers=0,
+        session_id=sid,
+        host_id="local",
+        worktree_id=A,
+        pane_key=pane,
+        tab_id=pane.split(":")[0],
+        terminal_handle=f"h-{sid}",
+        argv=["claude"],
+        cwd="/src/fix-login",
+        pid=1,
+        cols=80,
+        rows=24,
+        created_at=1.0,
+        exit_code=None if running else 0,
+        running=running,
+        end_offset=0,
+        subscribers=0,
     )
 
 
 def _worktree(wid: str, path: str, main: bool) -> gitwatch.WorktreeRow:
     raw = {
-        "id": wid, "repoId": "repo", "path": path, "head": "abc", "branch": "refs/heads/x",
-        "isBare": False, "isMainWorktree": main, "ownership": "orca-managed", "gitStatus": None,
+        "id": wid,
+        "repoId": "repo",
+        "path": path,
+        "head": "abc",
+        "branch": "refs/heads/x",
+        "isBare": False,
+        "isMainWorktree": main,
+        "ownership": "orca-managed",
+        "gitStatus": None,
     }
     return from_builtins(gitwatch.WorktreeRow, raw)
 
@@ -43,8 +69,15 @@ def test_agents_are_ps_s_projection_and_every_worktree_is_listed() -> None:
     sessions = [_session("t1:a", f"{A}@@aaaaaaaa"), _session("t1:b", f"{A}@@bbbbbbbb")]
     worktrees = [_worktree(B, "/src/main", True), _worktree(A, "/src/fix-login", False)]
     ask = hooks.PermissionRequest(
-        request_id="r1", pane_key="t1:a", worktree_id=A, agent="claude", tool_name="Bash",
-        summary="make deploy", session_id="s", created_at_ms=NOW, expires_at_ms=NOW + 1,
+        request_id="r1",
+        pane_key="t1:a",
+        worktree_id=A,
+        agent="claude",
+        tool_name="Bash",
+        summary="make deploy",
+        session_id="s",
+        created_at_ms=NOW,
+        expires_at_ms=NOW + 1,
     )
     board = project_board(snapshot, sessions, worktrees, [ask], NOW)
     assert [w["worktreeId"] for w in board["worktrees"]] == [B, A]
@@ -83,3 +116,40 @@ def test_a_plain_terminal_is_named_by_its_handle_as_term_ls_names_it() -> None:
         ended.session_id: "fix-login:dddd",
         relaunched.session_id: "fix-login:eeee",
     }
+
+
+def test_automations_are_listed_with_their_last_firing() -> None:
+    """Issue 38: the store's automations on the board, each with its newest firing."""
+    from actors.web.board import project_automations
+    from orca.contracts import store
+    from orca.model.automations import (
+        Automation,
+        AutomationAgent,
+        AutomationOutput,
+        AutomationRun,
+        AutomationSchedule,
+        AutomationTarget,
+    )
+
+    automation = Automation(
+        id="a1", name="nightly", target=AutomationTarget(repo_id="r", repo_label="app"),
+        prompt="p", agents=(AutomationAgent(agent="claude"),),
+        schedule=AutomationSchedule(kind="cron", cron="0 3 * * *", tz="UTC"), enabled=False,
+    )  # fmt: skip
+    older = AutomationRun(
+        id="a1@1", automation_id="a1", scheduled_for=1, trigger="schedule", status="started",
+        started_at=1, output=AutomationOutput(run_id="rold"),
+    )  # fmt: skip
+    newer = AutomationRun(
+        id="a1@2", automation_id="a1", scheduled_for=2, trigger="catch-up", status="failed",
+        started_at=2, error="no claude on PATH",
+    )  # fmt: skip
+    listed = store.AutomationList(automations=[automation], automation_runs=[newer, older])
+    (row,) = project_automations(listed)
+    assert row["name"] == "nightly" and row["repo"] == "app" and not row["enabled"]
+    assert row["schedule"] == "cron 0 3 * * * (UTC)"
+    assert row["last"] == {
+        "status": "failed", "trigger": "catch-up", "scheduledFor": 2, "runId": "",
+        "error": "no claude on PATH",
+    }  # fmt: skip
+    assert project_automations(None) == []
