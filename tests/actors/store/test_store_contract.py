@@ -151,6 +151,15 @@ async def scenario(store: Any) -> str:
     await store.invoke(c.WORKTREE_MIGRATE_IDENTITY, c.MigrateIdentityArgs(old_id=wt, new_id=wt2))
     await store.invoke(c.WORKTREE_META_PATCH, c.MetaPatchArgs(worktree_id=wt, patch={}))
     await store.invoke(c.WORKTREE_META_REMOVE, c.WorktreeIdArgs(worktree_id=wt))
+    automation = {
+        "id": "a1", "name": "nightly", "target": {"repoId": rid}, "prompt": "p",
+        "agents": [{"agent": "claude"}], "schedule": {"kind": "every", "everySeconds": 60},
+    }  # fmt: skip
+    await store.invoke(c.AUTOMATION_PUT, c.AutomationPutArgs(automation=automation))
+    intent = {"id": "a1@60000", "automationId": "a1", "scheduledFor": 60000,
+              "trigger": "schedule", "status": "starting"}  # fmt: skip
+    await store.invoke(c.AUTOMATION_RUN_BEGIN, c.AutomationRunBeginArgs(run=intent))
+    await store.invoke(c.AUTOMATION_REMOVE, c.IdArgs(id="a1"))
     removed = await store.invoke(c.REPO_REMOVE, c.IdArgs(id=rid))
     assert removed.id == rid and removed.removed_worktree_meta == 1
     return rid
