@@ -280,3 +280,36 @@ async def test_a_run_that_cannot_start_is_recorded_failed_and_watch_says_so(
         for p in procs:
             await p.wait()
         os.close(fifo_fd)
+
+
+def test_bad_input_is_one_line_exit_2_and_nothing_is_lost(world: tuple[User, Path, Path]) -> None:
+    """A bad cron, zone, interval, agent, repo or a taken name: exit 2 with one line; the
+    automation already there is unchanged and nothing else was added."""
+    user, _log, project = world
+    user.ok("up")
+    user.ok("repo", "add", str(project))
+    user.ok("auto", "add", NAME, "project", PROMPT, "--agents", "claude", "--cron", "0 3 * * 1-5",
+            "--tz", "Europe/Paris")  # fmt: skip
+    before = user.json("auto", "ls")["automations"]
+    base = ("auto", "add", "other", "project", PROMPT, "--agents", "claude")
+    for argv, needle in (
+        ((*base, "--cron", "0 3 * *"), "five fields"),
+        ((*base, "--cron", "61 3 * * *"), "five fields"),
+        ((*base, "--cron", "0 3 * * *", "--tz", "Mars/Olympus"), "unknown time zone"),
+        ((*base, "--every", "6 hours"), "not an interval"),
+        (
+            ("auto", "add", "other", "nowhere", PROMPT, "--agents", "claude", "--every", "1h"),
+            "nowhere",
+        ),
+        (("auto", "add", "other", "project", PROMPT, "--agents", "vim", "--every", "1h"), "vim"),
+        (
+            ("auto", "add", NAME, "project", PROMPT, "--agents", "claude", "--every", "1h"),
+            "already",
+        ),
+        (("auto", "show", "nothing"), "no automation 'nothing'"),
+        (("auto", "pause", "nothing"), "no automation 'nothing'"),
+    ):
+        result = user.run(*argv)
+        assert result.returncode == 2, (argv, result.stderr)
+        assert needle in result.stderr and result.stderr.count("\n") == 1, (argv, result.stderr)
+    assert user.json("auto", "ls")["automations"] == before
