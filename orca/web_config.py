@@ -146,7 +146,9 @@ def load_web_config(
     bind = bind or (os.environ if environ is None else environ).get(BIND_ENV)
     if bind:
         host, port = parse_bind(bind)
-        config = replace(config, bind=host or config.bind, port=config.port if port is None else port)
+        config = replace(
+            config, bind=host or config.bind, port=config.port if port is None else port
+        )
     check_exposure(config)
     return config
 

@@ -72,10 +72,14 @@ class Gateway:
             lambda: self._changed,
             self.waits,
         )
-        self.follower = Follower(ctx.paths, self.config.beats, self._mirror_changed, self._host_status)
+        self.follower = Follower(
+            ctx.paths, self.config.beats, self._mirror_changed, self._host_status
+        )
 
     def _host_status(self, mirror: Any, row: Any, cleared: Any) -> None:
-        self.ctx.events.emit(gw.HostStatus(host=mirror.name, host_id=mirror.host_id, row=row, cleared=cleared))
+        self.ctx.events.emit(
+            gw.HostStatus(host=mirror.name, host_id=mirror.host_id, row=row, cleared=cleared)
+        )
 
     def _mirror_changed(self, mirror: Any) -> None:
         self.ctx.events.emit(
@@ -90,7 +94,9 @@ class Gateway:
             return
         data = None if event.type in _RELAYED_WITHOUT_DATA else event.data
         self.ring.append(
-            gw.RelayedEvent(src=event.src, epoch=event.epoch, seq=event.seq, type=event.type, data=data),
+            gw.RelayedEvent(
+                src=event.src, epoch=event.epoch, seq=event.seq, type=event.type, data=data
+            ),
             len(encode(data)) + 64,
         )
         if event.type == HEARTBEAT_TYPE:
@@ -101,7 +107,9 @@ class Gateway:
     async def status(self, _: NoArgs) -> gw.GatewayStatus:
         stats = self.listener.stats
         peers = []
-        clients = {c.public: c for c in (self.access.lookup(k) for k in self.listener.budgets.peers) if c}
+        clients = {
+            c.public: c for c in (self.access.lookup(k) for k in self.listener.budgets.peers) if c
+        }
         for key, budget in self.listener.budgets.peers.items():
             client = clients.get(key)
             peers.append(

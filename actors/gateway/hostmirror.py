@@ -56,7 +56,9 @@ class HostMirrorState:
     worktree_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
     version: int = 0
     # Status changes applied since the follower last took them (``take_changes``).
-    changes: list[tuple[AgentStatusRow | None, hooks.StatusCleared | None]] = field(default_factory=list)
+    changes: list[tuple[AgentStatusRow | None, hooks.StatusCleared | None]] = field(
+        default_factory=list
+    )
     cursors: dict[str, SourceCursor] = field(default_factory=dict)
     reachable: bool = False
     unverifiable_since: float | None = None
@@ -186,7 +188,10 @@ class HostMirrorState:
                 session = self.sessions.get(exited.session_id)
                 if session is not None:
                     self.sessions[exited.session_id] = msgspec.structs.replace(
-                        session, running=False, exit_code=exited.exit_code, end_offset=exited.end_offset
+                        session,
+                        running=False,
+                        exit_code=exited.exit_code,
+                        end_offset=exited.end_offset,
                     )
             elif event.type == ptyd.CLOSED.type:
                 self.sessions.pop(ptyd.CLOSED.decode(event.data).session_id, None)

@@ -199,7 +199,11 @@ class GatewayListener:
                 monitor = self._monitor(listener.sock)
                 await nursery.start(monitor.run)
                 await nursery.start(listener.run)
-                log.info("gateway listening on %s (CURVE, key %s)", self.listening, self.pair.public.decode())
+                log.info(
+                    "gateway listening on %s (CURVE, key %s)",
+                    self.listening,
+                    self.pair.public.decode(),
+                )
                 if task_status is not None:
                     task_status.started()
                     task_status = None
@@ -409,7 +413,9 @@ class GatewayListener:
                 raise Unavailable(f"ptyd on this host did not answer {ptyd.READ.name}") from None
 
         if self.waits is None:
-            return await read(ptyd.ReadArgs(session_id=args.session_id, since=args.since, limit=args.limit))
+            return await read(
+                ptyd.ReadArgs(session_id=args.session_id, since=args.since, limit=args.limit)
+            )
         return await self.waits.wait(args, read)
 
     async def _events(self, args: gw.EventsArgs) -> gw.EventBatch:

@@ -44,7 +44,9 @@ class EventRing:
     def append(self, event: RelayedEvent, size: int) -> None:
         self._items.append((event, size))
         self.bytes += size
-        while len(self._items) > self.max_events or (self.bytes > self.max_bytes and len(self._items) > 1):
+        while len(self._items) > self.max_events or (
+            self.bytes > self.max_bytes and len(self._items) > 1
+        ):
             _, old = self._items.popleft()
             self.bytes -= old
             self.first += 1

@@ -123,9 +123,7 @@ async def create_worktree(
             repo.path, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False
         )
         if commit.returncode != 0:
-            raise errors.CallerError(
-                f"base {base!r} is not a branch, tag or commit of {repo.path}"
-            )
+            raise errors.CallerError(f"base {base!r} is not a branch, tag or commit of {repo.path}")
     progress("git", f"creating {path} on branch {branch}")
     await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
     args = lifecycleplan.add_args(path, branch, base, branch_exists=exists.returncode == 0)
@@ -345,7 +343,9 @@ async def _rename_before_move(
         await _undo_branch(repo_path, plan)
         with trio.CancelScope(shield=True):
             try:
-                await store.patch_meta(worktree_id, lifecycleplan.restore_patch(old_meta, meta_patch))
+                await store.patch_meta(
+                    worktree_id, lifecycleplan.restore_patch(old_meta, meta_patch)
+                )
             except OrcaError:
                 log.warning("could not restore the meta of %s after a failed move", worktree_id)
         raise

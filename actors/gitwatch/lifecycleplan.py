@@ -94,9 +94,7 @@ def counts_changes(row: WorktreeFacts, *, force: bool) -> bool:
     return not force and not row.is_locked and not row.is_prunable
 
 
-def remove_refusal(
-    row: WorktreeFacts, *, force: bool, changed: int
-) -> errors.GitwatchError | None:
+def remove_refusal(row: WorktreeFacts, *, force: bool, changed: int) -> errors.GitwatchError | None:
     """Why ``row`` may not be removed (``changed``: its changed paths, when counted)."""
     if row.is_locked and not force:
         return errors.WorktreeLocked(
@@ -171,9 +169,7 @@ def rename_refusal(row: WorktreeFacts, plan: RenamePlan) -> errors.GitwatchError
     return None
 
 
-def restore_patch(
-    old_meta: WorktreeMeta | None, meta_patch: Mapping[str, Any]
-) -> dict[str, Any]:
+def restore_patch(old_meta: WorktreeMeta | None, meta_patch: Mapping[str, Any]) -> dict[str, Any]:
     """The meta patch that undoes a rename's (``meta_patch`` and the display name)."""
     restore = {k: getattr(old_meta, _snake(k), None) for k in meta_patch}
     restore["displayName"] = old_meta.display_name if old_meta else None

@@ -90,7 +90,9 @@ class HooksActor:
         self.first_prompts = FirstPromptGate()
         self.secret = new_secret()
         # issue 25: hooks bind agent sessions to panes (the vault's exact join).
-        self.sessions = SessionBinder(hooks_dir, ctx.events.emit, self.table.authority, wall_clock_ms)
+        self.sessions = SessionBinder(
+            hooks_dir, ctx.events.emit, self.table.authority, wall_clock_ms
+        )
         # -- issue 27: held PermissionRequest hooks (the verdict store) --
         self.permissions = PermissionHolds(
             PermissionDesk(current_host_id()), self.service, ctx.events.emit
@@ -144,9 +146,7 @@ class HooksActor:
 
     def hydrate(self) -> None:
         # issue 16 item 12: a damaged file is kept aside and reported, never just dropped.
-        self.status_load = load_status_file(
-            self.status_path, wall_clock_ms(), self.table.host_id
-        )
+        self.status_load = load_status_file(self.status_path, wall_clock_ms(), self.table.host_id)
         loaded = self.status_load.status
         self.table.hydrate(loaded.rows, loaded.commitments, loaded.fences)
         self.follower.cursor.revision = loaded.store_revision

@@ -373,9 +373,7 @@ class HookHttpServer:
     def _admit(
         self, framed: _Framed, route: Callable[[str, str], str | HttpRejection]
     ) -> HookSubmission | HttpRejection:
-        return admit(
-            route, framed.method, framed.target, framed.headers, framed.body, self._secret
-        )
+        return admit(route, framed.method, framed.target, framed.headers, framed.body, self._secret)
 
     def _handle_framed(self, framed: _Framed) -> HookReply:
         submission = self._admit(framed, route_agent)
@@ -390,7 +388,9 @@ class HookHttpServer:
         if isinstance(submission, HttpRejection):
             return HookReply(submission.status, {"error": submission.reason})
         try:
-            return await self._hold(submission, hold_seconds(framed.headers), lambda: _closed(stream))
+            return await self._hold(
+                submission, hold_seconds(framed.headers), lambda: _closed(stream)
+            )
         except Exception:
             log.exception("held permission request failed: %s", framed.target)
             return HookReply(500, {"error": "internal"})

@@ -137,7 +137,9 @@ class PermissionDesk:
             agent=agent,
             tool_name=clean_line(tool)[:MAX_TOOL_NAME_CHARS] if isinstance(tool, str) else "",
             summary=summarize_tool_input(payload.get("tool_input")),
-            session_id=clean_line(session)[:MAX_TOOL_NAME_CHARS] if isinstance(session, str) else "",
+            session_id=clean_line(session)[:MAX_TOOL_NAME_CHARS]
+            if isinstance(session, str)
+            else "",
             created_at_ms=now_ms,
             expires_at_ms=now_ms + hold_ms,
             host_id=self._host_id,

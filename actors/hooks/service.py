@@ -152,9 +152,7 @@ class HooksService:
         return effects, verdicts
 
     def pane_input(self, pane_key: str, evidence_age_ms: int = 0) -> TableEffects:
-        effects = self.carry_out(
-            self.table.pane_input(pane_key, self._clock_ms(), evidence_age_ms)
-        )
+        effects = self.carry_out(self.table.pane_input(pane_key, self._clock_ms(), evidence_age_ms))
         if self.on_answered is not None:
             for event in effects.events:
                 if isinstance(event, StatusSet):

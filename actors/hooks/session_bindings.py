@@ -159,7 +159,10 @@ class SessionBindingTable:
 def _decoded(row: object) -> SessionBinding | None:
     if not isinstance(row, dict):
         return None
-    fields = {k: row.get(k) for k in ("agent", "sessionId", "paneKey", "transcriptPath", "tabId", "worktreeId")}
+    fields = {
+        k: row.get(k)
+        for k in ("agent", "sessionId", "paneKey", "transcriptPath", "tabId", "worktreeId")
+    }
     if not all(isinstance(v, str) for v in fields.values()) or not fields["sessionId"]:
         return None
     when = row.get("boundAtMs")

@@ -284,4 +284,3 @@ def collect_status(pid: int) -> int | None:
     except ChildProcessError:
         return None
     return status if reaped else None
-

@@ -258,4 +258,3 @@ class FdKeeper:
             log.info("keeper: %d session(s) handed over: exiting", len(self.state))
             conn.closed = True
             self.stop("handed over")
-

@@ -183,7 +183,14 @@ class Automations:
 
     async def show(self, args: contract.AutoArgs) -> contract.AutomationInfo:
         await self.loaded.wait()
-        return self.info(self.find(args.automation), with_runs=True)
+        info = self.info(self.find(args.automation), with_runs=True)
+        started = [r.output.run_id for r in info.runs if r.output is not None]
+
+        def summaries(db: Ledger) -> list[contract.RunSummary]:
+            found = [(run, db.tasks(run.id)) for ref in started if (run := db.run(ref))]
+            return [run_summary(r, ts, self.orch.rows, self.orch.sessions) for r, ts in found]
+
+        return msgspec.structs.replace(info, run_summaries=await self.orch.db(summaries))
 
     async def remove(self, args: contract.AutoArgs) -> contract.AutoRemoved:
         await self.loaded.wait()

@@ -377,7 +377,9 @@ class Ptyd:
 
     def close_session(self, session: Session) -> None:
         self.table.forget(session.session_id)
-        self.session_changed(session, "closed", contract.SessionClosed(session_id=session.session_id))
+        self.session_changed(
+            session, "closed", contract.SessionClosed(session_id=session.session_id)
+        )
         self.ctx.nursery.start_soon(self._kill_then_drop_history, session)
 
     async def _kill_then_drop_history(self, session: Session) -> None:

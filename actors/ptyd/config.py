@@ -57,7 +57,9 @@ def _apply(budget: HistoryBudget, history: dict[str, Any], path: Path) -> Histor
 def load_budget(config_dir: Path, shipped: Path = SHIPPED_CONFIG) -> HistoryBudget:
     """The ended-history budget: shipped defaults, then the user's keys."""
     budget = DEFAULT_BUDGET
-    for path, raw in layered(CONFIG_NAME, config_dir, on_error="log", shipped_file=shipped, log=log):
+    for path, raw in layered(
+        CONFIG_NAME, config_dir, on_error="log", shipped_file=shipped, log=log
+    ):
         budget = _apply(budget, _section(raw, path), path)
     return budget
 
@@ -67,7 +69,9 @@ def load_resume_on_start(config_dir: Path, shipped: Path = SHIPPED_CONFIG) -> bo
     (``actors/ptyd/resume_on_start.py``). A value that is not a boolean is logged and the
     key keeps its earlier value."""
     enabled = False
-    for path, raw in layered(CONFIG_NAME, config_dir, on_error="log", shipped_file=shipped, log=log):
+    for path, raw in layered(
+        CONFIG_NAME, config_dir, on_error="log", shipped_file=shipped, log=log
+    ):
         if "resume_on_start" not in raw:
             continue
         value = raw["resume_on_start"]

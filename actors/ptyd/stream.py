@@ -418,9 +418,7 @@ class AttachStream:
             return
         self.ptyd.hooks.pane_input(session.info.pane_key, session.info.terminal_handle)
 
-    def _handle_handed(
-        self, rid: bytes, message: contract.ToPtyd, conn: LocalConn | None
-    ) -> None:
+    def _handle_handed(self, rid: bytes, message: contract.ToPtyd, conn: LocalConn | None) -> None:
         """A ``hand``, or a message from a client whose terminal ptyd holds (handed.py)."""
         if isinstance(message, contract.StreamHand):
             if conn is None:

@@ -51,4 +51,3 @@ class StoreCore:
     def export_json(self) -> bytes:
         """Pretty JSON of the whole state (``orca state export``)."""
         return encode_json(self.state, indent=2)
-

@@ -190,7 +190,9 @@ def session_bindings(state: PersistedState, host_id: str | None) -> contract.Ses
     for tab_id, layout in sorted(session.terminal_layouts_by_tab_id.items()):
         for leaf, pty in sorted(layout.pty_ids_by_leaf_id.items()):
             verdict = _verdict_text(verdicts.get(pty))
-            bindings.append(contract.SavedBinding(pane=f"{tab_id}:{leaf}", pty_id=pty, verdict=verdict))
+            bindings.append(
+                contract.SavedBinding(pane=f"{tab_id}:{leaf}", pty_id=pty, verdict=verdict)
+            )
     for _workspace, tabs in sorted(session.tabs_by_worktree.items()):
         for tab in tabs:
             if tab.pty_id:
@@ -199,4 +201,6 @@ def session_bindings(state: PersistedState, host_id: str | None) -> contract.Ses
                     contract.SavedBinding(pane=f"tab {tab.id}", pty_id=tab.pty_id, verdict=verdict)
                 )
     shutdown = reconciliation.shutdown_worktrees_without_pty if reconciliation is not None else ()
-    return contract.SessionBindings(bindings=bindings, shutdown_worktrees_without_pty=list(shutdown))
+    return contract.SessionBindings(
+        bindings=bindings, shutdown_worktrees_without_pty=list(shutdown)
+    )

@@ -59,6 +59,7 @@ def idle_scan_wait(base: float) -> float:
     """The longest wait between passes that find nothing, for a scan interval ``base``."""
     return max(base, min(IDLE_SCAN_MAX_S, base * IDLE_SCAN_FACTOR))
 
+
 CHANGED_EVERY_S = 0.25
 VAULT_DIR = "vault"
 R = TypeVar("R")
@@ -316,7 +317,11 @@ async def setup(ctx: ActorContext) -> None:
     for op, handler in actor.handlers():
         ctx.rpc.register(op, handler, concurrent=op is not contract.REBUILD)
     ctx.rpc.extra_stats = lambda: {
-        "vault": {"scans": actor.scans, "lastScanMs": actor.last_scan_ms, "unavailable": actor.unavailable}
+        "vault": {
+            "scans": actor.scans,
+            "lastScanMs": actor.last_scan_ms,
+            "unavailable": actor.unavailable,
+        }
     }
     ctx.nursery.start_soon(actor.run_scans)
     status = Subscriber(
@@ -336,4 +341,3 @@ async def setup(ctx: ActorContext) -> None:
     ctx.on_stop(stop)
     if not actor.unavailable:
         log.info("vault: index %s, roots %s", actor.path, actor.config.roots)
-

@@ -166,7 +166,9 @@ def matching_worktrees(ref: str, workspaces: Workspaces, known: Iterable[str]) -
     exact = {w for w in ids if w == ref or workspaces.current(ref) == w}
     if exact:
         return exact
-    directory = workspaces.worktree_paths.get(os.path.normpath(ref)) if ref.startswith("/") else None
+    directory = (
+        workspaces.worktree_paths.get(os.path.normpath(ref)) if ref.startswith("/") else None
+    )
     if directory:
         return {directory}
     return {w for w in ids if w and workspaces.worktree_label(w) == ref}

@@ -108,7 +108,9 @@ def load_config(config_dir: Path, environ: Mapping[str, str] = os.environ) -> Va
         if ok and low <= value <= high and (kind is float or isinstance(value, int)):
             numbers[key] = kind(value)
         else:
-            log.error("%s: [vault] %s must be a number in [%s, %s]; default kept", path, key, low, high)
+            log.error(
+                "%s: [vault] %s must be a number in [%s, %s]; default kept", path, key, low, high
+            )
     no_roots = {agent: _why_no_root(agent, environ) for agent, dirs in roots.items() if not dirs}
     interval = environ.get("ORCA_VAULT_SCAN_S")
     if interval:

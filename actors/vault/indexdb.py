@@ -75,7 +75,11 @@ def _facts_from(text: str) -> SessionFacts:
         if isinstance(raw.get("event_text"), bool):
             facts.event_text = raw["event_text"]
         totals = raw.get("totals")
-        if isinstance(totals, list) and len(totals) == 5 and all(isinstance(n, int) for n in totals):
+        if (
+            isinstance(totals, list)
+            and len(totals) == 5
+            and all(isinstance(n, int) for n in totals)
+        ):
             facts.totals = totals
     return facts
 
@@ -383,7 +387,9 @@ class IndexWriter:
 
 
 def _time_span(parsed: Parsed) -> tuple[int, int]:
-    times = [e.ts_ms for e in parsed.entries if e.ts_ms] + [u.ts_ms for u in parsed.usage if u.ts_ms]
+    times = [e.ts_ms for e in parsed.entries if e.ts_ms] + [
+        u.ts_ms for u in parsed.usage if u.ts_ms
+    ]
     for rows in parsed.keyed.values():
         times.extend(e.ts_ms for e in rows if e.ts_ms)
     return (min(times), max(times)) if times else (0, 0)

@@ -35,7 +35,11 @@ log = logging.getLogger(__name__)
 PRICES_NAME = "vault-prices.toml"
 SHIPPED_PRICES = shipped_path(PRICES_NAME)
 MILLION = Decimal(1_000_000)
-DEFAULT_RULES = {"cache_write_5m": Decimal("1.25"), "cache_write_1h": Decimal(2), "cache_read": Decimal("0.1")}
+DEFAULT_RULES = {
+    "cache_write_5m": Decimal("1.25"),
+    "cache_write_1h": Decimal(2),
+    "cache_read": Decimal("0.1"),
+}
 _RATE_KEYS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 
 # Spellings of one model across providers: Bedrock (``us.anthropic.claude-…-v1:0``),

@@ -216,7 +216,9 @@ GROUP BY k.transcript_id, k.model, day, bucket
 @dataclass
 class _Sum:
     requests: int = 0
-    tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0, 0])  # in, 5m, 1h, read, out, reasoning
+    tokens: list[int] = field(
+        default_factory=lambda: [0, 0, 0, 0, 0, 0]
+    )  # in, 5m, 1h, read, out, reasoning
     cost: Decimal = Decimal(0)
     priced: bool = False
     unpriced_models: set[str] = field(default_factory=set)
@@ -239,7 +241,9 @@ def _day_bounds(since: str | None, until: str | None) -> tuple[int, int]:
     low = 0
     high = 2**62
     if since:
-        low = int(datetime.combine(date.fromisoformat(since), datetime.min.time()).timestamp() * 1000)
+        low = int(
+            datetime.combine(date.fromisoformat(since), datetime.min.time()).timestamp() * 1000
+        )
     if until:
         end = date.fromisoformat(until) + timedelta(days=1)
         high = int(datetime.combine(end, datetime.min.time()).timestamp() * 1000)
@@ -256,14 +260,22 @@ def usage(
     cat = load_catalogue(conn, workspaces)
     allowed = _scope(cat, args.repo, args.worktree, args.agent)
     thresholds = prices.thresholds()
-    bucket = " + ".join(f"(k.input + k.cache_write_5m + k.cache_write_1h + k.cache_read > {t})" for t in thresholds) or "0"
+    bucket = (
+        " + ".join(
+            f"(k.input + k.cache_write_5m + k.cache_write_1h + k.cache_read > {t})"
+            for t in thresholds
+        )
+        or "0"
+    )
     try:
         low, high = _day_bounds(args.since, args.until)
     except ValueError as exc:
         raise BadRequest(f"not a date: {exc}") from None
     groups: dict[str, _Sum] = defaultdict(_Sum)
     meta: dict[str, tuple[str, str, str, str, str]] = {}
-    for tid, model, day, level, n, *tokens in conn.execute(_SETTLED.format(bucket=bucket), (low, high)):
+    for tid, model, day, level, n, *tokens in conn.execute(
+        _SETTLED.format(bucket=bucket), (low, high)
+    ):
         if allowed is not None and tid not in allowed:
             continue
         f = cat.facts.get(tid)
@@ -278,7 +290,10 @@ def usage(
             part.unbound.add(session)
         groups[key].add(part)
         meta.setdefault(key, (label, f.agent, place.pane_key, place.worktree_id, place.repo_id))
-    rows = [_row(k, groups[k], meta[k], args.by) for k in sorted(groups, key=lambda k: _order(args.by, k, groups[k]))]
+    rows = [
+        _row(k, groups[k], meta[k], args.by)
+        for k in sorted(groups, key=lambda k: _order(args.by, k, groups[k]))
+    ]
     total = _Sum()
     for part in groups.values():
         total.add(part)
@@ -289,7 +304,10 @@ def usage(
         rows=rows,
         total=_row("total", total, ("total", "", "", "", ""), "total"),
         prices=contract.Prices(
-            source=prices.source, read=prices.read, files=list(prices.files), errors=list(prices.errors)
+            source=prices.source,
+            read=prices.read,
+            files=list(prices.files),
+            errors=list(prices.errors),
         ),
     )
 

@@ -41,7 +41,9 @@ class PassReport:
 
 
 class Scanner:
-    def __init__(self, conn: sqlite3.Connection, roots: dict[str, list[str]], step_bytes: int) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, roots: dict[str, list[str]], step_bytes: int
+    ) -> None:
         self.writer = IndexWriter(conn)
         self.roots = roots
         self.step_bytes = step_bytes

@@ -90,7 +90,9 @@ def read_status(
         bindings=bindings,
         unbound_transcripts=unbound,
         roots=config.roots,
-        budgets=contract.Budgets(max_entries=config.max_entries, max_text_bytes=config.max_text_bytes),
+        budgets=contract.Budgets(
+            max_entries=config.max_entries, max_text_bytes=config.max_text_bytes
+        ),
         errors=errors,
         last_scan_ms=last_scan_ms,
         scans=scans,

@@ -132,7 +132,9 @@ def _forgotten(writer: IndexWriter, known: Transcript) -> StepResult:
     return StepResult("forgotten")
 
 
-def _failed(writer: IndexWriter, known: Transcript | None, source: Source, error: str) -> StepResult:
+def _failed(
+    writer: IndexWriter, known: Transcript | None, source: Source, error: str
+) -> StepResult:
     writer.record_error(known, source.path, source.agent, error)
     return StepResult("error", error=error, transcript=known)
 
@@ -148,7 +150,11 @@ def _step_open(
     now = _identity(st)
     mark = known.mark if known is not None and known.mark.identity.ino else None
     step = plan_step(now, mark, whole=source.whole)
-    if step == "read" and mark is not None and not head_still_same(mark, os.pread(fd, mark.head_len, 0)):
+    if (
+        step == "read"
+        and mark is not None
+        and not head_still_same(mark, os.pread(fd, mark.head_len, 0))
+    ):
         step = "restart"
     if step == "skip":
         if known is not None and known.error:

@@ -32,7 +32,9 @@ FOLLOWED = (
 @dataclass(frozen=True)
 class StoreFacts:
     repos: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (path, name)
-    worktrees: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # id -> (name, prior ids)
+    worktrees: dict[str, tuple[str, tuple[str, ...]]] = field(
+        default_factory=dict
+    )  # id -> (name, prior ids)
 
     def workspaces(self) -> Workspaces:
         return Workspaces.build(
@@ -64,10 +66,15 @@ def apply_store_event(facts: StoreFacts, _event: Event, typed: Any) -> StoreFact
         return dc_replace(facts, worktrees={**facts.worktrees, typed.worktree_id: entry})
     if isinstance(typed, store.WorktreeMetaRemoved):
         gone = set(typed.worktree_ids)
-        return dc_replace(facts, worktrees={k: v for k, v in facts.worktrees.items() if k not in gone})
+        return dc_replace(
+            facts, worktrees={k: v for k, v in facts.worktrees.items() if k not in gone}
+        )
     if isinstance(typed, store.WorktreeRenamed):
         worktrees = dict(facts.worktrees)
         name, prior = worktrees.pop(typed.old_id, ("", ()))
-        worktrees[typed.new_id] = (name, (*prior, typed.old_id) if typed.old_id not in prior else prior)
+        worktrees[typed.new_id] = (
+            name,
+            (*prior, typed.old_id) if typed.old_id not in prior else prior,
+        )
         return dc_replace(facts, worktrees=worktrees)
     return facts

@@ -249,4 +249,3 @@ async def open_rpc_client(
                 nursery.cancel_scope.cancel()
     finally:
         client.close()
-

@@ -254,7 +254,9 @@ class RpcServer:
         if ok:
             try:
                 body = encode_ok(req.id, for_wire(value))
-            except Exception as exc:  # any encoder failure (type, overflow...) is our bug, not fatal
+            except (
+                Exception
+            ) as exc:  # any encoder failure (type, overflow...) is our bug, not fatal
                 log.exception("op %s returned an unencodable result", req.op)
                 ok, value = False, Internal(f"{req.op} returned an unencodable result: {exc}")
             else:

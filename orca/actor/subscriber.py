@@ -67,7 +67,9 @@ class Subscriber:
             event = decode_event(frames[-1])
         except BadFrame as exc:
             self.stats.malformed += 1
-            log.warning("%s: ignoring an undecodable event from %s: %s", self.consumer, self.endpoint, exc)
+            log.warning(
+                "%s: ignoring an undecodable event from %s: %s", self.consumer, self.endpoint, exc
+            )
             return
         if event.type not in self._specs:
             if self._on_other is not None:

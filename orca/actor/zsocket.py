@@ -91,7 +91,11 @@ class ZSocket:
     """A zmq socket driven from trio: one owner task waits on the fd, any task sends."""
 
     def __init__(
-        self, sock: zmq.Socket[bytes], on_message: MessageHandler | None = None, *, pokeable: bool = False
+        self,
+        sock: zmq.Socket[bytes],
+        on_message: MessageHandler | None = None,
+        *,
+        pokeable: bool = False,
     ) -> None:
         """``pokeable``: the owner's sleep can be interrupted by ``wake_owner`` (costs a
         cancel scope per sleep). Needed only when work for the owner can appear without
@@ -208,8 +212,6 @@ class ZSocket:
                     self._wait_scope = None
         except trio.ClosedResourceError:
             pass  # close() woke us; the caller sees self.closed
-
-
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The plain owner loop: service, sleep on the fd, repeat, until cancelled or closed."""

@@ -100,8 +100,7 @@ def cmd_ack(args: argparse.Namespace) -> int:
         return fail("name a terminal, a worktree or a pane key, or give --all", EXIT_USAGE)
     keys: list[str | None] = [None] if args.all else [*pane_keys(args.target)]
     acked = sum(
-        invoke(hooks.ACK, hooks.AckArgs(pane_key=key), timeout=ACK_TIMEOUT_S).acked
-        for key in keys
+        invoke(hooks.ACK, hooks.AckArgs(pane_key=key), timeout=ACK_TIMEOUT_S).acked for key in keys
     )
     if args.json:
         print_json("acked", acked)

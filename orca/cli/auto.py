@@ -188,8 +188,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     if a.check:
         print(f"  check {a.check}")
     print(f"  prompt {a.prompt}")
+    summaries = {s.run: s for s in info.run_summaries}
     for r in info.runs:
-        print(f"  {_when(r.scheduled_for)} {r.trigger:<8} {run_text(r)}")
+        summary = summaries.get(r.output.run_id) if r.output is not None else None
+        states = ""
+        if summary is not None:
+            counts = ", ".join(f"{n} {state}" for state, n in sorted(summary.states.items()))
+            states = f" ({summary.state}: {counts})"
+        print(f"  {_when(r.scheduled_for)} {r.trigger:<8} {run_text(r)}{states}")
     return EXIT_OK
 
 

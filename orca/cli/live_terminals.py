@@ -41,9 +41,7 @@ def running_terminals(paths: OrcaPaths, owner_id: str | None = None) -> Running:
     from orca.cli.lookup import list_terminals
 
     found = list_terminals(paths)
-    running = [
-        s for s in found.sessions if s.running and owner_id in (None, s.worktree_id)
-    ]
+    running = [s for s in found.sessions if s.running and owner_id in (None, s.worktree_id)]
     return Running(running, found.handles)
 
 

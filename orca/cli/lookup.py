@@ -143,4 +143,3 @@ def resolve_session(ref: str) -> str:
     if session_suffix(ref):
         return ref  # a full id: ptyd itself says whether it exists
     return find_terminal(ref).session_id
-

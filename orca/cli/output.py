@@ -190,9 +190,7 @@ def service_state() -> tuple[str, str]:
     # Never up since this orcad started: not spawned yet (a new orcad first waits for the
     # previous tree's actors to be gone) or spawned and not ready; a restart has an exit.
     first_start = [
-        a.name
-        for a in status.actors
-        if a.state in ("stopped", "starting") and a.last_exit is None
+        a.name for a in status.actors if a.state in ("stopped", "starting") and a.last_exit is None
     ]
     if first_start and not status.supervisor.stopping:
         return STARTING, f"orcad pid {info.pid}; not up yet: {', '.join(first_start)}"

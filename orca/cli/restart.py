@@ -109,7 +109,9 @@ def restart_actor(paths: OrcaPaths, name: str) -> int:
             if event.name != name:
                 continue
             if isinstance(event, sup.ActorStarted) and event.pid != before.get(name):
-                print(f"{name} restarted: ready in {time.monotonic() - started:.2f}s (pid {event.pid})")
+                print(
+                    f"{name} restarted: ready in {time.monotonic() - started:.2f}s (pid {event.pid})"
+                )
                 return EXIT_OK
             if isinstance(event, sup.ActorFailed):
                 return _not_ready(paths, name, f"it failed again ({event.last_exit.reason})")
@@ -281,5 +283,3 @@ def _end_process(pid: int) -> None:
         os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
-
-

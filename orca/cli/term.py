@@ -351,7 +351,9 @@ def _kill(args: argparse.Namespace) -> int:
         print(f"sent {args.signal} to {named}" if reply.delivered else f"{named} had already ended")
         return EXIT_OK
     invoke(ptyd.KILL, ptyd.SessionArgs(session_id=args.id))
-    print(f"{named} had already ended" if row is not None and not row.running else f"killed {named}")
+    print(
+        f"{named} had already ended" if row is not None and not row.running else f"killed {named}"
+    )
     return EXIT_OK
 
 

@@ -56,7 +56,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     search.set_defaults(func=cmd_search)
 
     usage = cmds.add_parser("usage", help="tokens and cost")
-    usage.add_argument("--by", choices=USAGE_BY, default="agent", help="group rows by (default agent)")
+    usage.add_argument(
+        "--by", choices=USAGE_BY, default="agent", help="group rows by (default agent)"
+    )
     scoped(usage)
     usage.add_argument("--since", metavar="YYYY-MM-DD", help="from this local date on")
     usage.add_argument("--until", metavar="YYYY-MM-DD", help="up to this local date, included")
@@ -120,7 +122,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         print_json(
             "hits",
             to_builtins(page.hits),
-            {"nextCursor": page.next_cursor, "generation": page.generation, "host": args.host or "local"},
+            {
+                "nextCursor": page.next_cursor,
+                "generation": page.generation,
+                "host": args.host or "local",
+            },
         )
         return EXIT_OK
     rows = [
@@ -184,10 +190,23 @@ def cmd_usage(args: argparse.Namespace) -> int:
         print_json(
             "rows",
             to_builtins(report.rows),
-            {"total": to_builtins(report.total), "prices": to_builtins(report.prices), "host": args.host or "local"},
+            {
+                "total": to_builtins(report.total),
+                "prices": to_builtins(report.prices),
+                "host": args.host or "local",
+            },
         )
         return EXIT_OK
-    header = (args.by.upper(), "SESSIONS", "REQUESTS", "INPUT", "CACHE-W", "CACHE-R", "OUTPUT", "COST")
+    header = (
+        args.by.upper(),
+        "SESSIONS",
+        "REQUESTS",
+        "INPUT",
+        "CACHE-W",
+        "CACHE-R",
+        "OUTPUT",
+        "COST",
+    )
 
     def line(row: UsageRow, total: bool = False) -> tuple[Any, ...]:
         label = row.label

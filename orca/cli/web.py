@@ -39,7 +39,9 @@ OPEN_PAIRING_TTL_S = 60.0
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("web", help="the web dashboard: agents, terminals, approvals from a phone")
     p.add_argument("--bind", metavar="HOST[:PORT]", help="where a foreground dashboard listens")
-    p.add_argument("--open", action="store_true", help="open it in this machine's browser, signed in")
+    p.add_argument(
+        "--open", action="store_true", help="open it in this machine's browser, signed in"
+    )
     p.set_defaults(func=cmd_web)
     web = p.add_subparsers(dest="web_command", metavar="COMMAND")
     pair = web.add_parser("pair", help="a one-time code (QR) to pair a phone or another browser")
@@ -79,7 +81,9 @@ def _open_signed_in() -> None:
 
     pairing = invoke(
         web.PAIR,
-        web.PairArgs(name="browser on this machine", scopes=list(web.SCOPES), ttl_s=OPEN_PAIRING_TTL_S),
+        web.PairArgs(
+            name="browser on this machine", scopes=list(web.SCOPES), ttl_s=OPEN_PAIRING_TTL_S
+        ),
     )
     if not webbrowser.open(pairing.url):
         print(f"open this once (it signs the browser in): {pairing.url}")

@@ -96,7 +96,9 @@ def add_worktree_subcommands(worktree: argparse._SubParsersAction[argparse.Argum
     )
     mv = worktree.add_parser("mv", help=mv_help, description=mv_help)
     mv.add_argument("worktree", help="worktree id, path or unique name")
-    mv.add_argument("new_name", help="new name of the folder and the branch (sanitized; same parent directory)")
+    mv.add_argument(
+        "new_name", help="new name of the folder and the branch (sanitized; same parent directory)"
+    )
     mv.set_defaults(func=cmd_mv)
 
     merge = worktree.add_parser(
@@ -187,7 +189,9 @@ def cmd_create(args: argparse.Namespace) -> int:
         made = os.path.basename(result.path)
         branch = short_branch(result.branch)
         if args.pending_first_agent_message_rename:
-            print(f"created {result.path} on {branch} (the first prompt of an agent in it names it)")
+            print(
+                f"created {result.path} on {branch} (the first prompt of an agent in it names it)"
+            )
         elif made != args.name:  # sanitised: say the name it has now (it finds either)
             print(f"created {made!r} (from {args.name!r}): {result.path} on {branch}")
         else:

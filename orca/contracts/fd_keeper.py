@@ -232,7 +232,15 @@ class WatchOrcad(Message, frozen=True, kw_only=True, tag=WATCH_ORCAD):
 
 
 Request = (
-    Deposit | Update | Withdraw | Reclaim | AskExitStatus | Exited | Stop | Hello | HandOver
+    Deposit
+    | Update
+    | Withdraw
+    | Reclaim
+    | AskExitStatus
+    | Exited
+    | Stop
+    | Hello
+    | HandOver
     | WatchOrcad
 )
 
@@ -346,9 +354,7 @@ def send_packet(sock: socket.socket, message: Message, fds: Sequence[int] = ()) 
     sock.sendmsg(buffers, ancdata)
 
 
-def recv_packet(
-    sock: socket.socket, decoder: FrameDecoder[M]
-) -> tuple[M | None, list[int]]:
+def recv_packet(sock: socket.socket, decoder: FrameDecoder[M]) -> tuple[M | None, list[int]]:
     """Blocking receive of one message and its fds; ``(None, [])`` when the peer closed."""
     data, ancdata, _flags, _addr = sock.recvmsg(MAX_PACKET, ANCILLARY_SPACE)
     return decode_packet(data, ancdata, decoder)

@@ -252,8 +252,8 @@ class EndedPty(Payload, frozen=True, kw_only=True):
 
 class ReconcilePtysArgs(Args, frozen=True, kw_only=True):
     running: Annotated[list[LivePty], msgspec.Meta(max_length=MAX_RECONCILED_PTYS)]
-    ended: Annotated[list[EndedPty], msgspec.Meta(max_length=MAX_RECONCILED_PTYS)] = (
-        msgspec.field(default_factory=list)
+    ended: Annotated[list[EndedPty], msgspec.Meta(max_length=MAX_RECONCILED_PTYS)] = msgspec.field(
+        default_factory=list
     )
 
 
@@ -483,6 +483,7 @@ def apply_permissions(
     if isinstance(event, PermissionRequested):
         return {**pending, event.request.request_id: event.request}
     return {k: v for k, v in pending.items() if k != event.settlement.request_id}
+
 
 # -- agent sessions: which pane an agent session (and its transcript) runs in -----------
 # The vault's exact join (orca/contracts/vault.py): pane -> session -> transcript ->

@@ -78,8 +78,9 @@ the store (``automations``, ``automationRuns``), written by orch only.
     ``bad_request`` (schedule, zone, agents, empty prompt or name), ``not_found`` (repo),
     ``conflict`` (the name is taken), ``unavailable`` (store down).
 ``auto.list`` {} → AutoList {automations: [AutomationInfo]} (``runs`` empty; ``lastRun``).
-``auto.show`` {automation} → AutomationInfo with ``runs``, newest first. ``automation``:
-    an id or a name.
+``auto.show`` {automation} → AutomationInfo with ``runs``, newest first, and
+    ``runSummaries``: the orchestration runs they started that orch still has (as
+    ``run.list`` gives them). ``automation``: an id or a name.
 ``auto.remove`` {automation} → AutoRemoved {id}: the definition and its records.
 ``auto.pause`` / ``auto.resume`` {automation} → AutomationInfo. Resume counts due times
     from then on: the times it was paused for are not caught up.
@@ -369,6 +370,9 @@ class AutomationInfo(Payload, frozen=True, kw_only=True):
     next_due_ms: int | None = None  # None: paused
     last_run: AutomationRun | None = None
     runs: list[AutomationRun] = msgspec.field(default_factory=list)
+    # auto.show: the runs its firings started, as run.list shows them (their variants'
+    # states); `orca run show RUN` has each one's checks, diffstat and cost.
+    run_summaries: list[RunSummary] = msgspec.field(default_factory=list)
 
 
 class AutoList(Payload, frozen=True, kw_only=True):

@@ -309,7 +309,10 @@ class LockInfo(Payload, frozen=True, kw_only=True):
 # Far above any LockInfo; a bigger file is not ours.
 _LOCK_FILE_MAX = 65536
 _LOCK_DECODER: FrameDecoder[LockInfo] = FrameDecoder(
-    LockInfo, what="lock file", max_bytes=None, fmt="json"  # read at most _LOCK_FILE_MAX
+    LockInfo,
+    what="lock file",
+    max_bytes=None,
+    fmt="json",  # read at most _LOCK_FILE_MAX
 )
 
 

@@ -137,9 +137,7 @@ def format_execution_host_id(parsed: ParsedHostId) -> str:
     return ssh_host_id(parsed.target) if parsed.kind == "ssh" else runtime_host_id(parsed.target)
 
 
-def repo_execution_host_id(
-    execution_host_id: str | None, connection_id: str | None
-) -> str:
+def repo_execution_host_id(execution_host_id: str | None, connection_id: str | None) -> str:
     """A repo's host: a valid explicit ``executionHostId`` > ``ssh:<connectionId>`` > ``'local'``."""
     if is_execution_host_id(execution_host_id):
         return execution_host_id

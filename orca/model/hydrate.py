@@ -51,7 +51,9 @@ def _keep_rows(
     return kept
 
 
-def _key_ok(key: str | None, valid_ids: Collection[str], valid_folder_ids: Collection[str] | None) -> bool:
+def _key_ok(
+    key: str | None, valid_ids: Collection[str], valid_folder_ids: Collection[str] | None
+) -> bool:
     return key is not None and bool(_keep_rows({key: None}, valid_ids, valid_folder_ids))
 
 

@@ -79,7 +79,9 @@ def _fix_value(value: Any, rename: _Rename) -> Any:
         return msgspec.structs.replace(value, worktree_id=rename.wid(value.worktree_id))
     if isinstance(value, TerminalTab):
         return msgspec.structs.replace(
-            value, worktree_id=rename.wid(value.worktree_id), startup_cwd=rename.path(value.startup_cwd)
+            value,
+            worktree_id=rename.wid(value.worktree_id),
+            startup_cwd=rename.path(value.startup_cwd),
         )
     if isinstance(value, PersistedOpenFile):
         return msgspec.structs.replace(
@@ -179,6 +181,7 @@ def migrate_worktree_identity(state: PersistedState, old_id: str, new_id: str) -
         ),
         workspace_session=_migrate_session(state.workspace_session, rename),
         workspace_sessions_by_host_id={
-            host: _migrate_session(s, rename) for host, s in state.workspace_sessions_by_host_id.items()
+            host: _migrate_session(s, rename)
+            for host, s in state.workspace_sessions_by_host_id.items()
         },
     )

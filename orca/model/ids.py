@@ -144,7 +144,9 @@ def make_folder_workspace_instance_id(repo_id: str, repo_path: str, instance_id:
     """Build a folder-repo session id ``<repoId>::<path>::workspace:<instanceId>`` (route B)."""
     if not _valid_token(instance_id):
         raise BadWorktreeId(f"instance id must be non-empty without ':' or '/': {instance_id!r}")
-    return f"{make_worktree_id(repo_id, repo_path)}{FOLDER_WORKSPACE_INSTANCE_SEPARATOR}{instance_id}"
+    return (
+        f"{make_worktree_id(repo_id, repo_path)}{FOLDER_WORKSPACE_INSTANCE_SEPARATOR}{instance_id}"
+    )
 
 
 def _instance_suffix_start(path: str) -> int:

@@ -40,16 +40,42 @@ FOLDER_WORKSPACE_REPO_ID_PREFIX: Final = "folder-workspace:"
 
 # Meta fields copied verbatim onto the Worktree (same name on both records).
 _META_FIELDS: Final = (
-    "instance_id", "project_id", "host_id", "comment", "linked_issue", "linked_pr",
-    "linked_linear_issue", "is_archived", "is_unread", "is_pinned", "sort_order",
-    "manual_order", "last_activity_at", "created_at", "created_with_agent",
-    "pending_first_agent_message_rename", "first_agent_message_rename_error",
-    "sparse_directories", "sparse_base_ref", "sparse_preset_id", "base_ref",
-    "push_target", "prior_worktree_ids", "workspace_status",
+    "instance_id",
+    "project_id",
+    "host_id",
+    "comment",
+    "linked_issue",
+    "linked_pr",
+    "linked_linear_issue",
+    "is_archived",
+    "is_unread",
+    "is_pinned",
+    "sort_order",
+    "manual_order",
+    "last_activity_at",
+    "created_at",
+    "created_with_agent",
+    "pending_first_agent_message_rename",
+    "first_agent_message_rename_error",
+    "sparse_directories",
+    "sparse_base_ref",
+    "sparse_preset_id",
+    "base_ref",
+    "push_target",
+    "prior_worktree_ids",
+    "workspace_status",
 )
 _GIT_FIELDS: Final = (
-    "path", "head", "branch", "is_bare", "is_sparse", "locked", "lock_reason",
-    "prunable", "prunable_reason", "is_main_worktree",
+    "path",
+    "head",
+    "branch",
+    "is_bare",
+    "is_sparse",
+    "locked",
+    "lock_reason",
+    "prunable",
+    "prunable_reason",
+    "is_main_worktree",
 )
 
 
@@ -69,12 +95,7 @@ def resolve_display_name(
     path: str,
 ) -> str:
     """The first non-empty of: meta name, branch short name, repo default, path basename."""
-    return (
-        meta_display_name
-        or branch_short_name(branch)
-        or default_display_name
-        or _basename(path)
-    )
+    return meta_display_name or branch_short_name(branch) or default_display_name or _basename(path)
 
 
 def _meta_values(meta: WorktreeMeta | None) -> dict[str, Any]:
@@ -121,10 +142,13 @@ def folder_workspace_to_worktree(folder: FolderWorkspace) -> Worktree:
     """Route A: project a FolderWorkspace; id = ``folder:<id>``, repo id = ``folder-workspace:<groupId>``."""
     task = folder.linked_task
     linked_issue = (
-        task.number if task is not None and task.provider == "github" and task.type == "issue"
+        task.number
+        if task is not None and task.provider == "github" and task.type == "issue"
         else None
     )
-    linked_linear = task.linear_identifier if task is not None and task.provider == "linear" else None
+    linked_linear = (
+        task.linear_identifier if task is not None and task.provider == "linear" else None
+    )
     return Worktree(
         id=folder_workspace_key(folder.id),
         repo_id=FOLDER_WORKSPACE_REPO_ID_PREFIX + folder.project_group_id,

@@ -122,7 +122,9 @@ def compute_workspace_root(repo: Repo, settings: GlobalSettings) -> str:
     if repo.worktree_base_path:
         return os.path.normpath(os.path.join(repo.path, repo.worktree_base_path))
     if not settings.workspace_dir:
-        raise WorkspaceRootUnset("settings.workspaceDir is empty and the repo sets no worktreeBasePath")
+        raise WorkspaceRootUnset(
+            "settings.workspaceDir is empty and the repo sets no worktreeBasePath"
+        )
     return os.path.normpath(settings.workspace_dir)
 
 

@@ -85,9 +85,7 @@ class PersistedState(Record, frozen=True, kw_only=True, omit_defaults=False):
     settings: GlobalSettings = msgspec.field(default_factory=GlobalSettings)
     ui: PersistedUIState = msgspec.field(default_factory=PersistedUIState)
     # The 'local' host's session, kept as the bare legacy field (see module docstring).
-    workspace_session: WorkspaceSessionState = msgspec.field(
-        default_factory=WorkspaceSessionState
-    )
+    workspace_session: WorkspaceSessionState = msgspec.field(default_factory=WorkspaceSessionState)
     workspace_sessions_by_host_id: Mapping[str, WorkspaceSessionState] = _empty()
     topology_revision_by_host_id: Mapping[str, int] = _empty()
     # Scheduled orchestration runs and their firings (issue 38; orca/model/automations.py).

@@ -52,7 +52,13 @@ TabContentType = Literal[
 # Only these are restored after a restart; diff-like views are rebuilt from git on demand.
 WorkspaceVisibleTabType = Literal["terminal", "editor", "browser", "simulator"]
 TAB_CONTENT_TYPES: Final[tuple[TabContentType, ...]] = (
-    "terminal", "editor", "diff", "conflict-review", "check-details", "browser", "simulator",
+    "terminal",
+    "editor",
+    "diff",
+    "conflict-review",
+    "check-details",
+    "browser",
+    "simulator",
 )
 WORKSPACE_VISIBLE_TAB_TYPES: Final[frozenset[str]] = frozenset(
     {"terminal", "editor", "browser", "simulator"}

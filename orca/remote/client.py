@@ -48,7 +48,9 @@ def remote_invoke(
 
     paths = paths or resolve_paths()
     try:
-        return invoke(op, args, timeout=timeout, endpoint=host.endpoint, curve=link_client(paths, host))
+        return invoke(
+            op, args, timeout=timeout, endpoint=host.endpoint, curve=link_client(paths, host)
+        )
     except KeyRefused:
         key = client_keys(paths).public.decode()
         raise KeyRefused(

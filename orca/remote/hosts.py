@@ -146,7 +146,9 @@ def check_endpoint(endpoint: str) -> str:
 def check_server_key(key: str) -> bytes:
     raw = key.strip().encode("ascii", "replace")
     if not keys.is_z85_key(raw):
-        raise HostConfigError("server key: expected the 40-character key `orca host key --server` prints")
+        raise HostConfigError(
+            "server key: expected the 40-character key `orca host key --server` prints"
+        )
     return raw
 
 
@@ -184,8 +186,7 @@ def load_hosts(paths: OrcaPaths) -> dict[str, RemoteHost]:
 
 def save_hosts(paths: OrcaPaths, hosts: Mapping[str, RemoteHost]) -> None:
     doc = {
-        h.name: {"endpoint": h.endpoint, "serverKey": h.server_key.decode()}
-        for h in hosts.values()
+        h.name: {"endpoint": h.endpoint, "serverKey": h.server_key.decode()} for h in hosts.values()
     }
     fsio.ensure_private_dir(paths.data_dir)
     data = json.dumps(doc, indent=2, sort_keys=True).encode() + b"\n"

@@ -15,7 +15,9 @@ if TYPE_CHECKING:  # annotations only; the gateway contract imports every other 
     from orca.contracts.hooks import Snapshot
 
 
-def project_ps(snapshot: Snapshot, sessions: list[Any] | None, now_ms: int) -> list[dict[str, object]]:
+def project_ps(
+    snapshot: Snapshot, sessions: list[Any] | None, now_ms: int
+) -> list[dict[str, object]]:
     """The projection ``orca worktree ps`` prints (and the web dashboard shows): hooks'
     rows and fates, with ptyd's facts about this ptyd's sessions (``sessions``: None
     when ptyd did not answer). Pure."""

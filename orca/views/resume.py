@@ -132,9 +132,7 @@ def resume_plan(agent: str, argv: Sequence[str], session_id: str, *, fork: bool 
     return Plan(argv=(command, *options, "--resume", session_id, *extra), session_id=session_id)
 
 
-def pane_plan(
-    row: SessionRow, bindings: Sequence[SessionBinding], *, fork: bool = False
-) -> Plan:
+def pane_plan(row: SessionRow, bindings: Sequence[SessionBinding], *, fork: bool = False) -> Plan:
     """The plan for the session ``row`` ran, by the pane's newest agent binding."""
     bound = [b for b in bindings if b.pane_key == row.pane_key]
     binding = max(bound, key=lambda b: b.bound_at_ms, default=None)
@@ -143,9 +141,7 @@ def pane_plan(
     return resume_plan(binding.agent, row.argv, binding.session_id, fork=fork)
 
 
-def panes_to_resume(
-    live: Iterable[SessionRow], archived: Iterable[SessionRow]
-) -> list[SessionRow]:
+def panes_to_resume(live: Iterable[SessionRow], archived: Iterable[SessionRow]) -> list[SessionRow]:
     """The lost sessions that are the newest of their pane (pure)."""
     newest: dict[str, SessionRow] = {}
     for row in [*archived, *live]:

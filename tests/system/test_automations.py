@@ -110,6 +110,9 @@ async def test_a_firing_starts_one_run(world: tuple[User, Path, Path]) -> None:
     await assert_once_per_due_time(user, log, info)
     shown = user.json("auto", "show", NAME)["automation"]
     assert shown["runs"][-1]["output"]["runId"] == record.output.run_id
+    started = {r["output"]["runId"] for r in shown["runs"] if r["status"] == "started"}
+    assert {s["run"] for s in shown["runSummaries"]} == started
+    assert f"started run {record.output.run_id} (active: 1 " in user.ok("auto", "show", NAME)
     listed = user.ok("auto", "ls")
     assert NAME in listed and "paused" in listed
 

@@ -196,7 +196,9 @@ class RemoteStream:
                 return b"", False
         else:
             args = ptyd.ReadArgs(session_id=self.session_id, since=self.offset, limit=READ_LIMIT)
-            got = self.link.invoke(ptyd.READ, args, timeout=budget, wake_fd=wake_fd, on_wake=on_wake)
+            got = self.link.invoke(
+                ptyd.READ, args, timeout=budget, wake_fd=wake_fd, on_wake=on_wake
+            )
         repaint = False
         if self.offset is not None and got.gap:
             self.gaps.append((self.offset, got.offset))
@@ -209,9 +211,7 @@ class RemoteStream:
         # end (the last fd closed) a moment before ptyd reaps it and knows its exit
         # code, and an attach that stopped then said "exited None".
         self.output_ended = got.output_ended
-        self.ended = not got.running and (
-            got.output_ended or got.end == got.offset + len(got.data)
-        )
+        self.ended = not got.running and (got.output_ended or got.end == got.offset + len(got.data))
         return got.data, repaint
 
     def follow(
@@ -296,7 +296,9 @@ def remote_new(args: argparse.Namespace) -> int | None:
         from orca.views.handles import worktree_handles
 
         handles = worktree_handles((r.id, r.path) for r in rows)
-        targets = [worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows]
+        targets = [
+            worktree_target(r.id, handles[r.id], r.path, r.display_name, r.branch) for r in rows
+        ]
         row_id = resolve(targets, ref, "worktree").id
         row = next(r for r in rows if r.id == row_id)
         argv = args.cmd or ["/bin/sh"]  # the command as typed, `term new`'s options out
@@ -335,7 +337,10 @@ def run_remote_term(command: str, args: argparse.Namespace) -> int | None:
         elif command == "_read":
             got = link.invoke(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=args.since))
             if got.gap and args.since is not None:
-                print(f"orca: output before offset {got.offset} is gone; showing the screen", file=sys.stderr)
+                print(
+                    f"orca: output before offset {got.offset} is gone; showing the screen",
+                    file=sys.stderr,
+                )
             sys.stdout.buffer.write(got.data)
             sys.stdout.buffer.flush()
         elif command == "_kill":
@@ -348,7 +353,9 @@ def run_remote_term(command: str, args: argparse.Namespace) -> int | None:
         elif command == "_attach":
             return _attach(link, session_id)
         else:
-            raise BadRequest(f"`orca term {command.lstrip('_')}` does not work on remote terminals yet")
+            raise BadRequest(
+                f"`orca term {command.lstrip('_')}` does not work on remote terminals yet"
+            )
     finally:
         link.close()
     return 0
@@ -373,7 +380,9 @@ def _attach(link: RemoteLink, session_id: str) -> int:
 
     def on_data(data: bytes, repaint: bool) -> None:
         if repaint and shown_screen[0]:
-            out.write(b"\r\n[orca: output lost while the link was down; redrawn from the screen]\r\n")
+            out.write(
+                b"\r\n[orca: output lost while the link was down; redrawn from the screen]\r\n"
+            )
         if repaint:
             out.write(CLEAR_SCREEN)  # the screen is redrawn whole, as a local attach does
             shown_screen[0] = True

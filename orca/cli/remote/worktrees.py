@@ -45,7 +45,9 @@ def remote_worktree(command: str, args: argparse.Namespace) -> int | None:
             created = link.invoke(gitwatch.WORKTREE_CREATE, request, timeout=MUTATE_TIMEOUT_S)
             print(f"created {host.name}:{created.path} on {created.branch}")
             return 0
-        row = resolve_worktree(link.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs()).worktrees, rest)
+        row = resolve_worktree(
+            link.invoke(gitwatch.WORKTREE_LIST, gitwatch.ListArgs()).worktrees, rest
+        )
         if command == "rm":
             live = [
                 s
@@ -72,7 +74,9 @@ def remote_worktree(command: str, args: argparse.Namespace) -> int | None:
             gitwatch.RenameArgs(worktree_id=row.id, new_name=args.new_name),
             timeout=MUTATE_TIMEOUT_S,
         )
-        print(f"renamed {host.name}:{row.display_name!r} -> {renamed.display_name!r}: {renamed.path}")
+        print(
+            f"renamed {host.name}:{row.display_name!r} -> {renamed.display_name!r}: {renamed.path}"
+        )
         return 0
     finally:
         link.close()
