@@ -145,3 +145,29 @@ def test_last_fired_ignores_manual_firings() -> None:
 def test_still_working_reads_the_run_states() -> None:
     assert still_working({"starting": 1}) and still_working({"idle": 1, "working": 1})
     assert not still_working({"idle": 2, "exited": 1})
+
+
+CRONS = ["0 3 * * 1-5", "*/15 * * * *", "30 2 * * *", "0 0 1 * *", "5 4 * * 0", "0 */6 * * *"]
+ZONES = ["UTC", "Europe/Paris", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata"]
+
+
+@given(
+    expr=st.sampled_from(CRONS),
+    tz=st.sampled_from(ZONES),
+    since=st.integers(1_600_000_000_000, 1_900_000_000_000),
+    gap=st.integers(0, 90 * 24 * 3600 * 1000),
+    fired_first=st.booleans(),
+)
+def test_cron_fires_strictly_after_the_last_and_never_in_the_future(
+    expr: str, tz: str, since: int, gap: int, fired_first: bool
+) -> None:
+    """Across zones with daylight saving (Lord Howe's is half an hour): a slot due now is
+    after the last one fired and not after now, and the next is in the future."""
+    a = automation(AutomationSchedule(kind="cron", cron=expr, tz=tz), since)
+    last = next_after(a.schedule, since, since) if fired_first else None
+    now = (last or since) + gap
+    slot, following = due_slot(a, last, now)
+    assert following is not None and following > now
+    if slot is not None:
+        assert (last or since) < slot.scheduled_for <= now
+        assert due_slot(a, slot.scheduled_for, now)[0] is None  # fired: nothing more due now
