@@ -107,7 +107,8 @@ class AutomationRun(Record, frozen=True, kw_only=True):
     finished_at: int | None = None  # the result's time
     output: AutomationOutput | None = None
     error: str | None = None
-    # Due times missed while the service was down and folded into this catch-up.
+    # Due times missed while the service was down and folded into this catch-up (a
+    # cron schedule counts at most 200: actors/orch/schedule.py).
     missed: int = 0
 
 

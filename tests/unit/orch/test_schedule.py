@@ -6,7 +6,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actors.orch.schedule import (
@@ -151,6 +151,7 @@ CRONS = ["0 3 * * 1-5", "*/15 * * * *", "30 2 * * *", "0 0 1 * *", "5 4 * * 0", 
 ZONES = ["UTC", "Europe/Paris", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata"]
 
 
+@settings(deadline=None)  # croniter walks up to MISSED_COUNT_CAP slots: ~60 ms, more when loaded
 @given(
     expr=st.sampled_from(CRONS),
     tz=st.sampled_from(ZONES),
@@ -171,3 +172,12 @@ def test_cron_fires_strictly_after_the_last_and_never_in_the_future(
     if slot is not None:
         assert (last or since) < slot.scheduled_for <= now
         assert due_slot(a, slot.scheduled_for, now)[0] is None  # fired: nothing more due now
+
+
+def test_missed_cron_slots_are_counted_up_to_the_cap() -> None:
+    """A month down under an every-minute cron: one catch-up, its count capped."""
+    from actors.orch.schedule import MISSED_COUNT_CAP
+
+    every_minute = AutomationSchedule(kind="cron", cron="* * * * *", tz="UTC")
+    slot, _ = due_slot(automation(every_minute, 0), 60_000, 30 * 24 * 3600 * 1000)
+    assert slot is not None and slot.missed == MISSED_COUNT_CAP
