@@ -124,6 +124,7 @@ class Gateway:
             )
         return gw.GatewayStatus(
             listening=self.listener.listening,
+            local_socket=self.listener.local_listening,
             server_key=self.pair.public.decode(),
             zap_alive=self.listener.zap_alive,
             zap_restarts=stats.zap_restarts,
@@ -169,8 +170,8 @@ async def setup(ctx: ActorContext) -> None:
         )
         ctx.nursery.start_soon(sub.run)
     await ctx.nursery.start(gateway.waits.run)
-    if gateway.config.listen:
-        await ctx.nursery.start(gateway.listener.run)
+    # Always: the ipc socket (ssh forwards) at least; tcp too when ``listen`` is set.
+    await ctx.nursery.start(gateway.listener.run)
     ctx.nursery.start_soon(gateway.follower.run)
     ctx.rpc.register(gw.STATUS, gateway.status)
     ctx.rpc.register(gw.MIRRORS, gateway.mirrors)

@@ -23,6 +23,7 @@ from typing import Any
 
 from actors.gateway.listener import ListenerConfig
 from orca.config_files import ConfigFileError, read_toml
+from orca.contracts import gateway as gw
 from orca.paths import OrcaPaths
 from orca.remote.hosts import Heartbeats, HostConfigError, check_endpoint
 
@@ -64,6 +65,7 @@ def load_config(paths: OrcaPaths, environ: Mapping[str, str] = os.environ) -> Li
         share = False
     return ListenerConfig(
         listen=listen,
+        local=paths.ipc_endpoint(gw.CONTRACT.actor, gw.LOCAL_SOCKET_KIND),
         beats=Heartbeats.from_env(environ),
         zap_restart_s=min(max(restart, 0.05), 60.0),
         faults_enabled=environ.get(FAULTS_ENV) == "1",

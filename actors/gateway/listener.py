@@ -1,4 +1,10 @@
-"""The gateway's ``tcp://`` listener: CURVE (Ironhouse), our own ZAP handler, relaying.
+"""The gateway's listener: CURVE (Ironhouse), our own ZAP handler, relaying.
+
+One ROUTER bound on ``gateway.remote`` in the runtime dir (``ipc://``, mode 0600 in
+the 0700 runtime dir: the end an ssh forward reaches, ``orca.remote.ssh``) and, when
+``listen`` is set, on that ``tcp://`` endpoint too. Both are the same CURVE server
+behind the same ZAP handler: a Unix socket only the user can open still admits only
+authorized client keys (defense in depth inside the ssh tunnel).
 
 Essay. With the libzmq of PyPI's pyzmq wheels, a CURVE server whose ZAP handler is
 missing or dead accepts ANY client key (the "Stonehouse" default of RFC 27;
@@ -47,7 +53,7 @@ from actors.gateway.termwait import OutputWaits
 from orca import PROTOCOL_VERSION, __version__, keys
 from orca.actor.client import RpcClient
 from orca.actor.endpoints import ZAP_ENDPOINT
-from orca.actor.zsocket import ZSocket, bind_endpoint
+from orca.actor.zsocket import ZSocket, bind_endpoint, unlink_ipc
 from orca.contracts import gateway as gw
 from orca.contracts import gitwatch, orch, ptyd
 from orca.contracts import sys as sys_contract
@@ -93,6 +99,8 @@ class ListenerStats:
 class ListenerConfig:
     listen: str
     beats: Heartbeats
+    # The ipc endpoint ssh forwards reach (``gateway.remote``); "" binds none (unit tests).
+    local: str = ""
     zap_restart_s: float = 1.0
     faults_enabled: bool = False
     # Relay the transcript index's read ops (gw.VAULT_OPS); off by default.
@@ -130,6 +138,8 @@ class GatewayListener:
         self.budgets = Budgets()
         self.zap_alive = False
         self.listening: str | None = None
+        self.local_listening: str | None = None
+        self._ipc_files: list[tuple[str, int]] = []
         self._ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context(io_threads=1)
         self._listener: FrameSocket | None = None
         self._zap: ZSocket | None = None
@@ -201,7 +211,7 @@ class GatewayListener:
                 await nursery.start(listener.run)
                 log.info(
                     "gateway listening on %s (CURVE, key %s)",
-                    self.listening,
+                    " and ".join(e for e in (self.local_listening, self.listening) if e),
                     self.pair.public.decode(),
                 )
                 if task_status is not None:
@@ -212,8 +222,11 @@ class GatewayListener:
             # Invariant (module docstring): the listener goes first, no checkpoint between.
             self._listener = None
             self.listening = None
+            self.local_listening = None
             if listener is not None:
                 listener.close()
+            unlink_ipc(self._ipc_files)
+            self._ipc_files = []
             if self._monitor_zs is not None:
                 self._monitor_zs.close()
                 self._monitor_zs = None
@@ -242,7 +255,10 @@ class GatewayListener:
         frames = FrameSocket(sock, self._on_request)
         try:
             endpoints: list[str] = []
-            self.listening = bind_endpoint(sock, self.config.listen, endpoints, [])
+            if self.config.local:
+                self.local_listening = bind_endpoint(sock, self.config.local, endpoints, self._ipc_files)
+            if self.config.listen:
+                self.listening = bind_endpoint(sock, self.config.listen, endpoints, [])
         except BaseException:
             frames.close()
             raise

@@ -123,6 +123,11 @@ class HostLink(Payload, frozen=True, kw_only=True):
     error: str
 
 
+# ``<runtime>/gateway.remote``: the CURVE listener's Unix socket, always bound; an ssh
+# forward reaches it (orca.remote.ssh). Named like the actors' ``.rpc``/``.pub``.
+LOCAL_SOCKET_KIND = "remote"
+
+
 class GatewayStatus(Payload, frozen=True, kw_only=True):
     listening: str | None
     server_key: str
@@ -136,6 +141,8 @@ class GatewayStatus(Payload, frozen=True, kw_only=True):
     hosts: list[HostLink]
     # Requests admitted per op name, since the gateway started (every peer).
     op_counts: dict[str, int] = msgspec.field(default_factory=dict)
+    # The listener's Unix socket (``ipc://…/gateway.remote``), the end ssh forwards reach.
+    local_socket: str | None = None
 
 
 class HostMirror(Payload, frozen=True, kw_only=True):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import trio
@@ -15,14 +17,22 @@ from orca.contracts.base import NoArgs
 TEST_TIMEOUT_S = 20.0
 
 
-async def test_registered_ops_are_the_contract_and_it_listens_only_when_told(orca_home: Path) -> None:
+async def test_registered_ops_are_the_contract_and_it_listens_on_tcp_only_when_told(
+    orca_home: Path,
+) -> None:
     with trio.fail_after(TEST_TIMEOUT_S):
         async with running_actor("gateway", orca_home) as gateway:
             hello = await gateway.client.invoke(sys_contract.HELLO, NoArgs())
             status = await gateway.client.invoke(gw.STATUS, NoArgs())
             head = await gateway.client.invoke(gw.EVENTS, gw.EventsArgs(after=-1))
+            assert status.local_socket is not None
+            mode = os.stat(status.local_socket.removeprefix("ipc://")).st_mode
     assert set(hello.capabilities) == set(gw.CONTRACT.ops) | set(sys_contract.CONTRACT.ops)
-    assert status.listening is None and not status.zap_alive
+    # No tcp listener; the Unix socket ssh forwards reach is always there, owner-only,
+    # behind the same CURVE server and ZAP handler.
+    assert status.listening is None and status.zap_alive
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    assert status.local_socket.endswith("/gateway.remote")
     assert head.next == 0 and not head.gap
 
 
