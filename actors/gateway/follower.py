@@ -25,6 +25,7 @@ import trio
 
 from actors.gateway.hostmirror import HostMirrorState
 from actors.gateway.listener import RELAY_TIMEOUT_S
+from actors.gateway.sshlink import SshLink, SshLinkDown
 from orca.actor.client import RpcClient
 from orca.actor.inotify import Inotify
 from orca.actor.inotifyabi import (
@@ -53,6 +54,9 @@ _HOSTS_EVENTS = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DE
 # timeout, so a silent link is declared lost within poll + heartbeat timeout.
 POLL_WAIT_S = 1.0
 RETRY_S = 0.5
+# An SSH host that keeps failing is tried again after 0.5, 1, 2, 4, 8, 8… s: a laptop
+# back from sleep relinks within 8 s, a dead host costs one ssh start per 8 s.
+SSH_MAX_BACKOFF_S = 8.0
 # The store first: its repos label the worktree rows gitwatch lists (a reader between
 # two loads sees a row's labels before the row, never a row without them).
 SNAPSHOT_ORDER = ("store", "hooks", "ptyd", "gitwatch")
@@ -73,6 +77,8 @@ class Follower:
         self._notified: dict[str, int] = {}
         self.mirrors: dict[str, HostMirrorState] = {}
         self._scopes: dict[str, tuple[RemoteHost, trio.CancelScope]] = {}
+        # The live ssh master of each SSH host (its pid: `gateway.status`, tests).
+        self.ssh_links: dict[str, SshLink] = {}
 
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
@@ -130,12 +136,18 @@ class Follower:
             # A reply the remote gateway could not get from its own actor comes back as
             # an error within RELAY_TIMEOUT_S; only silence past this is the link.
             timeout = POLL_WAIT_S + max(self.beats.timeout_s, RELAY_TIMEOUT_S + 0.5)
+            delay = RETRY_S / 2  # doubled before its first use
             while True:
+                attempt = time.time()
                 client = RpcClient(
                     host.endpoint, timeout=timeout, curve=link_client(self.paths, host, self.beats)
                 )
                 try:
                     async with trio.open_nursery() as nursery:
+                        if host.ssh is not None:  # the link rides in ssh: connect it first
+                            link = SshLink(self.paths, host, self.beats)
+                            self.ssh_links[host.name] = link
+                            await nursery.start(link.run)
                         await nursery.start(client.run)
                         await self._sync(client, mirror)
                 except* OrcaError as group:
@@ -144,13 +156,25 @@ class Follower:
                         log.warning("remote host %s unreachable: %s", host.name, exc)
                     code = getattr(exc, "code", "error")
                     mirror.mark_unreachable(time.time(), f"{code}: {exc}")
+                except* SshLinkDown as group:  # after OrcaError: ssh's reason is the one kept
+                    down = group.exceptions[0]
+                    log.warning("remote host %s: ssh link down: %s", host.name, down)
+                    mirror.mark_unreachable(time.time(), f"ssh: {down}")
                 except* Exception as group:  # a peer's bytes must never end this actor
                     log.error("remote host %s: mirror failed: %r", host.name, group.exceptions[0])
                     mirror.mark_unreachable(time.time(), f"error: {group.exceptions[0]!r}")
                 finally:
                     client.close()
+                    self.ssh_links.pop(host.name, None)
                 self.notify(mirror)
-                await trio.sleep(RETRY_S)
+                if host.ssh is None:
+                    await trio.sleep(RETRY_S)
+                    continue
+                # ssh hosts: back off (each try starts an ssh), from scratch once a try
+                # got as far as a sync.
+                synced = mirror.last_contact is not None and mirror.last_contact >= attempt
+                delay = RETRY_S if synced else min(delay * 2, SSH_MAX_BACKOFF_S)
+                await trio.sleep(delay)
 
     async def _snapshot(self, client: RpcClient, mirror: HostMirrorState, src: str) -> None:
         """Load ``src``; if the remote gateway says its actor is down (an error reply,

@@ -250,6 +250,7 @@ FREE_TEXT = {
     ("host", "revoke", "key"),
     ("host", "add", "name"),
     ("host", "add", "endpoint"),
+    ("host", "ssh-accept", "key"),
     ("vault", "search", "query"),
     ("run", "new", "prompt"),
     ("run", "send", "message"),

@@ -9,6 +9,7 @@ On the machine that runs agents (the serving host)::
 On the machine you sit at (the client)::
 
     orca host key                          # this client's public key (made on first use)
+    orca host add NAME ssh://USER@HOST[:PORT]|ALIAS [--read-only]   # all over ssh
     orca host add NAME tcp://ADDR:PORT --server-key=KEY
     orca host ls | rm NAME | status NAME
 
@@ -81,6 +82,14 @@ def _revoke(args: argparse.Namespace) -> int:
 def _add(args: argparse.Namespace) -> int:
     from orca.remote.hosts import HostConfigError, add_host
 
+    if not args.endpoint.startswith("tcp://"):
+        from orca.cli.remote.ssh import add_over_ssh
+
+        return add_over_ssh(_paths(), args)
+    if args.server_key is None:
+        return fail("a tcp:// host needs --server-key (`orca host key --server` there)", EXIT_USAGE)
+    if args.read_only:
+        return fail("--read-only is decided on the host: `orca host authorize --read-only` there", EXIT_USAGE)
     try:
         host = add_host(_paths(), args.name, args.endpoint, args.server_key)
     except HostConfigError as exc:
@@ -94,6 +103,18 @@ def _add(args: argparse.Namespace) -> int:
         + "'"
     )
     return EXIT_OK
+
+
+def _ssh_info(args: argparse.Namespace) -> int:
+    from orca.cli.remote.ssh import ssh_info
+
+    return ssh_info(args)
+
+
+def _ssh_accept(args: argparse.Namespace) -> int:
+    from orca.cli.remote.ssh import ssh_accept
+
+    return ssh_accept(args)
 
 
 def _rm(args: argparse.Namespace) -> int:
@@ -141,13 +162,14 @@ def _ls(args: argparse.Namespace) -> int:
         link = links.get(host.name)
         state = link_text(link) if link is not None else "not followed (gateway not running)"
         rows.append({"handle": host.name, "name": host.name, "endpoint": host.endpoint,
+                     "address": host.address,
                      "hostId": host.host_id,
                      "serverKey": host.server_key.decode(), "link": state})  # fmt: skip
     if args.json:
         print_json("hosts", rows)
     else:
         print_table(("HOST", "ENDPOINT", "HOST ID", "LINK"),
-                    [(r["name"], r["endpoint"], r["hostId"], r["link"]) for r in rows])  # fmt: skip
+                    [(r["name"], r["address"], r["hostId"], r["link"]) for r in rows])  # fmt: skip
     return EXIT_OK
 
 
@@ -157,24 +179,33 @@ def _status(args: argparse.Namespace) -> int:
     from orca.remote.hosts import load_hosts
     from orca.wire.errors import OrcaError
 
-    host = load_hosts(_paths()).get(args.name)
+    paths = _paths()
+    host = load_hosts(paths).get(args.name)
     if host is None:
         return fail(f"no remote host {args.name!r} (see `orca host ls`)", EXIT_USAGE)
     link = _links().get(host.name)
     if link is not None:
-        print(f"mirror: {link_text(link)}")
+        print(f"mirror: {link_text(link)}" + (f" ({link.error})" if link.error and not link.reachable else ""))
     from orca.client.sync import KeyRefused
+
+    if host.ssh is not None:
+        from orca.cli.remote.ssh import status_over_ssh
+
+        trouble = status_over_ssh(paths, host)
+        if trouble is not None:
+            print(f"{host.name} ({host.address}): {trouble}", file=sys.stderr)
+            return EXIT_FAILED
 
     try:
         hello = remote_invoke(host, sys_contract.HELLO, timeout=args.timeout)
     except KeyRefused as exc:
-        print(f"{host.name} ({host.endpoint}): refused: {exc.message}", file=sys.stderr)
+        print(f"{host.name} ({host.address}): refused: {exc.message}", file=sys.stderr)
         return EXIT_FAILED
     except OrcaError as exc:
-        print(f"{host.name} ({host.endpoint}): unreachable: {exc.message}", file=sys.stderr)
+        print(f"{host.name} ({host.address}): unreachable: {exc.message}", file=sys.stderr)
         return EXIT_FAILED
     print(
-        f"{host.name} ({host.endpoint}): reachable, orca {hello.version}, protocol {hello.protocol}"
+        f"{host.name} ({host.address}): reachable, orca {hello.version}, protocol {hello.protocol}"
     )
     return EXIT_OK
 
@@ -231,9 +262,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     p = hsub.add_parser("add", help="follow a remote host (its server key is pinned)")
     p.add_argument("name")
-    p.add_argument("endpoint", help="tcp://ADDRESS:PORT of its gateway")
-    p.add_argument("--server-key", required=True, help="`orca host key --server` there")
+    p.add_argument(
+        "endpoint",
+        help="ssh://[user@]host[:port] or an ssh_config Host alias (over your ssh),"
+        " or tcp://ADDRESS:PORT of its gateway",
+    )
+    p.add_argument("--server-key", help="tcp:// only: `orca host key --server` there")
+    p.add_argument("--read-only", action="store_true", help="ssh: authorize this client read-only there")
+    p.add_argument("--ssh-config", help="ssh: an ssh_config file for `ssh -F` (default: yours)")
+    p.add_argument("--remote-orca", default="orca", help="ssh: the orca command there (default: orca)")
     p.set_defaults(func=_add)
+
+    # The remote halves of an ssh `host add` and of the gateway's ssh link (not for users).
+    p = hsub.add_parser("ssh-info", help=argparse.SUPPRESS)
+    p.set_defaults(func=_ssh_info)
+    p = hsub.add_parser("ssh-accept", help=argparse.SUPPRESS)
+    p.add_argument("key")
+    p.add_argument("--name", required=True)
+    p.add_argument("--read-only", action="store_true")
+    p.set_defaults(func=_ssh_accept)
 
     p = hsub.add_parser("ls", help="the remote hosts and their links")
     p.add_argument("--clients", action="store_true", help="list the authorized client keys instead")

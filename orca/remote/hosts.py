@@ -3,10 +3,13 @@
 - ``keys/client.key_secret`` (0600, in the 0700 ``keys/``): the client key pair, created
   on first use (``orca host key`` prints its public half). Separate from the host pair
   (``orca.keys.host_keys``): a machine's identity as a server and as a client differ.
-- ``remote-hosts.json`` (0600): ``{name: {endpoint, serverKey}}``. The server key given
-  to ``orca host add`` is pinned: every connection is a CURVE client of exactly that
-  key, so a different server at that address (or a man in the middle) fails the
-  handshake and nothing is sent to it.
+- ``remote-hosts.json`` (0600): ``{name: {endpoint, serverKey}}`` for a ``tcp://`` host,
+  ``{name: {ssh: {destination, port?, config?, orca, remoteSocket}, serverKey}}`` for an
+  SSH host (``orca.remote.ssh``: its endpoint is the local end of the ssh forward, which
+  the gateway keeps up). The server key given to (or fetched by) ``orca host add`` is
+  pinned: every connection is a CURVE client of exactly that key, so a different
+  server at that address (or a man in the middle) fails the handshake and nothing is
+  sent to it.
 
 Link liveness: ZeroMQ heartbeats (ZMTP PING/PONG) on every socket to a remote host,
 ``ZMQ_HEARTBEAT_IVL`` 5 s and ``ZMQ_HEARTBEAT_TIMEOUT`` 20 s by default
@@ -28,8 +31,9 @@ import zmq
 
 from orca import fsio, keys
 from orca.keys import CurveClient, KeyFileError, KeyPair
-from orca.model.hosts import runtime_host_id
+from orca.model.hosts import runtime_host_id, ssh_host_id
 from orca.remote import known_hosts_path
+from orca.remote.ssh import SshConfigError, SshTarget, forward_endpoint
 
 if TYPE_CHECKING:
     from orca.paths import OrcaPaths
@@ -58,11 +62,20 @@ class RemoteHost:
     name: str
     endpoint: str
     server_key: bytes
+    ssh: SshTarget | None = None  # reached over ssh: ``endpoint`` is the forward's local end
 
     @property
     def host_id(self) -> str:
-        """The execution host id every row of this host is labelled with."""
-        return runtime_host_id(self.name)
+        """The execution host id every row of this host is labelled with: an SSH target
+        (``ssh:<encoded name>``) or a remote runtime (``runtime:<encoded name>``)."""
+        return ssh_host_id(self.name) if self.ssh is not None else runtime_host_id(self.name)
+
+    @property
+    def address(self) -> str:
+        """Where it is, for messages: ``ssh://…`` or the tcp endpoint."""
+        if self.ssh is None:
+            return self.endpoint
+        return f"ssh {self.ssh.target_id}"
 
 
 @dataclass(frozen=True)
@@ -174,20 +187,33 @@ def load_hosts(paths: OrcaPaths) -> dict[str, RemoteHost]:
         return hosts
     for name, entry in list(doc.items())[:MAX_KNOWN_HOSTS]:
         try:
+            if "ssh" in entry:
+                target = SshTarget.from_json(entry["ssh"])
+                hosts[name] = RemoteHost(
+                    check_host_name(name),
+                    forward_endpoint(paths, name),
+                    check_server_key(entry["serverKey"]),
+                    target,
+                )
+                continue
             hosts[name] = RemoteHost(
                 check_host_name(name),
                 check_endpoint(entry["endpoint"]),
                 check_server_key(entry["serverKey"]),
             )
-        except (HostConfigError, KeyError, TypeError, AttributeError):
+        except (HostConfigError, SshConfigError, KeyError, TypeError, AttributeError):
             continue
     return hosts
 
 
+def _entry(host: RemoteHost) -> dict[str, Any]:
+    if host.ssh is not None:
+        return {"ssh": host.ssh.to_json(), "serverKey": host.server_key.decode()}
+    return {"endpoint": host.endpoint, "serverKey": host.server_key.decode()}
+
+
 def save_hosts(paths: OrcaPaths, hosts: Mapping[str, RemoteHost]) -> None:
-    doc = {
-        h.name: {"endpoint": h.endpoint, "serverKey": h.server_key.decode()} for h in hosts.values()
-    }
+    doc = {h.name: _entry(h) for h in hosts.values()}
     fsio.ensure_private_dir(paths.data_dir)
     data = json.dumps(doc, indent=2, sort_keys=True).encode() + b"\n"
     fsio.write_atomic(_known_hosts_path(paths), data, mode=fsio.PRIVATE_FILE_MODE)
@@ -195,6 +221,19 @@ def save_hosts(paths: OrcaPaths, hosts: Mapping[str, RemoteHost]) -> None:
 
 def add_host(paths: OrcaPaths, name: str, endpoint: str, server_key: str) -> RemoteHost:
     host = RemoteHost(check_host_name(name), check_endpoint(endpoint), check_server_key(server_key))
+    return _record(paths, host)
+
+
+def add_ssh_host(paths: OrcaPaths, name: str, target: SshTarget, server_key: str) -> RemoteHost:
+    """Record a host reached over ssh (its endpoint: the forward's local end)."""
+    host = RemoteHost(
+        check_host_name(name), forward_endpoint(paths, name), check_server_key(server_key), target
+    )
+    return _record(paths, host)
+
+
+def _record(paths: OrcaPaths, host: RemoteHost) -> RemoteHost:
+    name = host.name
     hosts = load_hosts(paths)
     if len(hosts) >= MAX_KNOWN_HOSTS and name not in hosts:
         raise HostConfigError(f"at most {MAX_KNOWN_HOSTS} remote hosts")
