@@ -62,6 +62,14 @@ SSH_MAX_BACKOFF_S = 8.0
 SNAPSHOT_ORDER = ("store", "hooks", "ptyd", "gitwatch")
 
 
+def _first(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The first exception of a (possibly nested) group: the one a message names."""
+    first: BaseException = group
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
 class Follower:
     def __init__(
         self,
@@ -151,18 +159,18 @@ class Follower:
                         await nursery.start(client.run)
                         await self._sync(client, mirror)
                 except* OrcaError as group:
-                    exc = group.exceptions[0]
+                    exc = _first(group)
                     if mirror.reachable:
                         log.warning("remote host %s unreachable: %s", host.name, exc)
                     code = getattr(exc, "code", "error")
                     mirror.mark_unreachable(time.time(), f"{code}: {exc}")
                 except* SshLinkDown as group:  # after OrcaError: ssh's reason is the one kept
-                    down = group.exceptions[0]
+                    down = _first(group)
                     log.warning("remote host %s: ssh link down: %s", host.name, down)
                     mirror.mark_unreachable(time.time(), f"ssh: {down}")
                 except* Exception as group:  # a peer's bytes must never end this actor
-                    log.error("remote host %s: mirror failed: %r", host.name, group.exceptions[0])
-                    mirror.mark_unreachable(time.time(), f"error: {group.exceptions[0]!r}")
+                    log.error("remote host %s: mirror failed: %r", host.name, _first(group))
+                    mirror.mark_unreachable(time.time(), f"error: {_first(group)!r}")
                 finally:
                     client.close()
                     self.ssh_links.pop(host.name, None)

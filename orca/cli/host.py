@@ -161,15 +161,17 @@ def _ls(args: argparse.Namespace) -> int:
     for host in hosts:
         link = links.get(host.name)
         state = link_text(link) if link is not None else "not followed (gateway not running)"
+        error = link.error if link is not None and not link.reachable else ""
         rows.append({"handle": host.name, "name": host.name, "endpoint": host.endpoint,
-                     "address": host.address,
+                     "address": host.address, "error": error,
                      "hostId": host.host_id,
                      "serverKey": host.server_key.decode(), "link": state})  # fmt: skip
     if args.json:
         print_json("hosts", rows)
     else:
         print_table(("HOST", "ENDPOINT", "HOST ID", "LINK"),
-                    [(r["name"], r["address"], r["hostId"], r["link"]) for r in rows])  # fmt: skip
+                    [(r["name"], r["address"], r["hostId"],
+                      r["link"] + (f" ({r['error']})" if r["error"] else "")) for r in rows])  # fmt: skip
     return EXIT_OK
 
 

@@ -14,8 +14,11 @@ one-line reason.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ from support import netns, sshd
 from support.journey import make_git_repo
 from support.netns import Namespace, netns_pair
 from support.procs import FIXTURES, descendants
-from support.remote import Tree, start_tree, stop_tree, wait_until
+from support.remote import Tree, attached_stream, start_tree, stop_tree, wait_until
 from support.sshd import ALIAS, SshServer, ssh_server
 
 pytestmark = pytest.mark.skipif(
@@ -128,3 +131,148 @@ def test_one_command_by_alias_to_a_working_mirror_with_no_tcp_listener(
     status = hosts.laptop.ok("host", "status", "buildbox")
     assert "reachable, orca" in status, status
     (hosts.server.root / "stop").touch()
+
+
+def _mirror_link(hosts: SshHosts) -> dict[str, Any]:
+    return next(h for h in hosts.laptop.json("host", "ls")["hosts"] if h["name"] == "buildbox")
+
+
+def test_link_cut_and_ssh_killed_lose_nothing_and_the_attach_resumes(
+    ssh_hosts: SshHosts, tmp_path: Path
+) -> None:
+    """The veth down, then `kill -9` of the ssh master: rows kept as unverifiable, the
+    remote agent alive, the link back by itself, the attached stream complete."""
+    hosts = ssh_hosts
+    done = hosts.add()
+    assert done.returncode == 0, done.stdout + done.stderr
+    repo = make_git_repo(tmp_path / "repo")
+    hosts.buildbox.ok("repo", "add", str(repo))
+    stop = tmp_path / "stop"
+    # `term new HOST:WORKTREE` from the laptop, over the ssh link.
+    started = hosts.laptop.new_terminal("buildbox:repo", str(AGENT), str(stop))
+    session = started["sessionId"]
+    terms = wait_until(hosts.remote_terms, "the buildbox session on the laptop")
+    handle = terms[0]["handle"]
+    assert terms[0]["sessionId"] == session and handle.startswith("buildbox:repo:")
+    wait_until(lambda: [a for w in hosts.remote_ps() for a in w["agents"]], "the agent's row")
+    out = tmp_path / "attached.out"
+    with out.open("wb") as sink:
+        attach = subprocess.Popen(
+            [*hosts.a.prefix(), *hosts.laptop.argv("term", "attach", handle)],
+            env=hosts.laptop.env,
+            stdin=subprocess.PIPE,
+            stdout=sink,
+            stderr=subprocess.PIPE,
+        )
+
+    def remote_end() -> int:
+        rows = hosts.buildbox.json("term", "ls")["sessions"]
+        return int(next(s["endOffset"] for s in rows if s["sessionId"] == session))
+
+    try:
+        wait_until(lambda: out.stat().st_size > 0, "the attach to draw the screen")
+        hosts.laptop.ok("term", "send", handle, "go", "--enter")
+        wait_until(lambda: b"line 3" in out.read_bytes(), "the attached stream to start")
+        # 1. The network drops.
+        hosts.b.link("down")
+        down_since = time.monotonic()
+        down_at = remote_end()
+        stale = wait_until(
+            lambda: (ps := hosts.remote_ps()) and not ps[0]["verifiable"] and ps,
+            "the buildbox rows to turn unverifiable",
+        )
+        assert stale[0]["agents"], "rows of an unreachable host are kept, never cleared"
+        assert stale[0]["unverifiableSince"] is not None
+        line = next(r for r in hosts.laptop.ok("worktree", "ps").splitlines() if r.startswith("buildbox"))
+        assert re.search(r"\sunverifiable since \d\d:\d\d:\d\d \(last seen working\)", line), line
+        time.sleep(max(0.0, down_since + 4.0 - time.monotonic()))  # down for 4 s in all
+        assert remote_end() > down_at, "the remote agent kept printing while the link was down"
+        hosts.b.link("up")
+        wait_until(
+            lambda: (ps := hosts.remote_ps()) and ps[0]["verifiable"], "live again", timeout=60
+        )
+        # 2. The ssh master is killed.
+        masters = wait_until(hosts.ssh_masters, "the gateway's ssh master")
+        for pid in masters:
+            os.kill(pid, signal.SIGKILL)
+        relinked = wait_until(
+            lambda: (now := hosts.ssh_masters()) and not set(now) & set(masters) and now,
+            "a new ssh master",
+        )
+        assert relinked
+        back = wait_until(
+            lambda: (ps := hosts.remote_ps()) and ps[0]["verifiable"] and ps, "live again", timeout=60
+        )
+        assert [a["paneKey"] for a in back[0]["agents"]] == [a["paneKey"] for a in stale[0]["agents"]]
+        alive = hosts.buildbox.json("term", "ls")["sessions"]
+        assert next(s for s in alive if s["sessionId"] == session)["running"], "no remote PTY killed"
+        stop.touch()
+        attach.wait(timeout=60)
+    finally:
+        if attach.poll() is None:
+            attach.kill()
+            attach.wait()
+        assert attach.stdin is not None and attach.stderr is not None
+        attach.stdin.close()
+        attach.stderr.close()
+    retries, numbers, shown = attached_stream(out.read_bytes(), hosts.buildbox, session)
+    assert retries >= 1, "the link loss must have hit the attached stream"
+    assert numbers[0] == 1 and re.search(rb"end \d+", shown)
+
+
+def test_a_changed_host_key_is_refused_by_add_link_and_status(ssh_hosts: SshHosts) -> None:
+    """sshd comes back with another host key: nothing is sent; each says `host key changed`."""
+    hosts = ssh_hosts
+    assert hosts.add().returncode == 0
+    hosts.server.stop()
+    hosts.server.new_host_key()
+    hosts.server.start()
+    link = wait_until(
+        lambda: "host key changed" in (h := _mirror_link(hosts))["link"] + h.get("error", "") and h,
+        "the link to say the host key changed",
+        timeout=60,
+    )
+    assert link["link"].startswith("unverifiable since"), link
+    status = hosts.laptop.cli("host", "status", "buildbox")
+    assert status.returncode != 0 and "host key changed" in status.stderr, status.stderr
+    again = hosts.add()
+    assert again.returncode != 0
+    assert again.stderr.count("\n") == 1 and "host key changed" in again.stderr, again.stderr
+
+
+def test_a_user_or_key_without_access_is_refused_and_nothing_is_recorded(ssh_hosts: SshHosts) -> None:
+    """Another login name, then a key sshd does not know: `auth failed`, no host added."""
+    hosts = ssh_hosts
+    config = str(hosts.server.client_config)
+    other_user = hosts.laptop.cli(
+        "host", "add", "buildbox", f"ssh://nobody@{hosts.b.address}:{hosts.server.port}",
+        "--ssh-config", config, timeout=60,
+    )  # fmt: skip
+    assert other_user.returncode != 0
+    assert other_user.stderr.count("\n") == 1 and "auth failed" in other_user.stderr, other_user.stderr
+    hosts.server.authorized_keys.write_text("")
+    no_key = hosts.add()
+    assert no_key.returncode != 0 and "auth failed" in no_key.stderr, no_key.stderr
+    assert hosts.laptop.json("host", "ls")["hosts"] == []
+    assert not hosts.buildbox.paths.lock_file.exists(), "nothing ran there"
+
+
+def test_orca_missing_there_and_the_remote_tree_down_are_named(ssh_hosts: SshHosts) -> None:
+    """No `orca` on the remote PATH: how to install it; the remote tree stopped: said so."""
+    hosts = ssh_hosts
+    hosts.server.restart(orca_on_path=False)
+    missing = hosts.add()
+    assert missing.returncode != 0
+    assert missing.stderr.count("\n") == 1, missing.stderr
+    assert "Orca missing there" in missing.stderr and "install" in missing.stderr, missing.stderr
+    hosts.server.restart(orca_on_path=True)
+    assert hosts.add().returncode == 0
+    hosts.buildbox.ok("down")
+    link = wait_until(
+        lambda: "remote tree down" in (h := _mirror_link(hosts))["link"] + h.get("error", "") and h,
+        "the link to say the remote tree is down",
+        timeout=60,
+    )
+    assert link["link"] != "live"
+    status = hosts.laptop.cli("host", "status", "buildbox")
+    assert status.returncode != 0 and "remote tree down" in status.stderr, status.stderr
