@@ -54,12 +54,12 @@ def remote_invoke(
     except KeyRefused:
         key = client_keys(paths).public.decode()
         raise KeyRefused(
-            f"host {host.name} ({host.endpoint}) refused this client's key: on {host.name},"
+            f"host {host.name} ({host.address}) refused this client's key: on {host.name},"
             f" run  orca host authorize '{key}'"
         ) from None
     except Unavailable as exc:
         raise Unavailable(
-            f"host {host.name} ({host.endpoint}) did not answer: {exc.message}"
+            f"host {host.name} ({host.address}) did not answer: {exc.message}"
             " (link down, wrong pinned server key, or this client's key is not authorized there;"
             f" see `orca host status {host.name}`)"
         ) from None
