@@ -221,10 +221,13 @@ def test_link_cut_and_ssh_killed_lose_nothing_and_the_attach_resumes(
 
 
 def test_a_changed_host_key_is_refused_by_add_link_and_status(ssh_hosts: SshHosts) -> None:
-    """sshd comes back with another host key: nothing is sent; each says `host key changed`."""
+    """sshd down: `ssh refused`; back with another host key: nothing is sent, and the
+    link, `host status` and `host add` each say `host key changed`."""
     hosts = ssh_hosts
     assert hosts.add().returncode == 0
     hosts.server.stop()
+    refused = hosts.laptop.cli("host", "status", "buildbox")
+    assert refused.returncode != 0 and "ssh refused" in refused.stderr, refused.stderr
     hosts.server.new_host_key()
     hosts.server.start()
     link = wait_until(
