@@ -163,7 +163,8 @@ class Follower:
                     if mirror.reachable:
                         log.warning("remote host %s unreachable: %s", host.name, exc)
                     code = getattr(exc, "code", "error")
-                    mirror.mark_unreachable(time.time(), f"{code}: {exc}")
+                    refused = self._forward_refusal(host.name)
+                    mirror.mark_unreachable(time.time(), refused or f"{code}: {exc}")
                 except* SshLinkDown as group:  # after OrcaError: ssh's reason is the one kept
                     down = _first(group)
                     log.warning("remote host %s: ssh link down: %s", host.name, down)
@@ -183,6 +184,15 @@ class Follower:
                 synced = mirror.last_contact is not None and mirror.last_contact >= attempt
                 delay = RETRY_S if synced else min(delay * 2, SSH_MAX_BACKOFF_S)
                 await trio.sleep(delay)
+
+    def _forward_refusal(self, name: str) -> str | None:
+        """Why an SSH host's forward could not reach its gateway, as ssh said it
+        (``channel N: open failed: …``: the socket gone there, forwarding refused)."""
+        link = self.ssh_links.get(name)
+        if link is None:
+            return None
+        said = [ln for ln in link.stderr_text.splitlines() if "open failed" in ln]
+        return f"ssh: forward refused there: {said[-1].strip()[:200]}" if said else None
 
     async def _snapshot(self, client: RpcClient, mirror: HostMirrorState, src: str) -> None:
         """Load ``src``; if the remote gateway says its actor is down (an error reply,

@@ -93,6 +93,8 @@ class SshLink:
         return self._stderr.decode("utf-8", "replace")
 
     async def run(self, *, task_status: trio.TaskStatus[RemoteInfo] = trio.TASK_STATUS_IGNORED) -> None:
+        if not self.target.remote_socket:
+            raise SshLinkDown("not set up", f"run `orca host add {self.host.name} …` again")
         ssh_dir(self.paths)
         control = control_path(self.paths, self.host.name)
         forward = forward_path(self.paths, self.host.name)
