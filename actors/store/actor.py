@@ -44,6 +44,7 @@ from actors.store import (
     pty_bindings,
     retired_log,
     sessions,
+    ssh_targets,
     worktrees,
 )
 from actors.store.change import Change
@@ -313,6 +314,15 @@ class StoreActor:
             read(
                 store.FOLDER_WORKSPACE_LIST,
                 lambda a: store.FolderWorkspaceList(folder_workspaces=list(st().folder_workspaces)),
+            ),
+            mutate(
+                store.SSH_TARGET_UPSERT,
+                lambda a: ssh_targets.upsert_ssh_target(st(), a.ssh_target, new_id=mint()),
+            ),
+            mutate(store.SSH_TARGET_REMOVE, lambda a: ssh_targets.remove_ssh_target(st(), a.id)),
+            read(
+                store.SSH_TARGET_LIST,
+                lambda a: store.SshTargetList(ssh_targets=list(st().ssh_targets)),
             ),
             read(store.WORKTREE_META_GET, self._get_meta),
             read(

@@ -11,7 +11,8 @@ Order of work on load:
    every record level (top level included) survive the next save. A top level that does
    not decode makes the file corrupt (``ValueError``), and ``durable_load`` falls back
    to a backup.
-2. Migrations: each changes only a provable old default and runs once, guarded by its
+2. Migrations (the local partition, external-worktree visibility, SSH target ids:
+   ``ssh_targets.py``): each changes only a provable old default and runs once, guarded by its
    own ``_xxxMigrated`` marker among the top-level keys, so a user's later choice is
    never overwritten by a second run. Markers are store-owned top-level keys (they live
    in ``PersistedState.extra``).
@@ -38,6 +39,7 @@ import msgspec
 
 from actors.store.bounded_json import decode_bounded
 from actors.store.session_normalize import Mint, normalize_session_for_write
+from actors.store.ssh_targets import migrate_target_ids
 from orca.model.codec import ModelDecodeError, from_builtins
 from orca.model.hosts import LOCAL_HOST_ID, is_execution_host_id
 from orca.model.session import WorkspaceSessionState
@@ -49,7 +51,13 @@ replace = msgspec.structs.replace
 LOCAL_PARTITION_MARKER: Final = "_localSessionPartitionMigrated"
 EXTERNAL_VISIBILITY_MARKER: Final = "_externalWorktreeVisibilityMigrated"
 LEGACY_TABS_MARKER: Final = "_legacyUnifiedTabsMigrated"
-MIGRATION_MARKERS: Final = (LOCAL_PARTITION_MARKER, EXTERNAL_VISIBILITY_MARKER, LEGACY_TABS_MARKER)
+SSH_TARGET_IDS_MARKER: Final = "_sshTargetIdsMigrated"
+MIGRATION_MARKERS: Final = (
+    LOCAL_PARTITION_MARKER,
+    EXTERNAL_VISIBILITY_MARKER,
+    LEGACY_TABS_MARKER,
+    SSH_TARGET_IDS_MARKER,
+)
 
 
 @dataclass(frozen=True)
@@ -189,6 +197,13 @@ def _decode_state_data(data: Any, *, home_dir: str, mint: Mint) -> LoadedState:
     if not _marked(state, EXTERNAL_VISIBILITY_MARKER):
         state = _mark(_migrate_external_visibility(state), EXTERNAL_VISIBILITY_MARKER)
         migrations.append(EXTERNAL_VISIBILITY_MARKER)
+    if not _marked(state, SSH_TARGET_IDS_MARKER):
+        # A file from before sshTargets has none (the field's default); targets from
+        # before ids get one, and the repos naming them by label follow (ssh_targets.py).
+        state, found = migrate_target_ids(state, mint)
+        problems.extend(found)
+        state = _mark(state, SSH_TARGET_IDS_MARKER)
+        migrations.append(SSH_TARGET_IDS_MARKER)
     if not state.settings.workspace_dir:
         state = replace(
             state, settings=replace(state.settings, workspace_dir=default_workspace_dir(home_dir))

@@ -118,10 +118,16 @@ def _ssh_accept(args: argparse.Namespace) -> int:
 
 
 def _rm(args: argparse.Namespace) -> int:
-    from orca.remote.hosts import remove_host
+    from orca.remote.hosts import load_hosts, remove_host
 
-    if not remove_host(_paths(), args.name):
+    paths = _paths()
+    known = load_hosts(paths).get(args.name)
+    if not remove_host(paths, args.name):
         return fail(f"no remote host {args.name!r} (see `orca host ls`)", EXIT_USAGE)
+    if known is not None and known.ssh is not None:
+        from orca.cli.remote.ssh import forget_target
+
+        forget_target(paths, args.name)
     print(f"removed {args.name}")
     return EXIT_OK
 

@@ -47,6 +47,10 @@ projectGroup.remove {id} → {id}                        conflict: has child gro
 folderWorkspace.upsert {folderWorkspace} → FolderWorkspace   conflict: unknown group
 folderWorkspace.remove {id} → {id}
 folderWorkspace.list {} → {folderWorkspaces: [FolderWorkspace]}   route A (seed 01 §5.1)
+sshTarget.upsert    {sshTarget} → SshTarget            (no id → a fresh UUID); bad_request:
+                    an id that makes no host id (``ssh:<encoded id>``)
+sshTarget.remove    {id} → {id}                        not_found
+sshTarget.list      {} → {sshTargets: [SshTarget]}     seed 02 §2 (``orca host add`` over ssh)
 worktreeMeta.get    {worktreeId} → WorktreeMeta        not_found
 worktreeMeta.list   {} → {worktreeMeta: {worktreeId: WorktreeMeta}}
 worktreeMeta.set    {worktreeId, meta} → WorktreeMeta
@@ -130,6 +134,7 @@ repo.added {repo} · repo.updated {repo} · repo.removed {id, worktreeIds}
 project.upserted {project} · project.removed {id}
 projectGroup.upserted {projectGroup} · projectGroup.removed {id}
 folderWorkspace.upserted {folderWorkspace} · folderWorkspace.removed {id}
+sshTarget.upserted {sshTarget} · sshTarget.removed {id}
 worktreeMeta.changed {worktreeId, meta} · worktreeMeta.removed {worktreeIds}
 lineage.changed {worktreeId, lineage|null} · workspaceLineage.changed {childWorkspaceKey, lineage|null}
 settings.changed {settings} · ui.changed {ui}
@@ -156,6 +161,7 @@ from orca.contracts.store_core import SessionBindings as SessionBindings
 from orca.contracts.store_core import SessionBindingsArgs as SessionBindingsArgs
 from orca.model.automations import Automation, AutomationOutput, AutomationRun
 from orca.model.session import WorkspaceSessionState
+from orca.model.ssh_target import SshTarget
 from orca.model.state import GlobalSettings, PersistedUIState
 from orca.model.types_repo import FolderWorkspace, Project, ProjectGroup, Repo
 from orca.model.worktree import WorkspaceLineage, WorktreeLineage, WorktreeMeta
@@ -205,6 +211,14 @@ class ProjectGroupArgs(Args, frozen=True, kw_only=True):
 
 class FolderWorkspaceArgs(Args, frozen=True, kw_only=True):
     folder_workspace: dict[str, Any]
+
+
+class SshTargetArgs(Args, frozen=True, kw_only=True):
+    ssh_target: dict[str, Any]
+
+
+class SshTargetList(Payload, frozen=True, kw_only=True):
+    ssh_targets: list[SshTarget]
 
 
 class WorktreeIdArgs(Args, frozen=True, kw_only=True):
@@ -446,6 +460,14 @@ class ProjectRemoved(Payload, frozen=True, kw_only=True):
     id: Id
 
 
+class SshTargetUpserted(Payload, frozen=True, kw_only=True):
+    ssh_target: SshTarget
+
+
+class SshTargetRemoved(Payload, frozen=True, kw_only=True):
+    id: Id
+
+
 class ProjectGroupUpserted(Payload, frozen=True, kw_only=True):
     project_group: ProjectGroup
 
@@ -550,6 +572,9 @@ FOLDER_WORKSPACE_UPSERT = CONTRACT.op(
 )
 FOLDER_WORKSPACE_REMOVE = CONTRACT.op("folderWorkspace.remove", IdArgs, Removed, *_W, NotFound)
 FOLDER_WORKSPACE_LIST = CONTRACT.op("folderWorkspace.list", NoArgs, FolderWorkspaceList)
+SSH_TARGET_UPSERT = CONTRACT.op("sshTarget.upsert", SshTargetArgs, SshTarget, *_W)
+SSH_TARGET_REMOVE = CONTRACT.op("sshTarget.remove", IdArgs, Removed, *_W, NotFound)
+SSH_TARGET_LIST = CONTRACT.op("sshTarget.list", NoArgs, SshTargetList)
 WORKTREE_META_GET = CONTRACT.op("worktreeMeta.get", WorktreeIdArgs, WorktreeMeta, NotFound)
 WORKTREE_META_LIST = CONTRACT.op("worktreeMeta.list", NoArgs, MetaList)
 WORKTREE_META_SET = CONTRACT.op("worktreeMeta.set", MetaSetArgs, WorktreeMeta, *_W)
@@ -603,6 +628,8 @@ PROJECT_GROUP_UPSERTED = CONTRACT.event("projectGroup.upserted", ProjectGroupUps
 PROJECT_GROUP_REMOVED = CONTRACT.event("projectGroup.removed", ProjectGroupRemoved)
 FOLDER_WORKSPACE_UPSERTED = CONTRACT.event("folderWorkspace.upserted", FolderWorkspaceUpserted)
 FOLDER_WORKSPACE_REMOVED = CONTRACT.event("folderWorkspace.removed", FolderWorkspaceRemoved)
+SSH_TARGET_UPSERTED = CONTRACT.event("sshTarget.upserted", SshTargetUpserted)
+SSH_TARGET_REMOVED = CONTRACT.event("sshTarget.removed", SshTargetRemoved)
 WORKTREE_META_CHANGED = CONTRACT.event("worktreeMeta.changed", WorktreeMetaChanged)
 WORKTREE_META_REMOVED = CONTRACT.event("worktreeMeta.removed", WorktreeMetaRemoved)
 LINEAGE_CHANGED = CONTRACT.event("lineage.changed", LineageChanged)

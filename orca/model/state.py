@@ -29,6 +29,7 @@ from orca.model.automations import Automation, AutomationRun
 from orca.model.codec import Record
 from orca.model.hosts import LOCAL_HOST_ID
 from orca.model.session import WorkspaceSessionState
+from orca.model.ssh_target import SshTarget
 from orca.model.types_repo import FolderWorkspace, Project, ProjectGroup, Repo
 from orca.model.worktree import WorkspaceLineage, WorktreeLineage, WorktreeMeta
 
@@ -88,6 +89,8 @@ class PersistedState(Record, frozen=True, kw_only=True, omit_defaults=False):
     workspace_session: WorkspaceSessionState = msgspec.field(default_factory=WorkspaceSessionState)
     workspace_sessions_by_host_id: Mapping[str, WorkspaceSessionState] = _empty()
     topology_revision_by_host_id: Mapping[str, int] = _empty()
+    # Where ssh reaches each SSH host (seed 02 §2); additive: an older file has none.
+    ssh_targets: tuple[SshTarget, ...] = ()
     # Scheduled orchestration runs and their firings (issue 38; orca/model/automations.py).
     # Additive: a file without them loads with both empty (no schemaVersion bump).
     automations: tuple[Automation, ...] = ()

@@ -85,6 +85,14 @@ def ssh_hosts(tmp_path: Path) -> Iterator[SshHosts]:
             stop_tree(laptop)
 
 
+def _targets(hosts: SshHosts) -> list[tuple[str, str]]:
+    from orca.client.sync import invoke
+    from orca.contracts import store
+
+    found = invoke(store.SSH_TARGET_LIST, paths=hosts.laptop.paths).ssh_targets
+    return [(t.id, t.destination) for t in found]
+
+
 def _tcp_listeners(ns: Namespace) -> list[str]:
     out = ns.run(["ss", "-Hltnp"], timeout=10).stdout
     return [line for line in out.splitlines() if line.strip()]
@@ -108,6 +116,8 @@ def test_one_command_by_alias_to_a_working_mirror_with_no_tcp_listener(
     pinned = hosts.laptop.json("host", "ls")["hosts"][0]
     assert pinned["serverKey"] == hosts.buildbox.ok("host", "key", "--server").strip()
     assert pinned["hostId"] == "ssh:buildbox" and pinned["link"] == "live"
+    # The laptop's state holds it as one of its SSH targets (seed 02 §2), id = name.
+    assert _targets(hosts) == [("buildbox", "buildbox")]
     # Nothing listens on TCP on the buildbox but sshd, and the hooks actor's endpoint
     # on loopback (the agents' hook script posts there, with a per-start secret).
     hooks_pid = hosts.buildbox.restarts()["hooks"][0]

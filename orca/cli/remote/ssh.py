@@ -193,11 +193,41 @@ def add_over_ssh(paths: OrcaPaths, args: argparse.Namespace) -> int:
 
     host = add_ssh_host(paths, args.name, replace(target, remote_socket=info.socket), info.server_key)
     level = "read-only" if args.read_only else "full"
+    _record_target(paths, host)
     print(
         f"added {host.name} (ssh {target.target_id}, host id {host.host_id}): orca {info.version}"
         f" there, this client authorized ({level}), its server key pinned"
     )
     return _await_mirror(paths, host)
+
+
+def _record_target(paths: OrcaPaths, host: RemoteHost) -> None:
+    """The host as one of the state's SSH targets (seed 02 §2; the store owns them):
+    ``id`` = ``label`` = its name, so its rows' host id ``ssh:<name>`` names it."""
+    from orca.client.sync import invoke
+    from orca.contracts import store
+    from orca.wire.errors import OrcaError
+
+    assert host.ssh is not None
+    target = {"id": host.name, "label": host.name, "destination": host.ssh.destination,
+              "port": host.ssh.port, "configFile": host.ssh.config,
+              "remoteOrca": host.ssh.orca}  # fmt: skip
+    try:
+        invoke(store.SSH_TARGET_UPSERT, store.SshTargetArgs(ssh_target=target), paths=paths)
+    except OrcaError as exc:
+        print(f"note: not recorded among the state's SSH targets ({exc.message})", file=sys.stderr)
+
+
+def forget_target(paths: OrcaPaths, name: str) -> None:
+    """``orca host rm``: drop the SSH target of that name from the state, if it is there."""
+    from orca.client.sync import invoke
+    from orca.contracts import store
+    from orca.wire.errors import OrcaError
+
+    try:
+        invoke(store.SSH_TARGET_REMOVE, store.IdArgs(id=name), paths=paths)
+    except OrcaError:
+        pass  # none recorded (a tcp host, or added while the store was down)
 
 
 def _await_mirror(paths: OrcaPaths, host: RemoteHost) -> int:

@@ -107,6 +107,12 @@ async def scenario(store: Any) -> str:
     )
     await store.invoke(c.FOLDER_WORKSPACE_REMOVE, c.IdArgs(id=folder.id))
     await store.invoke(c.PROJECT_GROUP_REMOVE, c.IdArgs(id=group.id))
+    target = await store.invoke(
+        c.SSH_TARGET_UPSERT,
+        c.SshTargetArgs(ssh_target={"id": "buildbox", "destination": "me@box", "port": 2222}),
+    )
+    assert (await store.invoke(c.SSH_TARGET_LIST)).ssh_targets == [target]
+    await store.invoke(c.SSH_TARGET_REMOVE, c.IdArgs(id=target.id))
     wt, wt2 = f"{rid}::/src/a/w", f"{rid}::/src/a/w2"
     await store.invoke(c.WORKTREE_META_PATCH, c.MetaPatchArgs(worktree_id=wt, patch={}))
     lineage = {
