@@ -13,7 +13,10 @@ disk without a result (orch was killed in between, or the peer did not answer) i
   key, so a ptyd that already ran it answers with the same session);
 * prompt: hooks shows the agent began a turn after the intent → it was typed; else
   wait up to :data:`PROMPT_EVIDENCE_S` for such a turn, then type it again (each write
-  keeps its idempotency key: a ptyd that saw it does not write it twice).
+  keeps its idempotency key: a ptyd that saw it does not write it twice). The body is
+  written down as typed (:data:`SUBMIT_STEP`) before the submit key is sent: a resumed
+  prompt whose body was typed sends only the key, so the agent never reads the prompt
+  twice on one line; and a stop waits for body and key to be written together.
 
 So a spawn that committed before its reply is never repeated, and one that never
 happened is done: no task runs twice and none is lost.
@@ -57,6 +60,11 @@ CREATE_TIMEOUT_S = 300.0
 SPAWN_TIMEOUT_S = 15.0
 # Between the prompt and its submit key: an agent's input handling sees two inputs.
 SUBMIT_GAP_S = 0.05
+# The intent written down between the prompt's body and its submit key (a marker, never
+# settled): the body is in the agent's input line, so a resumed prompt sends only the key.
+SUBMIT_STEP = "submit"
+# The most a stop waits for a prompt's body and submit key to be written together.
+PROMPT_WRITE_S = 10.0
 TERMINAL_SIZE = (120, 40)
 
 
@@ -280,12 +288,23 @@ class Driver:
         run = await orch.run_row(self.run_id)
         d = await self.intent("prompt")
         body, submit = core.prompt_input(task.agent, run.prompt)
-        write = ptyd.WriteArgs(session_id=task.session_id, text=body)
+        typed_key = dispatch_key(self.run_id, self.variant, SUBMIT_STEP)
+        typed = earlier is not None and await orch.db(lambda db: db.dispatch(typed_key)) is not None
         try:
-            await orch.ptyd.invoke(ptyd.WRITE, write, idem=f"{d.key}/body")
-            await trio.sleep(SUBMIT_GAP_S)
-            submit_args = ptyd.WriteArgs(session_id=task.session_id, text=submit)
-            await orch.ptyd.invoke(ptyd.WRITE, submit_args, idem=f"{d.key}/submit")
+            # The body and its submit key go together: a stop (`orca down`) waits for
+            # the pair, or a retry would type the body again after the first one.
+            with trio.CancelScope(shield=True), trio.move_on_after(PROMPT_WRITE_S):
+                if not typed:
+                    write = ptyd.WriteArgs(session_id=task.session_id, text=body)
+                    await orch.ptyd.invoke(ptyd.WRITE, write, idem=f"{d.key}/body")
+                    # the body is in the agent's input line: a retry only submits it
+                    await self.intent(SUBMIT_STEP)
+                    crash_point("prompt-body", self.orch.directory)
+                else:
+                    log.info("%s: the prompt was typed before a crash; submitting it", d.key)
+                await trio.sleep(SUBMIT_GAP_S)
+                submit_args = ptyd.WriteArgs(session_id=task.session_id, text=submit)
+                await orch.ptyd.invoke(ptyd.WRITE, submit_args, idem=f"{d.key}/submit")
         except (NotFound, Conflict) as exc:
             raise StepFailed(f"the terminal is gone: {exc.message}") from exc
         crash_point("prompt", self.orch.directory)

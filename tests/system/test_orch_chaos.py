@@ -82,10 +82,11 @@ async def wait_idle(user: User, run: str) -> orch.RunInfo:
 
 async def test_orch_killed_between_an_act_and_its_result(world: tuple[User, Path, Path]) -> None:
     """orch dies after making a worktree, again after spawning a terminal, again after
-    typing a prompt, each time before writing it down; each restarted orch adopts what
-    was made and types nothing twice."""
+    typing a prompt's body (before its submit key), again after the submit key, each
+    time before writing it down; each restarted orch adopts what was made and types
+    nothing twice (the body typed again read `write the answerwrite the answer`)."""
     user, log, project = world
-    steps = ("worktree", "terminal", "prompt")
+    steps = ("worktree", "terminal", "prompt-body", "prompt")
     run = start(user, project, ORCA_ORCH_CRASH_AFTER=",".join(steps))
     info = await wait_idle(user, run)
     for step in steps:

@@ -87,7 +87,7 @@ def _wait(tree: Tree, done: Any) -> Any:
         assert sub.wait_live(10.0)
         for _ in range(1000):
             status = invoke(vault.STATUS, paths=tree.paths, timeout=10.0)
-            if done(status):
+            if done(status) and status.search_pending == 0:  # search follows the rows
                 return status
             assert sub.receive(WAIT_S) is not None, f"the vault stopped changing: {status}"
         raise AssertionError(f"never done: {status}")

@@ -93,7 +93,8 @@ async def test_a_transcript_growing_while_it_is_indexed_is_read_once_whole(orca_
                 fh.write(data[cut:])  # then half of it at once: many steps after the last write
             expected = lines * (100 + 10)
             report = await until(vault, tap, contract.USAGE, contract.UsageArgs(), lambda r: total(r) >= expected)
-            status = await vault.invoke(contract.STATUS)
+            # the full-text table follows usage: search once it holds every row
+            status = await until(vault, tap, contract.STATUS, None, lambda s: s.search_pending == 0)
             hits = await vault.invoke(contract.SEARCH, contract.SearchArgs(query="answer number 5999"))
     assert total(report) == expected and report.total.requests == lines
     assert status.entries == lines + 1  # every answer and the first prompt, once each
@@ -142,7 +143,7 @@ async def test_damaged_files_never_stop_the_index(orca_home: Path) -> None:
     with trio.fail_after(30):
         async with running_actor("vault", orca_home, FAST) as vault, event_tap(orca_home, contract.CONTRACT) as tap:
             status = await until(
-                vault, tap, contract.STATUS, None, lambda s: s.entries == 3
+                vault, tap, contract.STATUS, None, lambda s: s.entries == 3 and s.search_pending == 0
             )  # fmt: skip
             after = await vault.invoke(contract.SEARCH, contract.SearchArgs(query="after the damage"))
             codex = await vault.invoke(contract.USAGE, contract.UsageArgs(agent="codex"))
@@ -227,7 +228,8 @@ async def test_a_rebuild_drops_the_index_and_reads_everything_again(orca_home: P
             after = await until(vault, tap, contract.USAGE, contract.UsageArgs(), lambda r: r.total.requests == 30)
             with pytest.raises(Conflict):
                 await vault.invoke(contract.SEARCH, contract.SearchArgs(query="answer", cursor=page.next_cursor))
-            again = await vault.invoke(contract.SEARCH, args)
+            # the full-text table follows usage: the search answers once it caught up
+            again = await until(vault, tap, contract.SEARCH, args, lambda p: p.next_cursor is not None)
     assert after.total == before.total and after.generation == rebuilt.generation
     assert [h.snippet for h in again.hits] == [h.snippet for h in page.hits]
 
