@@ -17,6 +17,12 @@ from orca.paths import resolve_paths
 CRASHED = ("store", "hooks", "ptyd", "gitwatch")
 
 
+def attached(app: OrcaApp, pane: str) -> bool:
+    """The pane is mounted, bound to its session and attached to its stream."""
+    view = app.pane_view(pane)
+    return view is not None and view.session_id is not None and view.feed is not None
+
+
 def test_kill_9_of_each_actor_is_shown_and_recovered(tree: Any, drive: Any) -> None:
     """Each actor in turn: kill -9, the banner names it, it comes back, the shell still echoes."""
     alpha = tree.worktrees["alpha"]
@@ -52,6 +58,9 @@ def test_kill_9_of_each_actor_is_shown_and_recovered(tree: Any, drive: Any) -> N
                 lambda a=actor: app.actor_health()[a] == "up" and not app.banner_text(), 30
             )
             await app.wait_for(lambda a=actor, old=pid: app.backend.actors[a].pid != old)
+            # the pane may be rebuilt as the restarted actor's rows come back: type into
+            # it once it is mounted again and attached (keys sent before are dropped)
+            await app.wait_for(lambda: attached(app, pane), 20)
             view = app.pane_view(pane)
             assert view is not None
             view.send(f"echo after-{actor}-$(({round_}*7+1))\r".encode())  # typed != printed
@@ -92,6 +101,7 @@ def test_service_down_banner_then_reconnects_by_itself(tree: Any, drive: Any) ->
         assert app.item(alpha) is not None, "the UI keeps showing what it had"
         await orca("up")
         await app.wait_for(lambda: not app.banner_text(), 30)
+        await app.wait_for(lambda: attached(app, pane), 20)
         view = app.pane_view(pane)
         assert view is not None and view.session_id is not None
         view.send(b"echo back-$((40+2))\r")
