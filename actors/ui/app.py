@@ -221,6 +221,12 @@ class OrcaApp(
         self._notify_transitions()
         session = backend.session()
         self._adopt_orphans(session)
+        lost = self._lost_selection
+        if lost is not None and lost[1] == self._picks and self._known(lost[0]):
+            # Listed again (a restarted gitwatch lists worktrees as it finds them), and
+            # the user picked none since: the UI goes back to it.
+            self.selected_worktree = lost[0]
+            self._lost_selection = None
         if not self._chosen and self._known(session.active_worktree_id):
             # Until the user picks one, show the worktree the saved session had active.
             self.selected_worktree = session.active_worktree_id
@@ -232,6 +238,8 @@ class OrcaApp(
             # (the store moves it with a rename), else the first. Not a worktree this
             # UI just renamed: gitwatch lists its new id in a moment.
             active = session.active_worktree_id
+            if self.selected_worktree is not None and self._lost_selection is None:
+                self._lost_selection = (self.selected_worktree, self._picks)
             self.selected_worktree = active if self._known(active) else self._first_worktree()
         self._render_sidebar()
         self._render_health()

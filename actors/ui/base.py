@@ -55,6 +55,9 @@ class AppBase(App[None]):
         self._chosen = False  # the user picked a worktree (else: the session's active one)
         self._picks = 0  # how many times the user picked one
         self._renamed_to: str | None = None  # the new id of the worktree renamed here
+        # The selected worktree when it went missing from the listing, and the user's
+        # pick count then: shown again if it comes back before the user picks another.
+        self._lost_selection: tuple[str, int] | None = None
         self._focus_terminal = False
         self.focused_pane: str | None = None
         self.groups: list[RepoGroup] = []

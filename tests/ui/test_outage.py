@@ -108,3 +108,42 @@ def test_service_down_banner_then_reconnects_by_itself(tree: Any, drive: Any) ->
         await app.wait_for(lambda: "back-42" in (app.pane_view(pane) or view).screen_text(), 20)
 
     drive(OrcaApp(resolve_paths(), bell=False), scenario, timeout=120)
+
+
+def test_the_selected_worktree_listed_again_is_selected_again(tree: Any, drive: Any) -> None:
+    """The selected worktree leaves the listing for a while (here its git worktree entry
+    is removed behind Orca's back, then added again; after `orca up` a gitwatch that
+    lists worktrees as it finds them does the same): the UI shows another meanwhile and
+    goes back to it once it is listed again, unless the user picked another since (it
+    stayed on the repo's main checkout, and `orca ui` lost its place)."""
+    alpha, beta = tree.worktrees["alpha"], tree.worktrees["beta"]
+    path = tree.paths["alpha"]
+    (repo,) = tree.user.json("repo", "ls")["repos"]
+
+    async def git(*args: str) -> None:
+        proc = await asyncio.create_subprocess_exec(
+            "git", "-C", repo["path"], *args,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _out, err = await proc.communicate()
+        assert proc.returncode == 0, (args, err)
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await app.wait_for(lambda: all(app.backend.alive.values()))
+        await app.wait_for(lambda: app.item(alpha) is not None and app.item(beta) is not None)
+        app.select_worktree(alpha, focus_terminal=False)
+        await git("worktree", "remove", "--force", path)
+        await app.wait_for(lambda: app.item(alpha) is None, 20)
+        assert app.selected_worktree not in (alpha, None)
+        await git("worktree", "add", path, "alpha")
+        await app.wait_for(lambda: app.item(alpha) is not None, 20)
+        await app.wait_for(lambda: app.selected_worktree == alpha, 10)
+        # Gone again, and the user picks beta meanwhile: beta it stays.
+        await git("worktree", "remove", "--force", path)
+        await app.wait_for(lambda: app.item(alpha) is None, 20)
+        app.select_worktree(beta, focus_terminal=False)
+        await git("worktree", "add", path, "alpha")
+        await app.wait_for(lambda: app.item(alpha) is not None, 20)
+        assert app.selected_worktree == beta
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario, timeout=120)
