@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 # worktree.list asks store for folder workspaces each time; a store that hangs must not
 # hold the git listing for the whole RPC timeout.
 FOLDER_LIST_TIMEOUT_S = 1.0
+# The longest a snapshot waits for a starting gitwatch to track the store's repos.
+FIRST_TRACK_WAIT_S = 5.0
 
 A = TypeVar("A", bound=msgspec.Struct)
 _WIRE_ERROR: wire.ErrorTable = (
@@ -89,6 +91,9 @@ class GitwatchActor:
         self.tracker = tracker
         self.mirror = mirror
         self.store = RpcStorePort(ctx.connect("store"), mirror)
+        # Set once every repo of the store's first whole view is tracked: a snapshot
+        # taken before it would list a restarted gitwatch's worktrees as missing.
+        self.tracked_once = trio.Event()
 
     def view(self) -> StoreView:
         return self.store.view()
@@ -160,6 +165,8 @@ class GitwatchActor:
     async def _listing(self, args: contract.ListArgs) -> contract.WorktreeList:
         # Never git's facts joined with a copy of store being reloaded: a worktree whose
         # repo or meta the old copy lacks would be left out (issue 33).
+        with trio.move_on_after(FIRST_TRACK_WAIT_S):  # as a snapshot does (below)
+            await self.tracked_once.wait()
         view = await self.store.whole_view()
         repos = dict(view.repos)
         folder_rows, folder_unavailable = await self._folder_workspace_rows(args.repo_id)
@@ -253,6 +260,12 @@ class GitwatchActor:
         return await merge_worktree(self.tracker, self.store, args)
 
     async def snapshot(self, args: NoArgs) -> contract.GitwatchSnapshot:
+        # A mirror loaded from a gitwatch that has not tracked the store's repos yet
+        # (just restarted) would drop every worktree for a moment: every face then
+        # shows them gone, and `orca ui` lost its selection (test_outage). Bounded: a
+        # store that is down does not hold the snapshot for longer.
+        with trio.move_on_after(FIRST_TRACK_WAIT_S):
+            await self.tracked_once.wait()
         return contract.GitwatchSnapshot(
             epoch=self.ctx.events.epoch,
             seq=self.ctx.events.seq,
@@ -268,8 +281,13 @@ class GitwatchActor:
         def changed(mirror: Mirror[StoreView]) -> bool:
             return mirror.state is not None and _signature(mirror.state) != tracked
 
+        def to_do(mirror: Mirror[StoreView]) -> bool:
+            return changed(mirror) or (mirror.whole and not self.tracked_once.is_set())
+
         while True:
-            await self.mirror.wait_until(changed)
+            if self.mirror.whole and not changed(self.mirror):
+                self.tracked_once.set()  # every repo of a whole view is tracked
+            await self.mirror.wait_until(to_do)
             wanted = _signature(self.view())
             for repo_id in [r for r in tracked if wanted.get(r) != tracked[r]]:
                 self.tracker.untrack_repo(repo_id)

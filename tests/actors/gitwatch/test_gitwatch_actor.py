@@ -307,3 +307,39 @@ async def test_rename_keeps_live_terminal_sessions(tmp_path: Path, repo: Path) -
                 await running.ptyd.call("term.close", {"sessionId": session["sessionId"]})
                 nursery.cancel_scope.cancel()
         ptyd_events.close()
+
+
+async def test_a_starting_gitwatch_snapshots_and_lists_every_repo_it_will_track(
+    tmp_path: Path, repo: Path
+) -> None:
+    """gitwatch answers before the store it follows (`orca up`, a restart under load):
+    a snapshot and a listing asked then wait until it tracks the store's repos, and hold
+    every worktree. The snapshot held none: every face showed the worktrees gone for a
+    moment, and `orca ui` lost its selection (test_outage)."""
+    from support.actors import running_actor
+
+    home = tmp_path / "home"
+    side = tmp_path / "side"
+    _git(repo, "worktree", "add", "-q", "-b", "side", str(side))
+    asked: dict[str, Any] = {}
+    answered = trio.Event()
+    with trio.fail_after(TEST_TIMEOUT_S):
+        async with running_actor("store", home) as st:
+            added = await st.invoke(
+                store.REPO_ADD, store.RepoAddArgs(path=str(repo), display_name="proj")
+            )
+        async with running_actor("gitwatch", home) as gitwatch:
+
+            async def ask() -> None:
+                asked["snapshot"] = await gitwatch.invoke(gw.SNAPSHOT, NoArgs())
+                asked["listing"] = await gitwatch.invoke(gw.WORKTREE_LIST, gw.ListArgs())
+                answered.set()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ask)
+                async with running_actor("store", home):
+                    await answered.wait()
+    snapshot, listing = asked["snapshot"], asked["listing"]
+    assert list(snapshot.repos) == [added.id]
+    assert sorted(snapshot.repos[added.id].worktrees) == sorted([str(repo), str(side)])
+    assert sorted(w.path for w in listing.worktrees) == sorted([str(repo), str(side)])
