@@ -18,6 +18,7 @@ from actors.gateway.config import load_config
 from actors.gateway.follower import Follower
 from actors.gateway.listener import GatewayListener
 from actors.gateway.ring import EventRing
+from actors.gateway.targets import TargetRecorder
 from actors.gateway.termwait import OutputWaits
 from orca import keys
 from orca.actor import ActorContext
@@ -72,9 +73,11 @@ class Gateway:
             lambda: self._changed,
             self.waits,
         )
+        self.targets = TargetRecorder(self._connect)
         self.follower = Follower(
-            ctx.paths, self.config.beats, self._mirror_changed, self._host_status
-        )
+            ctx.paths, self.config.beats, self._mirror_changed, self._host_status,
+            self.targets.offer,
+        )  # fmt: skip
 
     def _host_status(self, mirror: Any, row: Any, cleared: Any) -> None:
         self.ctx.events.emit(
@@ -172,6 +175,7 @@ async def setup(ctx: ActorContext) -> None:
     await ctx.nursery.start(gateway.waits.run)
     # Always: the ipc socket (ssh forwards) at least; tcp too when ``listen`` is set.
     await ctx.nursery.start(gateway.listener.run)
+    ctx.nursery.start_soon(gateway.targets.run)
     ctx.nursery.start_soon(gateway.follower.run)
     ctx.rpc.register(gw.STATUS, gateway.status)
     ctx.rpc.register(gw.MIRRORS, gateway.mirrors)

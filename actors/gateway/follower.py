@@ -77,8 +77,10 @@ class Follower:
         beats: Heartbeats,
         on_change: Callable[[HostMirrorState], None] | None = None,
         on_status: Callable[[HostMirrorState, Any, Any], None] | None = None,
+        on_hosts: Callable[[dict[str, RemoteHost]], None] | None = None,
     ) -> None:
         self.paths = paths
+        self._on_hosts = on_hosts
         self.beats = beats
         self._on_change = on_change
         self._on_status = on_status
@@ -126,6 +128,8 @@ class Follower:
         except HostConfigError as exc:
             log.warning("remote hosts unreadable (%s): keeping the current ones", exc)
             return
+        if self._on_hosts is not None:
+            self._on_hosts(hosts)
         for name, (host, scope) in list(self._scopes.items()):
             if hosts.get(name) != host:
                 scope.cancel()

@@ -70,6 +70,16 @@ class RemoteHost:
         (``ssh:<encoded name>``) or a remote runtime (``runtime:<encoded name>``)."""
         return ssh_host_id(self.name) if self.ssh is not None else runtime_host_id(self.name)
 
+    def target_record(self) -> dict[str, Any] | None:
+        """An SSH host as one of the state's ``sshTargets`` (seed 02 §2, wire names;
+        ``orca.model.ssh_target``): id = label = its name, so its rows' host id
+        ``ssh:<name>`` names it. None for a ``tcp://`` host."""
+        if self.ssh is None:
+            return None
+        return {"id": self.name, "label": self.name, "destination": self.ssh.destination,
+                "port": self.ssh.port, "configFile": self.ssh.config,
+                "remoteOrca": self.ssh.orca}  # fmt: skip
+
     @property
     def address(self) -> str:
         """Where it is, for messages: ``ssh://…`` or the tcp endpoint."""

@@ -93,7 +93,9 @@ def ssh_accept(args: argparse.Namespace) -> int:
     paths = resolve_paths().ensure()
     key = args.key.strip().encode("ascii", "replace")
     if not keys.is_z85_key(key):
-        return fail("not a client key: expected the 40 characters `orca host key` prints", EXIT_USAGE)
+        return fail(
+            "not a client key: expected the 40 characters `orca host key` prints", EXIT_USAGE
+        )
     try:
         access.check_name(args.name)
     except ValueError as exc:
@@ -133,7 +135,9 @@ def _hint(what: str, target: SshTarget) -> str:
     }.get(what, "")
 
 
-def run_remote(paths: OrcaPaths, name: str, target: SshTarget, *args: str, timeout: float) -> RemoteInfo:
+def run_remote(
+    paths: OrcaPaths, name: str, target: SshTarget, *args: str, timeout: float
+) -> RemoteInfo:
     """``orca ARGS`` on ``target`` over ssh; its JSON line, or ``SshFailed``."""
     from orca.remote import ssh
 
@@ -155,7 +159,9 @@ def run_remote(paths: OrcaPaths, name: str, target: SshTarget, *args: str, timeo
         if done.returncode == 255 or ssh.ORCA_MISSING in done.stdout:
             raise SshFailed(*ssh.classify(done.returncode, done.stdout, done.stderr))
         last = next((ln for ln in reversed(done.stderr.splitlines()) if ln.strip()), "")
-        raise SshFailed("remote orca failed", last.removeprefix("orca: ") or f"exit {done.returncode}")
+        raise SshFailed(
+            "remote orca failed", last.removeprefix("orca: ") or f"exit {done.returncode}"
+        )
     lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
     try:
         return ssh.RemoteInfo.parse(lines[-1] if lines else "")
@@ -179,19 +185,28 @@ def add_over_ssh(paths: OrcaPaths, args: argparse.Namespace) -> int:
     except (HostConfigError, SshConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
     if args.server_key:
-        return fail("--server-key is for tcp:// hosts: over ssh the key is fetched and pinned", EXIT_USAGE)
+        return fail(
+            "--server-key is for tcp:// hosts: over ssh the key is fetched and pinned", EXIT_USAGE
+        )
     public = client_keys(paths).public
     accept = ["host", "ssh-accept", "--name", client_name(public)]
     if args.read_only:
         accept.append("--read-only")
     try:
-        info = run_remote(paths, args.name, target, *accept, "--", public.decode(), timeout=ADD_TIMEOUT_S)
+        info = run_remote(
+            paths, args.name, target, *accept, "--", public.decode(), timeout=ADD_TIMEOUT_S
+        )
     except SshFailed as exc:
         hint = _hint(exc.what, target)
-        return fail(f"{args.name} ({target.target_id}): {exc.what}: {exc.detail}" + (f" ({hint})" if hint else ""))
+        return fail(
+            f"{args.name} ({target.target_id}): {exc.what}: {exc.detail}"
+            + (f" ({hint})" if hint else "")
+        )
     from dataclasses import replace
 
-    host = add_ssh_host(paths, args.name, replace(target, remote_socket=info.socket), info.server_key)
+    host = add_ssh_host(
+        paths, args.name, replace(target, remote_socket=info.socket), info.server_key
+    )
     level = "read-only" if args.read_only else "full"
     _record_target(paths, host)
     print(
@@ -208,14 +223,16 @@ def _record_target(paths: OrcaPaths, host: RemoteHost) -> None:
     from orca.contracts import store
     from orca.wire.errors import OrcaError
 
-    assert host.ssh is not None
-    target = {"id": host.name, "label": host.name, "destination": host.ssh.destination,
-              "port": host.ssh.port, "configFile": host.ssh.config,
-              "remoteOrca": host.ssh.orca}  # fmt: skip
+    target = host.target_record()
+    assert target is not None
     try:
         invoke(store.SSH_TARGET_UPSERT, store.SshTargetArgs(ssh_target=target), paths=paths)
     except OrcaError as exc:
-        print(f"note: not recorded among the state's SSH targets ({exc.message})", file=sys.stderr)
+        print(
+            f"note: not recorded among the state's SSH targets yet ({exc.message});"
+            " the gateway records it once the store answers",
+            file=sys.stderr,
+        )
 
 
 def forget_target(paths: OrcaPaths, name: str) -> None:
@@ -240,16 +257,22 @@ def _await_mirror(paths: OrcaPaths, host: RemoteHost) -> int:
         print("the local gateway is not running: `orca up` here to follow it")
         return EXIT_OK
     deadline = time.monotonic() + MIRROR_WAIT_S
-    with Subscription(endpoint_for(gw.CONTRACT.actor, paths, "pub"), [gw.MIRROR_CHANGED], consumer="host add") as sub:
+    with Subscription(
+        endpoint_for(gw.CONTRACT.actor, paths, "pub"), [gw.MIRROR_CHANGED], consumer="host add"
+    ) as sub:
         sub.wait_live(2.0)
         while True:
-            link = next((m.link for m in local_mirrors(paths) or [] if m.link.name == host.name), None)
+            link = next(
+                (m.link for m in local_mirrors(paths) or [] if m.link.name == host.name), None
+            )
             if link is not None and link.reachable:
                 print(f"{host.name}: mirror live")
                 return EXIT_OK
             if time.monotonic() > deadline:
                 state = link_text(link) if link is not None else "not followed yet"
-                print(f"{host.name}: mirror {state} ({link.error if link else ''}); see `orca host status {host.name}`")
+                print(
+                    f"{host.name}: mirror {state} ({link.error if link else ''}); see `orca host status {host.name}`"
+                )
                 return EXIT_FAILED
             sub.receive(deadline - time.monotonic())
 

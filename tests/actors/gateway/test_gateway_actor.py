@@ -49,3 +49,43 @@ async def test_a_listen_value_that_is_not_an_endpoint_is_refused_at_start(orca_h
     with trio.fail_after(TEST_TIMEOUT_S):
         await wait_exited(actor.proc.pid)
     assert actor.proc.wait() != 0
+
+
+async def test_an_ssh_host_the_state_lacks_is_recorded_once_the_store_answers(
+    orca_home: Path,
+) -> None:
+    """An SSH host in the pin file (`orca host add` while the store was down, or from
+    before `sshTargets`) becomes one of the state's SSH targets as soon as the store
+    answers; a target the state has and the pin file does not stays."""
+    import zmq
+    from support.actors import event_tap
+
+    from orca.contracts import store
+    from orca.paths import resolve_paths
+    from orca.remote.hosts import add_ssh_host
+    from orca.remote.ssh import SshTarget
+
+    paths = resolve_paths()
+    server_key = zmq.curve_keypair()[0].decode()
+    add_ssh_host(
+        paths, "buildbox", SshTarget(destination="me@nowhere.invalid", port=2200), server_key
+    )
+    other = {"id": "imported", "label": "imported", "destination": "elsewhere"}
+    with trio.fail_after(TEST_TIMEOUT_S * 2):
+        async with running_actor("store", orca_home) as st:
+            await st.invoke(store.SSH_TARGET_UPSERT, store.SshTargetArgs(ssh_target=other))
+        # The gateway starts with the store down; the store comes back after it.
+        async with (
+            running_actor("gateway", orca_home),
+            running_actor("store", orca_home) as st,
+            event_tap(orca_home, store.CONTRACT) as tap,
+        ):
+            while True:
+                listed = (await st.invoke(store.SSH_TARGET_LIST, NoArgs())).ssh_targets
+                if any(t.id == "buildbox" for t in listed):
+                    break
+                await tap.next_of(store.SSH_TARGET_UPSERTED)
+    assert sorted((t.id, t.label, t.destination, t.port) for t in listed) == [
+        ("buildbox", "buildbox", "me@nowhere.invalid", 2200),
+        ("imported", "imported", "elsewhere", None),
+    ]
