@@ -15,6 +15,7 @@ the wire classes; errors already on the wire (from store calls) pass through.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -57,8 +58,9 @@ log = logging.getLogger(__name__)
 # worktree.list asks store for folder workspaces each time; a store that hangs must not
 # hold the git listing for the whole RPC timeout.
 FOLDER_LIST_TIMEOUT_S = 1.0
-# The longest a snapshot waits for a starting gitwatch to track the store's repos.
-FIRST_TRACK_WAIT_S = 5.0
+# The longest a snapshot waits for a starting gitwatch to track the store's repos (well
+# inside a caller's 5 s RPC timeout: past it, the answer is what is tracked so far).
+FIRST_TRACK_WAIT_S = float(os.environ.get("ORCA_GITWATCH_FIRST_TRACK_WAIT_S", "2.0"))
 
 A = TypeVar("A", bound=msgspec.Struct)
 _WIRE_ERROR: wire.ErrorTable = (

@@ -328,11 +328,13 @@ async def test_a_starting_gitwatch_snapshots_and_lists_every_repo_it_will_track(
             added = await st.invoke(
                 store.REPO_ADD, store.RepoAddArgs(path=str(repo), display_name="proj")
             )
-        async with running_actor("gitwatch", home) as gitwatch:
+        # its wait for the store made longer than a loaded machine's store start
+        slow = {"ORCA_GITWATCH_FIRST_TRACK_WAIT_S": "20"}
+        async with running_actor("gitwatch", home, slow) as gitwatch:
 
             async def ask() -> None:
-                asked["snapshot"] = await gitwatch.invoke(gw.SNAPSHOT, NoArgs())
-                asked["listing"] = await gitwatch.invoke(gw.WORKTREE_LIST, gw.ListArgs())
+                asked["snapshot"] = await gitwatch.invoke(gw.SNAPSHOT, NoArgs(), timeout=30)
+                asked["listing"] = await gitwatch.invoke(gw.WORKTREE_LIST, gw.ListArgs(), timeout=30)
                 answered.set()
 
             async with trio.open_nursery() as nursery:
