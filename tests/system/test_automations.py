@@ -91,9 +91,15 @@ async def assert_once_per_due_time(user: User, log: Path, info: orch.AutomationI
     with trio.fail_after(60):
         async with run_watcher(user.paths) as watcher:
             for run_id in run_ids:
-                shown = await watcher.until(
-                    run_id, lambda i: all(v.prompted_at_ms for v in i.variants)
-                )
+                # orch marks a variant prompted once the keys are written, before the
+                # agent has read them (CI read an empty log in that moment): wait, on
+                # each change of the run (the agent reports its turn after logging),
+                # until its agent has logged a prompt too
+                def logged(i: orch.RunInfo) -> bool:
+                    panes = {pane for pane, _text in prompts(log)}
+                    return all(v.prompted_at_ms and v.pane_key in panes for v in i.variants)
+
+                shown = await watcher.until(run_id, logged)
                 for v in shown.variants:
                     assert prompts(log).count((v.pane_key, PROMPT)) == 1, prompts(log)
 
