@@ -60,9 +60,16 @@ def test_tab_groups_are_split_saved_restored_and_closed(tree: Any, drive: Any) -
         (t2,) = layout.group_of(app.backend.session(), alpha, g2).tab_order  # type: ignore[union-attr]
         await app.wait_for(lambda: app.focused_pane in layout.pane_keys(app.backend.session(), t2))
         await pilot.press("ctrl+g", "t")  # a tab in the active (second) group
-        await app.wait_for(
-            lambda: len(groups_shape(app.backend.session(), alpha)[1][1]) == 2 and live(app, 2)
-        )
+        try:  # a terminal spawned under the suite's load: 10 s was short once in CI
+            await app.wait_for(
+                lambda: len(groups_shape(app.backend.session(), alpha)[1][1]) == 2
+                and live(app, 2),
+                30,
+            )
+        except TimeoutError:
+            views = [(v.pane_key, v.session_id) for v in app.pane_views()]
+            shape = groups_shape(app.backend.session(), alpha)
+            raise AssertionError(f"no second tab live in group 2: {shape}, views {views}") from None
         t3 = groups_shape(app.backend.session(), alpha)[1][1][1]
         await app.wait_for(lambda: app.focused_pane in layout.pane_keys(app.backend.session(), t3))
         await pilot.press("ctrl+g", "m")  # t3 to the next group (cycling: the first)
