@@ -93,9 +93,7 @@ def ssh_accept(args: argparse.Namespace) -> int:
     paths = resolve_paths().ensure()
     key = args.key.strip().encode("ascii", "replace")
     if not keys.is_z85_key(key):
-        return fail(
-            "not a client key: expected the 40 characters `orca host key` prints", EXIT_USAGE
-        )
+        return fail("not a client key: expected the 40 characters `orca host key` prints", EXIT_USAGE)
     try:
         access.check_name(args.name)
     except ValueError as exc:
@@ -135,9 +133,7 @@ def _hint(what: str, target: SshTarget) -> str:
     }.get(what, "")
 
 
-def run_remote(
-    paths: OrcaPaths, name: str, target: SshTarget, *args: str, timeout: float
-) -> RemoteInfo:
+def run_remote(paths: OrcaPaths, name: str, target: SshTarget, *args: str, timeout: float) -> RemoteInfo:
     """``orca ARGS`` on ``target`` over ssh; its JSON line, or ``SshFailed``."""
     from orca.remote import ssh
 
@@ -159,9 +155,7 @@ def run_remote(
         if done.returncode == 255 or ssh.ORCA_MISSING in done.stdout:
             raise SshFailed(*ssh.classify(done.returncode, done.stdout, done.stderr))
         last = next((ln for ln in reversed(done.stderr.splitlines()) if ln.strip()), "")
-        raise SshFailed(
-            "remote orca failed", last.removeprefix("orca: ") or f"exit {done.returncode}"
-        )
+        raise SshFailed("remote orca failed", last.removeprefix("orca: ") or f"exit {done.returncode}")
     lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
     try:
         return ssh.RemoteInfo.parse(lines[-1] if lines else "")
@@ -185,28 +179,19 @@ def add_over_ssh(paths: OrcaPaths, args: argparse.Namespace) -> int:
     except (HostConfigError, SshConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
     if args.server_key:
-        return fail(
-            "--server-key is for tcp:// hosts: over ssh the key is fetched and pinned", EXIT_USAGE
-        )
+        return fail("--server-key is for tcp:// hosts: over ssh the key is fetched and pinned", EXIT_USAGE)
     public = client_keys(paths).public
     accept = ["host", "ssh-accept", "--name", client_name(public)]
     if args.read_only:
         accept.append("--read-only")
     try:
-        info = run_remote(
-            paths, args.name, target, *accept, "--", public.decode(), timeout=ADD_TIMEOUT_S
-        )
+        info = run_remote(paths, args.name, target, *accept, "--", public.decode(), timeout=ADD_TIMEOUT_S)
     except SshFailed as exc:
         hint = _hint(exc.what, target)
-        return fail(
-            f"{args.name} ({target.target_id}): {exc.what}: {exc.detail}"
-            + (f" ({hint})" if hint else "")
-        )
+        return fail(f"{args.name} ({target.target_id}): {exc.what}: {exc.detail}" + (f" ({hint})" if hint else ""))
     from dataclasses import replace
 
-    host = add_ssh_host(
-        paths, args.name, replace(target, remote_socket=info.socket), info.server_key
-    )
+    host = add_ssh_host(paths, args.name, replace(target, remote_socket=info.socket), info.server_key)
     level = "read-only" if args.read_only else "full"
     _record_target(paths, host)
     print(
@@ -257,22 +242,16 @@ def _await_mirror(paths: OrcaPaths, host: RemoteHost) -> int:
         print("the local gateway is not running: `orca up` here to follow it")
         return EXIT_OK
     deadline = time.monotonic() + MIRROR_WAIT_S
-    with Subscription(
-        endpoint_for(gw.CONTRACT.actor, paths, "pub"), [gw.MIRROR_CHANGED], consumer="host add"
-    ) as sub:
+    with Subscription(endpoint_for(gw.CONTRACT.actor, paths, "pub"), [gw.MIRROR_CHANGED], consumer="host add") as sub:
         sub.wait_live(2.0)
         while True:
-            link = next(
-                (m.link for m in local_mirrors(paths) or [] if m.link.name == host.name), None
-            )
+            link = next((m.link for m in local_mirrors(paths) or [] if m.link.name == host.name), None)
             if link is not None and link.reachable:
                 print(f"{host.name}: mirror live")
                 return EXIT_OK
             if time.monotonic() > deadline:
                 state = link_text(link) if link is not None else "not followed yet"
-                print(
-                    f"{host.name}: mirror {state} ({link.error if link else ''}); see `orca host status {host.name}`"
-                )
+                print(f"{host.name}: mirror {state} ({link.error if link else ''}); see `orca host status {host.name}`")
                 return EXIT_FAILED
             sub.receive(deadline - time.monotonic())
 
