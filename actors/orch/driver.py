@@ -63,8 +63,6 @@ SUBMIT_GAP_S = 0.05
 # The intent written down between the prompt's body and its submit key (a marker, never
 # settled): the body is in the agent's input line, so a resumed prompt sends only the key.
 SUBMIT_STEP = "submit"
-# The most a stop waits for a prompt's body and submit key to be written together.
-PROMPT_WRITE_S = 10.0
 TERMINAL_SIZE = (120, 40)
 
 
@@ -292,8 +290,10 @@ class Driver:
         typed = earlier is not None and await orch.db(lambda db: db.dispatch(typed_key)) is not None
         try:
             # The body and its submit key go together: a stop (`orca down`) waits for
-            # the pair, or a retry would type the body again after the first one.
-            with trio.CancelScope(shield=True), trio.move_on_after(PROMPT_WRITE_S):
+            # the pair, or a retry would type the body again after the first one. Each
+            # call is bounded by its own RPC timeout; a deadline here would end the
+            # pair without its key and still record the prompt as typed.
+            with trio.CancelScope(shield=True):
                 if not typed:
                     write = ptyd.WriteArgs(session_id=task.session_id, text=body)
                     await orch.ptyd.invoke(ptyd.WRITE, write, idem=f"{d.key}/body")
