@@ -167,8 +167,7 @@ class GitwatchActor:
     async def _listing(self, args: contract.ListArgs) -> contract.WorktreeList:
         # Never git's facts joined with a copy of store being reloaded: a worktree whose
         # repo or meta the old copy lacks would be left out (issue 33).
-        with trio.move_on_after(FIRST_TRACK_WAIT_S):  # as a snapshot does (below)
-            await self.tracked_once.wait()
+        await self._tracked_first()
         view = await self.store.whole_view()
         repos = dict(view.repos)
         folder_rows, folder_unavailable = await self._folder_workspace_rows(args.repo_id)
@@ -261,13 +260,17 @@ class GitwatchActor:
     async def merge(self, args: contract.MergeArgs) -> contract.MergeResult:
         return await merge_worktree(self.tracker, self.store, args)
 
-    async def snapshot(self, args: NoArgs) -> contract.GitwatchSnapshot:
-        # A mirror loaded from a gitwatch that has not tracked the store's repos yet
-        # (just restarted) would drop every worktree for a moment: every face then
-        # shows them gone, and `orca ui` lost its selection (test_outage). Bounded: a
-        # store that is down does not hold the snapshot for longer.
+    async def _tracked_first(self) -> None:
+        """Until the store's repos are tracked once (at most ``FIRST_TRACK_WAIT_S``): a
+        snapshot or listing from a gitwatch that has not tracked them yet (just
+        restarted) would drop every worktree for a moment, every face would show them
+        gone, and `orca ui` lost its selection (test_outage). Bounded: a store that is
+        down does not hold the answer for longer."""
         with trio.move_on_after(FIRST_TRACK_WAIT_S):
             await self.tracked_once.wait()
+
+    async def snapshot(self, args: NoArgs) -> contract.GitwatchSnapshot:
+        await self._tracked_first()
         return contract.GitwatchSnapshot(
             epoch=self.ctx.events.epoch,
             seq=self.ctx.events.seq,
@@ -283,13 +286,8 @@ class GitwatchActor:
         def changed(mirror: Mirror[StoreView]) -> bool:
             return mirror.state is not None and _signature(mirror.state) != tracked
 
-        def to_do(mirror: Mirror[StoreView]) -> bool:
-            return changed(mirror) or (mirror.whole and not self.tracked_once.is_set())
-
+        await self.mirror.wait_whole()  # the store's first snapshot
         while True:
-            if self.mirror.whole and not changed(self.mirror):
-                self.tracked_once.set()  # every repo of a whole view is tracked
-            await self.mirror.wait_until(to_do)
             wanted = _signature(self.view())
             for repo_id in [r for r in tracked if wanted.get(r) != tracked[r]]:
                 self.tracker.untrack_repo(repo_id)
@@ -298,6 +296,8 @@ class GitwatchActor:
                 if repo_id not in tracked:
                     tracked[repo_id] = (path, kind)
                     await self.tracker.track_repo(repo_id, path, _kind_of(kind))
+            self.tracked_once.set()  # every repo of a whole view is tracked
+            await self.mirror.wait_until(changed)
 
 
 def _kind_of(kind: str | None) -> RepoKind:
