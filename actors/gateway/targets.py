@@ -50,16 +50,15 @@ class TargetRecorder:
         while True:
             await self._wake.wait()
             self._wake = trio.Event()
-            while True:
-                try:
-                    await self._record()
-                except OrcaError as exc:
-                    log.info("ssh targets not recorded yet (%s); again in %gs", exc.message, delay)
-                    await trio.sleep(delay)
-                    delay = min(delay * 2, RETRY_MAX_S)
-                    continue
-                delay = RETRY_S
-                break
+            try:
+                await self._record()
+            except OrcaError as exc:
+                log.info("ssh targets not recorded yet (%s); again in %gs", exc.message, delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+                self._wake.set()  # what is still pending, again
+                continue
+            delay = RETRY_S
 
     async def _record(self) -> None:
         pending = {n: h for n, h in self._hosts.items() if n not in self.recorded}
