@@ -49,21 +49,154 @@ WAIT_S = 5.0
 IDLE_POLL_S = 0.02
 READ_LIMIT = 256 * 1024
 CLEAR_SCREEN = b"\x1b[H\x1b[2J"
-# Keystroke batches sent without waiting for their reply, at most (then the attach
-# waits for the oldest: a link that does not confirm them gets no more).
-MAX_UNCONFIRMED_WRITES = 64
+# One keystroke write carries at most this much (a paste is sent in pieces, in order).
+MAX_WRITE_BYTES = 64 * 1024
+# Keys typed but not yet sent are kept up to this much (while the link is down); beyond
+# it the newest are dropped, and the attach says so when it ends.
+MAX_PENDING_BYTES = 1024 * 1024
+# A write the gateway refused before running it (its rate or in-flight bound) is sent
+# again after this long, doubling up to MAX_RETRY_S; one not delivered within
+# GIVE_UP_S is dropped and reported.
+RETRY_S = 0.02
+MAX_RETRY_S = 1.0
+GIVE_UP_S = 60.0
+# An attach that ends (detach, exit) still delivers what was typed, this long at most.
+FLUSH_S = 2.0
 
 
 class Interrupted(Exception):
     """``on_wake`` asked to stop waiting (the user detached)."""
 
 
+@dataclass
+class _Write:
+    data: bytes
+    idem: str
+    first_sent: float
+    rid: str | None = None  # None: waiting to be sent (again) at ``retry_at``
+    sent_at: float = 0.0
+    retry_at: float = 0.0
+    attempts: int = 0
+
+
+class KeyWriter:
+    """Keys typed into one remote terminal, delivered once each and in order.
+
+    One ``term.write`` is in flight at a time; keys typed meanwhile wait and go together
+    as the next write once it is confirmed, so fast typing or a paste costs one request
+    per round trip, not one per key, and writes cannot overtake each other in the
+    gateways' concurrent relays. Every write carries an idempotency key: one that the
+    gateway refused before running it (``unavailable``: its rate or in-flight bound),
+    or that went unanswered, is sent again with the same key, and the remote ptyd runs
+    it at most once. Keys are only dropped (and reported in ``errors``) when the remote
+    side refuses them for good, the pending buffer is full, or nothing got through for
+    ``GIVE_UP_S``."""
+
+    def __init__(self, link: RemoteLink, session_id: str) -> None:
+        self.link = link
+        self.session_id = session_id
+        self.pending = bytearray()
+        self.inflight: _Write | None = None
+        self.errors: list[str] = []
+        self.writes = 0
+        self.retries = 0
+        self._n = 0
+
+    @property
+    def busy(self) -> bool:
+        return self.inflight is not None or bool(self.pending)
+
+    def type(self, keys: bytes) -> None:
+        if len(self.pending) + len(keys) > MAX_PENDING_BYTES:
+            self.errors.append(
+                f"{len(keys)} bytes dropped: {len(self.pending)} still waiting to be sent"
+            )
+        else:
+            self.pending += keys
+        self.pump()
+
+    def due(self) -> float | None:
+        """When ``pump`` has something to do without a reply (a retry or a timeout)."""
+        w = self.inflight
+        if w is None:
+            return None
+        return w.retry_at if w.rid is None else w.sent_at + _call_timeout()
+
+    def pump(self) -> None:
+        """Send what is due: the in-flight write again, or the next one."""
+        now = time.monotonic()
+        w = self.inflight
+        if w is not None:
+            if w.rid is not None and now - w.sent_at > _call_timeout():
+                self.link.forget(w.rid)
+                self._again(w, now, "no reply")
+            elif w.rid is None and now >= w.retry_at:
+                self._send(w, now)
+            return
+        if not self.pending:
+            return
+        self._n += 1
+        data = bytes(self.pending[:MAX_WRITE_BYTES])
+        del self.pending[: len(data)]
+        idem = f"keys-{os.getpid():x}-{id(self):x}-{time.time_ns():x}-{self._n}"
+        self.inflight = _Write(data=data, idem=idem, first_sent=now)
+        self._send(self.inflight, now)
+
+    def _send(self, w: _Write, now: float) -> None:
+        args = ptyd.WriteArgs(session_id=self.session_id, data=w.data)
+        w.attempts += 1
+        rid = self.link.send_nowait(ptyd.WRITE, args, idem=w.idem, on_reply=self._replied)
+        if rid is None:  # no connection to queue on (the link is down): later
+            self._again(w, now, "link down")
+            return
+        w.rid, w.sent_at = rid, now
+        self.writes += 1
+
+    def _again(self, w: _Write, now: float, why: str) -> None:
+        if now - w.first_sent > GIVE_UP_S:
+            self.errors.append(f"{len(w.data)} bytes not delivered in {GIVE_UP_S:g}s ({why})")
+            self.inflight = None
+            self.pump()
+            return
+        self.retries += 1
+        w.rid = None
+        w.retry_at = now + min(MAX_RETRY_S, RETRY_S * 2 ** min(w.attempts, 10))
+
+    def _replied(self, reply: Any) -> None:
+        w = self.inflight
+        if w is None or reply.id != w.rid:
+            return  # an attempt given up on: its retry carries the same idempotency key
+        now = time.monotonic()
+        if reply.ok:
+            self.inflight = None
+        else:
+            error = error_from_wire(reply.error)
+            if error.code in ("unavailable", "timeout"):
+                self._again(w, now, str(error))
+                return
+            self.errors.append(f"{len(w.data)} bytes refused: {error}")
+            self.inflight = None
+        self.pump()
+
+    def flush(self, timeout: float) -> None:
+        """Deliver what is typed (a detach right after typing), ``timeout`` at most."""
+        deadline = time.monotonic() + timeout
+        self.pump()
+        while self.busy and (left := deadline - time.monotonic()) > 0:
+            due = self.due()
+            wait = left if due is None else max(0.0, min(left, due - time.monotonic()))
+            if self.link.sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
+                self.link._take(None)
+            self.pump()
+
+
 class RemoteLink:
     """A blocking request/reply link to one host's gateway (CURVE, pinned key).
 
     ``invoke`` waits for its own reply; while it waits, a readable ``wake_fd`` calls
-    ``on_wake`` (the attach forwards keys then, with ``send_nowait``: their replies are
-    matched by id whenever they come and failures kept in ``write_errors``)."""
+    ``on_wake`` (the attach forwards keys then, through its ``writer``, a
+    :class:`KeyWriter`: its replies are handed to it whenever they come, and it is
+    pumped for its retries)."""
 
     def __init__(self, host: RemoteHost, paths: OrcaPaths | None = None) -> None:
         self.host = host
@@ -74,42 +207,46 @@ class RemoteLink:
         link_client(paths or resolve_paths(), host).apply(self.sock)
         self.sock.connect(host.endpoint)
         self._n = 0
-        self.unconfirmed: dict[str, float] = {}  # rid -> sent at (send_nowait)
-        self.write_errors: list[str] = []
+        self._on_reply: dict[str, Callable[[Any], None]] = {}  # rid -> send_nowait's callback
+        self.writer: KeyWriter | None = None
 
     def _rid(self) -> str:
         self._n += 1
         return f"{os.getpid():x}-{self._n}"
 
-    def send_nowait(self, op: Op[Any, Any], args: Any = None) -> None:
-        """Send without waiting for the reply (it is checked when it arrives)."""
-        while len(self.unconfirmed) >= MAX_UNCONFIRMED_WRITES:
-            oldest = min(self.unconfirmed, key=self.unconfirmed.__getitem__)
-            if time.monotonic() - self.unconfirmed[oldest] > _call_timeout():
-                self.unconfirmed.pop(oldest)
-                self.write_errors.append(f"{op.name}: no reply (link down?)")
-                continue
-            if self.sock.poll(100, zmq.POLLIN):
-                self._take(None)
+    def send_nowait(
+        self,
+        op: Op[Any, Any],
+        args: Any,
+        *,
+        idem: str | None = None,
+        on_reply: Callable[[Any], None],
+    ) -> str | None:
+        """Send without waiting; ``on_reply(reply)`` when the reply comes. The request
+        id, or None when there is no connection to queue it on."""
         rid = self._rid()
         try:
-            self.sock.send(encode_request(rid, op.name, args), zmq.NOBLOCK)
-        except zmq.Again:  # no connection to queue on (the link is down): keys dropped
-            self.write_errors.append(f"{op.name}: link down, not sent")
-            return
-        self.unconfirmed[rid] = time.monotonic()
+            self.sock.send(encode_request(rid, op.name, args, idem), zmq.NOBLOCK)
+        except zmq.Again:
+            return None
+        self._on_reply[rid] = on_reply
+        return rid
+
+    def forget(self, rid: str) -> None:
+        self._on_reply.pop(rid, None)
 
     def _take(self, rid: str | None) -> Any:
-        """Receive one reply: ``rid``'s (returned), else a ``send_nowait`` one (checked)."""
+        """Receive one reply: ``rid``'s (returned), else a ``send_nowait`` one (handed
+        to its callback)."""
         try:
             reply = decode_reply_raw(self.sock.recv())
         except BadFrame:
             return None
         if rid is not None and reply.id == rid:
             return reply
-        sent = self.unconfirmed.pop(reply.id, None) if reply.id is not None else None
-        if sent is not None and not reply.ok:
-            self.write_errors.append(str(error_from_wire(reply.error)))
+        callback = self._on_reply.pop(reply.id, None) if reply.id is not None else None
+        if callback is not None:
+            callback(reply)
         return None  # a late reply to an attempt that timed out, or a write's
 
     def invoke(
@@ -131,12 +268,17 @@ class RemoteLink:
         if wake_fd is not None:
             poller.register(wake_fd, zmq.POLLIN)
         while True:
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 raise Timeout(f"{self.host.name}: no reply to {op.name} within {timeout:g}s")
-            ready = dict(poller.poll(int(remaining * 1000) + 1))
+            due = self.writer.due() if self.writer is not None else None
+            step = remaining if due is None else max(0.0, min(remaining, due - now))
+            ready = dict(poller.poll(int(step * 1000) + 1))
             if wake_fd is not None and wake_fd in ready and on_wake is not None and on_wake():
                 raise Interrupted()
+            if self.writer is not None:
+                self.writer.pump()  # a retry or a timeout that fell due
             if self.sock not in ready:
                 continue
             reply = self._take(rid)
@@ -369,6 +511,7 @@ def _attach(link: RemoteLink, session_id: str) -> int:
     import tty
 
     stream = RemoteStream(link, session_id)
+    writer = link.writer = KeyWriter(link, session_id)
     out = sys.stdout.buffer
     tty_in = sys.stdin.isatty()
     stdin = sys.stdin.fileno()
@@ -390,7 +533,7 @@ def _attach(link: RemoteLink, session_id: str) -> int:
         out.flush()
 
     def on_wake() -> bool:
-        _forward_keys(link, session_id, stdin, detached, stdin_open)
+        _forward_keys(writer, stdin, detached, stdin_open)
         return detached[0]
 
     try:
@@ -406,6 +549,7 @@ def _attach(link: RemoteLink, session_id: str) -> int:
             if stream.ended or detached[0] or stdin_open[0]:
                 break
             # stdin reached its end without a detach (a pipe): keep following, keys off
+        writer.flush(FLUSH_S)  # keys typed just before the detach still arrive
     finally:
         if saved is not None:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
@@ -414,13 +558,13 @@ def _attach(link: RemoteLink, session_id: str) -> int:
         f"\r\n[{reason}; stream offsets {stream.start}..{stream.offset};"
         f" {len(stream.gaps)} gap(s); {stream.reconnects} link retries]"
     )
-    for error in link.write_errors[:3]:
+    for error in writer.errors[:3]:
         print(f"orca: keys not delivered: {error}", file=sys.stderr)
     return 0
 
 
 def _forward_keys(
-    link: RemoteLink, session_id: str, stdin: int, detached: list[bool], stdin_open: list[bool]
+    writer: KeyWriter, stdin: int, detached: list[bool], stdin_open: list[bool]
 ) -> None:
     """Send what stdin has (it is readable); Ctrl-] detaches. A closed stdin (a pipe at
     its end) detaches a terminal, and only stops forwarding otherwise."""
@@ -436,4 +580,4 @@ def _forward_keys(
         keys = keys.split(b"\x1d", 1)[0]
         detached[0] = True
     if keys:
-        link.send_nowait(ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=keys))
+        writer.type(keys)
