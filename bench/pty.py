@@ -622,6 +622,57 @@ def ptyd_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[i
     return rss, sum(r.end_offset for r in rows if r.session_id in sids)
 
 
+def ptyd_flood_rss(
+    paths: OrcaPaths, ptyd_pid: int, sessions: int, mib: int
+) -> tuple[int, int, int, int]:
+    """ptyd's RSS with ``sessions`` idle sessions (cold), then again once each has
+    printed a ``mib`` MiB flood: idle (compacted) and cold again. What the floods left
+    behind: (before, idle, cold, bytes printed)."""
+    script = f"read go; {flood_command(mib)}; exec sleep 3600"
+    sids = [spawn(paths, ["/bin/sh", "-c", script]) for _ in range(sessions)]
+    try:
+        time.sleep(COLD_AFTER_S + 1.0)
+        before = psutil.Process(ptyd_pid).memory_info().rss
+        for sid in sids:
+            invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=sid, text="go\r"), paths=paths)
+        least = mib * 2**20 * 4 // 3  # base64's output, newlines not counted
+        while True:
+            rows = [r for r in list_sessions(paths) if r.session_id in sids]
+            if sum(1 for r in rows if r.end_offset >= least) == sessions:
+                break
+            time.sleep(0.2)
+        flooded = time.monotonic()
+        time.sleep(IDLE_COMPACT_S + 1.0)
+        soon = psutil.Process(ptyd_pid).memory_info().rss
+        time.sleep(max(0.0, flooded + COLD_AFTER_S + 1.0 - time.monotonic()))
+        after = psutil.Process(ptyd_pid).memory_info().rss
+        return before, soon, after, sum(r.end_offset for r in rows)
+    finally:
+        for sid in sids:
+            invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=sid, signal="KILL"), paths=paths)
+
+
+def tmux_flood_rss(tmp: Path, windows: int, mib: int) -> tuple[int, int]:
+    """The tmux server's RSS with ``windows`` idle windows, then once each has printed
+    the same flood (its default history keeps the last 2,000 lines)."""
+    tmux = Tmux(tmp, "sleep 3600")
+    try:
+        for i in range(windows):
+            done = f"tmux -S {tmux.socket} wait-for -S flooded-{i}"
+            command = f"read go; {flood_command(mib)}; {done}; exec sleep 3600"
+            tmux.run("new-window", "-d", "-n", f"w{i}", command)
+        time.sleep(IDLE_COMPACT_S + 1.0)
+        before = int(psutil.Process(tmux.pid).memory_info().rss)
+        for i in range(windows):
+            tmux.run("send-keys", "-t", f"w{i}", "go", "Enter")
+        for i in range(windows):
+            tmux.run("wait-for", f"flooded-{i}", timeout=300)
+        time.sleep(IDLE_COMPACT_S + 1.0)
+        return before, int(psutil.Process(tmux.pid).memory_info().rss)
+    finally:
+        tmux.close()
+
+
 def cpu_seconds(pid: int) -> float:
     times = psutil.Process(pid).cpu_times()
     return float(times.user + times.system)
@@ -744,7 +795,7 @@ def show_echo(rows: list[tuple[str, list[float]]], goal: tuple[str, list[float]]
     print(f"echo mean    {means} ms")
 
 
-PHASES = ("throughput", "echo", "load", "cpu", "rss")
+PHASES = ("throughput", "echo", "load", "cpu", "rss", "flood")
 
 
 def main() -> int:
@@ -753,6 +804,7 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--echo", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (median)")
+    parser.add_argument("--flood-mib", type=int, default=16, help="each session's flood (flood)")
     parser.add_argument(
         "--phases",
         default=",".join(PHASES),
@@ -850,6 +902,8 @@ def main() -> int:
                     f"rss  ptyd  {rss / 2**20:8.1f} MiB with {opts.sessions} idle sessions"
                     f" ({printed / 1e6:.0f} MB printed; idle ptyd {base_rss / 2**20:.1f} MiB)"
                 )
+            if "flood" in phases:
+                flood = ptyd_flood_rss(paths, proc.pid, opts.sessions, opts.flood_mib)
         finally:
             proc.terminate()
             proc.wait(10)
@@ -861,6 +915,21 @@ def main() -> int:
             t_rss = tmux_windows_rss(Path(tmp), opts.sessions)
             print(f"rss  tmux  {t_rss / 2**20:8.1f} MiB with {opts.sessions} idle windows")
             print(f"rss  ratio ptyd/tmux {rss / t_rss:6.2f}   (goal <= 2)")
+        if "flood" in phases:
+            before, soon, after, printed = flood
+            print(
+                f"flood ptyd {before / 2**20:8.1f} MiB before, {soon / 2**20:8.1f} MiB"
+                f" {IDLE_COMPACT_S + 1:g} s and {after / 2**20:8.1f} MiB {COLD_AFTER_S + 1:g} s"
+                f" after {opts.sessions} sessions printed {opts.flood_mib} MiB each"
+                f" ({printed / 1e6:.0f} MB): {soon / before:.2f}x and {after / before:.2f}x"
+                " (goal <= 1.2x)"
+            )
+            if has_tmux:
+                t_before, t_after = tmux_flood_rss(Path(tmp), opts.sessions, opts.flood_mib)
+                print(
+                    f"flood tmux {t_before / 2**20:8.1f} MiB before, {t_after / 2**20:8.1f} MiB"
+                    f" after: {t_after / t_before:.2f}x; ptyd/tmux after {after / t_after:.2f}x"
+                )
     return 0
 
 
