@@ -19,6 +19,7 @@ import time
 import trio
 
 from actors.supervisor.config import ConfigError, load_config
+from actors.supervisor.forks import prefork
 from actors.supervisor.lock import AlreadyRunning, InstanceLock, service_manager
 from actors.supervisor.tree import Supervisor
 from orca.actor import memory
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         help="write 'ready' to this fd once every actor is ready",
     )
     args = parser.parse_args(argv)
+    # First, before anything is opened or started: the fork server shares orcad's pages.
+    forked = prefork()
     configure_logging("orcad")
     paths = resolve_paths().ensure()
     try:
@@ -49,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     lock = InstanceLock(paths.lock_file)
     sup = Supervisor(paths, spec)
+    sup.preforked = forked
     try:
         lock.acquire(
             LockInfo(

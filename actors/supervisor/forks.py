@@ -12,16 +12,18 @@ fresh ``python -m`` instead: the fork server only saves memory, nothing depends 
 from __future__ import annotations
 
 import array
+import gc
 import logging
 import os
 import socket
 import sys
+import traceback
 from collections.abc import Sequence
 
 import trio
 import trio.lowlevel
 
-from actors.supervisor.forkserver import PRELOAD_ENV
+from actors.supervisor.forkserver import PRELOAD_ENV, preforked, set_cmdline
 from orca.contracts.sys import package_roots, source_stamp
 from orca.wire.codec import decode_map, encode
 from orca.wire.errors import BadRequest
@@ -45,6 +47,58 @@ def wanted(env: dict[str, str] | os._Environ[str]) -> bool:
     return env.get(FORKSERVER_ENV, "1") != "0"
 
 
+FORKSERVER_ARGV = [sys.executable, "-P", "-m", "actors.supervisor.forkserver"]
+
+
+def _cmdline_room() -> int:
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return len(f.read())
+    except OSError:
+        return 0
+
+
+def prefork() -> tuple[int, socket.socket] | None:
+    """Fork the fork server from orcad itself, first thing, before orcad opens a file,
+    starts a thread or runs trio: orcad's own pages (trio, pyzmq, msgspec, the orca
+    runtime: most of what it holds) are then shared with the fork server and every
+    actor forked from it, where a fork server started as a new interpreter shares
+    nothing with orcad. (its pid, orcad's end of its socket), or None: turned off, or
+    no room to show it as ``actors.supervisor.forkserver`` in ``ps`` (orcad started
+    with a shorter command line), or the fork failed. ``ForkServer.adopt`` takes it."""
+    if not wanted(os.environ):
+        return None
+    shown = b"\0".join(a.encode() for a in FORKSERVER_ARGV) + b"\0"
+    if len(shown) > _cmdline_room():
+        return None
+    gc.collect()
+    gc.freeze()  # no collection in orcad writes to the pages it shares
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        pid = os.fork()
+    except OSError:
+        ours.close()
+        theirs.close()
+        return None
+    if pid == 0:  # the fork server: nothing of orcad's but its image
+        code = 1
+        try:
+            os.setsid()
+            os.dup2(theirs.fileno(), 0)
+            ours.close()
+            theirs.close()
+            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+            set_cmdline(FORKSERVER_ARGV)
+            sys.argv = FORKSERVER_ARGV[3:]
+            code = preforked(socket.socket(fileno=0))
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    theirs.close()
+    return pid, ours
+
+
 class ForkServer:
     def __init__(self) -> None:
         self._sock: trio.socket.SocketType | None = None
@@ -53,6 +107,23 @@ class ForkServer:
         self._lock = trio.Lock()
         self.pid: int | None = None  # while it runs
         self.stamp = ""  # ``source_stamp`` of the code it loaded (taken just before)
+        self._preforked: trio.socket.SocketType | None = None  # ``prefork``'s, until used
+        self.preforked = False  # the running one is orcad's own fork (``prefork``)
+
+    def adopt(self, forked: tuple[int, socket.socket], nursery: trio.Nursery) -> None:
+        """Take the fork server ``prefork`` made; ``start`` hands it its modules (and
+        one never started ends when ``close`` closes its socket)."""
+        pid, sock = forked
+        self.pid = pid
+        self._preforked = trio.socket.from_stdlib_socket(sock)
+        nursery.start_soon(self._watch_pid, pid)
+
+    async def _watch_pid(self, pid: int) -> None:
+        code: int | str = "?"
+        try:
+            code = await wait_for_exit(pid)
+        finally:
+            self._ended(pid, code)
 
     @property
     def ready(self) -> bool:
@@ -63,6 +134,17 @@ class ForkServer:
     ) -> bool:
         """Start it and wait until it holds ``modules``; False (and none) if it fails."""
         self.stamp = source_stamp(package_roots())
+        if self._preforked is not None:
+            sock, self._preforked = self._preforked, None
+            try:
+                await sock.send(encode({"preload": list(modules)}))
+            except OSError as exc:
+                log.warning("the fork server is gone (%s)", exc)
+                sock.close()
+                await self.close()
+                return False
+            self.preforked = True
+            return await self._hello(sock)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {
             **env,
@@ -82,7 +164,9 @@ class ForkServer:
             theirs.close()
         self.pid = self._proc.pid
         nursery.start_soon(self._watch, self._proc)
-        sock = trio.socket.from_stdlib_socket(ours)
+        return await self._hello(trio.socket.from_stdlib_socket(ours))
+
+    async def _hello(self, sock: trio.socket.SocketType) -> bool:
         with trio.move_on_after(READY_TIMEOUT_S):
             hello = await sock.recv(65536)
             try:
@@ -104,16 +188,22 @@ class ForkServer:
         try:
             await proc.wait()
         finally:
-            if self._sock is not None:
-                log.warning(
-                    "the fork server (pid %d) exited (%s): actors start as fresh interpreters",
-                    proc.pid,
-                    proc.returncode,
-                )
-                self._sock.close()
-                self._sock = None
-            self.pid = None
-            self._gone.set()
+            self._ended(proc.pid, proc.returncode if proc.returncode is not None else "?")
+
+    def _ended(self, pid: int, code: int | str) -> None:
+        if self._sock is not None:
+            log.warning(
+                "the fork server (pid %d) exited (%s): actors start as fresh interpreters",
+                pid,
+                code,
+            )
+            self._sock.close()
+            self._sock = None
+        if self._preforked is not None:
+            self._preforked.close()
+            self._preforked = None
+        self.pid = None
+        self._gone.set()
 
     async def spawn(self, module: str, args: Sequence[str], env: dict[str, str]) -> tuple[int, int]:
         """Fork an actor; its pid and the read end of its output pipe."""
@@ -147,16 +237,20 @@ class ForkServer:
 
     async def close(self) -> None:
         """Close its socket (it exits on that) and wait for it, briefly; then kill it."""
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
-        proc = self._proc
-        if proc is None:
+        for sock in (self._sock, self._preforked):
+            if sock is not None:
+                sock.close()
+        self._sock = self._preforked = None
+        pid = self._proc.pid if self._proc is not None else self.pid
+        if pid is None or self._gone.is_set():
             return
         with trio.move_on_after(STOP_GRACE_S):
             await self._gone.wait()
         if not self._gone.is_set():
-            proc.kill()
+            try:
+                os.kill(pid, 9)  # our child, not yet reaped: the pid is still its
+            except ProcessLookupError:
+                pass
             await self._gone.wait()
 
 

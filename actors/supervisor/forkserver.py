@@ -36,7 +36,7 @@ from typing import Any
 
 import msgspec
 
-from orca.wire.codec import FrameDecoder, encode
+from orca.wire.codec import FrameDecoder, decode_map, encode
 from orca.wire.errors import BadRequest
 
 MAX_REQUEST = 1 << 20
@@ -200,17 +200,40 @@ def serve(server: socket.socket) -> None:
         server.send(encode(answer))
 
 
-def main() -> int:
-    server = socket.socket(fileno=0)
-    if server.type != socket.SOCK_SEQPACKET:
-        print("forkserver: fd 0 must be orcad's SOCK_SEQPACKET socket", file=sys.stderr)
-        return 2
-    failed = preload([m for m in os.environ.pop(PRELOAD_ENV, "").split(",") if m])
+def run(server: socket.socket, modules: list[str]) -> int:
+    """Load ``modules``, freeze, say ready, then fork actors until orcad goes."""
+    failed = preload(modules)
     gc.collect()
     gc.freeze()
     server.send(encode({"ready": True, "failed": failed}))
     serve(server)
     return 0
+
+
+def preforked(server: socket.socket) -> int:
+    """In the child orcad forked from itself before it started anything (``forks.prefork``):
+    its pages (trio, pyzmq, the orca runtime) are then shared with orcad too. The modules
+    to load come as the first message, ``{"preload": [...]}``; orcad closing its end
+    instead (it runs no fork server after all) ends this process."""
+    message = server.recv(MAX_REQUEST)
+    if not message:
+        return 0
+    try:
+        asked = decode_map(message)
+    except BadRequest:
+        return 2
+    modules = asked.get("preload") if isinstance(asked, dict) else None
+    if not isinstance(modules, list) or not all(isinstance(m, str) for m in modules):
+        return 2
+    return run(server, modules)
+
+
+def main() -> int:
+    server = socket.socket(fileno=0)
+    if server.type != socket.SOCK_SEQPACKET:
+        print("forkserver: fd 0 must be orcad's SOCK_SEQPACKET socket", file=sys.stderr)
+        return 2
+    return run(server, [m for m in os.environ.pop(PRELOAD_ENV, "").split(",") if m])
 
 
 if __name__ == "__main__":

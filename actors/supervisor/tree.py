@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -99,6 +100,8 @@ class Supervisor:
         self.keeper = KeeperControl(paths, self._may_be_actor)
         # Actors forked from one preloaded image (forkserver.py): their pages shared.
         self.forks = ForkServer()
+        # The fork server orcad forked from itself before trio (``forks.prefork``), if any.
+        self.preforked: tuple[int, socket.socket] | None = None
         self._keep_terminals = False
         self._register_ops()
 
@@ -469,6 +472,8 @@ class Supervisor:
                 ]
                 assert self._nursery is not None
                 await self.forks.start(modules, dict(os.environ), self._nursery)
+            else:
+                await self.forks.close()  # a forked one, never to be used
         finally:
             done.set()
 
@@ -511,6 +516,9 @@ class Supervisor:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                if self.preforked is not None:
+                    self.forks.adopt(self.preforked, nursery)
+                    self.preforked = None
                 await nursery.start(self.rpc.serve)
                 subreaper = become_subreaper()
                 if not subreaper:

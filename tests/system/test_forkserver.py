@@ -4,8 +4,9 @@ What a user sees does not change: every actor is orcad's child, shows its own
 ``python -m actors.X`` command line, restarts when killed, and nothing of the tree is
 left after ``orca down``. What changes is underneath: an actor's anonymous memory is
 partly shared with the fork server's (pages it never wrote since the fork), which an
-interpreter started on its own never has. Killing the fork server loses no actor; the
-next restart is a fresh interpreter and works as before.
+interpreter started on its own never has; orcad forks the fork server from itself
+before it starts anything, so orcad's own heap is shared too. Killing the fork server
+loses no actor; the next restart is a fresh interpreter and works as before.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ async def test_actors_are_forked_orcads_children_and_survive_the_fork_servers_de
         assert forkserver is not None, "orcad runs a fork server"
         assert psutil.Process(forkserver).ppid() == orcad
         assert "actors.supervisor.forkserver" in psutil.Process(forkserver).cmdline()
+        # orcad forked it from itself before starting anything: orcad's own heap (trio,
+        # pyzmq, the runtime) is shared with it and every actor, not loaded twice.
+        assert shared_anonymous_kib(orcad) > 1024, "orcad shares its heap with the fork server"
         actors = {a["name"]: a["pid"] for a in status["actors"]}
         assert {"store", "hooks", "ptyd", "gitwatch"} <= set(actors)
         for name, pid in actors.items():
