@@ -144,6 +144,8 @@ def spawn_on_pty(
             [_SH, "-c", _CD_THEN_EXEC, "orca-spawn", cwd, executable, *argv[1:]],
             dict(env),
             setsid=True,
+            setsigdef=_DEFAULT_SIGNALS,
+            setsigmask=(),
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, slave_path, os.O_RDWR, 0),
                 (os.POSIX_SPAWN_DUP2, 0, 1),
@@ -158,6 +160,18 @@ def spawn_on_pty(
     os.set_blocking(master, False)
     return pid, master
 
+
+# A program in a terminal starts with every signal at its default and none blocked, as
+# in a terminal emulator or tmux, whatever its spawner had: Python ignores SIGPIPE and
+# SIGXFSZ (an agent's `yes | head -1` then printed "Broken pipe"), and an Orca started
+# under `nohup` ignores SIGHUP (an agent's shell would outlive its closed terminal).
+# The standard signals and the real-time ones; not glibc's internal 32 and 33.
+_DEFAULT_SIGNALS = tuple(
+    sig
+    for sig in sorted(signal.valid_signals())
+    if sig not in (signal.SIGKILL, signal.SIGSTOP)
+    and (sig < 32 or signal.SIGRTMIN <= sig <= signal.SIGRTMAX)
+)
 
 # posix_spawn has no chdir file action before Python 3.14 and changing the daemon's
 # own cwd around the call is process-global state, so the child runs a fixed

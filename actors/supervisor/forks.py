@@ -15,6 +15,7 @@ import array
 import gc
 import logging
 import os
+import signal
 import socket
 import sys
 import traceback
@@ -84,6 +85,12 @@ def prefork() -> tuple[int, socket.socket] | None:
         code = 1
         try:
             os.setsid()
+            # As a fork server started later by a new interpreter would have them (orcad
+            # catches these then, and an exec resets caught signals): an orcad started
+            # with SIGHUP ignored (`nohup`) must not hand that on to its actors.
+            for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGCHLD):
+                signal.signal(sig, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             os.dup2(theirs.fileno(), 0)
             ours.close()
             theirs.close()
