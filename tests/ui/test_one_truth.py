@@ -49,6 +49,15 @@ async def shown_and_fitted(app: OrcaApp, worktree_id: str, session_id: str) -> A
     (view,) = app.pane_views()
     await app.wait_for(lambda: view.feed is not None and view.feed.attached.is_set())
     await app.wait_for(lambda: view.model.size == tuple(view.content_size))
+    # ... and ptyd has the pane's size (its term.resized word): the pane's model takes it
+    # before its resize reaches ptyd, and a later size from another client could
+    # otherwise land first and then be overridden by the pane's.
+    await app.wait_for(
+        lambda: (
+            (r := (app.backend.sessions or {}).get(session_id)) is not None
+            and (r.cols, r.rows) == view.model.size
+        )
+    )
     return view
 
 
