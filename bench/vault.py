@@ -8,7 +8,10 @@
 2. Query latency on that index, through RPC as ``orca vault`` asks: ``vault.search`` of
    rare tokens, common words and paths (first page, 20 hits) and ``vault.usage`` by
    agent, worktree and day: p50 / p95 / max.
-3. A 200 MB transcript grown while it is indexed: one Claude Code file appended in
+3. A cold first usage report beside ccusage (its pure-JavaScript npm release, run on
+   the same Claude Code transcripts): from starting a vault on an empty index to a
+   usage answer that counts every byte, against ``ccusage daily --json --offline``.
+4. A 200 MB transcript grown while it is indexed: one Claude Code file appended in
    bursts (about 40 MB/s, the last line of a burst often cut and finished by the next)
    while the vault reads it; the lag between the last write and the index holding every
    line, every line counted once (requests = lines written), peak RSS.
@@ -24,6 +27,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -272,6 +276,98 @@ def bench_corpus(tmp: Path, megabytes: int) -> bool:
     return True
 
 
+# The peer for a cold ``orca vault usage``: ccusage, the usage reporter Claude Code users
+# run (its pure-JavaScript release: later ones need a native package npm may not have).
+CCUSAGE = ("ccusage", "18.0.11")
+COLD_ROUNDS = 3
+
+
+def ccusage_script(cache: Path) -> Path | None:
+    """ccusage's entry script, installed from npm into ``cache`` once; None without npm."""
+    package, version = CCUSAGE
+    script = cache / "node_modules" / package / "dist" / "index.js"
+    if script.exists():
+        return script
+    npm = shutil.which("npm")
+    if npm is None:
+        return None
+    done = subprocess.run(
+        [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", f"{package}@{version}"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    return script if done.returncode == 0 and script.exists() else None
+
+
+def ccusage_cold(script: Path, config_dir: Path, home: Path) -> tuple[float, int]:
+    """Seconds for ``ccusage daily --json --offline`` over ``config_dir``, and its total."""
+    node = shutil.which("node") or "node"
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=str(config_dir), HOME=str(home))
+    start = time.perf_counter()
+    done = subprocess.run(
+        [node, str(script), "daily", "--json", "--offline"],
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"ccusage failed: {done.stderr.decode()[-400:]}")
+    return seconds, int(json.loads(done.stdout)["totals"]["totalTokens"])
+
+
+def orca_cold(root: Path, home: Path, size: int, files: int) -> tuple[float, int]:
+    """Seconds from starting a vault on a fresh index to its usage answer covering every
+    byte (the process's start, the reading, the answer), and that answer's total."""
+    start = time.perf_counter()
+    v = Vault(home, {"claude": root})
+    try:
+        while not (v.status().transcripts >= files and v.consumed() >= size):
+            time.sleep(0.02)
+        rows = invoke(vault.USAGE, vault.UsageArgs(by="day"), paths=v.paths, timeout=30.0).rows
+        seconds = time.perf_counter() - start
+    finally:
+        v.stop()
+    return seconds, sum(r.total_tokens for r in rows)
+
+
+def bench_cold_usage(tmp: Path, megabytes: int) -> bool:
+    """A first usage report over ``megabytes`` of Claude Code transcripts, cold: Orca's
+    vault (a new process, an empty index) beside ccusage, alternating, COLD_ROUNDS each."""
+    script = ccusage_script(ROOT / ".agent-clis" / "ccusage")
+    if script is None:
+        print("cold usage: no ccusage (npm could not install it): no figure")
+        return True
+    root = tmp / "cold" / "claude"
+    target, size, n = megabytes * 1024 * 1024, 0, 0
+    while size < target:
+        size += claude_session(root, n, RNG.randint(5, 60))
+        n += 1
+    files = sum(1 for _ in root.rglob("*.jsonl"))
+    orca_s: list[float] = []
+    peer_s: list[float] = []
+    totals: set[tuple[str, int]] = set()
+    for i in range(COLD_ROUNDS):
+        seconds, total = ccusage_cold(script, root, tmp)
+        peer_s.append(seconds)
+        totals.add(("ccusage", total))
+        home = tmp / f"home-cold-{i}"
+        home.mkdir()
+        seconds, total = orca_cold(root, home, size, files)
+        orca_s.append(seconds)
+        totals.add(("orca", total))
+
+    def fig(xs: list[float]) -> str:
+        return f"{min(xs):.2f} / {statistics.median(xs):.2f} / {max(xs):.2f} s"
+
+    ratio = statistics.median(orca_s) / statistics.median(peer_s)
+    print(f"cold usage, {size / 1e6:.0f} MB of Claude Code transcripts in {files} files"
+          f" (min / median / max of {COLD_ROUNDS}, alternating):")  # fmt: skip
+    print(f"  orca vault (new process, empty index, every byte counted): {fig(orca_s)}")
+    print(f"  ccusage {CCUSAGE[1]} daily --json --offline:               {fig(peer_s)}")
+    print(f"  ratio of medians {ratio:.2f}x (goal <= 2x); token totals {sorted(totals)}")
+    return True
+
+
 def bench_growing(tmp: Path, megabytes: int) -> bool:
     roots = {a: tmp / "grow" / a for a in ("claude", "codex", "gemini")}
     for root in roots.values():
@@ -320,11 +416,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus-mb", type=int, default=100)
     parser.add_argument("--grow-mb", type=int, default=200)
+    parser.add_argument("--cold-mb", type=int, default=105, help="cold usage vs ccusage")
+    parser.add_argument("--only-cold", action="store_true", help="only the cold usage figure")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="orca-bench-vault-"))
     try:
-        ok = bench_corpus(tmp, args.corpus_mb)
-        ok = bench_growing(tmp, args.grow_mb) and ok
+        ok = bench_cold_usage(tmp, args.cold_mb)
+        if not args.only_cold:
+            ok = bench_corpus(tmp, args.corpus_mb) and ok
+            ok = bench_growing(tmp, args.grow_mb) and ok
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
