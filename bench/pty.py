@@ -431,6 +431,34 @@ def start_ptyd(home: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
+class Tree:
+    """The whole service as a user starts it (``orca up``) in ``home``: ptyd beside every
+    other actor, which hear its events (``--tree``). ``HOME`` is a temporary folder."""
+
+    def __init__(self, home: Path, tmp: Path) -> None:
+        user_home = tmp / "user-home"
+        user_home.mkdir(exist_ok=True)
+        self.env = dict(os.environ, ORCA_HOME=str(home), HOME=str(user_home))
+        self.env.pop("ORCA_SUPERVISOR", None)
+        self.cli("up")
+
+    def cli(self, *args: str) -> str:
+        argv = [sys.executable, "-m", "orca.cli.main", *args]
+        done = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"orca {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def ptyd_pid(self) -> int:
+        import json
+
+        status = json.loads(self.cli("status", "--json"))
+        return int(next(a["pid"] for a in status["actors"] if a["name"] == "ptyd"))
+
+    def down(self) -> None:
+        self.cli("down", "--kill-terminals")
+
+
 def list_sessions(paths: OrcaPaths, timeout: float = 10.0) -> list[ptyd.SessionRow]:
     return invoke(ptyd.LIST, ptyd.ListArgs(), timeout=timeout, paths=paths).sessions
 
@@ -804,6 +832,11 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--echo", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (median)")
+    parser.add_argument(
+        "--tree",
+        action="store_true",
+        help="ptyd in a whole tree (`orca up`: every actor, as a user runs it), not alone",
+    )
     parser.add_argument("--flood-mib", type=int, default=16, help="each session's flood (flood)")
     parser.add_argument(
         "--phases",
@@ -818,11 +851,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="orca-bench-pty-") as tmp:
         home = Path(tmp) / "home"
         paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
-        keeper = start_keeper(home)
-        proc = start_ptyd(home)
+        tree = Tree(home, Path(tmp)) if opts.tree else None
+        keeper = start_keeper(home) if tree is None else None
+        proc = start_ptyd(home) if tree is None else None
+        ptyd_pid = proc.pid if proc is not None else tree.ptyd_pid() if tree is not None else 0
         try:
             wait_ready(paths)
-            base_rss = psutil.Process(proc.pid).memory_info().rss
+            base_rss = psutil.Process(ptyd_pid).memory_info().rss
             if "throughput" in phases:
                 ratios, stream_ratios, floor_ratios = [], [], []
                 tmux_ratios: list[float] = []
@@ -889,7 +924,7 @@ def main() -> int:
 
             if "cpu" in phases and has_tmux:
                 for _round in range(opts.rounds):
-                    p_cpu, t_cpu = printing_cpu(paths, proc.pid, Path(tmp), opts.sessions, 10.0)
+                    p_cpu, t_cpu = printing_cpu(paths, ptyd_pid, Path(tmp), opts.sessions, 10.0)
                     print(
                         f"cpu  ptyd {p_cpu * 100:5.1f}%  tmux {t_cpu * 100:5.1f}%  ratio"
                         f" {p_cpu / t_cpu:5.2f}   ({opts.sessions} sessions printing 100 lines/s"
@@ -897,18 +932,22 @@ def main() -> int:
                     )
 
             if "rss" in phases:
-                rss, printed = ptyd_sessions_rss(paths, proc.pid, opts.sessions)
+                rss, printed = ptyd_sessions_rss(paths, ptyd_pid, opts.sessions)
                 print(
                     f"rss  ptyd  {rss / 2**20:8.1f} MiB with {opts.sessions} idle sessions"
                     f" ({printed / 1e6:.0f} MB printed; idle ptyd {base_rss / 2**20:.1f} MiB)"
                 )
             if "flood" in phases:
-                flood = ptyd_flood_rss(paths, proc.pid, opts.sessions, opts.flood_mib)
+                flood = ptyd_flood_rss(paths, ptyd_pid, opts.sessions, opts.flood_mib)
         finally:
-            proc.terminate()
-            proc.wait(10)
-            keeper.terminate()  # closes what it keeps: every session's terminal hangs up
-            keeper.wait(10)
+            if tree is not None:
+                tree.down()
+            if proc is not None:
+                proc.terminate()
+                proc.wait(10)
+            if keeper is not None:
+                keeper.terminate()  # closes what it keeps: every session's terminal hangs up
+                keeper.wait(10)
         if not has_tmux:
             print("tmux not installed: no tmux figures (apt-get install tmux)")
         elif "rss" in phases:
