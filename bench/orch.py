@@ -9,6 +9,10 @@ agent reported ready through hooks, the prompt written to its PTY). Baseline: th
 for a run of one variant, in the same tree. Printed: p50 / p99 / max of both and the
 ratio of the p50s.
 
+Also printed: the CPU seconds orcad and each actor used meanwhile (with the git
+processes they ran). The bench reads ``orca run show`` every 2 s only: each one
+previews every variant's merge in gitwatch.
+
 Measured (``python bench/orch.py``, 2 cores shared with other builds and test runs,
 2026-12-02):
 
@@ -77,8 +81,29 @@ def latencies(env: dict[str, str], agents: str) -> list[float]:
         failed = [v for v in info["variants"] if v["state"] == "failed"]
         if failed:
             raise SystemExit(f"failed variants: {failed[:3]}")
-        time.sleep(0.5)
+        # Not more often: `run show` previews every variant's merge (git, in gitwatch),
+        # so at 0.5 s the bench's own polling was most of gitwatch's work. The figures
+        # are orch's own timestamps, whenever they are read.
+        time.sleep(2.0)
     raise SystemExit("timed out waiting for the prompts")
+
+
+def cpu_by_process(env: dict[str, str]) -> dict[str, float]:
+    """CPU seconds so far of orcad and each actor, their reaped children included."""
+    import psutil
+
+    status = json.loads(orca(env, "status", "--json"))
+    pids = {a["name"]: a["pid"] for a in status["actors"]}
+    pids["orcad"] = status["orcad"]["pid"]
+    out: dict[str, float] = {}
+    for name, pid in pids.items():
+        try:
+            t = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        out[name] = t.user + t.system + t.children_user + t.children_system
+        out[f"{name} (children)"] = t.children_user + t.children_system
+    return out
 
 
 def pct(values: list[float], p: float) -> float:
@@ -92,7 +117,9 @@ def main() -> None:
     for name in ("claude", "codex"):
         (bin_dir / name).symlink_to(FAKE_AGENT)
     make_repo(root / "project")
-    env = dict(os.environ, ORCA_HOME=str(root / "home"))
+    (root / "user-home").mkdir()
+    # HOME a temporary folder too: `orca up` links ~/.local/bin/orca there, never in the user's
+    env = dict(os.environ, ORCA_HOME=str(root / "home"), HOME=str(root / "user-home"))
     env.pop("PYTHONPATH", None)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["FAKE_AGENT_LOG"] = str(root / "prompts.log")
@@ -102,9 +129,11 @@ def main() -> None:
         orca(env, "repo", "add", str(root / "project"))
         half = VARIANTS // 2
         spec = f"claude:{VARIANTS - half}" + (f",codex:{half}" if half else "")
+        before = cpu_by_process(env)
         t0 = time.monotonic()
         many = latencies(env, spec)
         wall = time.monotonic() - t0
+        used = {k: v - before.get(k, 0.0) for k, v in cpu_by_process(env).items()}
         one = latencies(env, "claude:1")
     finally:
         subprocess.run(
@@ -119,6 +148,13 @@ def main() -> None:
         f"  max {many[-1]:.2f} s  (all {len(many)} in {wall:.1f} s; {delivered} prompts logged)"
     )
     print(f"1 variant:    p50 {statistics.median(one):.2f} s")
+    busiest = sorted(((k, v) for k, v in used.items() if v >= 0.05), key=lambda kv: -kv[1])
+    print(
+        f"CPU seconds during the {VARIANTS}: "
+        + ", ".join(f"{name} {seconds:.1f}" for name, seconds in busiest)
+        + f" (of {wall * (os.cpu_count() or 1):.1f} on {os.cpu_count()} cores;"
+        " a process's reaped children, git and the agents, counted with it)"
+    )
     print(
         f"p50 ratio {statistics.median(many) / statistics.median(one):.1f}x for {VARIANTS}x the variants"
     )
