@@ -122,6 +122,10 @@ def _become_actor(request: Request, log_fd: int, parent: int) -> int:
     os.environ.update(request.env)
     set_cmdline([sys.executable, "-P", "-m", request.module, *request.args])
     sys.argv = [request.module, *request.args]
+    # The entry module was preloaded for its imports; run as ``__main__`` it is executed
+    # afresh (what it imports stays shared). Left in sys.modules, runpy warned about it
+    # on every actor's first log line.
+    sys.modules.pop(f"{request.module}.__main__", None)
     import runpy
 
     try:

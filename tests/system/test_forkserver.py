@@ -99,6 +99,8 @@ async def test_actors_are_forked_orcads_children_and_survive_the_fork_servers_de
             assert proc.ppid() == orcad, f"{name} is orcad's child"
             assert f"actors.{name}" in proc.cmdline(), proc.cmdline()
             assert shared_anonymous_kib(pid) > 1024, f"{name} shares the fork server's heap"
+            log = resolve_paths({"ORCA_HOME": str(orca_home)}).log_file(name).read_text()
+            assert "Warning" not in log, f"{name}'s log: {log[:400]}"
             assert status["actors"][0]["pss"] is not None
 
         # kill -9 of an actor: orcad restarts it, forked again.
