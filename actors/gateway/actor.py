@@ -189,5 +189,6 @@ async def setup(ctx: ActorContext) -> None:
             "ringDropped": gateway.ring.dropped,
             "termWatches": len(gateway.waits.watches),
             "termWakes": gateway.waits.wakes,
+            "termServedFromEvents": gateway.waits.served_from_events,
         }
     }

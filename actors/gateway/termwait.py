@@ -3,9 +3,13 @@
 A remote attach follows a session by byte offset. Polling ``term.read`` costs a
 request every few milliseconds while nothing happens; here one request waits in the
 gateway until the session has output past the caller's offset (or exits, or the
-offset fell out of the scrollback), at most ``waitS``. The answer is always a fresh
-``term.read`` from ptyd, so offsets, ``gap`` and resume-after-link-loss are exactly
-``term.read``'s; the events only wake the waiter (their bytes are not used).
+offset fell out of the scrollback), at most ``waitS``. The answer is a fresh
+``term.read`` from ptyd, or, once a waiter was woken by output, the output events' own
+bytes when they run contiguously from its offset (``_Watch.tail``: the echo of a key
+costs no second trip to ptyd). Either way offsets and resume-after-link-loss are
+``term.read``'s: the events carry each chunk's stream offset, a gap in them (an event
+dropped) restarts the tail, and an offset outside it is read from ptyd, which also
+answers ``gap`` and the session's end.
 
 One SUB subscription per watched session (its ``term.output.<id>`` and
 ``term.exit.<id>`` topics, plus heartbeats), shared by all its waiters and kept
@@ -37,6 +41,8 @@ log = logging.getLogger(__name__)
 LINGER_S = 30.0
 NOT_LIVE_STEP_S = 0.25
 MAX_WATCHES = 256
+# Output kept per watched session to answer waiters from the events' own bytes.
+TAIL_BYTES = 256 * 1024
 
 Read = Callable[[ptyd.ReadArgs], Awaitable[ptyd.ReadResult]]
 
@@ -50,10 +56,46 @@ class _Watch:
     waiters: int = 0
     last_used: float = 0.0
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    # The latest output events' bytes, contiguous: ``tail[0]`` is at stream offset
+    # ``tail_start``. A waiter whose offset falls inside is answered from here, without
+    # a term.read (the echo of a key, the next lines of a running program).
+    tail: bytearray = field(default_factory=bytearray)
+    tail_start: int = 0
 
-    def wake(self, _event: Event | None = None, _typed: Any = None) -> None:
+    def wake(self, _event: Event | None = None, typed: Any = None) -> None:
+        if isinstance(typed, ptyd.OutputChunk) and typed.data:
+            self._keep(typed.offset, typed.data)
         self.changed.set()
         self.changed = trio.Event()
+
+    def _keep(self, offset: int, data: bytes) -> None:
+        if self.tail and offset == self.tail_start + len(self.tail):
+            self.tail += data
+        else:  # the first, or after a gap (an event dropped): start again from here
+            self.tail = bytearray(data)
+            self.tail_start = offset
+        extra = len(self.tail) - TAIL_BYTES
+        if extra > 0:
+            del self.tail[:extra]
+            self.tail_start += extra
+
+    def from_tail(self, since: int, limit: int | None) -> ptyd.ReadResult | None:
+        """What a term.read from ``since`` would answer, while the session runs, if the
+        events have brought those bytes; None otherwise (ask ptyd)."""
+        at = since - self.tail_start
+        if not self.tail or at < 0 or at >= len(self.tail):
+            return None
+        data = bytes(self.tail[at : at + limit if limit is not None else len(self.tail)])
+        return ptyd.ReadResult(
+            session_id=self.session_id,
+            offset=since,
+            data=data,
+            end=since + len(data),
+            gap=False,
+            running=True,
+            exit_code=None,
+            output_ended=False,
+        )
 
     def heard(self, event: Event) -> None:
         if event.type == HEARTBEAT_TYPE:
@@ -69,6 +111,7 @@ class OutputWaits:
         self.watches: dict[str, _Watch] = {}
         self._nursery: trio.Nursery | None = None
         self.wakes = 0
+        self.served_from_events = 0
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
@@ -121,10 +164,14 @@ class OutputWaits:
         watch = self._watch(args.session_id)
         if watch is not None:
             watch.waiters += 1
+        woken = False
         try:
             while True:
                 changed = watch.changed if watch is not None else None
-                got = await read(request)
+                served = watch.from_tail(args.since, args.limit) if woken and watch else None
+                got = served if served is not None else await read(request)
+                if served is not None:
+                    self.served_from_events += 1
                 remaining = deadline - trio.current_time()
                 if _done(got) or remaining <= 0:
                     return got
@@ -134,6 +181,7 @@ class OutputWaits:
                     if changed is not None:
                         await changed.wait()
                         self.wakes += 1
+                        woken = True
                     else:
                         await trio.sleep(step)
         finally:

@@ -76,7 +76,43 @@ async def test_a_waiter_sleeps_until_its_session_prints(endpoint: str) -> None:
             pub.emit(ptyd.OutputChunk(session_id="s1", offset=0, data=b"hello"))
             await answered.wait()
             assert got[0].data == b"hello" and got[0].end == 5
-            assert pty.reads == reads + 1  # one read per wake, no polling meanwhile
+            # answered from the event's own bytes: no read after the wake, no polling
+            assert pty.reads == reads and waits.served_from_events == 1
+            nursery.cancel_scope.cancel()
+    pub.close()
+
+
+async def test_a_gap_in_the_events_is_read_from_ptyd(endpoint: str) -> None:
+    """A waiter is answered from the events only when they run on from its offset: an
+    event dropped before (here: never sent) makes it ask ptyd, which has every byte."""
+    pub = EventPublisher(ptyd.CONTRACT.actor)
+    pub.bind(endpoint)
+    pty = FakePty()
+    pty.data = b"abc"
+    waits = OutputWaits(endpoint)
+    with trio.fail_after(15):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(waits.run)
+            nursery.start_soon(pub.run_heartbeats, 0.05)
+            got: list[ptyd.ReadResult] = []
+            answered = trio.Event()
+
+            async def waiter(since: int) -> None:
+                args = gw.TermWaitArgs(session_id="s1", since=since, wait_s=8.0)
+                got.append(await waits.wait(args, pty.read))
+                answered.set()
+
+            nursery.start_soon(waiter, 3)
+            await trio.testing.wait_all_tasks_blocked()
+            await waits.watches["s1"].became_live.wait()
+            await trio.sleep(termwait.NOT_LIVE_STEP_S + 0.1)
+            reads = pty.reads
+            # "def" (3..6) was printed but its event lost; "ghi" (6..9) arrives
+            pty.data = b"abcdefghi"
+            pub.emit(ptyd.OutputChunk(session_id="s1", offset=6, data=b"ghi"))
+            await answered.wait()
+            assert got[0].data == b"defghi" and got[0].offset == 3 and got[0].end == 9
+            assert pty.reads == reads + 1 and waits.served_from_events == 0
             nursery.cancel_scope.cancel()
     pub.close()
 
