@@ -428,3 +428,30 @@ def test_a_question_shows_its_keys_and_enter_gives_its_default(tree: Any, drive:
         assert row is not None and row.running
 
     drive(OrcaApp(resolve_paths(), bell=False), scenario)
+
+
+def test_another_clients_change_of_the_active_worktree_does_not_move_this_ui(
+    tree: Any, drive: Any
+) -> None:
+    """``orca ui`` opens on the worktree the saved session had active; after that its
+    selection is its own. Another client's tab change (it saves its worktree as the
+    session's active one) moved an untouched UI there: a user's ``^G w`` then asked to
+    remove the other worktree (CI, test_folders_notify)."""
+    alpha, beta = tree.worktrees["alpha"], tree.worktrees["beta"]
+    invoke(store.SESSION_PATCH, store.SessionPatchArgs(patch={"activeWorktreeId": alpha}))
+
+    async def scenario(app: OrcaApp, pilot: Any) -> None:
+        await ready(app)
+        await app.wait_for(lambda: app.selected_worktree == alpha, 20)
+        invoke(store.SESSION_PATCH, store.SessionPatchArgs(patch={"activeWorktreeId": beta}))
+        await app.wait_for(lambda: app.backend.session().active_worktree_id == beta, 20)
+        for _ in range(2):  # the second refresh began after the session changed
+            renders = app.renders
+            app.poke(view=True)
+            await app.wait_for(lambda r=renders: app.renders > r, 10)
+        assert app.selected_worktree == alpha
+        # the user's own pick still moves it
+        app.select_worktree(beta, focus_terminal=False)
+        await app.wait_for(lambda: app.selected_worktree == beta, 10)
+
+    drive(OrcaApp(resolve_paths(), bell=False), scenario)
