@@ -225,13 +225,13 @@ class OrcaApp(
         if lost is not None and lost[1] == self._picks and self._known(lost[0]):
             # Listed again (a restarted gitwatch lists worktrees as it finds them), and
             # the user picked none since: the UI goes back to it.
-            self.selected_worktree = lost[0]
+            self._select_itself(lost[0])
             self._lost_selection = None
         if not (self._chosen or self._restored) and self._known(session.active_worktree_id):
             # At start, until the user picks one: the worktree the saved session had
             # active, once it is listed. Once only: later changes of the session's
             # active worktree are other clients' (or a tab change's), not this user's.
-            self.selected_worktree = session.active_worktree_id
+            self._select_itself(session.active_worktree_id)
             self._restored = True
         elif self._known(self.selected_worktree):
             if self.selected_worktree == self._renamed_to:
@@ -243,7 +243,7 @@ class OrcaApp(
             active = session.active_worktree_id
             if self.selected_worktree is not None and self._lost_selection is None:
                 self._lost_selection = (self.selected_worktree, self._picks)
-            self.selected_worktree = active if self._known(active) else self._first_worktree()
+            self._select_itself(active if self._known(active) else self._first_worktree())
         self._render_sidebar()
         self._render_health()
         await self._render_layout(session)
@@ -252,6 +252,15 @@ class OrcaApp(
         ):
             self._review_stale = False
             self._load_review()
+
+    def _select_itself(self, worktree_id: str | None) -> None:
+        """A selection the UI makes (the saved one restored, one listed again, one gone):
+        the sidebar's cursor goes with it unless the user moved it elsewhere. It stayed
+        on the row first drawn, and ``^G w`` (which acts on the cursor's row) then asked
+        to remove that one (CI: test_folders_notify)."""
+        if self._cursor is None or self._cursor == self.selected_worktree:
+            self._move_cursor(worktree_id)
+        self.selected_worktree = worktree_id
 
     def _adopt_orphans(self, session: WorkspaceSessionState) -> None:
         """Give every running terminal no layout shows its pane (``actors/ui/adoption.py``),

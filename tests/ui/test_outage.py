@@ -138,6 +138,8 @@ def test_the_selected_worktree_listed_again_is_selected_again(tree: Any, drive: 
         await git("worktree", "add", path, "alpha")
         await app.wait_for(lambda: app.item(alpha) is not None, 20)
         await app.wait_for(lambda: app.selected_worktree == alpha, 10)
+        # ... and the sidebar's cursor with it: its keys (^G w: remove) act on that row
+        await app.wait_for(lambda: app.highlighted_worktree() == alpha, 10)
         # Gone again, and the user picks beta meanwhile: beta it stays.
         await git("worktree", "remove", "--force", path)
         await app.wait_for(lambda: app.item(alpha) is None, 20)
