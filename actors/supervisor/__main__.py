@@ -51,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"orcad: bad configuration: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     lock = InstanceLock(paths.lock_file)
-    sup = Supervisor(paths, spec)
-    sup.preforked = forked
+    sup = Supervisor(paths, spec, forked)
     try:
         lock.acquire(
             LockInfo(

@@ -114,16 +114,15 @@ class ForkServer:
         self._lock = trio.Lock()
         self.pid: int | None = None  # while it runs
         self.stamp = ""  # ``source_stamp`` of the code it loaded (taken just before)
-        self._preforked: trio.socket.SocketType | None = None  # ``prefork``'s, until used
-        self.preforked = False  # the running one is orcad's own fork (``prefork``)
+        # ``prefork``'s fork server until ``start`` hands it its modules (one never
+        # started ends when ``close`` closes this socket).
+        self._preforked: socket.socket | None = None
 
-    def adopt(self, forked: tuple[int, socket.socket], nursery: trio.Nursery) -> None:
-        """Take the fork server ``prefork`` made; ``start`` hands it its modules (and
-        one never started ends when ``close`` closes its socket)."""
-        pid, sock = forked
-        self.pid = pid
-        self._preforked = trio.socket.from_stdlib_socket(sock)
-        nursery.start_soon(self._watch_pid, pid)
+    def adopt(self, forked: tuple[int, socket.socket] | None, nursery: trio.Nursery) -> None:
+        """Take the fork server ``prefork`` made, if it made one: watched from now on."""
+        if forked is not None:
+            self.pid, self._preforked = forked
+            nursery.start_soon(self._watch_pid, self.pid)
 
     async def _watch_pid(self, pid: int) -> None:
         code: int | str = "?"
@@ -142,7 +141,8 @@ class ForkServer:
         """Start it and wait until it holds ``modules``; False (and none) if it fails."""
         self.stamp = source_stamp(package_roots())
         if self._preforked is not None:
-            sock, self._preforked = self._preforked, None
+            sock = trio.socket.from_stdlib_socket(self._preforked)
+            self._preforked = None
             try:
                 await sock.send(encode({"preload": list(modules)}))
             except OSError as exc:
@@ -150,7 +150,6 @@ class ForkServer:
                 sock.close()
                 await self.close()
                 return False
-            self.preforked = True
             return await self._hello(sock)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {
@@ -248,16 +247,13 @@ class ForkServer:
             if sock is not None:
                 sock.close()
         self._sock = self._preforked = None
-        pid = self._proc.pid if self._proc is not None else self.pid
-        if pid is None or self._gone.is_set():
+        pid = self.pid  # None once its watch saw it exit
+        if pid is None:
             return
         with trio.move_on_after(STOP_GRACE_S):
             await self._gone.wait()
         if not self._gone.is_set():
-            try:
-                os.kill(pid, 9)  # our child, not yet reaped: the pid is still its
-            except ProcessLookupError:
-                pass
+            os.kill(pid, signal.SIGKILL)  # our child, not yet reaped: the pid is still its
             await self._gone.wait()
 
 

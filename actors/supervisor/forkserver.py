@@ -36,7 +36,7 @@ from typing import Any
 
 import msgspec
 
-from orca.wire.codec import FrameDecoder, decode_map, encode
+from orca.wire.codec import FrameDecoder, encode
 from orca.wire.errors import BadRequest
 
 MAX_REQUEST = 1 << 20
@@ -52,6 +52,15 @@ class Request(msgspec.Struct, frozen=True):
 
 
 _REQUESTS: FrameDecoder[Request] = FrameDecoder(Request, what="fork request", max_bytes=MAX_REQUEST)
+
+
+class Preload(msgspec.Struct, frozen=True):
+    """The first message to a fork server orcad forked from itself (``forks.prefork``)."""
+
+    preload: list[str]
+
+
+_PRELOAD: FrameDecoder[Preload] = FrameDecoder(Preload, what="preload", max_bytes=MAX_REQUEST)
 
 
 def preload(modules: list[str]) -> list[str]:
@@ -223,13 +232,9 @@ def preforked(server: socket.socket) -> int:
     if not message:
         return 0
     try:
-        asked = decode_map(message)
+        return run(server, _PRELOAD.decode(message).preload)
     except BadRequest:
         return 2
-    modules = asked.get("preload") if isinstance(asked, dict) else None
-    if not isinstance(modules, list) or not all(isinstance(m, str) for m in modules):
-        return 2
-    return run(server, modules)
 
 
 def main() -> int:

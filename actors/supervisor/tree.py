@@ -76,9 +76,16 @@ def _signal_group(pid: int, sig: int) -> None:
 
 
 class Supervisor:
-    def __init__(self, paths: OrcaPaths, spec: SupervisorSpec) -> None:
+    def __init__(
+        self,
+        paths: OrcaPaths,
+        spec: SupervisorSpec,
+        preforked: tuple[int, socket.socket] | None = None,
+    ) -> None:
+        """``preforked``: the fork server orcad forked from itself (``forks.prefork``)."""
         self.paths = paths
         self.spec = spec
+        self.preforked = preforked
         self.core = SupervisorCore(spec)
         self.rpc = RpcServer("supervisor")
         self.events = EventPublisher("supervisor")
@@ -100,8 +107,6 @@ class Supervisor:
         self.keeper = KeeperControl(paths, self._may_be_actor)
         # Actors forked from one preloaded image (forkserver.py): their pages shared.
         self.forks = ForkServer()
-        # The fork server orcad forked from itself before trio (``forks.prefork``), if any.
-        self.preforked: tuple[int, socket.socket] | None = None
         self._keep_terminals = False
         self._register_ops()
 
@@ -516,9 +521,8 @@ class Supervisor:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                if self.preforked is not None:
-                    self.forks.adopt(self.preforked, nursery)
-                    self.preforked = None
+                self.forks.adopt(self.preforked, nursery)
+                self.preforked = None
                 await nursery.start(self.rpc.serve)
                 subreaper = become_subreaper()
                 if not subreaper:
