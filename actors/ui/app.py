@@ -227,12 +227,11 @@ class OrcaApp(
             # the user picked none since: the UI goes back to it.
             self._select_itself(lost[0])
             self._lost_selection = None
-        if not (self._chosen or self._restored) and self._known(session.active_worktree_id):
+        if not self._chosen and self._known(session.active_worktree_id):
             # At start, until the user picks one: the worktree the saved session had
-            # active, once it is listed. Once only: later changes of the session's
-            # active worktree are other clients' (or a tab change's), not this user's.
+            # active, once it is listed. Once only (``_chosen``).
             self._select_itself(session.active_worktree_id)
-            self._restored = True
+            self._chosen = True
         elif self._known(self.selected_worktree):
             if self.selected_worktree == self._renamed_to:
                 self._renamed_to = None  # listed now under the new id

@@ -52,11 +52,11 @@ class AppBase(App[None]):
         self.filter_text = ""
         self.needs_me_first = False
         self.selected_worktree: str | None = None
-        self._chosen = False  # the user picked a worktree (else: the session's active one)
-        # The saved session's active worktree was shown once: from then on this UI's
-        # selection is its own (another client's tab change moves the session's active
-        # worktree; it must not move what this user is looking at).
-        self._restored = False
+        # The selection is this UI's own: the user picked a worktree, or the saved
+        # session's active one was shown once at start. Until then the UI follows the
+        # session's; after, another client's tab change (which moves the session's
+        # active worktree) does not move what this user is looking at.
+        self._chosen = False
         self._picks = 0  # how many times the user picked one
         self._renamed_to: str | None = None  # the new id of the worktree renamed here
         # The selected worktree when it went missing from the listing, and the user's
