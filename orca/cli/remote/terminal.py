@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -73,9 +74,8 @@ class _Write:
     data: bytes
     idem: str
     first_sent: float
-    rid: str | None = None  # None: waiting to be sent (again) at ``retry_at``
-    sent_at: float = 0.0
-    retry_at: float = 0.0
+    rid: str | None = None  # in flight; None: waiting to be sent (again)
+    due_at: float = 0.0  # in flight: given up on then; waiting: sent again then
     attempts: int = 0
 
 
@@ -98,8 +98,8 @@ class KeyWriter:
         self.pending = bytearray()
         self.inflight: _Write | None = None
         self.errors: list[str] = []
-        self.writes = 0
         self.retries = 0
+        self._idem_prefix = f"keys-{secrets.token_hex(6)}-"
         self._n = 0
 
     @property
@@ -117,29 +117,27 @@ class KeyWriter:
 
     def due(self) -> float | None:
         """When ``pump`` has something to do without a reply (a retry or a timeout)."""
-        w = self.inflight
-        if w is None:
-            return None
-        return w.retry_at if w.rid is None else w.sent_at + _call_timeout()
+        return None if self.inflight is None else self.inflight.due_at
 
     def pump(self) -> None:
         """Send what is due: the in-flight write again, or the next one."""
         now = time.monotonic()
         w = self.inflight
         if w is not None:
-            if w.rid is not None and now - w.sent_at > _call_timeout():
-                self.link.forget(w.rid)
-                self._again(w, now, "no reply")
-            elif w.rid is None and now >= w.retry_at:
+            if now < w.due_at:
+                return
+            if w.rid is None:
                 self._send(w, now)
+                return
+            self.link.forget(w.rid)
+            self._again(w, now, "no reply")
             return
         if not self.pending:
             return
         self._n += 1
         data = bytes(self.pending[:MAX_WRITE_BYTES])
         del self.pending[: len(data)]
-        idem = f"keys-{os.getpid():x}-{id(self):x}-{time.time_ns():x}-{self._n}"
-        self.inflight = _Write(data=data, idem=idem, first_sent=now)
+        self.inflight = _Write(data=data, idem=f"{self._idem_prefix}{self._n}", first_sent=now)
         self._send(self.inflight, now)
 
     def _send(self, w: _Write, now: float) -> None:
@@ -149,8 +147,7 @@ class KeyWriter:
         if rid is None:  # no connection to queue on (the link is down): later
             self._again(w, now, "link down")
             return
-        w.rid, w.sent_at = rid, now
-        self.writes += 1
+        w.rid, w.due_at = rid, now + _call_timeout()
 
     def _again(self, w: _Write, now: float, why: str) -> None:
         if now - w.first_sent > GIVE_UP_S:
@@ -160,7 +157,7 @@ class KeyWriter:
             return
         self.retries += 1
         w.rid = None
-        w.retry_at = now + min(MAX_RETRY_S, RETRY_S * 2 ** min(w.attempts, 10))
+        w.due_at = now + min(MAX_RETRY_S, RETRY_S * 2 ** min(w.attempts, 10))
 
     def _replied(self, reply: Any) -> None:
         w = self.inflight
@@ -177,17 +174,6 @@ class KeyWriter:
             self.errors.append(f"{len(w.data)} bytes refused: {error}")
             self.inflight = None
         self.pump()
-
-    def flush(self, timeout: float) -> None:
-        """Deliver what is typed (a detach right after typing), ``timeout`` at most."""
-        deadline = time.monotonic() + timeout
-        self.pump()
-        while self.busy and (left := deadline - time.monotonic()) > 0:
-            due = self.due()
-            wait = left if due is None else max(0.0, min(left, due - time.monotonic()))
-            if self.link.sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
-                self.link._take(None)
-            self.pump()
 
 
 class RemoteLink:
@@ -235,6 +221,21 @@ class RemoteLink:
     def forget(self, rid: str) -> None:
         self._on_reply.pop(rid, None)
 
+    def _poll_step(self, remaining: float) -> float:
+        """How long to wait in one poll: ``remaining``, or until the writer is due."""
+        due = self.writer.due() if self.writer is not None else None
+        return remaining if due is None else max(0.0, min(remaining, due - time.monotonic()))
+
+    def flush_writes(self, timeout: float) -> None:
+        """Deliver what the writer holds (keys typed just before a detach), ``timeout``
+        at most: replies taken, retries sent, as ``invoke`` does while it waits."""
+        writer = self.writer
+        deadline = time.monotonic() + timeout
+        while writer is not None and writer.busy and (left := deadline - time.monotonic()) > 0:
+            if self.sock.poll(int(self._poll_step(left) * 1000) + 1, zmq.POLLIN):
+                self._take(None)
+            writer.pump()
+
     def _take(self, rid: str | None) -> Any:
         """Receive one reply: ``rid``'s (returned), else a ``send_nowait`` one (handed
         to its callback)."""
@@ -268,13 +269,10 @@ class RemoteLink:
         if wake_fd is not None:
             poller.register(wake_fd, zmq.POLLIN)
         while True:
-            now = time.monotonic()
-            remaining = deadline - now
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise Timeout(f"{self.host.name}: no reply to {op.name} within {timeout:g}s")
-            due = self.writer.due() if self.writer is not None else None
-            step = remaining if due is None else max(0.0, min(remaining, due - now))
-            ready = dict(poller.poll(int(step * 1000) + 1))
+            ready = dict(poller.poll(int(self._poll_step(remaining) * 1000) + 1))
             if wake_fd is not None and wake_fd in ready and on_wake is not None and on_wake():
                 raise Interrupted()
             if self.writer is not None:
@@ -549,7 +547,7 @@ def _attach(link: RemoteLink, session_id: str) -> int:
             if stream.ended or detached[0] or stdin_open[0]:
                 break
             # stdin reached its end without a detach (a pipe): keep following, keys off
-        writer.flush(FLUSH_S)  # keys typed just before the detach still arrive
+        link.flush_writes(FLUSH_S)  # keys typed just before the detach still arrive
     finally:
         if saved is not None:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)

@@ -58,6 +58,18 @@ class Clock:
         self.now = 1000.0
         monkeypatch.setattr(terminal.time, "monotonic", lambda: self.now)
 
+    def run_due(self, keys: KeyWriter) -> None:
+        """Move on to when the writer is due (a retry, a timeout), and let it act."""
+        due = keys.due()
+        assert due is not None and due > self.now, "nothing due later"
+        self.now = due
+        keys.pump()
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    return Clock(monkeypatch)
+
 
 def writer(link: FakeLink) -> KeyWriter:
     return KeyWriter(link, "s1")  # type: ignore[arg-type]
@@ -78,19 +90,15 @@ def test_keys_typed_while_a_write_is_in_flight_go_together_after_it() -> None:
 
 
 def test_a_refused_write_is_sent_again_with_its_key_before_anything_typed_after(
-    monkeypatch: pytest.MonkeyPatch,
+    clock: Clock,
 ) -> None:
-    clock = Clock(monkeypatch)
     link = FakeLink()
     keys = writer(link)
     keys.type(b"ab")
     keys.type(b"cd")
     link.answer("r1", Unavailable("rate limit (100 requests/s)"))
     assert len(link.sent) == 1  # not at once: after a short backoff
-    due = keys.due()
-    assert due is not None and due > clock.now
-    clock.now = due
-    keys.pump()
+    clock.run_due(keys)
     assert [(s.data, s.idem) for s in link.sent] == [(b"ab", link.sent[0].idem)] * 2
     link.answer("r2")
     assert [s.data for s in link.sent][2:] == [b"cd"]
@@ -98,19 +106,12 @@ def test_a_refused_write_is_sent_again_with_its_key_before_anything_typed_after(
     assert not keys.busy and keys.errors == [] and keys.retries == 1
 
 
-def test_an_unanswered_write_is_sent_again_and_its_late_reply_is_ignored(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    clock = Clock(monkeypatch)
+def test_an_unanswered_write_is_sent_again_and_its_late_reply_is_ignored(clock: Clock) -> None:
     link = FakeLink()
     keys = writer(link)
     keys.type(b"x")
-    due = keys.due()
-    assert due is not None
-    clock.now = due + 0.001
-    keys.pump()  # no reply in time: given up on, to be sent again
-    clock.now = keys.due() or clock.now
-    keys.pump()
+    clock.run_due(keys)  # no reply in time: given up on, to be sent again
+    clock.run_due(keys)
     assert [s.data for s in link.sent] == [b"x", b"x"]
     assert link.sent[0].idem == link.sent[1].idem  # the remote side runs it once
     assert "r1" not in link.callbacks  # a late reply to the first attempt changes nothing
@@ -118,18 +119,14 @@ def test_an_unanswered_write_is_sent_again_and_its_late_reply_is_ignored(
     assert not keys.busy
 
 
-def test_a_link_without_a_connection_keeps_the_keys_until_it_has_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    clock = Clock(monkeypatch)
+def test_a_link_without_a_connection_keeps_the_keys_until_it_has_one(clock: Clock) -> None:
     link = FakeLink(up=False)
     keys = writer(link)
     keys.type(b"hello")
     keys.type(b" there")
     assert link.sent == [] and keys.busy
     link.up = True
-    clock.now = keys.due() or clock.now
-    keys.pump()
+    clock.run_due(keys)
     assert [s.data for s in link.sent] == [b"hello"]
     link.answer("r1")
     assert [s.data for s in link.sent] == [b"hello", b" there"]
@@ -145,16 +142,12 @@ def test_keys_refused_for_good_are_reported_and_the_next_ones_still_go() -> None
     assert [s.data for s in link.sent] == [b"a", b"b"]
 
 
-def test_nothing_delivered_for_a_minute_is_given_up_and_said(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    clock = Clock(monkeypatch)
+def test_nothing_delivered_for_a_minute_is_given_up_and_said(clock: Clock) -> None:
     link = FakeLink(up=False)
     keys = writer(link)
     keys.type(b"lost")
     while keys.busy:
-        clock.now = max(clock.now + 0.5, keys.due() or clock.now)
-        keys.pump()
+        clock.run_due(keys)
     assert link.sent == []
     assert keys.errors == [f"4 bytes not delivered in {terminal.GIVE_UP_S:g}s (link down)"]
 
