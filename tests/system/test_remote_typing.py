@@ -38,59 +38,41 @@ class Screen:
         self.master = master
         self.seen = bytearray()
 
-    def until(self, needle: bytes, after: int, timeout: float = 20.0) -> int:
-        """Read until ``needle`` shows past offset ``after`` (escapes ignored); the
-        offset just past it."""
+    def plain(self) -> bytes:
+        """What it drew, escape sequences left out (their letters are not echoes)."""
+        return ESCAPES.sub(b"", bytes(self.seen))
+
+    def _more(self, left: float) -> bool:
+        """Read what it draws next, ``left`` seconds at most; False once it drew nothing
+        in that time or ended."""
+        if not select.select([self.master], [], [], max(left, 0.0))[0]:
+            return False
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # EIO: the attach ended
+            return False
+        self.seen += chunk
+        return bool(chunk)
+
+    def until(
+        self, needle: bytes, after: int = 0, timeout: float = 20.0, *, raw: bool = False
+    ) -> int:
+        """Read until ``needle`` shows past ``after`` in ``plain()`` (``raw``: in what it
+        drew as is); the offset just past it, in the same terms."""
         deadline = time.monotonic() + timeout
-        while True:
-            found = self._find(needle, after)
-            if found >= 0:
-                return found
-            left = deadline - time.monotonic()
-            if left <= 0:
+        while (at := (bytes(self.seen) if raw else self.plain()).find(needle, after)) < 0:
+            if not self._more(deadline - time.monotonic()):
                 raise AssertionError(
-                    f"the attach drew no {needle!r} in {timeout:g}s;"
+                    f"the attach drew no {needle!r} in {timeout:g}s (or ended);"
                     f" it last drew {bytes(self.seen[-300:])!r}"
                 )
-            if select.select([self.master], [], [], left)[0]:
-                try:
-                    chunk = os.read(self.master, 65536)
-                except OSError:  # the attach ended
-                    chunk = b""
-                if not chunk:
-                    raise AssertionError(f"the attach ended: {bytes(self.seen[-300:])!r}")
-                self.seen += chunk
-
-    def _find(self, needle: bytes, after: int) -> int:
-        plain = ESCAPES.sub(b"", bytes(self.seen[after:]))
-        at = plain.find(needle)
-        if at < 0:
-            return -1
-        # map back: the raw offset just past the needle (escapes are never letters)
-        raw = bytes(self.seen[after:])
-        count, i = 0, 0
-        while count < at + len(needle):
-            m = ESCAPES.match(raw, i)
-            if m:
-                i = m.end()
-                continue
-            i += 1
-            count += 1
-        return after + i
+        return at + len(needle)
 
     def rest(self, timeout: float = 20.0) -> bytes:
         """Everything until the attach closes its terminal."""
         deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            if not select.select([self.master], [], [], left)[0]:
-                break
-            try:
-                chunk = os.read(self.master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            self.seen += chunk
+        while self._more(deadline - time.monotonic()):
+            pass
         return bytes(self.seen)
 
 
@@ -117,7 +99,8 @@ def test_keys_typed_as_fast_as_their_echo_all_arrive_in_order(tmp_path: Path) ->
         typed = bytearray()
         try:
             screen = Screen(master)
-            at = _first_screen(screen)
+            screen.until(CLEAR_SCREEN, timeout=30.0, raw=True)  # its first screen
+            at = len(screen.plain())
             for i in range(KEYS):
                 key = LETTERS[i % len(LETTERS) : i % len(LETTERS) + 1]
                 os.write(master, key)
@@ -148,14 +131,3 @@ def test_keys_typed_as_fast_as_their_echo_all_arrive_in_order(tmp_path: Path) ->
             "cat to write every line typed",
         )
         assert got == complete
-
-
-def _first_screen(screen: Screen) -> int:
-    """Until the attach has drawn its first screen (it clears it): the offset after."""
-    deadline = time.monotonic() + 30.0
-    while CLEAR_SCREEN not in screen.seen:
-        left = deadline - time.monotonic()
-        assert left > 0, f"the attach drew no screen: {bytes(screen.seen[-300:])!r}"
-        if select.select([screen.master], [], [], left)[0]:
-            screen.seen += os.read(screen.master, 65536)
-    return screen.seen.index(CLEAR_SCREEN) + len(CLEAR_SCREEN)
