@@ -85,7 +85,7 @@ class _Watch:
         at = since - self.tail_start
         if not self.tail or at < 0 or at >= len(self.tail):
             return None
-        data = bytes(self.tail[at : at + limit if limit is not None else len(self.tail)])
+        data = bytes(self.tail[at:] if limit is None else self.tail[at : at + limit])
         return ptyd.ReadResult(
             session_id=self.session_id,
             offset=since,
