@@ -22,7 +22,6 @@ ORCA_BENCH_SETTLE (5).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -34,9 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import psutil
-
-from orca.contracts.fd_keeper import KEEPER_LOCK_NAME
-from orca.paths import resolve_paths
+from orca_tree import OrcaTree  # bench/orca_tree.py
 
 ROUNDS = int(os.environ.get("ORCA_BENCH_ROUNDS", "3"))
 TERMINALS = int(os.environ.get("ORCA_BENCH_TERMINALS", "20"))
@@ -76,34 +73,7 @@ def idle_cpu_percent(pids: Callable[[], list[int]]) -> float:
 
 
 # -- Orca -------------------------------------------------------------------------------
-class Orca:
-    def __init__(self, base: Path) -> None:
-        self.home = base / "orca"
-        self.user_home = base / "user"
-        self.user_home.mkdir(exist_ok=True)
-        self.env = dict(os.environ, ORCA_HOME=str(self.home), HOME=str(self.user_home))
-        self.env.pop("PYTHONPATH", None)
-        repo = base / "repo"
-        repo.mkdir()
-        git = ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b"]
-        subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-        (repo / "README").write_text("bench\n")
-        subprocess.run([*git, "add", "."], check=True)
-        subprocess.run([*git, "commit", "-qm", "init"], check=True)
-        self.repo = repo
-
-    def cli(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "orca.cli.main", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"orca {' '.join(args)}: {done.stderr.strip()}")
-        return done.stdout
-
+class Orca(OrcaTree):
     def up(self) -> None:
         self.cli("up")
         self.cli("repo", "add", str(self.repo))
@@ -112,17 +82,6 @@ class Orca:
     def terminals(self, count: int) -> None:
         for _ in range(count):
             self.cli("term", "new", "idle", "--", "/bin/sh")
-
-    def orcad_pid(self) -> int:
-        lock = resolve_paths({"ORCA_HOME": str(self.home)}).lock_file
-        return int(json.loads(lock.read_text())["pid"])
-
-    def keeper_pid(self) -> int | None:
-        lock = resolve_paths({"ORCA_HOME": str(self.home)}).runtime_dir / KEEPER_LOCK_NAME
-        try:
-            return int(json.loads(lock.read_text())["pid"])
-        except (OSError, ValueError, KeyError):
-            return None
 
     def service_pids(self) -> list[int]:
         """orcad, its actors and the keeper: not the terminals' programs."""
@@ -134,12 +93,6 @@ class Orca:
         if keeper is not None:
             pids.append(keeper)
         return pids
-
-    def down(self) -> None:
-        try:
-            self.cli("down", "--kill-terminals")
-        except RuntimeError:
-            pass
 
 
 # -- tmux -------------------------------------------------------------------------------

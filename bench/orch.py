@@ -31,11 +31,11 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from orca_tree import OrcaTree  # bench/orca_tree.py
 
 VARIANTS = int(os.environ.get("ORCA_BENCH_VARIANTS", "100"))
 FAKE_AGENT = (
@@ -44,36 +44,14 @@ FAKE_AGENT = (
 TIMEOUT_S = 300.0
 
 
-def orca(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "orca.cli.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"orca {' '.join(args)}: {done.stderr}")
-    return done.stdout
-
-
-def make_repo(path: Path) -> None:
-    path.mkdir(parents=True)
-    git = ["git", "-c", "user.email=b@example.com", "-c", "user.name=b", "-C", str(path)]
-    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-    (path / "README").write_text("bench\n")
-    subprocess.run([*git, "add", "README"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "init"], check=True)
-
-
-def latencies(env: dict[str, str], agents: str) -> list[float]:
+def latencies(tree: OrcaTree, agents: str) -> list[float]:
     created = json.loads(
-        orca(env, "run", "new", "project", "write the answer", "--agents", agents, "--json")
+        tree.cli("run", "new", "repo", "write the answer", "--agents", agents, "--json")
     )
     run = created["run"]["run"]
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
-        info = json.loads(orca(env, "run", "show", run, "--json"))["run"]
+        info = json.loads(tree.cli("run", "show", run, "--json"))["run"]
         if all(v["promptedAtMs"] for v in info["variants"]):
             return sorted(
                 (v["promptedAtMs"] - info["createdAtMs"]) / 1000 for v in info["variants"]
@@ -88,15 +66,12 @@ def latencies(env: dict[str, str], agents: str) -> list[float]:
     raise SystemExit("timed out waiting for the prompts")
 
 
-def cpu_by_process(env: dict[str, str]) -> dict[str, float]:
+def cpu_by_process(tree: OrcaTree) -> dict[str, float]:
     """CPU seconds so far of orcad and each actor, their reaped children included."""
     import psutil
 
-    status = json.loads(orca(env, "status", "--json"))
-    pids = {a["name"]: a["pid"] for a in status["actors"]}
-    pids["orcad"] = status["orcad"]["pid"]
     out: dict[str, float] = {}
-    for name, pid in pids.items():
+    for name, pid in tree.actor_pids().items():
         try:
             t = psutil.Process(pid).cpu_times()
         except psutil.Error:
@@ -116,32 +91,23 @@ def main() -> None:
     bin_dir.mkdir()
     for name in ("claude", "codex"):
         (bin_dir / name).symlink_to(FAKE_AGENT)
-    make_repo(root / "project")
-    (root / "user-home").mkdir()
-    # HOME a temporary folder too: `orca up` links ~/.local/bin/orca there, never in the user's
-    env = dict(os.environ, ORCA_HOME=str(root / "home"), HOME=str(root / "user-home"))
-    env.pop("PYTHONPATH", None)
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    env["FAKE_AGENT_LOG"] = str(root / "prompts.log")
-    env["FAKE_ORCA"] = "true"  # no report CLI per agent: the bench measures the dispatch
-    orca(env, "up")
+    tree = OrcaTree(root)
+    tree.env["PATH"] = f"{bin_dir}{os.pathsep}{tree.env.get('PATH', '')}"
+    tree.env["FAKE_AGENT_LOG"] = str(root / "prompts.log")
+    tree.env["FAKE_ORCA"] = "true"  # no report CLI per agent: the bench measures the dispatch
+    tree.cli("up")
     try:
-        orca(env, "repo", "add", str(root / "project"))
+        tree.cli("repo", "add", str(tree.repo))
         half = VARIANTS // 2
         spec = f"claude:{VARIANTS - half}" + (f",codex:{half}" if half else "")
-        before = cpu_by_process(env)
+        before = cpu_by_process(tree)
         t0 = time.monotonic()
-        many = latencies(env, spec)
+        many = latencies(tree, spec)
         wall = time.monotonic() - t0
-        used = {k: v - before.get(k, 0.0) for k, v in cpu_by_process(env).items()}
-        one = latencies(env, "claude:1")
+        used = {k: v - before.get(k, 0.0) for k, v in cpu_by_process(tree).items()}
+        one = latencies(tree, "claude:1")
     finally:
-        subprocess.run(
-            [sys.executable, "-m", "orca.cli.main", "down", "--kill-terminals"],
-            env=env,
-            capture_output=True,
-            timeout=120,
-        )
+        tree.down()
     delivered = len((root / "prompts.log").read_text().splitlines())
     print(
         f"{VARIANTS} variants: p50 {statistics.median(many):.2f} s  p99 {pct(many, 99):.2f} s"

@@ -185,6 +185,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from orca_tree import OrcaTree  # noqa: E402  (bench/orca_tree.py)
 from printer import PRINTER  # noqa: E402  (bench/printer.py)
 
 from actors.ptyd.session import COLD_AFTER_S, IDLE_COMPACT_S  # noqa: E402
@@ -429,34 +430,6 @@ def start_ptyd(home: Path) -> subprocess.Popen[bytes]:
     )
     log.close()
     return proc
-
-
-class Tree:
-    """The whole service as a user starts it (``orca up``) in ``home``: ptyd beside every
-    other actor, which hear its events (``--tree``). ``HOME`` is a temporary folder."""
-
-    def __init__(self, home: Path, tmp: Path) -> None:
-        user_home = tmp / "user-home"
-        user_home.mkdir(exist_ok=True)
-        self.env = dict(os.environ, ORCA_HOME=str(home), HOME=str(user_home))
-        self.env.pop("ORCA_SUPERVISOR", None)
-        self.cli("up")
-
-    def cli(self, *args: str) -> str:
-        argv = [sys.executable, "-m", "orca.cli.main", *args]
-        done = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            raise RuntimeError(f"orca {' '.join(args)}: {done.stderr.strip()}")
-        return done.stdout
-
-    def ptyd_pid(self) -> int:
-        import json
-
-        status = json.loads(self.cli("status", "--json"))
-        return int(next(a["pid"] for a in status["actors"] if a["name"] == "ptyd"))
-
-    def down(self) -> None:
-        self.cli("down", "--kill-terminals")
 
 
 def list_sessions(paths: OrcaPaths, timeout: float = 10.0) -> list[ptyd.SessionRow]:
@@ -849,12 +822,18 @@ def main() -> int:
         parser.error(f"--phases: not one of {','.join(PHASES)}: {opts.phases}")
     has_tmux = shutil.which("tmux") is not None
     with tempfile.TemporaryDirectory(prefix="orca-bench-pty-") as tmp:
-        home = Path(tmp) / "home"
+        tree = OrcaTree(Path(tmp)) if opts.tree else None
+        home = tree.home if tree is not None else Path(tmp) / "home"
         paths = resolve_paths({"ORCA_HOME": str(home)}).ensure()
-        tree = Tree(home, Path(tmp)) if opts.tree else None
-        keeper = start_keeper(home) if tree is None else None
-        proc = start_ptyd(home) if tree is None else None
-        ptyd_pid = proc.pid if proc is not None else tree.ptyd_pid() if tree is not None else 0
+        keeper: subprocess.Popen[bytes] | None = None
+        proc: subprocess.Popen[bytes] | None = None
+        if tree is not None:
+            tree.cli("up")
+            ptyd_pid = tree.actor_pids()["ptyd"]
+        else:
+            keeper = start_keeper(home)
+            proc = start_ptyd(home)
+            ptyd_pid = proc.pid
         try:
             wait_ready(paths)
             base_rss = psutil.Process(ptyd_pid).memory_info().rss
