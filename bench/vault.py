@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 
+from support.agent_clis import CACHE, node_bin_dir, npm_install  # noqa: E402
 from support.vault import (  # noqa: E402
     claude_assistant,
     claude_path,
@@ -140,17 +141,21 @@ def gemini_session(root: Path, n: int, turns: int) -> int:
     return len(data)
 
 
+# Sessions of each agent in a corpus: 60 % Claude Code, 25 % Codex, 15 % Gemini CLI.
+SHARES = {"claude": 0.6, "codex": 0.25, "gemini": 0.15}
+
+
 def write_corpus(roots: dict[str, Path], megabytes: int) -> int:
+    """Sessions of the agents ``roots`` names, in ``SHARES`` among them, until
+    ``megabytes`` are written; the bytes written."""
+    makers = {"claude": claude_session, "codex": codex_session, "gemini": gemini_session}
+    agents = [a for a in SHARES if a in roots]
+    weights = [SHARES[a] for a in agents]
     target = megabytes * 1024 * 1024
     written, n = 0, 0
     while written < target:
-        r = RNG.random()
-        if r < 0.6:
-            written += claude_session(roots["claude"], n, RNG.randint(5, 60))
-        elif r < 0.85:
-            written += codex_session(roots["codex"], n, RNG.randint(5, 60))
-        else:
-            written += gemini_session(roots["gemini"], n, RNG.randint(5, 60))
+        agent = RNG.choices(agents, weights)[0]
+        written += makers[agent](roots[agent], n, RNG.randint(5, 60))
         n += 1
     return written
 
@@ -210,11 +215,16 @@ class Vault:
         read = None
         while True:
             status = self.status()
-            if read is None and status.transcripts >= files and self.consumed() >= size:
+            if read is None and self.read_all(size, files, status):
                 read = time.perf_counter() - start
             if read is not None and status.pending_files == 0 and status.scans >= 1:
                 return read, time.perf_counter() - start
             time.sleep(0.05)
+
+    def read_all(self, size: int, files: int, status: vault.VaultStatus | None = None) -> bool:
+        """Whether every byte of every file is read (usage counts it all)."""
+        status = status or self.status()
+        return status.transcripts >= files and self.consumed() >= size
 
     def consumed(self) -> int:
         import sqlite3
@@ -282,25 +292,18 @@ CCUSAGE = ("ccusage", "18.0.11")
 COLD_ROUNDS = 3
 
 
-def ccusage_script(cache: Path) -> Path | None:
-    """ccusage's entry script, installed from npm into ``cache`` once; None without npm."""
+def ccusage_script() -> Path | None:
+    """ccusage's entry script, from npm into the agent CLIs' cache (once; None without
+    npm), as the real-CLI tests install theirs."""
     package, version = CCUSAGE
-    script = cache / "node_modules" / package / "dist" / "index.js"
-    if script.exists():
-        return script
-    npm = shutil.which("npm")
-    if npm is None:
-        return None
-    done = subprocess.run(
-        [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", f"{package}@{version}"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    return script if done.returncode == 0 and script.exists() else None
+    folder = CACHE / package
+    return npm_install(folder, package, package, version, folder / "node_modules" / package / "dist" / "index.js")
 
 
 def ccusage_cold(script: Path, config_dir: Path, home: Path) -> tuple[float, int]:
     """Seconds for ``ccusage daily --json --offline`` over ``config_dir``, and its total."""
-    node = shutil.which("node") or "node"
+    newer = node_bin_dir(20)  # ccusage needs Node 20
+    node = str(newer / "node") if newer is not None else shutil.which("node") or "node"
     env = dict(os.environ, CLAUDE_CONFIG_DIR=str(config_dir), HOME=str(home))
     start = time.perf_counter()
     done = subprocess.run(
@@ -321,7 +324,7 @@ def orca_cold(root: Path, home: Path, size: int, files: int) -> tuple[float, int
     start = time.perf_counter()
     v = Vault(home, {"claude": root})
     try:
-        while not (v.status().transcripts >= files and v.consumed() >= size):
+        while not v.read_all(size, files):
             time.sleep(0.02)
         rows = invoke(vault.USAGE, vault.UsageArgs(by="day"), paths=v.paths, timeout=30.0).rows
         seconds = time.perf_counter() - start
@@ -333,15 +336,12 @@ def orca_cold(root: Path, home: Path, size: int, files: int) -> tuple[float, int
 def bench_cold_usage(tmp: Path, megabytes: int) -> bool:
     """A first usage report over ``megabytes`` of Claude Code transcripts, cold: Orca's
     vault (a new process, an empty index) beside ccusage, alternating, COLD_ROUNDS each."""
-    script = ccusage_script(ROOT / ".agent-clis" / "ccusage")
+    script = ccusage_script()
     if script is None:
         print("cold usage: no ccusage (npm could not install it): no figure")
         return True
     root = tmp / "cold" / "claude"
-    target, size, n = megabytes * 1024 * 1024, 0, 0
-    while size < target:
-        size += claude_session(root, n, RNG.randint(5, 60))
-        n += 1
+    size = write_corpus({"claude": root}, megabytes)
     files = sum(1 for _ in root.rglob("*.jsonl"))
     orca_s: list[float] = []
     peer_s: list[float] = []
