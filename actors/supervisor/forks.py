@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import trio
 import trio.lowlevel
 
-from actors.supervisor.forkserver import PRELOAD_ENV, preforked, set_cmdline
+from actors.supervisor.forkserver import PRELOAD_ENV, fits_cmdline, preforked, set_cmdline
 from orca.contracts.sys import package_roots, source_stamp
 from orca.wire.codec import decode_map, encode
 from orca.wire.errors import BadRequest
@@ -51,14 +51,6 @@ def wanted(env: dict[str, str] | os._Environ[str]) -> bool:
 FORKSERVER_ARGV = [sys.executable, "-P", "-m", "actors.supervisor.forkserver"]
 
 
-def _cmdline_room() -> int:
-    try:
-        with open("/proc/self/cmdline", "rb") as f:
-            return len(f.read())
-    except OSError:
-        return 0
-
-
 def prefork() -> tuple[int, socket.socket] | None:
     """Fork the fork server from orcad itself, first thing, before orcad opens a file,
     starts a thread or runs trio: orcad's own pages (trio, pyzmq, msgspec, the orca
@@ -69,8 +61,7 @@ def prefork() -> tuple[int, socket.socket] | None:
     with a shorter command line), or the fork failed. ``ForkServer.adopt`` takes it."""
     if not wanted(os.environ):
         return None
-    shown = b"\0".join(a.encode() for a in FORKSERVER_ARGV) + b"\0"
-    if len(shown) > _cmdline_room():
+    if not fits_cmdline(FORKSERVER_ARGV):
         return None
     gc.collect()
     gc.freeze()  # no collection in orcad writes to the pages it shares

@@ -75,21 +75,39 @@ def preload(modules: list[str]) -> list[str]:
     return failed
 
 
-def set_cmdline(argv: list[str]) -> None:
-    """Show ``argv`` as this process's command line (``ps``, ``/proc/PID/cmdline``):
-    the bytes the kernel reads it from are ours to write, up to their original length."""
+def _arg_area() -> tuple[int, int] | None:
+    """Where this process's command line lives in its memory (start, end), if known."""
     try:
         with open("/proc/self/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[45]), int(fields[46])  # proc(5) fields 48, 49
-        data = b"\0".join(a.encode() for a in argv) + b"\0"
-        if len(data) > end - start:
-            return
+        return int(fields[45]), int(fields[46])  # proc(5) fields 48, 49
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _cmdline(argv: list[str]) -> bytes:
+    return b"\0".join(a.encode() for a in argv) + b"\0"
+
+
+def fits_cmdline(argv: list[str]) -> bool:
+    """Whether ``set_cmdline(argv)`` can show it (it fits where the original was)."""
+    area = _arg_area()
+    return area is not None and len(_cmdline(argv)) <= area[1] - area[0]
+
+
+def set_cmdline(argv: list[str]) -> None:
+    """Show ``argv`` as this process's command line (``ps``, ``/proc/PID/cmdline``):
+    the bytes the kernel reads it from are ours to write, up to their original length."""
+    area, data = _arg_area(), _cmdline(argv)
+    if area is None or len(data) > area[1] - area[0]:
+        return  # only cosmetic
+    start, end = area
+    try:
         with open("/proc/self/mem", "r+b", buffering=0) as mem:
             mem.seek(start)
             mem.write(data.ljust(end - start, b"\0"))
-    except (OSError, ValueError, IndexError):
-        pass  # only cosmetic
+    except OSError:
+        pass
 
 
 def _wait_for_adoption(parent: int) -> None:
