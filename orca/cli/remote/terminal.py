@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -99,7 +98,7 @@ class KeyWriter:
         self.inflight: _Write | None = None
         self.errors: list[str] = []
         self.retries = 0
-        self._idem_prefix = f"keys-{secrets.token_hex(6)}-"
+        self._idem_prefix = f"keys-{os.urandom(6).hex()}-"
         self._n = 0
 
     @property
