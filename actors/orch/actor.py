@@ -6,6 +6,10 @@ mirrors, and start one :class:`~actors.orch.driver.Driver` per task that still h
 step to take, which first resolves any intent a crash left without a result.
 
 Threads: every SQLite call runs on a worker thread, one at a time (``db_lock``).
+
+Stop: a prompt being typed is finished (body, its record, submit key, result) before
+the database closes, and no new one begins (:meth:`Orch.typing`): a stop between the
+body and its record made the restarted orch type the body again.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import logging
 import os
 import secrets
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import trio
@@ -88,10 +93,33 @@ class Orch:
         self.store = ctx.connect("store")
         self.vault = ctx.connect("vault", timeout=2.0)
         self.driving: set[tuple[str, str]] = set()
+        self.prompts_typing = 0
+        self.stopping = False
         # Each run's agents start in the environment of the shell that asked for it
         # (``run.create``'s userEnv, issue 40). Kept in memory only, as tmux keeps a
         # session's: a variant spawned after a restart of orch gets the service's.
         self.run_envs: dict[str, dict[str, str]] = {}
+
+    # -- stop ----------------------------------------------------------------------------
+    @asynccontextmanager
+    async def typing(self) -> AsyncIterator[None]:
+        """Around one prompt's writes and records: a stop waits for it to end."""
+        if self.stopping:
+            raise Unavailable("orch is stopping")
+        self.prompts_typing += 1
+        try:
+            yield
+        finally:
+            self.prompts_typing -= 1
+            self.beacon.bump()
+
+    async def stop(self) -> None:
+        """Let the prompts being typed end (the actor's stop deadline bounds the wait),
+        then close the database."""
+        self.stopping = True
+        await self.beacon.wait_until(lambda: self.prompts_typing == 0)
+        async with self.db_lock:
+            self.ledger.close()
 
     # -- the database ---------------------------------------------------------------------
     async def db(self, work: Callable[[Ledger], R]) -> R:
@@ -590,9 +618,5 @@ async def setup(ctx: ActorContext) -> None:
     ctx.nursery.start_soon(orch.resume)
     ctx.nursery.start_soon(automations.run)
 
-    async def stop() -> None:
-        async with orch.db_lock:
-            orch.ledger.close()
-
-    ctx.on_stop(stop)
+    ctx.on_stop(orch.stop)
     log.info("orch: database %s", path)

@@ -16,7 +16,7 @@ disk without a result (orch was killed in between, or the peer did not answer) i
   keeps its idempotency key: a ptyd that saw it does not write it twice). The body is
   written down as typed (:data:`SUBMIT_STEP`) before the submit key is sent: a resumed
   prompt whose body was typed sends only the key, so the agent never reads the prompt
-  twice on one line; and a stop waits for body and key to be written together.
+  twice on one line; and a stop waits for body, record, key and result together.
 
 So a spawn that committed before its reply is never repeated, and one that never
 happened is done: no task runs twice and none is lost.
@@ -34,7 +34,7 @@ import trio
 
 from actors.orch import core
 from actors.orch.core import Step
-from actors.orch.faults import crash_point
+from actors.orch.faults import crash_point, stop_point
 from actors.orch.ledger import Dispatch, TaskRow, dispatch_key, now_ms
 from orca.contracts import gitwatch, ptyd, store
 from orca.model.codec import to_builtins
@@ -284,17 +284,18 @@ class Driver:
         if orch.terminal_running(task.pane_key) is False:
             raise StepFailed("the agent's terminal ended before it was ready")
         run = await orch.run_row(self.run_id)
-        d = await self.intent("prompt")
         body, submit = core.prompt_input(task.agent, run.prompt)
         typed_key = dispatch_key(self.run_id, self.variant, SUBMIT_STEP)
-        typed = earlier is not None and await orch.db(lambda db: db.dispatch(typed_key)) is not None
-        try:
-            # The body and its submit key go together: a stop (`orca down`) waits for
-            # the pair, or a retry would type the body again after the first one. Each
-            # call is bounded by its own RPC timeout; a deadline here would end the
-            # pair without its key and still record the prompt as typed.
-            with trio.CancelScope(shield=True):
+        # From the intent to the result, a stop (`orca down`) waits: stopped after the
+        # body and before its record, the restarted orch would type the body again. No
+        # deadline of our own either: each call is bounded by its RPC timeout, and one
+        # here would end the pair without its key and still record the prompt as typed.
+        async with orch.typing():
+            d = await self.intent("prompt")
+            typed = earlier is not None and await orch.db(lambda db: db.dispatch(typed_key)) is not None
+            try:
                 if not typed:
+                    stop_point("prompt-body", self.orch.directory)
                     write = ptyd.WriteArgs(session_id=task.session_id, text=body)
                     await orch.ptyd.invoke(ptyd.WRITE, write, idem=f"{d.key}/body")
                     # the body is in the agent's input line: a retry only submits it
@@ -305,11 +306,11 @@ class Driver:
                 await trio.sleep(SUBMIT_GAP_S)
                 submit_args = ptyd.WriteArgs(session_id=task.session_id, text=submit)
                 await orch.ptyd.invoke(ptyd.WRITE, submit_args, idem=f"{d.key}/submit")
-        except (NotFound, Conflict) as exc:
-            raise StepFailed(f"the terminal is gone: {exc.message}") from exc
-        crash_point("prompt", self.orch.directory)
-        # the intent's time, not now: a quick agent's turn may be reported (and its
-        # row stamped) before the writes return, and must not look older than its prompt
-        await self.settle(d, "done", {}, phase="prompted", prompted_ms=d.intent_ms)
+            except (NotFound, Conflict) as exc:
+                raise StepFailed(f"the terminal is gone: {exc.message}") from exc
+            crash_point("prompt", self.orch.directory)
+            # the intent's time, not now: a quick agent's turn may be reported (and its
+            # row stamped) before the writes return, and must not look older than its prompt
+            await self.settle(d, "done", {}, phase="prompted", prompted_ms=d.intent_ms)
         orch.stats.delivered += 1
         orch.stats.last_delivery_s = time.monotonic()

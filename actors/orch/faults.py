@@ -8,7 +8,10 @@ the terminal spawned, the prompt typed, the branch merged) and before the result
 written: exactly the "spawn physically committed, reply not recorded" crash of seed 02
 §13. Each step fires once per data directory (a marker file), so the restarted orch
 goes on (to the next step's crash, when several are named).
-Unset (always, outside tests), :func:`crash_point` does nothing.
+``ORCA_ORCH_STOP_AT=<step>`` makes orch ask itself to stop (SIGTERM, as ``orca down``
+asks it) at a step, once per data directory as well: ``prompt-body``, just before a
+prompt's body is typed, so the stop arrives while the body is on its way to ptyd.
+Unset (always, outside tests), :func:`crash_point` and :func:`stop_point` do nothing.
 """
 
 from __future__ import annotations
@@ -18,16 +21,27 @@ import signal
 from pathlib import Path
 
 CRASH_ENV = "ORCA_ORCH_CRASH_AFTER"
+STOP_ENV = "ORCA_ORCH_STOP_AT"
 
 
 def crash_point(step: str, directory: Path) -> None:
-    if step not in os.environ.get(CRASH_ENV, "").split(","):
-        return
-    marker = directory / f"crashed-after-{step}"
+    if _first_time(CRASH_ENV, step, directory / f"crashed-after-{step}"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def stop_point(step: str, directory: Path) -> None:
+    if _first_time(STOP_ENV, step, directory / f"stopped-at-{step}"):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _first_time(env: str, step: str, marker: Path) -> bool:
+    """``step`` is named in ``env`` and its marker was not there yet (it is now)."""
+    if step not in os.environ.get(env, "").split(","):
+        return False
     try:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return
+        return False
     os.fsync(fd)
     os.close(fd)
-    os.kill(os.getpid(), signal.SIGKILL)
+    return True

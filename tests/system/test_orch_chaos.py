@@ -94,6 +94,20 @@ async def test_orch_killed_between_an_act_and_its_result(world: tuple[User, Path
     assert_once_each(user, log, info)
 
 
+async def test_orch_stopped_while_typing_a_prompt_types_it_once(
+    world: tuple[User, Path, Path],
+) -> None:
+    """orch is asked to stop (SIGTERM, as `orca down` asks it) while a prompt's body is
+    on its way to ptyd: it writes down that the body was typed before it stops, so the
+    restarted orch only submits it (CI read `write the answerwrite the answer` after an
+    `orca down` that closed orch's database between the body and that record)."""
+    user, log, project = world
+    run = start(user, project, ORCA_ORCH_STOP_AT="prompt-body")
+    info = await wait_idle(user, run)
+    assert (user.paths.data_dir / "orch" / "stopped-at-prompt-body").exists()
+    assert_once_each(user, log, info)
+
+
 async def test_store_killed_while_the_worktrees_are_made(world: tuple[User, Path, Path]) -> None:
     """The store dies as the run starts; the creates fail or time out and are retried by
     looking first; every variant gets its one worktree."""
