@@ -292,7 +292,9 @@ class Driver:
         # here would end the pair without its key and still record the prompt as typed.
         async with orch.typing():
             d = await self.intent("prompt")
-            typed = earlier is not None and await orch.db(lambda db: db.dispatch(typed_key)) is not None
+            typed = (
+                earlier is not None and await orch.db(lambda db: db.dispatch(typed_key)) is not None
+            )
             try:
                 if not typed:
                     stop_point("prompt-body", self.orch.directory)
