@@ -38,6 +38,7 @@ from actors.hooks.pane_authority import is_sha256_hex, parse_pane_key
 from actors.hooks.permission_desk import PermissionDesk
 from actors.hooks.permission_hold import PermissionHolds
 from actors.hooks.persistence import DebouncedSaver, StatusFileLoad, load_status_file
+from actors.hooks.refusals import RefusalLog
 from actors.hooks.service import HooksService, wall_clock_ms
 from actors.hooks.session_binder import SessionBinder
 from actors.hooks.status_file import encode_status_file
@@ -80,6 +81,7 @@ class HooksActor:
         self.status_path = hooks_dir / STATUS_FILE_NAME
         self.table = AgentStatusTable(current_host_id())
         self.saver = DebouncedSaver(self.status_path, self.render_status)
+        self.refusals = RefusalLog()
         self.service = HooksService(self.table, self._publish_status, self.saver.schedule)
         # issue 40 item 4: an answered prompt is settled from ptyd's view of the pane.
         self.ptyd = ctx.connect("ptyd", timeout=2.0)
@@ -162,6 +164,14 @@ class HooksActor:
         """A hook request: its status first, then the session binding it states, then
         (a user prompt the pane's authority accepted) the worktree it may name."""
         reply = self.service.ingest_hook(submission)
+        if reply.status != 200:
+            event = submission.payload.get("hook_event_name")
+            self.refusals.refused(
+                reply.status,
+                str(reply.body.get("reason", "")),
+                f"{submission.agent} {event if isinstance(event, str) else '?'} "
+                f"for pane {submission.pane_key}",
+            )
         self.sessions.observe(submission)
         if reply.status == 200:
             self._name_worktree_from(submission)

@@ -60,6 +60,7 @@ from actors.hooks.http_request import (
     route_agent,
 )
 from actors.hooks.permission_http import hold_seconds, is_permission_route, route_permission
+from actors.hooks.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,7 @@ class HookHttpServer:
         # Insertion order = accept order: the first entry is the oldest unproven one.
         self._unproven: dict[int, trio.CancelScope] = {}
         self._ids = itertools.count()
+        self._refusals = RefusalLog()
         self._counts = dict.fromkeys(
             ("accepted", "evicted", "timed_out", "at_cap", "accept_errors"), 0
         )
@@ -378,15 +380,20 @@ class HookHttpServer:
     def _handle_framed(self, framed: _Framed) -> HookReply:
         submission = self._admit(framed, route_agent)
         if isinstance(submission, HttpRejection):
-            return HookReply(submission.status, {"error": submission.reason})
+            return self._refuse(framed, submission)
         return self._ingest(submission)
+
+    def _refuse(self, framed: _Framed, rejection: HttpRejection) -> HookReply:
+        target = framed.target[:100]
+        self._refusals.refused(rejection.status, rejection.reason, f"{framed.method} {target!r}")
+        return HookReply(rejection.status, {"error": rejection.reason})
 
     async def _held(self, stream: trio.SocketStream, framed: _Framed) -> HookReply:
         """A permission request, answered when settled (its connection closes after)."""
         assert self._hold is not None
         submission = self._admit(framed, route_permission)
         if isinstance(submission, HttpRejection):
-            return HookReply(submission.status, {"error": submission.reason})
+            return self._refuse(framed, submission)
         try:
             return await self._hold(
                 submission, hold_seconds(framed.headers), lambda: _closed(stream)

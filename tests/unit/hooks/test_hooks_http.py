@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -90,12 +91,17 @@ def _claude(event: str, **extra: object) -> bytes:
     ).encode()
 
 
-async def test_wrong_secret_gets_403_and_no_row(harness: Harness) -> None:
-    """A wrong or missing secret is refused with 403 and writes nothing (issue 7)."""
-    with trio.fail_after(5):
+async def test_wrong_secret_gets_403_and_no_row(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A wrong or missing secret is refused with 403 and writes nothing (issue 7); the
+    log says so once (the second refusal of the kind within a minute is counted)."""
+    with caplog.at_level(logging.INFO, logger="actors.hooks.refusals"), trio.fail_after(5):
         assert (await harness.post("claude", _claude("UserPromptSubmit"), secret="nope"))[0] == 403
         assert (await harness.post("claude", _claude("UserPromptSubmit"), secret=""))[0] == 403
     assert harness.table.rows() == [] and harness.published == []
+    said = [r.getMessage() for r in caplog.records if r.name == "actors.hooks.refusals"]
+    assert said == ["hook refused (403 bad_secret): POST '/hook/claude'"], said
 
 
 async def test_claude_lifecycle_drives_the_row(harness: Harness) -> None:
