@@ -21,14 +21,14 @@ from actors.gateway.ring import EventRing
 from actors.gateway.targets import TargetRecorder
 from actors.gateway.termwait import OutputWaits
 from orca import keys
-from orca.actor import ActorContext
+from orca.actor import ActorContext, Dormant
 from orca.actor.subscriber import Subscriber
 from orca.contracts import gateway as gw
 from orca.contracts import gitwatch, hooks, ptyd, store
 from orca.contracts.base import EventSpec, NoArgs
 from orca.contracts.sys import HEARTBEAT_TYPE
-from orca.remote.access import AccessTable
-from orca.remote.hosts import HostConfigError
+from orca.remote.access import AccessTable, load_clients
+from orca.remote.hosts import HostConfigError, load_hosts
 from orca.wire.codec import encode
 from orca.wire.envelope import Event
 
@@ -157,9 +157,22 @@ class Gateway:
         return gw.Empty()
 
 
+def _serves_no_one(gateway: Gateway) -> bool:
+    """No tcp listener, no remote host to follow, no client authorized here (whose ssh
+    link reaches the ipc socket): until ``orca host add`` or a client's ssh link asks
+    for it (``orca host ssh-info`` there pings it), the gateway has nothing to do."""
+    return (
+        not gateway.config.listen
+        and not load_hosts(gateway.ctx.paths)
+        and not load_clients(gateway.ctx.paths)
+    )
+
+
 async def setup(ctx: ActorContext) -> None:
     try:
         gateway = Gateway(ctx)
+        if ctx.may_sleep and _serves_no_one(gateway):
+            raise Dormant("no listener, no remote host, no authorized client")
     except HostConfigError as exc:
         log.error("gateway: refusing to start: %s", exc)
         raise SystemExit(f"gateway: {exc}") from None

@@ -42,7 +42,7 @@ from actors.orch.follow import (
 from actors.orch.ledger import AckPastEnd, Ledger, RunRow, TaskRow, new_task, now_ms
 from actors.orch.schema import LedgerUnavailable, open_db
 from actors.orch.views import Preview, Usage, run_info, run_summary
-from orca.actor import ActorContext, Mirror
+from orca.actor import ActorContext, Dormant, Mirror
 from orca.actor.shared_mirrors import HOOKS_BINDINGS
 from orca.contracts import gitwatch, gitwatch_core, hooks, ptyd, store, vault
 from orca.contracts import orch as contract
@@ -55,6 +55,9 @@ from orca.wire.errors import BadRequest, Conflict, NotFound, OrcaError, Unavaila
 log = logging.getLogger(__name__)
 
 ORCH_DIR = "orch"
+# orcad's first start (`orca up`) may leave orch dormant: how long it asks the store,
+# which starts beside it, whether an automation exists before staying up anyway.
+SLEEP_CHECK_S = 10.0
 R = TypeVar("R")
 # Worktree creations at once (each is a git process and a setup script in gitwatch).
 CREATE_SLOTS = 8
@@ -595,13 +598,34 @@ class Orch:
         ]
 
 
+async def _nothing_to_do(ctx: ActorContext, ledger: Ledger) -> bool:
+    """No run in the ledger and no automation in the store: nothing to drive, follow or
+    fire until a client asks (a new run, an automation: both are orch's ops). A store
+    that does not answer within :data:`SLEEP_CHECK_S` keeps orch up."""
+    if await trio.to_thread.run_sync(ledger.runs):
+        return False
+    with trio.move_on_after(SLEEP_CHECK_S):
+        while True:
+            try:
+                listed = await ctx.connect("store").invoke(store.AUTOMATION_LIST, timeout=2.0)
+            except OrcaError:
+                await trio.sleep(0.2)
+                continue
+            return not listed.automations
+    return False
+
+
 async def setup(ctx: ActorContext) -> None:
     try:
         path, conn = await trio.to_thread.run_sync(open_db, ctx.paths.data_dir / ORCH_DIR)
     except (LedgerUnavailable, sqlite3.Error) as exc:
         # Never start on a file this build cannot read: it holds the only copy of the runs.
         raise SystemExit(f"orch: the orchestration database cannot be opened: {exc}") from exc
-    orch = Orch(ctx, Ledger(conn))
+    ledger = Ledger(conn)
+    if ctx.may_sleep and await _nothing_to_do(ctx, ledger):
+        ledger.close()
+        raise Dormant("no runs, no automations")
+    orch = Orch(ctx, ledger)
     automations = Automations(orch)
     for op, handler in [*orch.handlers(), *automations.handlers()]:
         ctx.rpc.register(op, handler, concurrent=True)

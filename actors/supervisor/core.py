@@ -24,7 +24,11 @@ Policy, per child:
   before anything is judged (``_observe``). A machine suspend needs nothing: the
   monotonic clock stops with it, and wall-clock jumps move no deadline (none uses it);
 - strategy ``rest_for_one``: a crash also stops every child declared after it; they
-  start again once the crashed child is ready.
+  start again once the crashed child is ready;
+- dormant: a child's first start (``boot``) may end in ``DORMANT_EXIT``: it has nothing
+  to do until asked. It is then ``dormant``: not a crash, nothing restarted or stopped,
+  counted as ready, and started again (for good: its later starts may not sleep) by
+  ``wake`` when a client asks for it, or by an operator restart.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from dataclasses import dataclass, field
 
 from actors.supervisor.config import ChildSpec, SupervisorSpec
 from orca.contracts.supervisor import (
+    DORMANT_EXIT,
     ActorEvent,
     ActorExited,
     ActorFailed,
@@ -55,11 +60,13 @@ FIRST_RESTART_DELAY_S = 0.0
 # check-ins is a pause of orcad's own: detected well before any clock it moves expires.
 CHECKINS_PER_TIMEOUT = 4
 PAUSE_CHECKINS = 2
+DORMANT_REASON = "dormant: starts when asked"
 
 
 @dataclass(frozen=True)
 class Spawn:
     name: str
+    may_sleep: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ class ChildRecord:
     kill_reason: str | None = None
     awaiting_peer: bool = False
     operator_restart: bool = False
+    may_sleep: bool = False  # this start may end dormant (boot's only)
     version: str | None = None
     build: str | None = None
 
@@ -154,7 +162,7 @@ class SupervisorCore:
 
     def all_ready(self) -> bool:
         return all(
-            r.state == "running"
+            r.state in ("running", "dormant")
             or (r.state == "stopped" and r.spec.restart != "permanent" and r.last_exit is not None)
             for r in self.children.values()
         )
@@ -204,8 +212,9 @@ class SupervisorCore:
         return gap
 
     # -- inputs -------------------------------------------------------------------
-    def _start(self, rec: ChildRecord, now: float) -> Spawn:
+    def _start(self, rec: ChildRecord, now: float, *, may_sleep: bool = False) -> Spawn:
         rec.state = "starting"
+        rec.may_sleep = may_sleep
         rec.pid = None
         rec.started_at = now
         rec.ready_at = None
@@ -213,12 +222,21 @@ class SupervisorCore:
         rec.restart_at = None
         rec.kill_reason = None
         rec.awaiting_peer = False
-        return Spawn(rec.spec.name)
+        return Spawn(rec.spec.name, may_sleep)
 
     def boot(self, now: float) -> list[Effect]:
         """Start every child (they come up in parallel; order matters for stop/rest_for_one)."""
         self._observe(now)
-        return [self._start(r, now) for r in self.ordered()]
+        return [self._start(r, now, may_sleep=True) for r in self.ordered()]
+
+    def wake(self, name: str, now: float) -> list[Effect]:
+        """A client asks for ``name``: start it if it is dormant (else nothing to do)."""
+        self._observe(now)
+        rec = self.children[name]
+        if rec.state != "dormant" or self.stopping:
+            return []
+        rec.last_exit = None  # its sleep was no exit worth showing once it runs
+        return [self._start(rec, now)]
 
     def spawned(self, name: str, pid: int, now: float) -> list[Effect]:
         self._observe(now)
@@ -282,7 +300,11 @@ class SupervisorCore:
         rec = self.children[name]
         if rec.pid != pid:
             return []
-        reason = rec.kill_reason or describe_exit(returncode)
+        dormant = (
+            rec.may_sleep and returncode == DORMANT_EXIT and rec.kill_reason is None
+            and not self.stopping and not rec.operator_restart and not rec.awaiting_peer
+        )  # fmt: skip
+        reason = rec.kill_reason or (DORMANT_REASON if dormant else describe_exit(returncode))
         exit_info = ExitInfo(code=returncode, reason=reason)
         rec.pid = None
         rec.last_exit = exit_info
@@ -298,6 +320,9 @@ class SupervisorCore:
         if rec.awaiting_peer:
             rec.state = "backoff"
             rec.restart_at = None
+            return effects
+        if dormant:
+            rec.state = "dormant"
             return effects
         normal = returncode == 0 and rec.kill_reason is None
         if rec.spec.restart == "temporary" or (rec.spec.restart == "transient" and normal):

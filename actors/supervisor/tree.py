@@ -125,7 +125,7 @@ class Supervisor:
         assert self._nursery is not None
         for effect in effects:
             if isinstance(effect, Spawn):
-                self._nursery.start_soon(self._run_child, effect.name)
+                self._nursery.start_soon(self._run_child, effect.name, effect.may_sleep)
             elif isinstance(effect, Terminate):
                 self._nursery.start_soon(self._terminate, effect.pid, effect.grace)
             elif isinstance(effect, Kill):
@@ -142,8 +142,11 @@ class Supervisor:
         async with self._changed:
             self._changed.notify_all()
 
-    def _child_env(self, name: str) -> dict[str, str]:
+    def _child_env(self, name: str, may_sleep: bool = False) -> dict[str, str]:
         env = dict(os.environ)
+        env.pop(sup.SLEEP_ENV, None)
+        if may_sleep:
+            env[sup.SLEEP_ENV] = "1"
         env.update(
             {
                 SUPERVISOR_ENV: self.endpoint,
@@ -189,9 +192,9 @@ class Supervisor:
                         else self.core.log_recovered(name, logfile.dropped_lines)
                     )
 
-    async def _run_child(self, name: str) -> None:
+    async def _run_child(self, name: str, may_sleep: bool = False) -> None:
         child = self.spec.child(name)
-        env = self._child_env(name)
+        env = self._child_env(name, may_sleep)
         self._spawning += 1  # until its pid is known: the reaper leaves every child alone
         try:
             started = await self._fork_child(child, env) or await self._exec_child(child, env)
@@ -220,7 +223,9 @@ class Supervisor:
         if source_stamp(package_roots()) != self.forks.stamp:
             # The code on disk changed since the image was loaded (an upgrade): a
             # restarted actor runs what is installed now, as it always did.
-            log.info("the source changed since the fork server loaded it: %s starts fresh", child.name)
+            log.info(
+                "the source changed since the fork server loaded it: %s starts fresh", child.name
+            )
             return None
         try:
             pid, read_end = await self.forks.spawn(child.module, child.args, env)
@@ -300,6 +305,7 @@ class Supervisor:
             (sup.SNAPSHOT, self._op_snapshot, False),
             (sup.RESTART, self._op_restart, False),
             (sup.WAIT_READY, self._op_wait_ready, True),  # a long poll
+            (sup.WAKE, self._op_wake, True),  # replies once the actor is ready
             (sup.STOP, self._op_stop, True),  # replies only once everything stopped
             (sup.HAND_OVER, self._op_hand_over, True),  # likewise
         ]
@@ -388,6 +394,24 @@ class Supervisor:
         self._carry_out(self.core.restart(a.name, time.monotonic()))
         return sup.Empty()
 
+    async def _op_wake(self, a: sup.WakeArgs) -> sup.ActorStatus:
+        """Start ``a.name`` if it is dormant; answer once it is ready (at once when it
+        runs; a failed or stopped one is answered as it is)."""
+        if a.name not in self.core.children:
+            raise NotFound(f"no actor named {a.name!r} (known: {', '.join(self.core.children)})")
+        if self.core.stopping:
+            raise Unavailable("orcad is stopping")
+        rec = self.core.children[a.name]
+        if rec.state == "dormant":
+            log.info("%s asked for: starting it", a.name)
+            self._carry_out(self.core.wake(a.name, time.monotonic()))
+        with trio.move_on_after(max(0.0, a.timeout)):
+            async with self._changed:
+                while rec.state in ("starting", "backoff", "dormant") and not self.core.stopping:
+                    await self._changed.wait()
+            return rec.status(time.monotonic())
+        raise Timeout(f"{a.name} was not ready within {a.timeout:g}s ({rec.state})")
+
     async def _op_wait_ready(self, a: sup.WaitReadyArgs) -> sup.Status:
         with trio.move_on_after(a.timeout):
             async with self._changed:
@@ -473,7 +497,9 @@ class Supervisor:
             if subreaper and wanted(os.environ):
                 # Our own actors only: their entry modules run nothing when imported.
                 modules = [
-                    c.module for c in self.spec.children if c.enabled and c.module.startswith("actors.")
+                    c.module
+                    for c in self.spec.children
+                    if c.enabled and c.module.startswith("actors.")
                 ]
                 assert self._nursery is not None
                 await self.forks.start(modules, dict(os.environ), self._nursery)

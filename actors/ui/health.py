@@ -4,7 +4,8 @@ The footer named the five actors the UI follows, hard-coded, while the tree runs
 (orch, gateway, vault, web when enabled, and the fd keeper): it now shows what
 ``orca status`` shows, from the same data (orcad's ``sup.snapshot`` and its
 ``actor.*`` events, mirrored): orcad by name, one dot per process under it and how
-many are up, the ones that are not named with their state.
+many are up, the ones that are not named with their state; the dormant ones (not
+started until asked) apart, as no fault.
 
 Where each state comes from (pure: the backend's liveness and mirror in, states out):
 
@@ -31,6 +32,9 @@ KEEPER = "keeper"
 # The names ``orca status`` and ``orca restart`` use, where the actor's own differs.
 SHOWN_AS: Mapping[str, str] = {SUPERVISOR: "orcad"}
 UP = "up"
+# Not started by orcad until a client asks for it (orch, gateway, vault: issue 36): not
+# a fault, so not counted among the processes that should be up, and named apart.
+DORMANT = "dormant"
 # Not "●": that is a working agent's light in the sidebar (and what a reader of the
 # screen counts as one).
 DOT = "•"
@@ -39,6 +43,7 @@ DOT_COLOURS: Mapping[str, str] = {
     "starting": "yellow",
     "backoff": "yellow",
     "unknown": "grey50",
+    DORMANT: "grey50",
 }
 NOT_UP_COLOUR = "red"  # down, failed, stopped
 
@@ -99,9 +104,12 @@ def footer_health(health: Mapping[str, str]) -> Text:
     rest = {actor: state for actor, state in health.items() if actor != SUPERVISOR}
     for state in rest.values():
         text.append(DOT, style=DOT_COLOURS.get(state, NOT_UP_COLOUR))
+    asleep = [actor for actor, state in rest.items() if state == DORMANT]
     up = sum(1 for state in rest.values() if state == UP)
-    text.append(f" {up}/{len(rest)} up")
+    text.append(f" {up}/{len(rest) - len(asleep)} up")
     for actor, state in rest.items():
-        if state != UP:
+        if state not in (UP, DORMANT):
             text.append(f" {actor}:{state}", style=DOT_COLOURS.get(state, NOT_UP_COLOUR))
+    if asleep:
+        text.append(f" ({', '.join(asleep)}: dormant until asked)", style=DOT_COLOURS[DORMANT])
     return text

@@ -38,7 +38,7 @@ from actors.vault.schema import IndexUnavailable, connect, open_index, remove_in
 from actors.vault.status import read_status
 from actors.vault.step import Source
 from actors.vault.storeview import FOLLOWED, StoreFacts, apply_store_event, load_store_facts
-from orca.actor import ActorContext, Mirror
+from orca.actor import ActorContext, Dormant, Mirror
 from orca.actor.shared_mirrors import HOOKS_BINDINGS
 from orca.actor.subscriber import Subscriber
 from orca.contracts import hooks, store
@@ -47,6 +47,10 @@ from orca.contracts.base import NoArgs, Op
 from orca.wire.errors import Internal, Unavailable
 
 log = logging.getLogger(__name__)
+
+# How long a usage report waits for this process's first pass over the token fields
+# (the vault started by the question: dormant until asked); past it, what is read so far.
+CATCH_UP_WAIT_S = 10.0
 
 # Rows whose arrival means a transcript was just written (a turn ended, or it asks).
 SETTLED_STATES = frozenset({"done", "waiting", "blocked"})
@@ -74,6 +78,9 @@ class VaultActor:
         self.write_lock = trio.Lock()
         self.read_lock = trio.Lock()
         self.wake = trio.Event()
+        # Set once this process's first pass has read every token field: a vault started
+        # by the question itself (dormant until asked) answers usage from all of it.
+        self.caught_up = trio.Event()
         self.scanner: Scanner | None = None
         self.reader: sqlite3.Connection | None = None
         self.path: Path | None = None
@@ -150,6 +157,8 @@ class VaultActor:
         return await self._read(lambda conn: queries.search(conn, workspaces, args))
 
     async def usage(self, args: contract.UsageArgs) -> contract.UsageReport:
+        with trio.move_on_after(CATCH_UP_WAIT_S):
+            await self.caught_up.wait()
         workspaces = self.workspaces()
         prices = self.current_prices()
         return await self._read(lambda conn: queries.usage(conn, workspaces, prices, args))
@@ -215,12 +224,15 @@ class VaultActor:
         wait = base
         while True:
             found = True
-            if self.scanner is not None:
+            if self.scanner is None:
+                self.caught_up.set()  # unavailable: every op says so at once
+            else:
                 try:
                     report = await self.scan_pass()
                     found = bool(report.indexed or report.consumed or report.forgotten)
                 except (sqlite3.Error, OSError) as exc:
                     log.exception("scan pass failed (%s); retrying at the next interval", exc)
+                    self.caught_up.set()  # answer from what is there, not after a wait
             wait = base if found else min(wait * 2, idle_scan_wait(base))
             with trio.move_on_after(wait):
                 await self.wake.wait()
@@ -246,6 +258,7 @@ class VaultActor:
                     return report  # rebuilt meanwhile: the next pass starts over
                 await trio.to_thread.run_sync(scanner.step_group, queue, report)
                 self._emit()
+        self.caught_up.set()
         async with self.write_lock:
             if self.scanner is scanner:
                 await trio.to_thread.run_sync(
@@ -312,6 +325,10 @@ def _binding(b: hooks.SessionBinding) -> Binding:
 
 
 async def setup(ctx: ActorContext) -> None:
+    if ctx.may_sleep:
+        # Nothing reads the index until asked (`orca vault`, a UI, orch, a remote
+        # client): started then, the first pass catches up on what was written since.
+        raise Dormant("nothing asked for yet")
     actor = VaultActor(ctx, load_config(ctx.paths.config_dir))
     await actor.open()
     for op, handler in actor.handlers():

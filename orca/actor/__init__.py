@@ -2,13 +2,14 @@
 
 from orca.actor.app import run_actor, serve_actor
 from orca.actor.client import RpcClient, open_rpc_client
-from orca.actor.context import ActorContext
+from orca.actor.context import ActorContext, Dormant
 from orca.actor.mirror import Mirror
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
 
 __all__ = [
     "ActorContext",
+    "Dormant",
     "EventPublisher",
     "Mirror",
     "RpcClient",

@@ -10,6 +10,10 @@
    heartbeating (``sup.heartbeat``), so "ready" always means "requests will be served",
 5. serve until SIGTERM/SIGINT, run the stop callbacks (bounded by a deadline), exit.
 
+A ``setup`` that raises :class:`~orca.actor.context.Dormant` (allowed at orcad's first
+start only: ``ActorContext.may_sleep``) ends the process with ``DORMANT_EXIT`` before
+anything is bound; orcad starts it again when a client asks for it.
+
 An actor watches its supervisor through a pidfd and stops gracefully (as on SIGTERM)
 the moment the supervisor dies, so a killed ``orcad`` never leaves actors behind.
 (Not PR_SET_PDEATHSIG: it fires when the *thread* that forked the child exits, and
@@ -28,7 +32,7 @@ import trio
 from orca import __version__
 from orca.actor import memory
 from orca.actor.client import RpcClient
-from orca.actor.context import ActorContext
+from orca.actor.context import ActorContext, Dormant
 from orca.actor.endpoints import BadTcpHost, bind_endpoints, tcp_host_from_env
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
@@ -133,9 +137,21 @@ async def serve_actor(name: str, setup: Setup, paths: OrcaPaths) -> None:
     rpc.epoch = events.epoch
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as nursery:
-            ctx = ActorContext(name=name, paths=paths, rpc=rpc, events=events, nursery=nursery)
+            ctx = ActorContext(
+                name=name,
+                paths=paths,
+                rpc=rpc,
+                events=events,
+                nursery=nursery,
+                # Read and dropped: never handed on (ptyd's agents, gitwatch's git).
+                may_sleep=os.environ.pop(sup.SLEEP_ENV, None) == "1",
+            )
             try:
-                await setup(ctx)
+                try:
+                    await setup(ctx)
+                except Dormant as why:
+                    log.info("%s: dormant until asked (%s)", name, why)
+                    raise SystemExit(sup.DORMANT_EXIT) from None
                 bind_endpoints(paths, name, rpc, events, tcp_host)
                 await nursery.start(rpc.serve)
                 nursery.start_soon(events.run_heartbeats)

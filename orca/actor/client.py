@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import math
+import os
 import secrets
 import struct
 from collections.abc import AsyncIterator
@@ -33,6 +35,14 @@ from orca.keys import CurveClient
 from orca.wire.codec import decode_any
 from orca.wire.envelope import decode_reply_raw, encode_request
 from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire
+
+log = logging.getLogger(__name__)
+
+
+def _exists(path: str) -> bool:
+    """A stat of a socket file in the runtime folder (memory-backed: never blocks)."""
+    return os.path.exists(path)
+
 
 DEFAULT_TIMEOUT_S = 5.0
 R = TypeVar("R")
@@ -88,6 +98,16 @@ class RpcClient:
         self._counter = itertools.count(1)
         self._deadlines: list[tuple[float, int, trio.Event]] = []
         self._watch_scope: trio.CancelScope | None = None
+        # An actor's rpc socket (``<actor>.rpc``) orcad may hold dormant: woken on a call.
+        socket_path = endpoint[len("ipc://") :] if endpoint.startswith("ipc://") else None
+        self._peer_socket = (
+            socket_path
+            if socket_path is not None
+            and socket_path.endswith(".rpc")
+            and not socket_path.endswith("/supervisor.rpc")
+            else None
+        )
+        self._waking = trio.Lock()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
@@ -208,6 +228,7 @@ class RpcClient:
                 if not self._zs.send_nowait(frame):  # the peer is not connected (yet)
                     if self.refused is not None:
                         raise Unavailable(self.refused)
+                    await self._wake_peer(deadline)
                     with trio.move_on_at(deadline) as call.sending:
                         await self._zs.send(frame)
                     call.sending = None
@@ -225,6 +246,26 @@ class RpcClient:
         if call.error is not None:
             raise call.error
         return call.result
+
+    async def _wake_peer(self, deadline: float) -> None:
+        """The peer is an actor whose ipc socket is missing: ask orcad (beside it) to
+        start it if it is dormant (``sup.wake``), once for every call waiting on it."""
+        if self._peer_socket is None or _exists(self._peer_socket):
+            return
+        async with self._waking:
+            folder, _, name = self._peer_socket.rpartition("/")
+            supervisor = f"{folder}/supervisor.rpc"
+            remaining = deadline - trio.current_time()
+            if _exists(self._peer_socket) or not _exists(supervisor) or remaining <= 0:
+                return
+            from orca.contracts import supervisor as sup
+
+            args = sup.WakeArgs(name=name.partition(".")[0], timeout=remaining)
+            async with open_rpc_client(f"ipc://{supervisor}", timeout=remaining + 1.0) as orcad:
+                try:
+                    await orcad.invoke(sup.WAKE, args)
+                except OrcaError as exc:  # the call goes on waiting for the peer as before
+                    log.debug("waking %s: %s", self.endpoint, exc)
 
     def close(self) -> None:
         if self._monitor is not None and not self._monitor.closed:

@@ -17,6 +17,12 @@ from orca.paths import OrcaPaths
 StopCallback = Callable[[], Awaitable[None]]
 
 
+class Dormant(Exception):
+    """Raised by an actor's ``setup`` started with :attr:`ActorContext.may_sleep`: it
+    has nothing to do until a client asks for it. It exits (``DORMANT_EXIT``) before
+    binding anything; orcad starts it again when asked (``sup.wake``)."""
+
+
 @dataclass
 class ActorContext:
     """The handle an actor uses to register ops, publish events and reach its peers."""
@@ -27,6 +33,8 @@ class ActorContext:
     events: EventPublisher
     nursery: trio.Nursery
     stop_callbacks: list[StopCallback] = field(default_factory=list)
+    # orcad's first start of this actor (``orca up``): it may stay dormant until asked.
+    may_sleep: bool = False
     _clients: dict[str, RpcClient] = field(default_factory=dict)
 
     def on_stop(self, callback: StopCallback) -> None:

@@ -94,8 +94,10 @@ def _add(args: argparse.Namespace) -> int:
         host = add_host(_paths(), args.name, args.endpoint, args.server_key)
     except HostConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
+    from orca.client.sync import wake
     from orca.remote.hosts import client_keys
 
+    wake("gateway", _paths())  # dormant with no host to follow: it follows this one now
     print(f"added {host.name} ({host.endpoint}, host id {host.host_id})")
     print(
         "authorize this client there with:  orca host authorize '"

@@ -239,7 +239,10 @@ def cmd_restart_all(args: argparse.Namespace) -> int:
     )
     rows = [(name, old.get(name), pid_now, version) for name, (pid_now, version) in new.items()]
     print_table(("PROCESS", "OLD PID", "NEW PID", "VERSION"), rows)
-    unchanged = [name for name, (pid_now, _) in new.items() if pid_now == old.get(name)]
+    # A dormant actor (no pid before or after: not started until asked) is no problem.
+    unchanged = [
+        name for name, (pid_now, _) in new.items() if pid_now is not None and pid_now == old.get(name)
+    ]
     if unchanged:
         problems.append(f"not replaced: {', '.join(unchanged)}")
     for problem in problems:

@@ -111,13 +111,39 @@ def _roundtrip(
     """Send one request and return the reply's raw result, or raise the reply's error."""
     if endpoint.startswith("ipc://"):
         path = endpoint[len("ipc://") :]
-        if not os.path.exists(path):
+        if not os.path.exists(path) and not _woken(path, timeout):
             raise Unavailable(
                 f"orca is not running (nothing listens at {endpoint}; start it with `orca up`)"
             )
         if curve is None:
             return _roundtrip_zmtp(endpoint, path, op, args, timeout)
     return _roundtrip_zmq(endpoint, op, args, timeout, curve)
+
+
+def _woken(path: str, timeout: float) -> bool:
+    """An actor's socket is missing: ask orcad (beside it) to start it if it is dormant.
+    True if the socket is there afterwards."""
+    from orca.contracts import supervisor as sup
+
+    folder, _, name = path.rpartition("/")
+    actor, _, kind = name.partition(".")
+    supervisor = f"{folder}/supervisor.rpc"
+    if kind != "rpc" or actor == "supervisor" or not os.path.exists(supervisor):
+        return False
+    args = sup.WakeArgs(name=actor, timeout=timeout)
+    try:
+        _roundtrip_zmtp(f"ipc://{supervisor}", supervisor, sup.WAKE.name, args, timeout + 1.0)
+    except OrcaError:
+        return False
+    return os.path.exists(path)
+
+
+def wake(actor: str, paths: OrcaPaths | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> bool:
+    """Start ``actor`` if orcad runs and holds it dormant (``sup.wake``); whether it now
+    listens. For a client that needs an actor running without calling it yet (``orca
+    host add``: the gateway follows the new host)."""
+    path = endpoint_for(actor, paths)[len("ipc://") :]
+    return os.path.exists(path) or _woken(path, timeout)
 
 
 def _request_id() -> str:

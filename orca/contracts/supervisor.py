@@ -90,7 +90,13 @@ from orca.fsio import read_lock_holder
 from orca.wire.codec import FrameDecoder
 from orca.wire.errors import BadFrame, NotFound, Timeout, Unavailable
 
-ActorState = Literal["starting", "running", "backoff", "failed", "stopped"]
+ActorState = Literal["starting", "running", "backoff", "failed", "stopped", "dormant"]
+
+# An actor orcad started with ``SLEEP_ENV`` set (its first start, at ``orca up``) that has
+# nothing to do until asked (``orca.actor.app.Dormant``) exits with this status: orcad
+# marks it ``dormant`` and starts it when a client asks for it (``sup.wake``).
+DORMANT_EXIT = 75
+SLEEP_ENV = "ORCA_MAY_SLEEP"
 
 # What orcad puts in each actor's environment: its RPC endpoint, its pid (an actor whose
 # parent is no longer it stops), and the heartbeat period.
@@ -117,6 +123,12 @@ class HeartbeatArgs(Args, frozen=True, kw_only=True):
 
 class RestartArgs(Args, frozen=True, kw_only=True):
     name: str
+
+
+class WakeArgs(Args, frozen=True, kw_only=True):
+    name: str
+    # How long the caller waits for a dormant (or starting) actor to be ready.
+    timeout: float = 30.0
 
 
 class WaitReadyArgs(Args, frozen=True, kw_only=True):
@@ -268,6 +280,15 @@ STATUS = CONTRACT.op("sup.status", NoArgs, Status, doc="every actor's state")
 SNAPSHOT = CONTRACT.op("sup.snapshot", NoArgs, Snapshot, doc="status for event mirrors")
 RESTART = CONTRACT.op(
     "sup.restart", RestartArgs, Empty, NotFound, Unavailable, doc="operator restart"
+)
+WAKE = CONTRACT.op(
+    "sup.wake",
+    WakeArgs,
+    ActorStatus,
+    NotFound,
+    Unavailable,
+    Timeout,
+    doc="start a dormant actor (a client asks for it); its status once ready",
 )
 WAIT_READY = CONTRACT.op(
     "sup.wait_ready", WaitReadyArgs, Status, Timeout, doc="long-poll until every actor is ready"

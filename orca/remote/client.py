@@ -67,11 +67,15 @@ def remote_invoke(
 
 def local_mirrors(paths: OrcaPaths | None = None) -> list[gw.HostMirror] | None:
     """The remote hosts the local gateway mirrors; None if it is not running."""
-    from orca.client.sync import endpoint_for, invoke
+    from orca.client.sync import endpoint_for, invoke, wake
 
     paths = paths or resolve_paths()
     endpoint = endpoint_for(GATEWAY_ACTOR, paths)
-    if not os.path.exists(endpoint[len("ipc://") :]):
+    # A gateway left dormant at `orca up` (it had no host to follow) is started once a
+    # host is known.
+    if not os.path.exists(endpoint[len("ipc://") :]) and not (
+        any_known_host(paths) and wake(GATEWAY_ACTOR, paths)
+    ):
         return None
     if not any_known_host(paths):
         return []  # no known host: the gateway mirrors none

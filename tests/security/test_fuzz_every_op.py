@@ -24,7 +24,7 @@ import zmq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.journey import User
-from support.procs import descendants, kill_all
+from support.procs import descendants, kill_all, wake_every_actor
 
 from orca.client.sync import invoke
 from orca.contracts import gitwatch, hooks, orch, ptyd, store, supervisor, vault
@@ -115,6 +115,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, dict[
     base = tmp_path_factory.mktemp("fuzz")
     user = User(base / "home", base / "user")
     user.ok("up")
+    wake_every_actor(user.paths)
     orcad = read_lock_info(user.paths.lock_file)
     assert orcad is not None and orcad.pid is not None
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()

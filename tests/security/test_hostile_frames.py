@@ -28,6 +28,7 @@ import msgspec
 import pytest
 import zmq
 from support.hooks_harness import PANE, WT
+from support.procs import wake_every_actor
 from support.remote import Tree, free_port, start_tree, stop_tree
 
 from actors.hooks.endpoint_file import read_endpoint_env
@@ -108,6 +109,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
     home = tmp_path_factory.mktemp("hostile") / "home"
     serving = start_tree(home, listen=f"tcp://127.0.0.1:{free_port()}")
     try:
+        wake_every_actor(serving.paths)
         yield serving
     finally:
         stop_tree(serving)

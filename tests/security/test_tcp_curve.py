@@ -22,6 +22,7 @@ import psutil
 import pytest
 import zmq
 from support.journey import User
+from support.procs import wake_every_actor
 
 from orca import keys
 from orca.actor.endpoints import make_curve_server
@@ -131,6 +132,7 @@ def tcp_user(orca_home: Path, tmp_path: Path) -> Iterator[User]:
     (cfg / "supervisor.toml").write_text('[supervisor]\ntcp_host = "127.0.0.1"\n')
     user.ok("up")
     try:
+        wake_every_actor(user.paths)
         yield user
     finally:
         user.run("down", "--kill-terminals")

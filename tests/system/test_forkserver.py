@@ -22,7 +22,7 @@ import psutil
 import trio
 import trio.lowlevel
 from support.lifecycle import lifecycle
-from support.procs import REPO, child_env, run_cli
+from support.procs import REPO, child_env, run_cli, wake_every_actor
 
 from orca.contracts import supervisor as sup
 from orca.paths import resolve_paths
@@ -83,6 +83,8 @@ async def test_actors_are_forked_orcads_children_and_survive_the_fork_servers_de
     with trio.fail_after(120):
         result = run_cli(orca_home, "up")
         assert result.returncode == 0, result.stderr
+        # The dormant ones too (issue 36): an actor started when asked is forked alike.
+        wake_every_actor(resolve_paths({"ORCA_HOME": str(orca_home)}))
         orcad = _orcad(orca_home)
         status = _status(orca_home)
         forkserver = status["orcad"]["forkserverPid"]

@@ -96,7 +96,7 @@ async def wait_for_orcad_back(home: Path, old: int) -> tuple[int, float, list[tu
                 failures.append((code, stderr))
                 continue
             pid = shown["orcad"]["pid"]
-            if pid != old and all(a["state"] == "running" for a in shown["actors"]):
+            if pid != old and all(a["state"] in ("running", "dormant") for a in shown["actors"]):
                 return pid, time.monotonic() - started, failures
 
 

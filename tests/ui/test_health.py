@@ -18,6 +18,7 @@ from orca.contracts import supervisor as sup
 from orca.paths import resolve_paths
 
 ALL_UP = dict.fromkeys(ACTORS, True)
+SLEEPERS = ("orch", "gateway", "vault")
 
 
 def status(name: str, state: sup.ActorState = "running") -> sup.ActorStatus:
@@ -54,6 +55,17 @@ def test_a_child_not_running_is_named_with_orcads_word() -> None:
     )
 
 
+def test_a_dormant_child_is_no_fault_and_is_named_apart() -> None:
+    """orch and the gateway sleep until asked (issue 36): grey dots, not counted among
+    what should be up, named once at the end."""
+    service = view(status("store"), status("orch", "dormant"), status("gateway", "dormant"))
+    health = service_health(ACTORS, ALL_UP, service)
+    assert health["orch"] == health["gateway"] == "dormant"
+    assert footer_health(health).plain == (
+        "orcad:up " + "•" * 7 + " 5/5 up (orch, gateway: dormant until asked)"
+    )
+
+
 def test_while_orcad_is_silent_what_only_it_reports_is_unknown() -> None:
     """Children only orcad reports, and the keeper, are unknown while it is silent; the
     followed ones keep their own heartbeats."""
@@ -70,18 +82,25 @@ def test_while_orcad_is_silent_what_only_it_reports_is_unknown() -> None:
 def test_the_footer_shows_every_actor_orca_status_lists(tree: Any, drive: Any) -> None:
     """The footer names orcad and counts what `orca status --json` lists under it (the
     keeper, every child); a kill -9 of the vault, an actor the UI does not follow, is
-    shown there until orcad has it running again."""
+    shown there until orcad has it running again. The vault was dormant until the UI
+    asked it for the tabs' costs; orch and the gateway, asked by nobody, still are."""
     listed = tree.user.json("status")
     expected = ["supervisor", "keeper", *(a["handle"] for a in listed["actors"])]
     assert {"orch", "vault", "gateway"} <= set(expected)
+    asleep = {a["handle"]: a["state"] for a in listed["actors"] if a["handle"] in SLEEPERS}
+    assert asleep == dict.fromkeys(SLEEPERS, "dormant")
 
     def footer() -> str:
         return str(app.query_one("#status", Static).render())
 
     async def scenario(app: OrcaApp, pilot: Any) -> None:
         await ready(app)
-        count = len(expected) - 1  # orcad is named, the others counted
-        await app.wait_for(lambda: f"orcad:up {'•' * count} {count}/{count} up" in footer(), 10)
+        dots = len(expected) - 1  # orcad is named, the others counted
+        count = dots - 2  # orch and the gateway sleep on
+        await app.wait_for(
+            lambda: f"orcad:up {'•' * dots} {count}/{count} up (orch, gateway: dormant" in footer(),
+            10,
+        )
         assert sorted(app.service_health()) == sorted(expected)
         vault = app.backend.actors["vault"].pid
         assert vault is not None

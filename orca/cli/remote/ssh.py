@@ -55,13 +55,11 @@ def _gateway_up(paths: OrcaPaths) -> bool:
     from orca.contracts import sys as sys_contract
     from orca.wire.errors import OrcaError
 
-    if not os.path.exists(_local_socket(paths)):
-        return False
-    try:
+    try:  # a gateway left dormant (nothing to serve at `orca up`) is started by this
         invoke(sys_contract.PING, endpoint=paths.ipc_endpoint("gateway", "rpc"), timeout=3.0)
     except OrcaError:
         return False
-    return True
+    return os.path.exists(_local_socket(paths))
 
 
 def remote_info(paths: OrcaPaths) -> RemoteInfo:

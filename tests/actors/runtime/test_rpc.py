@@ -313,3 +313,32 @@ def test_queued_requests_are_bounded_by_the_bytes_they_hold() -> None:
         assert len(server._queue) == fits + 1
     finally:
         server.close()
+
+
+async def test_a_call_to_a_missing_actor_asks_orcad_to_wake_it(tmp_path: Path) -> None:
+    """No ``calc.rpc`` socket: the client asks the ``supervisor.rpc`` beside it to wake
+    ``calc`` (issue 36: dormant until asked), then sends. An orcad that knows no such
+    actor costs the call its timeout, never the caller (a NotFound escaped as a group
+    and ended ptyd, in a tree without hooks)."""
+    from orca.contracts import supervisor as sup
+
+    asked: list[str] = []
+    orcad = RpcServer("supervisor")
+
+    async def wake(args: sup.WakeArgs) -> None:
+        asked.append(args.name)
+        raise NotFound(f"no actor named {args.name!r}")
+
+    orcad.register(sup.WAKE, wake)
+    with trio.fail_after(10):
+        async with (
+            serving(f"ipc://{tmp_path}/supervisor.rpc", orcad),
+            open_rpc_client(f"ipc://{tmp_path}/calc.rpc", timeout=0.5) as client,
+        ):
+            with pytest.raises(Timeout):
+                await client.invoke(CALC_ADD, AddArgs(a=1, b=2))
+            assert asked == ["calc"]
+            calc, _calls = make_server()
+            async with serving(f"ipc://{tmp_path}/calc.rpc", calc):
+                assert (await client.invoke(CALC_ADD, AddArgs(a=1, b=2))).sum == 3
+            assert asked == ["calc"]  # the socket was there: nobody was asked

@@ -24,7 +24,7 @@ SPEC = SupervisorSpec(
 
 def booted(spec: SupervisorSpec = SPEC) -> SupervisorCore:
     core = SupervisorCore(spec)
-    assert core.boot(0.0) == [Spawn(c.name) for c in spec.children]
+    assert core.boot(0.0) == [Spawn(c.name, may_sleep=True) for c in spec.children]
     for i, c in enumerate(spec.children):
         core.spawned(c.name, 100 + i, 0.0)
         core.ready(c.name, 100 + i, 0.1)
@@ -262,3 +262,58 @@ def test_a_late_tick_within_the_threshold_is_not_a_pause() -> None:
     core = booted()
     assert core.tick(0.1 + 2 * core.checkin_step_s) == []
     assert core.pauses == 0
+
+
+def test_a_first_start_may_end_dormant_and_a_wake_starts_it_for_good() -> None:
+    """Boot's starts may sleep: DORMANT_EXIT then is ``dormant`` (ready, nothing restarted,
+    no crash counted); ``wake`` starts it again, and that start may not sleep: the same
+    exit status is then a crash like any other."""
+    core = SupervisorCore(SPEC)
+    core.boot(0.0)
+    core.spawned("a", 100, 0.0)
+    core.spawned("b", 101, 0.0)
+    core.ready("a", 100, 0.1)
+    effects = core.exited("b", 101, sup.DORMANT_EXIT, 0.2)
+    assert published(effects) == [("actor.exited", "b")]
+    assert not [e for e in effects if isinstance(e, Spawn)]
+    b = core.children["b"]
+    assert b.state == "dormant" and b.restarts == 0 and core.all_ready()
+    assert advance(core, 4.0) == []  # asleep: no deadline, no restart
+    assert core.wake("a", 4.0) == []  # running: nothing to do
+    assert core.wake("b", 4.0) == [Spawn("b")]
+    assert b.state == "starting" and b.last_exit is None and not core.all_ready()
+    core.spawned("b", 102, 4.0)
+    effects = core.exited("b", 102, sup.DORMANT_EXIT, 4.5)
+    assert b.state == "backoff" and b.restarts == 1
+    assert published(effects) == [("actor.exited", "b"), ("actor.restarting", "b")]
+
+
+def test_a_dormant_child_is_left_alone_by_a_peers_crash_and_started_by_an_operator() -> None:
+    """rest_for_one stops what runs after a crashed child, not what sleeps there; an
+    operator restart of a dormant child starts it."""
+    spec = replace(
+        SPEC,
+        children=(ChildSpec("a", "m.a"), ChildSpec("b", "m.b")),
+        strategy="rest_for_one",
+    )
+    core = SupervisorCore(spec)
+    core.boot(0.0)
+    core.spawned("a", 100, 0.0)
+    core.spawned("b", 101, 0.0)
+    core.ready("a", 100, 0.1)
+    core.exited("b", 101, sup.DORMANT_EXIT, 0.2)
+    effects = core.exited("a", 100, 1, 20.0)
+    assert not [e for e in effects if isinstance(e, Terminate)]
+    core.spawned("a", 103, 20.0)
+    assert [e for e in core.ready("a", 103, 20.1) if isinstance(e, Spawn)] == []
+    assert core.children["b"].state == "dormant"
+    assert Spawn("b") in core.restart("b", 30.0)
+
+
+def test_orcad_stopping_leaves_a_dormant_child_stopped() -> None:
+    core = SupervisorCore(SPEC)
+    core.boot(0.0)
+    core.spawned("b", 101, 0.0)
+    core.exited("b", 101, sup.DORMANT_EXIT, 0.2)
+    core.begin_stop()
+    assert core.children["b"].state == "stopped" and core.wake("b", 1.0) == []
