@@ -45,9 +45,11 @@ class OrcaTree:
         return done.stdout
 
     def actor_pids(self) -> dict[str, int]:
-        """orcad and each actor, by name, as ``orca status`` has them."""
+        """orcad and each actor that runs, by name, as ``orca status`` has them (a dormant
+        one has no process: not started until asked)."""
         status = json.loads(self.cli("status", "--json"))
-        return {"orcad": status["orcad"]["pid"], **{a["name"]: a["pid"] for a in status["actors"]}}
+        running = {a["name"]: a["pid"] for a in status["actors"] if a["pid"] is not None}
+        return {"orcad": status["orcad"]["pid"], **running}
 
     def orcad_pid(self) -> int:
         lock = resolve_paths({"ORCA_HOME": str(self.home)}).lock_file

@@ -55,7 +55,7 @@ from actors.ptyd.osc import OscScanner
 from actors.ptyd.scrollback import Chunk, Gap, OffsetInFuture, Scrollback
 from actors.ptyd.sessions import rebuild_model
 from orca.contracts import ptyd as contract
-from orca.fsio import remove_orphan_temps
+from orca.fsio import remove_orphan_temps, write_atomic
 from orca.model.panes import parse_pty_session_id
 from orca.wire.errors import BadRequest
 
@@ -105,6 +105,7 @@ class EndedSession:
     ended_at: float
     lost: bool  # no exit recorded: ptyd and the keeper died while it ran
     end_offset: int | None = None  # None until known (lost: counted on first listing)
+    lost_at: float | None = None  # lost: when a ptyd's start first found it so
 
     @property
     def key(self) -> str:
@@ -140,6 +141,11 @@ def _placeholder_info(key: str, created_at: float) -> SessionInfo:
     )
 
 
+# The lost sessions a ptyd's start has found (history key -> when): `orca up` names the
+# ones found by the start it made, so a reboot's lost agents are offered once.
+LOST_NOTED_NAME = "lost-noted.json"
+
+
 class HistoryArchive:
     """The ended sessions on disk, by session id (also by history key)."""
 
@@ -173,7 +179,30 @@ class HistoryArchive:
                 continue
             self._add(_entry(key, stem, meta_path))
             taken += 1
+        self._note_lost()
         return taken
+
+    def _note_lost(self) -> None:
+        """When each lost session was first found lost (``LOST_NOTED_NAME``): the start
+        that found it is the one `orca up` names it at, once, not every start after."""
+        path = self.directory / LOST_NOTED_NAME
+        try:
+            raw = json.loads(path.read_bytes())
+            noted = raw if isinstance(raw, dict) else {}
+        except (OSError, ValueError):
+            noted = {}
+        now = time.time()
+        current: dict[str, float] = {}
+        for entry in self._ended.values():
+            if entry.lost:
+                at = noted.get(entry.key)
+                entry.lost_at = float(at) if isinstance(at, int | float) else now
+                current[entry.key] = entry.lost_at
+        if current != noted:
+            try:
+                write_atomic(path, json.dumps(current).encode())
+            except OSError as exc:  # the next start names them again: nothing is lost
+                log.warning("cannot note the lost sessions (%s): %s", path, exc)
 
     def _add(self, entry: EndedSession) -> None:
         self._ended[entry.info.session_id] = entry
@@ -308,7 +337,9 @@ class HistoryArchive:
         if end is None:  # lost, not measured yet (measure_lost): an upper bound
             end = _journal_end_bound(self.directory, entry.key)
         row = entry.info.to_row(contract.SessionRow, end, 0)
-        return msgspec.structs.replace(row, archived=True, lost=entry.lost, ended_at=entry.ended_at)
+        return msgspec.structs.replace(
+            row, archived=True, lost=entry.lost, ended_at=entry.ended_at, lost_at=entry.lost_at
+        )
 
 
 def _entry(key: str, stem: Path, meta_path: Path) -> EndedSession:

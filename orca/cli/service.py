@@ -90,6 +90,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         # CLI depends on no actor package and `--foreground` cannot drift from `up`.
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, *ORCAD_ARGV])
+    asked_at = time.time()
     verdict, pid, elapsed, log_path, run_starts_at = _start_orcad(paths)
     if verdict == "ready":
         print(
@@ -100,7 +101,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         said = ensure_shim(os.environ)
         if said is not None:
             print(said)
-        resumable = _resumable(paths)
+        resumable = _resumable(paths, asked_at)
         if resumable:
             print(resumable)
         return EXIT_OK
@@ -111,10 +112,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
-def _resumable(paths: OrcaPaths) -> str | None:
+def _resumable(paths: OrcaPaths, since: float) -> str | None:
     """After a reboot: the agents that were running then, and how to resume them (issue
-    34; ``orca.views.resume``). None when there are none, when ptyd resumes them itself
-    (``resume_on_start``: it logs each one) or when ptyd or hooks did not say."""
+    34; ``orca.views.resume``). Only those this start found lost (``lostAt`` from
+    ``since`` on): named once, not at every `orca up` of the history's 30 days. None
+    when there are none, when ptyd resumes them itself (``resume_on_start``: it logs
+    each one) or when ptyd or hooks did not say."""
     if _resume_on_start(paths):
         return None
     from orca.cli.lookup import list_terminals
@@ -125,9 +128,13 @@ def _resumable(paths: OrcaPaths) -> str | None:
     try:
         terminals = list_terminals(paths)
         sessions = terminals.sessions
-        lost = panes_to_resume(
-            [s for s in sessions if not s.archived], [s for s in sessions if s.archived]
-        )
+        lost = [
+            row
+            for row in panes_to_resume(
+                [s for s in sessions if not s.archived], [s for s in sessions if s.archived]
+            )
+            if row.lost_at is not None and row.lost_at >= since
+        ]
         if not lost:
             return None
         bindings = invoke(hooks.SESSION_BINDINGS, paths=paths).bindings

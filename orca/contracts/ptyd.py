@@ -381,6 +381,9 @@ class SessionRow(Payload, frozen=True, kw_only=True):
     lost: bool = False
     # When it ended (archived rows; for a lost one, its last output).
     ended_at: float | None = None
+    # A lost one: when a ptyd's start first found it lost (`orca up` names those its own
+    # start found, once).
+    lost_at: float | None = None
     # A running session whose folder (``cwd``) was removed under it, by hand or by a
     # tool other than Orca (issue 13: reported, never hidden); the program still runs.
     folder_missing: bool = False
