@@ -127,6 +127,17 @@ class OrcaPaths:
         return self
 
 
+def waker_of(socket_path: str) -> tuple[str, str] | None:
+    """For an actor's RPC socket (``<runtime>/<actor>.rpc``): the actor's name and
+    orcad's socket beside it, which starts a dormant actor when asked (``sup.wake``).
+    None for orcad's own socket or any other kind."""
+    folder, _, name = socket_path.rpartition("/")
+    actor, dot, kind = name.partition(".")
+    if not dot or kind != "rpc" or actor == "supervisor":
+        return None
+    return actor, f"{folder}/supervisor.rpc"
+
+
 def user_tmp_root() -> Path:
     """``/tmp/orca-<uid>`` (``$TMPDIR`` if set): the per-user parent of runtime dirs
     that cannot live elsewhere. Not ``tempfile.gettempdir()``: importing tempfile (it

@@ -32,6 +32,7 @@ import zmq
 from orca.actor.zsocket import ZSocket, new_socket
 from orca.contracts.base import Op, decode_result
 from orca.keys import CurveClient
+from orca.paths import waker_of
 from orca.wire.codec import decode_any
 from orca.wire.envelope import decode_reply_raw, encode_request
 from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire
@@ -98,15 +99,11 @@ class RpcClient:
         self._counter = itertools.count(1)
         self._deadlines: list[tuple[float, int, trio.Event]] = []
         self._watch_scope: trio.CancelScope | None = None
-        # An actor's rpc socket (``<actor>.rpc``) orcad may hold dormant: woken on a call.
-        socket_path = endpoint[len("ipc://") :] if endpoint.startswith("ipc://") else None
-        self._peer_socket = (
-            socket_path
-            if socket_path is not None
-            and socket_path.endswith(".rpc")
-            and not socket_path.endswith("/supervisor.rpc")
-            else None
-        )
+        # An actor's rpc socket orcad may hold dormant (woken on a call): (its path, the
+        # actor's name, orcad's socket beside it).
+        socket_path = endpoint[len("ipc://") :] if endpoint.startswith("ipc://") else ""
+        waker = waker_of(socket_path) if socket_path else None
+        self._peer = None if waker is None else (socket_path, *waker)
         self._waking = trio.Lock()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -250,17 +247,16 @@ class RpcClient:
     async def _wake_peer(self, deadline: float) -> None:
         """The peer is an actor whose ipc socket is missing: ask orcad (beside it) to
         start it if it is dormant (``sup.wake``), once for every call waiting on it."""
-        if self._peer_socket is None or _exists(self._peer_socket):
+        if self._peer is None or _exists(self._peer[0]):
             return
+        socket_path, actor, supervisor = self._peer
         async with self._waking:
-            folder, _, name = self._peer_socket.rpartition("/")
-            supervisor = f"{folder}/supervisor.rpc"
             remaining = deadline - trio.current_time()
-            if _exists(self._peer_socket) or not _exists(supervisor) or remaining <= 0:
+            if _exists(socket_path) or not _exists(supervisor) or remaining <= 0:
                 return
             from orca.contracts import supervisor as sup
 
-            args = sup.WakeArgs(name=name.partition(".")[0], timeout=remaining)
+            args = sup.WakeArgs(name=actor, timeout=remaining)
             async with open_rpc_client(f"ipc://{supervisor}", timeout=remaining + 1.0) as orcad:
                 try:
                     await orcad.invoke(sup.WAKE, args)

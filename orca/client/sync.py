@@ -53,7 +53,7 @@ from orca.contracts.base import (
     specs_by_type,
 )
 from orca.contracts.sys import HEARTBEAT_TYPE
-from orca.paths import OrcaPaths, resolve_paths
+from orca.paths import OrcaPaths, resolve_paths, waker_of
 from orca.wire.codec import ZMQ_MAX_MESSAGE_BYTES, decode_any
 from orca.wire.envelope import Event, decode_event, decode_reply_raw, encode_request
 from orca.wire.errors import BadFrame, OrcaError, Timeout, Unavailable, error_from_wire
@@ -125,11 +125,10 @@ def _woken(path: str, timeout: float) -> bool:
     True if the socket is there afterwards."""
     from orca.contracts import supervisor as sup
 
-    folder, _, name = path.rpartition("/")
-    actor, _, kind = name.partition(".")
-    supervisor = f"{folder}/supervisor.rpc"
-    if kind != "rpc" or actor == "supervisor" or not os.path.exists(supervisor):
+    target = waker_of(path)
+    if target is None or not os.path.exists(target[1]):
         return False
+    actor, supervisor = target
     args = sup.WakeArgs(name=actor, timeout=timeout)
     try:
         _roundtrip_zmtp(f"ipc://{supervisor}", supervisor, sup.WAKE.name, args, timeout + 1.0)

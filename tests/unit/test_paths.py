@@ -80,3 +80,14 @@ def test_a_directory_below_a_world_writable_non_sticky_parent_is_refused(tmp_pat
     open_dir.chmod(0o777)
     with pytest.raises(fsio.UnsafeDirectory, match="writable by other users"):
         paths.resolve_paths({"ORCA_HOME": str(open_dir / "home")}).ensure()
+
+
+def test_waker_of_names_the_actor_and_orcads_socket_beside_it() -> None:
+    """Whom a client asks to start an actor whose socket is missing (issue 36)."""
+    from orca.paths import waker_of
+
+    assert waker_of("/run/u/orca/vault.rpc") == ("vault", "/run/u/orca/supervisor.rpc")
+    assert waker_of("/run/u/orca/supervisor.rpc") is None  # orcad wakes nobody for itself
+    assert waker_of("/run/u/orca/vault.pub") is None  # events wake nobody
+    assert waker_of("/run/u/orca/gateway.remote") is None
+    assert waker_of("/run/u/orca/noext") is None
