@@ -69,18 +69,26 @@ else
   mode=status
   printf '{}\n'
 fi
+# ORCA_HOOK_TRACE=FILE (for debugging a light that did not change): one line per call,
+# what became of it.
+trace() {
+  [ -n "${ORCA_HOOK_TRACE:-}" ] || return 0
+  printf '%s %s %s %s\n' "$(date +%s 2>/dev/null)" "${1:-}" "${ORCA_PANE_KEY:-}" "$2" \
+    >> "$ORCA_HOOK_TRACE" 2>/dev/null
+}
 no_decision() {
+  trace "${1:-?}" "not sent: ${2:-}"
   [ "$mode" = permission ] && printf '{}\n'
   exit 0
 }
-[ -n "${ORCA_PANE_KEY:-}" ] || no_decision
+[ -n "${ORCA_PANE_KEY:-}" ] || no_decision "${1:-}" "no ORCA_PANE_KEY"
 case ${1:-} in
   @AGENTS@) agent=$1 ;;
   *) agent=generic ;;
 esac
 endpoint_file=${ORCA_AGENT_HOOK_ENDPOINT:-'@ENDPOINT_FILE@'}
-[ -r "$endpoint_file" ] || no_decision
-command -v curl >/dev/null 2>&1 || no_decision
+[ -r "$endpoint_file" ] || no_decision "$agent" "no endpoint file $endpoint_file"
+command -v curl >/dev/null 2>&1 || no_decision "$agent" "no curl"
 port=
 secret=
 while IFS='=' read -r key value; do
@@ -90,13 +98,14 @@ while IFS='=' read -r key value; do
   esac
 done < "$endpoint_file"
 case $port in
-  '' | *[!0-9]*) no_decision ;;
+  '' | *[!0-9]*) no_decision "$agent" "no port in $endpoint_file" ;;
 esac
-[ -n "$secret" ] || no_decision
+[ -n "$secret" ] || no_decision "$agent" "no secret in $endpoint_file"
 post() {
   curl --silent --output /dev/null --connect-timeout @CONNECT@ --max-time @TOTAL@ \
     -X POST -H 'Content-Type: application/json' -H 'Expect:' -H @/dev/fd/3 \
-    --data-binary @- "http://127.0.0.1:$port/hook/$agent" >/dev/null 2>&1
+    -w '%{http_code}' --data-binary @- "http://127.0.0.1:$port/hook/$agent" 2>/dev/null \
+    | { read -r code; trace "$agent" "port $port: http ${code:-none}"; }
 }
 if [ "$mode" = permission ]; then
   hold=${3:-}

@@ -45,6 +45,8 @@ INHERITED_ORCA_VARS = frozenset(
         "ORCA_HOST_ID",
         # `orca watch --notify` there runs the user's own notifier.
         "ORCA_NOTIFY_COMMAND",
+        # The hook script run by the agent there traces its calls (orca.hook_script).
+        "ORCA_HOOK_TRACE",
     }
 )
 

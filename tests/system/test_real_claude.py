@@ -70,6 +70,8 @@ def world(
                 "PATH": f"{claude.parent}:{user.env['PATH']}",
                 # The vault reads the transcripts where the real CLI writes them.
                 "ORCA_VAULT_CLAUDE_DIRS": str(home / ".claude" / "projects"),
+                # What became of each hook call, for a failure's report (_print_failure).
+                "ORCA_HOOK_TRACE": str(tmp_path / "hook-trace.log"),
             }
         )
         user.ok("up")
@@ -250,13 +252,15 @@ async def _turn(user: User, watch: Watch, session: dict[str, Any], text: str) ->
 
 def _print_failure(user: User, fake: FakeAnthropic, watch: Watch, handle: str) -> None:
     """What a failed test saw: the pane's screen, the watched events, the requests the
-    model API had, and the hooks and ptyd logs' tails."""
+    model API had, the hooks and ptyd logs' tails and the hook script's own trace."""
     screen = user.run("term", "read", handle).stdout if handle else ""
     compact = [(e["event"], e.get("state") or e.get("outcome"), e.get("detail")) for e in watch.lines]
     print("SCREEN", screen[-1500:], "\nWATCH", compact, "\nREQS", len(fake.requests))
     for name in ("hooks", "ptyd"):
         log = user.paths.log_file(name)
         print(name.upper(), "LOG", log.read_text()[-3000:] if log.exists() else "none")
+    trace = Path(user.env["ORCA_HOOK_TRACE"])
+    print("HOOK CALLS", trace.read_text()[-3000:] if trace.exists() else "none")
 
 
 def _reboot(user: User) -> str:

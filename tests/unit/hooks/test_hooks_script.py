@@ -83,6 +83,34 @@ async def test_script_with_dead_endpoint_gives_up_quickly(tmp_path: Path) -> Non
         assert await _run(script, _env(ORCA_PANE_KEY=PANE)) == (0, b"{}\n")
 
 
+async def test_the_trace_says_what_became_of_each_call(tmp_path: Path) -> None:
+    """ORCA_HOOK_TRACE: a line per call, why nothing was sent or the answer's status;
+    the agent still reads only {}."""
+    hooks_dir = tmp_path / "agent-hooks"
+    script = install_hook_script(hooks_dir)
+    trace = tmp_path / "trace.log"
+    env = _env(ORCA_PANE_KEY=PANE, ORCA_HOOK_TRACE=str(trace))
+    with trio.fail_after(10):
+        assert await _run(script, env) == (0, b"{}\n")  # no endpoint file yet
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            dead_port = probe.getsockname()[1]
+        write_endpoint_env(hooks_dir, dead_port, "x" * 64)
+        assert await _run(script, env) == (0, b"{}\n")  # nobody listens there
+        service = HooksService(AgentStatusTable(), lambda _event: None, lambda: None)
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(HookHttpServer("y" * 64, service.ingest_hook).run)
+            write_endpoint_env(hooks_dir, port, "z" * 64)  # a wrong secret
+            assert await _run(script, env) == (0, b"{}\n")
+            nursery.cancel_scope.cancel()
+    lines = [line.split(" ", 3)[1:] for line in trace.read_text().splitlines()]
+    assert lines == [
+        ["claude", PANE, f"not sent: no endpoint file {hooks_dir / 'endpoint.env'}"],
+        ["claude", PANE, f"port {dead_port}: http 000"],
+        ["claude", PANE, f"port {port}: http 403"],
+    ], lines
+
+
 async def test_script_posts_payload_with_pane_identity(tmp_path: Path) -> None:
     """In a pane with Orca running, the payload reaches the status table under the pane's identity."""
     hooks_dir = tmp_path / "agent-hooks"
