@@ -261,6 +261,14 @@ def _print_failure(user: User, fake: FakeAnthropic, watch: Watch, handle: str) -
         print(name.upper(), "LOG", log.read_text()[-3000:] if log.exists() else "none")
     trace = Path(user.env["ORCA_HOOK_TRACE"])
     print("HOOK CALLS", trace.read_text()[-3000:] if trace.exists() else "none")
+    try:  # what hooks holds now (a row the watch did not show, or none)
+        from orca.client.sync import invoke
+        from orca.contracts import hooks
+
+        snap = invoke(hooks.SNAPSHOT, paths=user.paths, timeout=5)
+        print("ROWS", [(r.pane_key, r.state, r.updated_at_ms) for r in snap.rows])
+    except Exception as exc:  # a report must not hide the failure it reports
+        print("ROWS unknown:", exc)
 
 
 def _reboot(user: User) -> str:
