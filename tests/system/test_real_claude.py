@@ -316,6 +316,7 @@ async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulate
             watch = Watch(user)
             await watch.live()
             resumed = user.json("term", "resume", handle)["session"]
+            handle = resumed.get("handle") or resumed["sessionId"]  # a failure shows its screen
             assert resumed["paneKey"] == pane  # the same pane: its tab and layout place
             assert resumed["argv"][-2:] == ["--resume", resumed["resumed"]]
             assert "--permission-mode" in resumed["argv"]
