@@ -82,6 +82,9 @@ class HooksActor:
         self.table = AgentStatusTable(current_host_id())
         self.saver = DebouncedSaver(self.status_path, self.render_status)
         self.refusals = RefusalLog()
+        # Taken and answered 200, but nothing changed (ignored, unchanged): a light that
+        # did not move with a hook the agent sent.
+        self.unapplied = RefusalLog(said="changed nothing")
         self.service = HooksService(self.table, self._publish_status, self.saver.schedule)
         # issue 40 item 4: an answered prompt is settled from ptyd's view of the pane.
         self.ptyd = ctx.connect("ptyd", timeout=2.0)
@@ -164,11 +167,13 @@ class HooksActor:
         """A hook request: its status first, then the session binding it states, then
         (a user prompt the pane's authority accepted) the worktree it may name."""
         reply = self.service.ingest_hook(submission)
-        if reply.status != 200:
+        outcome = reply.body.get("outcome")
+        if reply.status != 200 or outcome != "applied":
             event = submission.payload.get("hook_event_name")
-            self.refusals.refused(
+            said = self.refusals if reply.status != 200 else self.unapplied
+            said.refused(
                 reply.status,
-                str(reply.body.get("reason", "")),
+                str(reply.body.get("reason", outcome or "")),
                 f"{submission.agent} {event if isinstance(event, str) else '?'} "
                 f"for pane {submission.pane_key}",
             )
@@ -247,14 +252,29 @@ class HooksActor:
         digest = args.launch_token_sha256
         if digest is not None and not is_sha256_hex(digest):
             raise BadRequest("launchTokenSha256 must be 64 lowercase hex digits")
+        had = self.table.row(args.pane_key)
         lifted = self.service.restart_pane(
             args.pane_key, digest, args.worktree_id, args.terminal_handle
+        )
+        now = self.table.row(args.pane_key)
+        log.info(
+            "pane %s: a new launch (%s); its row %s",
+            args.pane_key,
+            args.terminal_handle,
+            "none" if had is None else ("dropped" if now is None else f"kept ({now.state})"),
         )
         return hooks.Restarted(fence_lifted=lifted)
 
     async def pty_exited(self, args: hooks.PtyExitedArgs) -> hooks.Removed:
         _require_pane_key(args.pane_key)
         effects = self.service.pty_exited(args.pane_key, args.terminal_handle, args.exit_code)
+        log.info(
+            "pane %s: its terminal %s exited (%s)%s",
+            args.pane_key,
+            args.terminal_handle,
+            args.exit_code,
+            "; its row removed" if effects.events else "",
+        )
         return hooks.Removed(removed=bool(effects.events))
 
     async def reconcile_ptys(self, args: hooks.ReconcilePtysArgs) -> hooks.PtysReconciled:

@@ -21,8 +21,11 @@ MAX_KINDS = 64
 
 
 class RefusalLog:
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, *, said: str = "refused"
+    ) -> None:
         self._clock = clock
+        self._said = said
         # kind -> (when last said, refusals left unsaid since)
         self._kinds: dict[tuple[int, str], tuple[float, int]] = {}
 
@@ -39,5 +42,5 @@ class RefusalLog:
         left_out = said[1] if said is not None else 0
         self._kinds[kind] = (now, 0)
         more = f" ({left_out} more like it since the last line)" if left_out else ""
-        log.info("hook refused (%d %s): %s%s", status, reason, what, more)
+        log.info("hook %s (%d %s): %s%s", self._said, status, reason, what, more)
         return True
