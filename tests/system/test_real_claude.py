@@ -271,6 +271,16 @@ def _print_failure(user: User, fake: FakeAnthropic, watch: Watch, handle: str) -
         print("ROWS unknown:", exc)
 
 
+async def _on_disk(user: User, fake: FakeAnthropic) -> None:
+    """Until the vault counts every answer so far: Claude writes a turn's reply to its
+    transcript just after its Stop hook, and a reboot a few ms later (a kill -9 of
+    everything) lost it once; the resumed Claude then filled the gap with "No response
+    requested." and the totals missed the turn."""
+    with fake.lock:
+        answered = len(fake.usage)
+    await trio.to_thread.run_sync(vault_total, user, answered)
+
+
 def _reboot(user: User) -> str:
     """kill -9 of every Orca process, the keeper and every agent, the runtime folder
     wiped (what a reboot leaves); then ``orca up``, its output returned."""
@@ -306,6 +316,7 @@ async def test_real_claude_resumes_its_conversation_in_its_pane_after_a_simulate
             pane, handle, sid = session["paneKey"], session["handle"], session["sessionId"]
             await watch.until(state_is(pane, "waiting"))  # SessionStart: ready
             await _turn(user, watch, session, "remember the word narwhal")
+            await _on_disk(user, fake)
             watch.close()
 
             said = _reboot(user)
@@ -359,6 +370,7 @@ async def test_resume_on_start_brings_back_what_ran_and_leaves_what_the_user_end
             for s in (running, ended):
                 await watch.seen_or_until(state_is(s["paneKey"], "waiting"))
             await _turn(user, watch, running, "remember the word okapi")
+            await _on_disk(user, fake)
             user.ok("term", "send", ended["handle"], "/exit")
             # Ended on purpose: its process gone and its exit recorded before the reboot
             # (its row clears on SessionEnd, a moment before the process ends).
