@@ -22,10 +22,12 @@ class SidebarMixin(AppBase):
         # The cursor stays where the user put it; it moves when the UI opens a worktree
         # itself (``_move_cursor``), or when its row is gone (to the one open).
         cursor = self._cursor_request or self._cursor or None
-        if self._cursor_request is None and self._sidebar_moved():
+        if self._sidebar_moved():
             # A key that moved the cursor whose highlight message is not handled yet:
             # the list's own highlight is the user's (a rebuild in between put the
-            # cursor back on the old row, issue 39: under load).
+            # cursor back on the old row, issue 39: under load). It wins over a move the
+            # UI asked for before this render too: the user's key came after it (CI: a
+            # selection's pending move put the cursor back after `down`).
             cursor = self._sidebar_cursor() or cursor
         self._cursor_request = None
         if self.item(cursor) is None:
@@ -86,6 +88,7 @@ class SidebarMixin(AppBase):
         if not isinstance(event.option_list, Sidebar) or event.option.id == self._cursor:
             return
         old, self._cursor = self._cursor, event.option.id
+        self._cursor_request = None  # the user's move is the newer one
         self._sidebar_signature = None  # the rows drawn now are not the last render's
         if self.review_shown:
             self.poke(view=True)  # the review follows the highlighted row
