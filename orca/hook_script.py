@@ -101,11 +101,17 @@ case $port in
   '' | *[!0-9]*) no_decision "$agent" "no port in $endpoint_file" ;;
 esac
 [ -n "$secret" ] || no_decision "$agent" "no secret in $endpoint_file"
-post() {
+send() {
   curl --silent --output /dev/null --connect-timeout @CONNECT@ --max-time @TOTAL@ \
     -X POST -H 'Content-Type: application/json' -H 'Expect:' -H @/dev/fd/3 \
-    -w '%{http_code}' --data-binary @- "http://127.0.0.1:$port/hook/$agent" 2>/dev/null \
-    | { read -r code; trace "$agent" "port $port: http ${code:-none}"; }
+    "$@" --data-binary @- "http://127.0.0.1:$port/hook/$agent" 2>/dev/null
+}
+post() {
+  if [ -z "${ORCA_HOOK_TRACE:-}" ]; then
+    send >/dev/null
+    return
+  fi
+  send -w '%{http_code}' | { read -r code; trace "$agent" "port $port: http ${code:-none}"; }
 }
 if [ "$mode" = permission ]; then
   hold=${3:-}
