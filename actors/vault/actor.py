@@ -224,15 +224,14 @@ class VaultActor:
         wait = base
         while True:
             found = True
-            if self.scanner is None:
-                self.caught_up.set()  # unavailable: every op says so at once
-            else:
+            if self.scanner is not None:
                 try:
                     report = await self.scan_pass()
                     found = bool(report.indexed or report.consumed or report.forgotten)
                 except (sqlite3.Error, OSError) as exc:
                     log.exception("scan pass failed (%s); retrying at the next interval", exc)
-                    self.caught_up.set()  # answer from what is there, not after a wait
+            # A pass that failed, or none (unavailable): answer from what is there.
+            self.caught_up.set()
             wait = base if found else min(wait * 2, idle_scan_wait(base))
             with trio.move_on_after(wait):
                 await self.wake.wait()
