@@ -87,6 +87,13 @@ class SidebarMixin(AppBase):
         """The user moved the cursor: the mark moves with it (two rows redrawn)."""
         if not isinstance(event.option_list, Sidebar) or event.option.id == self._cursor:
             return
+        if event.option_list.highlighted_option is not event.option:
+            # Stale: the list highlights another row (or rebuilt its rows) since this
+            # message was posted. A render's own highlights post these too, and one
+            # handled after a later render moved the cursor back to where that render
+            # had put it (CI: `down` then went from the wrong row). A later render
+            # already kept a key's move (``_sidebar_moved``).
+            return
         old, self._cursor = self._cursor, event.option.id
         self._cursor_request = None  # the user's move is the newer one
         self._sidebar_signature = None  # the rows drawn now are not the last render's

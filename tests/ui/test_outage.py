@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 import psutil
+from support.ui_pilot import sidebar_row
 
 from actors.ui.app import OrcaApp
 from orca.paths import resolve_paths
@@ -139,7 +140,7 @@ def test_the_selected_worktree_listed_again_is_selected_again(tree: Any, drive: 
         await app.wait_for(lambda: app.item(alpha) is not None, 20)
         await app.wait_for(lambda: app.selected_worktree == alpha, 10)
         # ... and the sidebar's cursor with it: its keys (^G w: remove) act on that row
-        await app.wait_for(lambda: app.highlighted_worktree() == alpha, 10)
+        await app.wait_for(lambda: sidebar_row(app) == alpha, 10)
         # Gone again, and the user picks beta meanwhile: beta it stays.
         await git("worktree", "remove", "--force", path)
         await app.wait_for(lambda: app.item(alpha) is None, 20)
