@@ -149,9 +149,9 @@ def user_tmp_root() -> Path:
 def _short_runtime_dir(natural: Path) -> Path:
     if len(str(natural)) + 1 + _LONGEST_SOCKET_NAME <= _MAX_IPC_PATH:
         return natural
-    import hashlib
+    from orca.digests import sha256_hex  # not hashlib: OpenSSL in every process (the keeper)
 
-    digest = hashlib.sha256(str(natural).encode()).hexdigest()[:16]
+    digest = sha256_hex(str(natural).encode())[:16]
     return user_tmp_root() / digest
 
 
