@@ -44,6 +44,7 @@ from orca.contracts.fd_keeper import (
     encode_keeper_lock,
     read_keeper_lock,
 )
+from orca.contracts.sys import BUILD_ENV, adopt_build
 from orca.fsio import FileLock, LockHeld, read_lock_holder
 from orca.logs import configure_logging
 from orca.paths import resolve_paths
@@ -118,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         help="with --take-over: first wait this long for orcad to have exited (seconds)",
     )
     args = parser.parse_args(argv)
+    # The build its starter hashed, if these are the same files; popped: an orcad this
+    # keeper starts again hands down its own.
+    adopt_build(os.environ.pop(BUILD_ENV, None))
     configure_logging("keeper")
     # A keeper outlives the terminal or session that started it.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)

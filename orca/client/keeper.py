@@ -185,6 +185,9 @@ def launch_keeper(
     (``orca.daemon.spawn_detached``: a session of its own, so no signal for the starter's
     group or terminal reaches it), output appended to ``log_path`` (0600). Returns its
     pid and the read end of its ready pipe (``wait_keeper_ready``); the caller closes it."""
+    from orca.contracts.sys import BUILD_ENV, starter_build
+
+    env = {**env, BUILD_ENV: starter_build()}  # the keeper need not hash the same files
     pid, read_fd, _ = spawn_detached(python, ("-P", "-m", KEEPER_MODULE), env, log_path, extra_args)
     return pid, read_fd
 

@@ -134,6 +134,11 @@ def test_every_listing_names_rows_by_handle_and_status_shows_orcad_and_keeper(
     assert [a["handle"] for a in status["actors"]] == [a["name"] for a in status["actors"]]
     assert status["orcad"]["handle"] == "orcad" and status["orcad"]["pid"] > 0
     assert status["keeper"]["handle"] == "keeper" and status["keeper"]["pid"] > 0
+    # orcad hands the keeper its build: the keeper hashes nothing, so it never loads
+    # OpenSSL (4 MiB of its 22, issue 36), and still reports the build it runs.
+    assert status["keeper"]["build"] == status["orcad"]["build"] != ""
+    with open(f"/proc/{status['keeper']['pid']}/maps", encoding="utf-8") as maps:
+        assert "libcrypto" not in maps.read()
     (worktree,) = user.json("worktree", "ps")["worktrees"]
     assert worktree["handle"] == "fix-login" and worktree["agents"][0]["handle"] == handle
     worktrees = {w["id"]: w["handle"] for w in user.json("worktree", "ls", "--all")["worktrees"]}

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from orca.contracts import sys as sys_contract
 from orca.contracts.sys import (
     BUILD_ID_CHARS,
+    adopt_build,
     build_id,
+    build_stamp,
     package_roots,
     source_build_id,
     source_stamp,
+    starter_build,
 )
 
 
@@ -63,3 +70,28 @@ def test_the_stamp_moves_with_any_touched_added_or_resized_module(tmp_path: Path
     (roots[0] / "sub" / "new.py").write_text("")
     assert source_stamp(roots) not in (before, touched)
     assert source_stamp([tmp_path / "gone"]) != before, "a missing root is no stamp"
+
+
+@pytest.fixture
+def fresh_build() -> Iterator[None]:
+    """``build_id`` read anew, nothing adopted, before and after."""
+    build_id.cache_clear()
+    sys_contract._adopted.clear()
+    yield
+    build_id.cache_clear()
+    sys_contract._adopted.clear()
+
+
+@pytest.mark.usefixtures("fresh_build")
+def test_a_started_process_takes_its_starters_build_only_for_the_same_files() -> None:
+    """The fd keeper takes orcad's build instead of hashing (and loading OpenSSL for it),
+    but only when its files' stamp is the one orcad took before hashing."""
+    handed = starter_build()
+    assert handed == f"{build_stamp()}:{source_build_id(package_roots())}"
+    build_id.cache_clear()
+    assert not adopt_build(f"{build_stamp()}x:feedfacecafe"), "files changed since: hashed"
+    assert not adopt_build(None) and not adopt_build("") and not adopt_build(build_stamp())
+    assert build_id() == source_build_id(package_roots())
+    build_id.cache_clear()
+    assert adopt_build(f"{build_stamp()}:feedfacecafe")
+    assert build_id() == "feedfacecafe"  # taken as handed: the starter hashed these files
