@@ -129,8 +129,9 @@ _adopted: list[str] = []
 def build_id() -> str:
     """This process's build: ``source_build_id`` of the packages it imports from, read
     once (the first call costs a few ms; an upgrade installed later shows as a
-    different id in the processes started after it). The stamp is taken first, so a
-    file edited while hashing leaves a stamp no later reader matches."""
+    different id in the processes started after it), or the starter's (``adopt_build``).
+    The stamp is taken first, so a file edited while hashing leaves a stamp no later
+    reader matches."""
     build_stamp()
     if _adopted:
         return _adopted[0]
