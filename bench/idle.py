@@ -11,13 +11,17 @@ Side by side in one run, ROUNDS times each (min / median / max):
 * **the keeper** alone: its RSS and PSS.
 
 Each tree runs in a fresh ``ORCA_HOME`` (a temporary folder, with one git repository
-and one worktree holding every terminal), tmux on a socket of its own (``-L``, no
-config), both started the way a user starts them: ``orca up`` and ``orca term new``,
-``tmux new-session -d`` and ``new-window``.
+and WORKTREES worktrees of it, the terminals spread over them in turn), tmux on a
+socket of its own (``-L``, no config), both started the way a user starts them: ``orca
+up``, ``orca worktree create`` and ``orca term new``, ``tmux new-session -d`` and
+``new-window``. The repository is a one-file one, or a clone of ORCA_BENCH_REPO (a
+real one: gitwatch then watches every file of every worktree).
 
 Run: ``.venv/bin/python bench/idle.py`` (about ROUNDS x (2 x SETTLE + 4 x SECONDS)).
 Environment: ORCA_BENCH_ROUNDS (3), ORCA_BENCH_TERMINALS (20), ORCA_BENCH_SECONDS (20),
-ORCA_BENCH_SETTLE (5).
+ORCA_BENCH_SETTLE (5), ORCA_BENCH_WORKTREES (1), ORCA_BENCH_REPO (none). The issue's
+large row: ``ORCA_BENCH_WORKTREES=50 ORCA_BENCH_TERMINALS=100 ORCA_BENCH_REPO=.``
+(PSS "right after start" then includes the 50 worktrees).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ ROUNDS = int(os.environ.get("ORCA_BENCH_ROUNDS", "3"))
 TERMINALS = int(os.environ.get("ORCA_BENCH_TERMINALS", "20"))
 SECONDS = float(os.environ.get("ORCA_BENCH_SECONDS", "20"))
 SETTLE = float(os.environ.get("ORCA_BENCH_SETTLE", "5"))
+WORKTREES = int(os.environ.get("ORCA_BENCH_WORKTREES", "1"))
+REPO = os.environ.get("ORCA_BENCH_REPO", "")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -74,14 +80,27 @@ def idle_cpu_percent(pids: Callable[[], list[int]]) -> float:
 
 # -- Orca -------------------------------------------------------------------------------
 class Orca(OrcaTree):
+    def __init__(self, base: Path) -> None:
+        super().__init__(base)
+        if REPO:  # a real repository instead of the one-file one
+            shutil.rmtree(self.repo)
+            subprocess.run(
+                ["git", "clone", "-q", "--no-local", os.path.abspath(REPO), str(self.repo)],
+                check=True,
+            )
+        head = ["git", "-C", str(self.repo), "symbolic-ref", "--short", "HEAD"]
+        self.base_branch = subprocess.run(head, capture_output=True, text=True, check=True)
+        self.names = [f"idle-{i}" for i in range(1, WORKTREES + 1)]
+
     def up(self) -> None:
         self.cli("up")
         self.cli("repo", "add", str(self.repo))
-        self.cli("worktree", "create", "repo", "idle", "--base", "main")
+        for name in self.names:
+            self.cli("worktree", "create", "repo", name, "--base", self.base_branch.stdout.strip())
 
     def terminals(self, count: int) -> None:
-        for _ in range(count):
-            self.cli("term", "new", "idle", "--", "/bin/sh")
+        for i in range(count):
+            self.cli("term", "new", self.names[i % len(self.names)], "--", "/bin/sh")
 
     def service_pids(self) -> list[int]:
         """orcad, its actors and the keeper: not the terminals' programs."""
@@ -160,7 +179,8 @@ def main() -> None:
                         rows[name].setdefault(key, []).append(value)
                 finally:
                     tree.down()
-    print(f"idle cost, {ROUNDS} rounds (min / median / max), {TERMINALS} idle shells,")
+    where = f"{WORKTREES} worktree{'s' if WORKTREES != 1 else ''} of {REPO or 'a one-file repo'}"
+    print(f"idle cost, {ROUNDS} rounds (min / median / max), {TERMINALS} idle shells in {where},")
     print(f"CPU over {SECONDS:g} s after {SETTLE:g} s of settling; the shells not counted")
     labels = {
         "pss_up_mib": "PSS right after start, MiB",
