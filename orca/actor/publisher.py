@@ -120,6 +120,10 @@ class EventPublisher:
         return self.seq
 
     def heartbeat(self) -> None:
+        # Owed no more, sent or not: with no one subscribed to heartbeats (a topic's
+        # subscriber that did not ask for them), the trailing one stayed due and the
+        # loop woke for it every second, for good (issue 36: gitwatch, idle).
+        self._sent_since_beat = False
         if self._is_wanted(_HEARTBEAT_TOPIC):
             self._beat()
             self._read_subscriptions()  # the send may have taken in queued subscriptions

@@ -209,3 +209,37 @@ async def test_a_trailing_heartbeat_follows_events_and_then_nothing_wakes(
                 nursery.cancel_scope.cancel()
     finally:
         sock.close()
+
+
+async def test_events_nobody_beats_for_leave_no_trailing_heartbeat_looping(
+    publisher: tuple[EventPublisher, str],
+) -> None:
+    """A subscriber of a topic that did not subscribe to heartbeats (a terminal's output,
+    say): the trailing heartbeat after its events is wanted by no one. The loop woke for
+    it once a second from then on, for good (gitwatch of an idle tree of 50 worktrees
+    and 100 terminals, issue 36): it is due once, and then nothing wakes."""
+    import trio
+
+    pub, endpoint = publisher
+    beats: list[float] = []
+    real = pub.heartbeat
+
+    def counted() -> None:
+        beats.append(trio.current_time())
+        real()
+
+    pub.heartbeat = counted  # type: ignore[method-assign]
+    sock = subscriber(endpoint, "w.")
+    try:
+        with trio.fail_after(30):
+            await trio.to_thread.run_sync(wait_subscriptions_changed, pub)
+            assert pub.wants("w.1") and not pub.wants(HEARTBEAT_TYPE)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(functools.partial(pub.run_heartbeats, 3600.0, trailing=0.02))
+                pub.publish("w", {"n": 1}, topic="w.1")
+                assert (await _receive_async(sock)).type == "w"
+                await trio.sleep(0.5)  # 25 trailing periods of nothing
+                nursery.cancel_scope.cancel()
+        assert len(beats) == 1, f"{len(beats)} heartbeats due for one event"
+    finally:
+        sock.close()
