@@ -18,6 +18,7 @@ that is a user's prompt may name its worktree: gitwatch is asked in the backgrou
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -66,6 +67,26 @@ MAX_CLEAR_REASON_CHARS = 64
 
 def _answer(effects: TableEffects) -> hooks.IngestResult:
     return hooks.IngestResult(outcome=effects.outcome, reason=effects.reason)
+
+
+# A pane_input call on its way and queued here longer than this is not believed: its
+# monotonic stamp is then taken for another clock's (a time namespace), and the age ptyd
+# measured when it sent is used.
+MAX_INPUT_TRANSIT_MS = 30_000
+
+
+def input_age_ms(args: hooks.PaneInputArgs, now_monotonic: float | None = None) -> int:
+    """How long ago the pane's last key was typed, as of now. From ptyd's stamp on the
+    machine's monotonic clock when it sent one: the call's time on its way and queued
+    in this actor counts (under load that was longer than an agent takes to ask after
+    the key that made it ask, and the key then "answered" the ask: CI,
+    test_approve_cli). Else the age ptyd measured when it sent."""
+    sent = args.evidence_age_ms
+    if args.typed_at_monotonic_ms <= 0:
+        return sent
+    now = time.monotonic() if now_monotonic is None else now_monotonic
+    age = int(now * 1000) - args.typed_at_monotonic_ms
+    return age if sent <= age <= sent + MAX_INPUT_TRANSIT_MS else sent
 
 
 def _require_pane_key(pane_key: str) -> None:
@@ -302,7 +323,7 @@ class HooksActor:
 
     async def pane_input(self, args: hooks.PaneInputArgs) -> hooks.IngestResult:
         _require_pane_key(args.pane_key)
-        return _answer(self.service.pane_input(args.pane_key, args.evidence_age_ms))
+        return _answer(self.service.pane_input(args.pane_key, input_age_ms(args)))
 
     async def ack(self, args: hooks.AckArgs) -> hooks.Acked:
         if args.pane_key is not None:

@@ -217,7 +217,11 @@ class HooksLink:
             typed_at = self._input_typed_at.pop(item.pane_key, None)
             if typed_at is not None:
                 age_ms = int((time.monotonic() - typed_at) * 1000)
-                args = replace(args, evidence_age_ms=max(0, age_ms))
+                args = replace(
+                    args,
+                    evidence_age_ms=max(0, age_ms),
+                    typed_at_monotonic_ms=int(typed_at * 1000),
+                )
         if isinstance(args, hooks.IngestOscArgs) and item.seen_at:
             age_ms = int((time.monotonic() - item.seen_at) * 1000)
             args = replace(args, evidence_age_ms=max(0, age_ms))

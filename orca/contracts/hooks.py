@@ -81,10 +81,14 @@ Ops (ROUTER; args validated as the Structs below; camelCase on the wire):
     it sees another). Counts are rows. Idempotent.
     Errors: ``bad_request`` (a pane key malformed, a hash not 64 lowercase hex digits,
     more than ``MAX_RECONCILED_PTYS`` entries in a list).
-``agentStatus.pane_input`` {paneKey, terminalHandle} → IngestResult {outcome, reason}
+``agentStatus.pane_input`` {paneKey, terminalHandle, evidenceAgeMs=0,
+    typedAtMonotonicMs=0} → IngestResult {outcome, reason}
     The user typed into the pane (``ptyd`` ``term.write``). A ``blocked`` row (a
     permission prompt) returns to ``working`` at once: input into the blocked pane is
-    the evidence the prompt was answered. Any other row: ``unchanged``.
+    the evidence the prompt was answered. A key typed before the row was blocked
+    answers nothing (``unchanged``, ``typed_before_the_ask``): its age is taken at
+    handling from ``typedAtMonotonicMs`` (the machine's monotonic clock), else
+    ``evidenceAgeMs`` (as ptyd sent it). Any other row: ``unchanged``.
     Errors: ``bad_request`` (pane key malformed).
 ``agentStatus.ack`` {paneKey?} → Acked {acked}
     The user saw the pane (attach) or acknowledged it (``orca ack``): its row (every
@@ -230,6 +234,10 @@ class PaneInputArgs(Args, frozen=True, kw_only=True):
     # How long before sending the last key was typed (ptyd's queue to hooks can lag):
     # a key typed before the row was blocked answers nothing.
     evidence_age_ms: int = 0
+    # When it was typed on the machine's monotonic clock (CLOCK_MONOTONIC, ms), which
+    # ptyd and hooks share: hooks takes the age from it when the call is handled, so the
+    # time the call spent on its way and queued in hooks counts too (0: not sent).
+    typed_at_monotonic_ms: int = 0
 
 
 # One reconciliation names every PTY ptyd holds (ended ones are bounded by its history

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -75,7 +76,9 @@ async def test_a_verdict_reaches_the_agent_once_and_the_row_goes_on(orca_home: P
             box, run = _held(hooks)
             nursery.start_soon(run)
             # The row goes blocked first (filed as any hook), then the request is held.
-            blocked = await hooks.tap.next_of(contract.STATUS_SET, lambda e: e.row.state == "blocked")
+            blocked = await hooks.tap.next_of(
+                contract.STATUS_SET, lambda e: e.row.state == "blocked"
+            )
             assert blocked.row.pane_key == PANE
             requested = await hooks.tap.next_of(contract.PERMISSION_REQUESTED)
             request = requested.request
@@ -107,7 +110,9 @@ async def test_a_verdict_reaches_the_agent_once_and_the_row_goes_on(orca_home: P
             assert again.outcome == "already_settled" and again.settlement == first.settlement
             settled = await hooks.tap.next_of(contract.PERMISSION_SETTLED)
             assert settled.settlement == first.settlement
-            working = await hooks.tap.next_of(contract.STATUS_SET, lambda e: e.row.state == "working")
+            working = await hooks.tap.next_of(
+                contract.STATUS_SET, lambda e: e.row.state == "working"
+            )
             assert working.row.pane_key == PANE
             assert (await hooks.invoke(contract.PERMISSION_SNAPSHOT)).pending == []
         assert box["out"] == {
@@ -155,6 +160,30 @@ async def test_the_prompt_answered_in_the_terminal_releases_the_hold(orca_home: 
             )
             assert late.outcome == "already_settled"
         assert box["out"] == {}
+
+
+async def test_a_key_typed_before_the_ask_answers_nothing_however_late_its_word_comes(
+    orca_home: Path,
+) -> None:
+    """ptyd's word of a key reaches hooks after the ask that key made the agent send,
+    its age measured when ptyd sent it (0 here): its time on the way and queued in hooks
+    counts too, from its stamp on the machine's monotonic clock. Under load that wait
+    was longer than the agent took to ask, the key "answered" the ask and the row showed
+    working (CI: test_approve_cli)."""
+    with trio.fail_after(30):
+        async with running_hooks(orca_home) as hooks, trio.open_nursery() as nursery:
+            typed_at_ms = int(time.monotonic() * 1000) - 200  # the key, before the ask
+            _box, run = _held(hooks)
+            nursery.start_soon(run)
+            await hooks.tap.next_of(contract.PERMISSION_REQUESTED)
+            late = contract.PaneInputArgs(
+                pane_key=PANE, evidence_age_ms=0, typed_at_monotonic_ms=typed_at_ms
+            )
+            result = await hooks.invoke(contract.PANE_INPUT, late)
+            assert result.outcome == "unchanged", result
+            (row,) = await hooks.rows()
+            assert row["state"] == "blocked"
+            nursery.cancel_scope.cancel()
 
 
 async def test_no_verdict_in_time_leaves_the_terminal_prompt(orca_home: Path) -> None:
