@@ -89,14 +89,15 @@ class Orca(OrcaTree):
                 check=True,
             )
         head = ["git", "-C", str(self.repo), "symbolic-ref", "--short", "HEAD"]
-        self.base_branch = subprocess.run(head, capture_output=True, text=True, check=True)
+        branch = subprocess.run(head, capture_output=True, text=True, check=True)
+        self.base_branch = branch.stdout.strip()
         self.names = [f"idle-{i}" for i in range(1, WORKTREES + 1)]
 
     def up(self) -> None:
         self.cli("up")
         self.cli("repo", "add", str(self.repo))
         for name in self.names:
-            self.cli("worktree", "create", "repo", name, "--base", self.base_branch.stdout.strip())
+            self.cli("worktree", "create", "repo", name, "--base", self.base_branch)
 
     def terminals(self, count: int) -> None:
         for i in range(count):
