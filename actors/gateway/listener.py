@@ -256,7 +256,9 @@ class GatewayListener:
         try:
             endpoints: list[str] = []
             if self.config.local:
-                self.local_listening = bind_endpoint(sock, self.config.local, endpoints, self._ipc_files)
+                self.local_listening = bind_endpoint(
+                    sock, self.config.local, endpoints, self._ipc_files
+                )
             if self.config.listen:
                 self.listening = bind_endpoint(sock, self.config.listen, endpoints, [])
         except BaseException:

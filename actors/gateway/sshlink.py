@@ -92,7 +92,9 @@ class SshLink:
     def stderr_text(self) -> str:
         return self._stderr.decode("utf-8", "replace")
 
-    async def run(self, *, task_status: trio.TaskStatus[RemoteInfo] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, task_status: trio.TaskStatus[RemoteInfo] = trio.TASK_STATUS_IGNORED
+    ) -> None:
         if not self.target.remote_socket:
             raise SshLinkDown("not set up", f"run `orca host add {self.host.name} …` again")
         ssh_dir(self.paths)
@@ -122,7 +124,9 @@ class SshLink:
                 with trio.move_on_after(CONNECT_TIMEOUT_S) as waited:
                     line = await self._first_line(proc.stdout)
                 if waited.cancelled_caught:
-                    raise SshLinkDown("unreachable", f"no answer from ssh in {CONNECT_TIMEOUT_S:g}s")
+                    raise SshLinkDown(
+                        "unreachable", f"no answer from ssh in {CONNECT_TIMEOUT_S:g}s"
+                    )
                 if line is None or line.strip() == ORCA_MISSING:
                     code = await self._exited(proc)
                     raise SshLinkDown(*classify(code, self._stdout_seen, self.stderr_text))

@@ -62,6 +62,14 @@ FOLDER_LIST_TIMEOUT_S = 1.0
 # inside a caller's 5 s RPC timeout: past it, the answer is what is tracked so far).
 FIRST_TRACK_WAIT_S = float(os.environ.get("ORCA_GITWATCH_FIRST_TRACK_WAIT_S", "2.0"))
 
+# Served each in a task of its own: a create waits on git for tens of milliseconds and
+# orch asks for several at once, a preview per variant of a run (`orca run show`). A
+# create holds its name (``RepoTracker.name_lock``) and every rescan the repo's lock;
+# the other mutations (remove, rename, merge) stay one at a time in arrival order.
+CONCURRENT_OPS = frozenset({contract.WORKTREE_CREATE.name, contract.WORKTREE_MERGE_PREVIEW.name})
+# Previews computed at once (each a merge in memory and up to three git processes).
+PREVIEW_SLOTS = 4
+
 A = TypeVar("A", bound=msgspec.Struct)
 _WIRE_ERROR: wire.ErrorTable = (
     (errors.CallerError, wire.BadRequest),
@@ -96,6 +104,7 @@ class GitwatchActor:
         # Set once every repo of the store's first whole view is tracked: a snapshot
         # taken before it would list a restarted gitwatch's worktrees as missing.
         self.tracked_once = trio.Event()
+        self.preview_slots = trio.Semaphore(PREVIEW_SLOTS)
 
     def view(self) -> StoreView:
         return self.store.view()
@@ -116,7 +125,7 @@ class GitwatchActor:
 
     def register(self) -> None:
         for op, handler in self.handlers():
-            self.ctx.rpc.register(op, _mapped(handler))
+            self.ctx.rpc.register(op, _mapped(handler), concurrent=op.name in CONCURRENT_OPS)
         self.ctx.rpc.extra_stats = lambda: {
             "gitwatch": {
                 "repos": len(self.tracker.repos),
@@ -255,7 +264,8 @@ class GitwatchActor:
         )
 
     async def merge_preview(self, args: contract.MergePreviewArgs) -> contract.MergePreview:
-        return await preview_merge(self.tracker, self.store, args)
+        async with self.preview_slots:
+            return await preview_merge(self.tracker, self.store, args)
 
     async def merge(self, args: contract.MergeArgs) -> contract.MergeResult:
         return await merge_worktree(self.tracker, self.store, args)

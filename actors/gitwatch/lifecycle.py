@@ -106,6 +106,36 @@ async def create_worktree(
     path, branch, layout = await trio.to_thread.run_sync(
         plan_worktree_path, store, repo, request.name
     )
+    async with tracker.name_lock(repo.id, branch):
+        worktree_id = await _make_worktree(
+            tracker, store, request, progress, repo, path, branch, layout
+        )
+    setup = contract.SetupOutcome(ran=False, exit_code=None)
+    if request.run_setup:
+        # The worktree exists from here on: a setup problem is reported, not raised.
+        try:
+            exit_code = await run_setup_script(
+                path, repo.path, lambda line: progress("setup", line), worktree_id=worktree_id
+            )
+            setup = contract.SetupOutcome(ran=exit_code is not None, exit_code=exit_code)
+        except (UnsupportedSetup, OSError) as exc:
+            progress("setup", f"setup not run: {exc}")
+            setup = contract.SetupOutcome(ran=False, exit_code=None, error=str(exc))
+    progress("done", path)
+    return contract.Created(worktree_id=worktree_id, path=path, branch=_HEADS + branch, setup=setup)
+
+
+async def _make_worktree(
+    tracker: RepoTracker,
+    store: StorePort,
+    request: CreateRequest,
+    progress: Progress,
+    repo: Repo,
+    path: str,
+    branch: str,
+    layout: str,
+) -> str:
+    """The checks, ``git worktree add``, the creation evidence, the rescan: the id."""
     if await trio.to_thread.run_sync(os.path.lexists, path):
         raise errors.DestinationExists(f"{path} already exists")
     lifecycleplan.refuse_checked_out((await fresh_facts(tracker, repo)).rows.values(), branch)
@@ -148,19 +178,7 @@ async def create_worktree(
     # Replace, not patch: notes left at this path by an earlier worktree are not ours.
     await store.replace_meta(worktree_id, evidence)
     await tracker.rescan_repo(repo.id)
-    setup = contract.SetupOutcome(ran=False, exit_code=None)
-    if request.run_setup:
-        # The worktree exists from here on: a setup problem is reported, not raised.
-        try:
-            exit_code = await run_setup_script(
-                path, repo.path, lambda line: progress("setup", line), worktree_id=worktree_id
-            )
-            setup = contract.SetupOutcome(ran=exit_code is not None, exit_code=exit_code)
-        except (UnsupportedSetup, OSError) as exc:
-            progress("setup", f"setup not run: {exc}")
-            setup = contract.SetupOutcome(ran=False, exit_code=None, error=str(exc))
-    progress("done", path)
-    return contract.Created(worktree_id=worktree_id, path=path, branch=_HEADS + branch, setup=setup)
+    return worktree_id
 
 
 async def _work_of(repo: Repo, source: str, tracker: RepoTracker) -> tuple[str, str]:

@@ -14,7 +14,8 @@ in between the move and the identity migration.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import msgspec
 import trio
@@ -72,9 +73,32 @@ class RepoTracker:
         self.ahead_behind: dict[str, AheadBehindCache] = {}
         self._common_dirs: dict[str, str] = {}
         self._locks: dict[str, trio.Lock] = {}
+        # Rescans asked for and rescans done, counted per repo (see rescan_repo).
+        self._asked: dict[str, int] = {}
+        self._covered: dict[str, int] = {}
+        # Branch names being made into worktrees: (repo, branch) -> (lock, holders).
+        self._names: dict[tuple[str, str], tuple[trio.Lock, int]] = {}
 
     def repo_lock(self, repo_id: str) -> trio.Lock:
         return self._locks.setdefault(repo_id, trio.Lock())
+
+    @asynccontextmanager
+    async def name_lock(self, repo_id: str, branch: str) -> AsyncIterator[None]:
+        """Held by a create from its checks until its worktree exists: creates of other
+        names run side by side, two of one name one after the other (the second then
+        finds the first's worktree, as if they had come in turn)."""
+        key = (repo_id, branch)
+        lock, holders = self._names.get(key, (trio.Lock(), 0))
+        self._names[key] = (lock, holders + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, holders = self._names[key]
+            if holders == 1:
+                del self._names[key]
+            else:
+                self._names[key] = (lock, holders - 1)
 
     async def track_repo(self, repo_id: str, path: str, kind: RepoKind = "git") -> None:
         """Start tracking a repo: read it, watch it, publish its rows as added.
@@ -99,12 +123,26 @@ class RepoTracker:
         self.watcher.unwatch_repo(repo_id)
 
     async def rescan_repo(self, repo_id: str) -> None:
+        """Bring the repo's facts up to date with what is on disk now; returns once a
+        scan that began after this call has ended.
+
+        Calls that arrive while a scan runs share the next one: a burst of N worktree
+        creates (or N merge previews) costs about two scans, not N, and each caller
+        still gets facts read after it asked."""
+        ticket = self._asked[repo_id] = self._asked.get(repo_id, 0) + 1
         async with self.repo_lock(repo_id):
-            await self._rescan_locked(repo_id)
+            if self._covered.get(repo_id, 0) >= ticket:
+                return  # a scan that began after this ask has ended meanwhile
+            await self._counted_rescan(repo_id)
 
     async def rescan_repo_locked(self, repo_id: str) -> None:
         """Rescan while the caller already holds :meth:`repo_lock` (a rename does)."""
+        await self._counted_rescan(repo_id)
+
+    async def _counted_rescan(self, repo_id: str) -> None:
+        begun = self._asked.get(repo_id, 0)  # every ask made so far is answered by this scan
         await self._rescan_locked(repo_id)
+        self._covered[repo_id] = max(self._covered.get(repo_id, 0), begun)
 
     async def _rescan_locked(self, repo_id: str) -> None:
         repo = self.repos.get(repo_id)

@@ -303,9 +303,7 @@ class IndexWriter:
                     f" SELECT id, {INDEXED_TEXT_SQL}(text) FROM entries WHERE id > ? AND id <= ?",
                     (upto, last[0]),
                 )
-                conn.execute(
-                    "UPDATE meta SET value = ? WHERE key = 'text_upto'", (int(last[0]),)
-                )
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'text_upto'", (int(last[0]),))
                 self._bump("revision")  # what a search finds changed
             conn.execute("COMMIT")
         except BaseException:

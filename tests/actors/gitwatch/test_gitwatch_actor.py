@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import AsyncIterator
@@ -216,6 +217,49 @@ async def test_recreated_path_does_not_inherit_old_meta(actors: tuple[Actors, st
         assert meta.comment == "" and meta.instance_id != first_meta.instance_id
 
 
+async def test_a_create_whose_setup_still_runs_holds_no_other_op(
+    actors: tuple[Actors, str], repo: Path, tmp_path: Path
+) -> None:
+    """A repo's setup script may run for minutes (an install): while it does, another
+    create, a listing and a merge preview are answered, and the slow create ends with its
+    setup's outcome when the script does."""
+    running, repo_id = actors
+    go = tmp_path / "go"
+    os.mkfifo(go, 0o600)
+    (repo / "orca.yaml").write_text(f"setup: read line < '{go}'\n")
+    _git(repo, "add", "orca.yaml")
+    _git(repo, "commit", "-q", "-m", "a setup that waits")
+    slow_path = tmp_path / "workspaces" / "proj" / "slow"
+    outcome: list[gw.Created] = []
+
+    async def slow() -> None:
+        outcome.append(
+            await running.gitwatch.invoke(
+                gw.WORKTREE_CREATE, gw.CreateArgs(repo_id=repo_id, name="slow"),
+                timeout=TEST_TIMEOUT_S,
+            )
+        )  # fmt: skip
+
+    with trio.fail_after(TEST_TIMEOUT_S):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(slow)
+            await running.events.next_of(gw.WORKTREE_ADDED, _at(slow_path))  # setup next
+            quick = await running.gitwatch.invoke(
+                gw.WORKTREE_CREATE, gw.CreateArgs(repo_id=repo_id, name="quick", setup="skip")
+            )
+            listed = {row.path for row in (await _list(running, repo_id)).worktrees}
+            assert {quick.path, str(slow_path)} <= listed
+            preview = await running.gitwatch.invoke(
+                gw.WORKTREE_MERGE_PREVIEW, gw.MergePreviewArgs(worktree=quick.worktree_id)
+            )
+            assert preview.branch == "quick" and preview.ahead == 0
+            assert not outcome  # the slow one's setup is still reading
+            await trio.to_thread.run_sync(lambda: go.write_text("go\n"))
+    [created] = outcome
+    assert created.path == str(slow_path)
+    assert created.setup.ran and created.setup.exit_code == 0
+
+
 async def test_repo_removed_from_store_drops_its_rows(
     actors: tuple[Actors, str], repo: Path
 ) -> None:
@@ -334,7 +378,9 @@ async def test_a_starting_gitwatch_snapshots_and_lists_every_repo_it_will_track(
 
             async def ask() -> None:
                 asked["snapshot"] = await gitwatch.invoke(gw.SNAPSHOT, NoArgs(), timeout=30)
-                asked["listing"] = await gitwatch.invoke(gw.WORKTREE_LIST, gw.ListArgs(), timeout=30)
+                asked["listing"] = await gitwatch.invoke(
+                    gw.WORKTREE_LIST, gw.ListArgs(), timeout=30
+                )
                 answered.set()
 
             async with trio.open_nursery() as nursery:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +18,10 @@ from typing import Any
 import msgspec
 import pytest
 import trio
+import trio.testing
 
 from actors.gitwatch import errors
+from actors.gitwatch import tracker as tracker_module
 from actors.gitwatch.firstmessage import name_from_message, rename_from_first_message
 from actors.gitwatch.lifecycle import (
     CreateRequest,
@@ -296,6 +299,85 @@ async def test_rename_refuses_an_existing_destination(world: World) -> None:
             await rename_worktree(
                 world.tracker, world.store, world.tracker.emit, created.worktree_id, "b"
             )
+
+
+async def test_two_creates_of_one_name_at_once_come_in_turn(world: World) -> None:
+    """Creates run side by side, but two of one name are served one after the other: one
+    worktree, and the second a clear DestinationExists, as if they had come in turn (not
+    a git error from racing it)."""
+    outcomes: list[object] = []
+
+    async def one() -> None:
+        try:
+            outcomes.append(await _create(world, "twin"))
+        except errors.GitwatchError as exc:
+            outcomes.append(exc)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one)
+            nursery.start_soon(one)
+    made = [o for o in outcomes if isinstance(o, gw.Created)]
+    refused = [o for o in outcomes if isinstance(o, errors.DestinationExists)]
+    assert len(made) == 1 and len(refused) == 1, outcomes
+    assert [c[0] for c in world.store.calls] == ["replace_meta"]
+
+
+async def test_creates_at_once_share_their_scans(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight creates at once each get their worktree listed when they return, and the
+    repo is not listed once per create and again per check (2 x 8 scans): asks made
+    while a scan runs share the next one."""
+    scans: list[str] = []
+    real = tracker_module.scan_with_ahead_behind
+
+    def counted(*args: Any) -> Any:
+        scans.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(tracker_module, "scan_with_ahead_behind", counted)
+    names = [f"side-{i}" for i in range(8)]
+    results: dict[str, gw.Created] = {}
+
+    async def one(name: str) -> None:
+        results[name] = await _create(world, name)
+        assert results[name].path in world.tracker.repos["r1"].rows  # listed on return
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for name in names:
+                nursery.start_soon(one, name)
+    assert sorted(results) == names
+    assert all(_exists(r.path) for r in results.values())
+    assert len(scans) < len(names), len(scans)
+
+
+async def test_a_rescan_asked_during_a_scan_reads_the_disk_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rescan asked while another is reading returns only after a scan that began after
+    the ask: a worktree made in between is in the facts it returns."""
+    reading, release = threading.Event(), threading.Event()
+    real = tracker_module.scan_with_ahead_behind
+
+    def held(*args: Any) -> Any:
+        if not release.is_set():
+            reading.set()
+            release.wait(20)
+        return real(*args)
+
+    monkeypatch.setattr(tracker_module, "scan_with_ahead_behind", held)
+    late = world.root / "late"
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(world.tracker.rescan_repo, "r1")
+            await trio.to_thread.run_sync(reading.wait, 20)  # the first scan is reading
+            _git_out(world.repo, "worktree", "add", "-q", "-b", "late", str(late))
+            nursery.start_soon(world.tracker.rescan_repo, "r1")
+            await trio.testing.wait_all_tasks_blocked()  # the second asked, waits its turn
+            release.set()
+        assert str(late) in world.tracker.repos["r1"].rows
 
 
 async def test_existing_branch_not_checked_out_is_reused(world: World) -> None:

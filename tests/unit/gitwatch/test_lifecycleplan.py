@@ -34,7 +34,10 @@ def test_add_reuses_an_existing_branch_else_makes_one_at_the_base() -> None:
 @pytest.mark.parametrize(
     ("stderr", "kind"),
     [
-        ("Preparing worktree\nfatal: 'b' is already checked out at '/x'", errors.BranchCheckedOutElsewhere),
+        (
+            "Preparing worktree\nfatal: 'b' is already checked out at '/x'",
+            errors.BranchCheckedOutElsewhere,
+        ),
         ("fatal: '/p' already exists", errors.DestinationExists),
         ("fatal: invalid reference: nope", errors.CallerError),
         ("fatal: something else", errors.GitFailure),
