@@ -113,6 +113,25 @@ def apply_listing(repo: RepoFacts, listing: list[WorktreeFacts]) -> ListingUpdat
     return ListingUpdate(events, added, removed, status_needed, newly)
 
 
+def apply_row(repo: RepoFacts, row: WorktreeFacts) -> ListingUpdate:
+    """One worktree re-read on its own (a create knows which one it made): its row is
+    added or updated as :func:`apply_listing` would, and every other row stands."""
+    reason = unrepresentable_reason(row.path)
+    if reason is not None:
+        newly = [] if row.path in repo.unrepresentable else [row.path]
+        repo.unrepresentable[row.path] = reason
+        return ListingUpdate([], [], [], [], newly)
+    old = repo.rows.get(row.path)
+    repo.rows[row.path] = row
+    if old is None:
+        return ListingUpdate([WorktreeAdded(repo.repo_id, row)], [row], [], [row.path])
+    if old == row:
+        return ListingUpdate([], [], [], [])
+    moved = old.head != row.head or old.branch != row.branch
+    changed = WorktreeChanged(repo.repo_id, row, repo.dirty.get(row.path))
+    return ListingUpdate([changed], [], [], [row.path] if moved else [])
+
+
 def apply_dirty(repo: RepoFacts, path: str, counts: DirtyCounts) -> list[FactEvent]:
     """Record a worktree's dirty counts; an event only when they changed."""
     row = repo.rows.get(path)

@@ -138,7 +138,7 @@ async def _make_worktree(
     """The checks, ``git worktree add``, the creation evidence, the rescan: the id."""
     if await trio.to_thread.run_sync(os.path.lexists, path):
         raise errors.DestinationExists(f"{path} already exists")
-    lifecycleplan.refuse_checked_out((await fresh_facts(tracker, repo)).rows.values(), branch)
+    await _refuse_checked_out(tracker, repo, branch)
     exists = await run_git(
         repo.path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
     )
@@ -157,7 +157,8 @@ async def _make_worktree(
     progress("git", f"creating {path} on branch {branch}")
     await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
     args = lifecycleplan.add_args(path, branch, base, branch_exists=exists.returncode == 0)
-    result = await run_git(repo.path, *args, check=False)
+    async with tracker.admin_lock(repo.id):
+        result = await run_git(repo.path, *args, check=False)
     if result.returncode != 0:
         raise lifecycleplan.add_failure(result.stderr, branch)
     if carried is not None:
@@ -177,8 +178,23 @@ async def _make_worktree(
     )
     # Replace, not patch: notes left at this path by an earlier worktree are not ours.
     await store.replace_meta(worktree_id, evidence)
-    await tracker.rescan_repo(repo.id)
+    await tracker.rescan_worktree(repo.id, path)
     return worktree_id
+
+
+async def _refuse_checked_out(tracker: RepoTracker, repo: Repo, branch: str) -> None:
+    """A branch checked out in another worktree is refused before git runs. Asked of the
+    facts the watcher keeps, and of a fresh scan only before refusing: a repo of N
+    worktrees is not scanned again for every create. (One checked out a moment ago that
+    the watcher has not seen yet is refused by git itself: ``add_failure``.)"""
+    known = tracker.repos.get(repo.id)
+    if known is not None and known.unavailable is None:
+        try:
+            lifecycleplan.refuse_checked_out(known.rows.values(), branch)
+            return
+        except errors.BranchCheckedOutElsewhere:
+            pass  # confirmed below on what is on disk now
+    lifecycleplan.refuse_checked_out((await fresh_facts(tracker, repo)).rows.values(), branch)
 
 
 async def _work_of(repo: Repo, source: str, tracker: RepoTracker) -> tuple[str, str]:
@@ -242,12 +258,16 @@ async def remove_worktree(
     refusal = lifecycleplan.remove_refusal(row, force=force, changed=changed)
     if refusal is not None:
         raise refusal
-    await run_git(repo.path, *lifecycleplan.remove_args(row, force=force))
+    async with tracker.admin_lock(repo_id):
+        await run_git(repo.path, *lifecycleplan.remove_args(row, force=force))
     await store.forget_meta(worktree_id)
     result = contract.Removed(worktree_id=worktree_id, removed=True, branch_deleted=False)
     branch = lifecycleplan.branch_to_delete(row, delete_branch=delete_branch)
     if branch is not None:
-        deleted = await run_git(repo.path, "branch", "-D" if force else "-d", branch, check=False)
+        async with tracker.admin_lock(repo_id):
+            deleted = await run_git(
+                repo.path, "branch", "-D" if force else "-d", branch, check=False
+            )
         result = contract.Removed(
             worktree_id=worktree_id,
             removed=True,
@@ -284,7 +304,7 @@ async def rename_worktree(
     if moves and await trio.to_thread.run_sync(os.path.lexists, plan.new_path):
         raise errors.DestinationExists(f"{plan.new_path} already exists")
     new_id = make_worktree_id(repo_id, plan.new_path) if moves else worktree_id
-    async with tracker.repo_lock(repo_id):
+    async with tracker.repo_lock(repo_id), tracker.admin_lock(repo_id):
         facts = tracker.repos[repo_id]
         row = facts.rows.get(plan.old_path)
         if row is None:

@@ -13,6 +13,7 @@ in between the move and the identity migration.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -24,16 +25,19 @@ from actors.gitwatch.aheadbehind import AheadBehindCache, Bases, with_ahead_behi
 from actors.gitwatch.errors import RepoUnavailable
 from actors.gitwatch.factstate import (
     FactEvent,
+    ListingUpdate,
     RepoFacts,
     RepoKind,
     WorktreeRemoved,
     apply_dirty,
     apply_listing,
+    apply_row,
     apply_unavailable,
 )
 from actors.gitwatch.gitfacts import (
     common_dir,
     folder_facts,
+    linked_worktree_at,
     read_dirty_counts,
     scan_worktrees,
 )
@@ -62,6 +66,14 @@ def scan_with_ahead_behind(
     return with_ahead_behind(repo_path, scan_worktrees(repo_path), bases, cache)
 
 
+def read_one_with_ahead_behind(
+    repo_path: str, worktree_path: str, bases: Bases, cache: AheadBehindCache
+) -> WorktreeFacts | None:
+    """One worker-thread job: one linked worktree's facts and its ahead/behind counts."""
+    row = linked_worktree_at(repo_path, worktree_path)
+    return None if row is None else with_ahead_behind(repo_path, [row], bases, cache)[0]
+
+
 class RepoTracker:
     """Tracked repos, their facts, their watches and their locks."""
 
@@ -73,6 +85,7 @@ class RepoTracker:
         self.ahead_behind: dict[str, AheadBehindCache] = {}
         self._common_dirs: dict[str, str] = {}
         self._locks: dict[str, trio.Lock] = {}
+        self._admin_locks: dict[str, trio.Lock] = {}
         # Rescans asked for and rescans done, counted per repo (see rescan_repo).
         self._asked: dict[str, int] = {}
         self._covered: dict[str, int] = {}
@@ -81,6 +94,15 @@ class RepoTracker:
 
     def repo_lock(self, repo_id: str) -> trio.Lock:
         return self._locks.setdefault(repo_id, trio.Lock())
+
+    def admin_lock(self, repo_id: str) -> trio.Lock:
+        """Held around every git command that writes a repo's worktree list or reads all
+        of it (``worktree add``/``move``/``remove``, ``branch -m``/``-d``): git is not safe
+        to run two of them at once in one repo (an add reads every admin dir, and one
+        that a concurrent add has made but not filled yet is fatal to it: "failed to
+        read .git/worktrees/<name>/commondir"). Never held while waiting for the repo lock.
+        """
+        return self._admin_locks.setdefault(repo_id, trio.Lock())
 
     @asynccontextmanager
     async def name_lock(self, repo_id: str, branch: str) -> AsyncIterator[None]:
@@ -164,7 +186,32 @@ class RepoTracker:
             self._common_dirs.pop(repo_id, None)
             self._emit(apply_unavailable(repo, str(exc)))
             return
-        update = apply_listing(repo, listing)
+        await self._apply(repo, apply_listing(repo, listing))
+
+    async def rescan_worktree(self, repo_id: str, path: str) -> None:
+        """Read the linked worktree at ``path`` (one a create just made) and add or update
+        its row, the other rows left as they stand: making the Nth worktree of a repo
+        costs one read, not a scan of all N. A whole rescan when it cannot be read on
+        its own (see ``gitfacts.linked_worktree_at``)."""
+        async with self.repo_lock(repo_id):
+            repo = self.repos.get(repo_id)
+            if repo is None:
+                return
+            if repo.kind == "git" and repo.unavailable is None:
+                cache = self.ahead_behind.setdefault(repo_id, AheadBehindCache())
+                row = await trio.to_thread.run_sync(
+                    read_one_with_ahead_behind, repo.path, path, self.bases(repo_id), cache
+                )
+                if row is not None:
+                    with contextlib.suppress(RepoUnavailable):  # the rescan reports it
+                        await self._watch_repo_dirs(repo_id, repo.path)
+                        await self._apply(repo, apply_row(repo, row))
+                        return
+            await self._counted_rescan(repo_id)
+
+    async def _apply(self, repo: RepoFacts, update: ListingUpdate) -> None:
+        """Publish what a listing changed; watch, unwatch and count what it calls for."""
+        repo_id = repo.repo_id
         for path in update.newly_unrepresentable:
             log.warning(
                 "repo %s: worktree %s is not shown (%s)",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from actors.gitwatch.factstate import (
     RepoFacts,
     RepoWentUnavailable,
@@ -13,6 +16,7 @@ from actors.gitwatch.factstate import (
     apply_dirty,
     apply_listing,
     apply_move,
+    apply_row,
     apply_unavailable,
 )
 from actors.gitwatch.records import DirtyCounts, WorktreeFacts
@@ -109,3 +113,39 @@ def test_move_rekeys_so_next_rescan_is_silent() -> None:
     assert moved == replace(LINKED, path="/w2") and repo.dirty["/w2"] == DirtyCounts(unstaged=1)
     assert apply_listing(repo, [MAIN, replace(LINKED, path="/w2")]).events == []
     assert apply_move(repo, "/missing", "/x") is None
+
+
+_rows = st.builds(
+    WorktreeFacts,
+    path=st.sampled_from(["/w1", "/w2", "/w3", "/w\udcff"]),  # the last not UTF-8
+    head=st.sampled_from(["a" * 40, "b" * 40, None]),
+    branch=st.sampled_from(["refs/heads/x", "refs/heads/y", None]),
+    is_main=st.just(False),
+    admin_dir=st.just("/r/.git/worktrees/w"),
+    is_locked=st.booleans(),
+)
+
+
+@given(listing=st.lists(_rows, max_size=4), row=_rows, dirty=st.booleans())
+def test_one_row_read_on_its_own_is_what_a_whole_listing_would_make(
+    listing: list[WorktreeFacts], row: WorktreeFacts, dirty: bool
+) -> None:
+    """A create reads only the worktree it made (``apply_row``): the rows, the counts
+    kept, the withheld paths and every event and status asked for are those of a whole
+    listing in which only that worktree differs."""
+    by_path = {r.path: r for r in [MAIN, *listing]}
+    one, whole = _repo(), _repo()
+    for repo in (one, whole):
+        apply_listing(repo, list(by_path.values()))
+        if dirty and row.path in repo.rows:
+            apply_dirty(repo, row.path, DirtyCounts(untracked=1))
+    got = apply_row(one, row)
+    want = apply_listing(whole, list({**by_path, row.path: row}.values()))
+    assert (one.rows, one.dirty, one.unrepresentable) == (
+        whole.rows,
+        whole.dirty,
+        whole.unrepresentable,
+    )
+    assert got.events == want.events and got.status_needed == want.status_needed
+    assert got.added == want.added and got.removed == want.removed == []
+    assert got.newly_unrepresentable == want.newly_unrepresentable

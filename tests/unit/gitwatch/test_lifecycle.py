@@ -22,6 +22,7 @@ import trio.testing
 
 from actors.gitwatch import errors
 from actors.gitwatch import tracker as tracker_module
+from actors.gitwatch.aheadbehind import AheadBehindCache, Bases
 from actors.gitwatch.firstmessage import name_from_message, rename_from_first_message
 from actors.gitwatch.lifecycle import (
     CreateRequest,
@@ -351,6 +352,9 @@ async def test_creates_at_once_share_their_scans(
     assert sorted(results) == names
     assert all(_exists(r.path) for r in results.values())
     assert len(scans) < len(names), len(scans)
+    # What each create read of its own worktree is what a whole scan reads now.
+    scanned = real(str(world.repo), Bases(), AheadBehindCache())
+    assert {r.path: r for r in scanned} == world.tracker.repos["r1"].rows
 
 
 async def test_a_rescan_asked_during_a_scan_reads_the_disk_again(
