@@ -44,7 +44,7 @@ FAKE_AGENT = (
 TIMEOUT_S = 300.0
 
 
-def latencies(tree: OrcaTree, agents: str) -> list[float]:
+def latencies(tree: OrcaTree, agents: str) -> tuple[str, list[float]]:
     created = json.loads(
         tree.cli("run", "new", "repo", "write the answer", "--agents", agents, "--json")
     )
@@ -53,7 +53,7 @@ def latencies(tree: OrcaTree, agents: str) -> list[float]:
     while time.monotonic() < deadline:
         info = json.loads(tree.cli("run", "show", run, "--json"))["run"]
         if all(v["promptedAtMs"] for v in info["variants"]):
-            return sorted(
+            return run, sorted(
                 (v["promptedAtMs"] - info["createdAtMs"]) / 1000 for v in info["variants"]
             )
         failed = [v for v in info["variants"] if v["state"] == "failed"]
@@ -64,6 +64,16 @@ def latencies(tree: OrcaTree, agents: str) -> list[float]:
         # are orch's own timestamps, whenever they are read.
         time.sleep(2.0)
     raise SystemExit("timed out waiting for the prompts")
+
+
+def show_seconds(tree: OrcaTree, run: str) -> float:
+    """The median wall time of three `orca run show`, the CLI's own start included."""
+    times = []
+    for _ in range(3):
+        t0 = time.monotonic()
+        tree.cli("run", "show", run, "--json")
+        times.append(time.monotonic() - t0)
+    return statistics.median(times)
 
 
 def cpu_by_process(tree: OrcaTree) -> dict[str, float]:
@@ -102,10 +112,11 @@ def main() -> None:
         spec = f"claude:{VARIANTS - half}" + (f",codex:{half}" if half else "")
         before = cpu_by_process(tree)
         t0 = time.monotonic()
-        many = latencies(tree, spec)
+        many_run, many = latencies(tree, spec)
         wall = time.monotonic() - t0
         used = {k: v - before.get(k, 0.0) for k, v in cpu_by_process(tree).items()}
-        one = latencies(tree, "claude:1")
+        one_run, one = latencies(tree, "claude:1")
+        show_many, show_one = show_seconds(tree, many_run), show_seconds(tree, one_run)
     finally:
         tree.down()
     delivered = len((root / "prompts.log").read_text().splitlines())
@@ -123,6 +134,11 @@ def main() -> None:
     )
     print(
         f"p50 ratio {statistics.median(many) / statistics.median(one):.1f}x for {VARIANTS}x the variants"
+    )
+    print(
+        f"`orca run show` (every variant's merge previewed), median of 3 once the agents are"
+        f" done: {VARIANTS} variants {show_many:.2f} s, 1 variant {show_one:.2f} s"
+        f" ({show_many / show_one:.1f}x)"
     )
 
 
