@@ -62,18 +62,33 @@ from orca.review import uncommitted
 
 
 async def _find_worktree(
-    tracker: RepoTracker, store: StorePort, worktree: str
+    tracker: RepoTracker, store: StorePort, worktree: str, *, rescan: bool = True
 ) -> tuple[Repo, WorktreeFacts]:
-    """The repo and fresh facts of the worktree named by id (or by its path)."""
+    """The repo and facts of the worktree named by id (or by its path): read again now,
+    or (``rescan=False``, a preview) as the watcher keeps them, when they name a
+    worktree that can be merged; anything else is confirmed on a fresh read first."""
     repo_id, path = _split_worktree(tracker, store, worktree)
     repo = await store.lookup_repo(repo_id)
     if repo is None:
         raise errors.RepoNotFound(f"no repo with id {repo_id!r}")
     if repo.kind == "folder":
         raise errors.CallerError(f"{repo.display_name!r} is a folder, not a git repository")
+    known = tracker.repos.get(repo_id)
+    if not rescan and known is not None and known.unavailable is None:
+        row = known.rows.get(path)
+        if row is not None:
+            try:
+                return repo, _mergeable(row, path)
+            except errors.GitwatchError:
+                pass  # refused on what may be old news: confirmed below
     row = (await fresh_facts(tracker, repo)).rows.get(path)
     if row is None:
         raise errors.WorktreeNotFound(f"no worktree {worktree!r}")
+    return repo, _mergeable(row, path)
+
+
+def _mergeable(row: WorktreeFacts, path: str) -> WorktreeFacts:
+    """``row``, if its branch can be merged; else why not."""
     if row.is_main:
         raise errors.CallerError(
             f"{path} is the repo's main worktree: merge a linked worktree's branch into it"
@@ -82,7 +97,7 @@ async def _find_worktree(
         raise errors.WorktreeNotFound(f"worktree {path} is gone ({row.prune_reason})")
     if row.branch is None or row.is_detached or not row.branch.startswith(HEADS):
         raise errors.CallerError(f"{path} has a detached HEAD: there is no branch to merge")
-    return repo, row
+    return row
 
 
 def _split_worktree(tracker: RepoTracker, store: StorePort, worktree: str) -> tuple[str, str]:
@@ -177,7 +192,10 @@ async def uncommitted_diffstat(path: str, lines: list[str]) -> contract.Diffstat
 async def preview_merge(
     tracker: RepoTracker, store: StorePort, args: contract.MergePreviewArgs
 ) -> contract.MergePreview:
-    repo, row = await _find_worktree(tracker, store, args.worktree)
+    # The facts the watcher keeps: a preview per variant of a run (`orca run show`) is
+    # not a scan of every worktree each. What it reports is read live (the branch's
+    # and the target's tips, the status); a merge reads everything again.
+    repo, row = await _find_worktree(tracker, store, args.worktree, rescan=False)
     into = branch_ref(args.into) if args.into is not None else None
     found = await trio.to_thread.run_sync(
         lambda: _compute(

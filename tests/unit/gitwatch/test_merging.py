@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from actors.gitwatch import errors
+from actors.gitwatch import merging as merging_module
 from actors.gitwatch.mergecalc import compute_merge, open_for_merge
 from actors.gitwatch.merging import merge_worktree, preview_merge
 from actors.gitwatch.storeview import StoreView
@@ -143,6 +144,33 @@ async def test_preview_counts_uncommitted_work_apart(world: World) -> None:
         preview = await _preview(world)
     assert preview.dirty
     assert preview.uncommitted_diffstat == gw.Diffstat(files=2, insertions=5, deletions=1)
+
+
+async def test_previews_read_no_listing_yet_count_what_is_on_disk_now(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`orca run show` previews every variant: a preview takes the worktree's row from
+    the facts the watcher keeps (no scan of every worktree each), yet counts the
+    commits and changes made a moment ago; a worktree the watcher has not seen yet is
+    found by a scan."""
+    scans: list[str] = []  # the listings a preview asked for (the watcher's are its own)
+    real = merging_module.fresh_facts
+
+    async def counted(tracker: RepoTracker, repo: Repo) -> Any:
+        scans.append(repo.path)
+        return await real(tracker, repo)
+
+    monkeypatch.setattr(merging_module, "fresh_facts", counted)
+    world.commit(world.wt, "more.txt", "x\n", "a second commit, just now")
+    (world.wt / "loose.txt").write_text("y\n")
+    with trio.fail_after(TIMEOUT_S):
+        previews = [await _preview(world) for _ in range(3)]
+        assert not scans
+        assert all(p.ahead == 2 and p.dirty and p.uncommitted == ["?? loose.txt"] for p in previews)
+        late = world.repo.parent / "late"
+        _git(world.repo, "worktree", "add", "-q", "-b", "late", str(late))
+        preview = await _preview(world, worktree=f"r1::{late}")
+    assert preview.branch == "late" and preview.ahead == 0 and len(scans) == 1
 
 
 async def test_merge_makes_a_merge_commit_and_fast_forwards_the_clean_checkout(
