@@ -23,7 +23,8 @@ Measured (``python bench/orch.py``, 2 cores shared with other builds and test ru
     agent processes starting on 2 cores are the queue; orch's own steps are a few
     SQLite commits per variant.
 
-Set ORCA_BENCH_VARIANTS to change the count.
+Set ORCA_BENCH_VARIANTS to change the count, ORCA_BENCH_REPO_FILES to give the repository
+that many more files (100 to a directory) so that each worktree's checkout weighs.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +40,7 @@ from pathlib import Path
 from orca_tree import OrcaTree  # bench/orca_tree.py
 
 VARIANTS = int(os.environ.get("ORCA_BENCH_VARIANTS", "100"))
+REPO_FILES = int(os.environ.get("ORCA_BENCH_REPO_FILES", "0"))
 FAKE_AGENT = (
     Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "support" / "orch_agent.sh"
 )
@@ -64,6 +67,17 @@ def latencies(tree: OrcaTree, agents: str) -> tuple[str, list[float]]:
         # are orch's own timestamps, whenever they are read.
         time.sleep(2.0)
     raise SystemExit("timed out waiting for the prompts")
+
+
+def add_files(repo: Path, count: int) -> None:
+    """``count`` small files committed to ``repo``, 100 to a directory."""
+    for i in range(count):
+        folder = repo / f"d{i // 100}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{i}.txt").write_text(f"file {i}\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", f"{count} files"], check=True)
 
 
 def show_seconds(tree: OrcaTree, run: str) -> float:
@@ -105,6 +119,8 @@ def main() -> None:
     tree.env["PATH"] = f"{bin_dir}{os.pathsep}{tree.env.get('PATH', '')}"
     tree.env["FAKE_AGENT_LOG"] = str(root / "prompts.log")
     tree.env["FAKE_ORCA"] = "true"  # no report CLI per agent: the bench measures the dispatch
+    if REPO_FILES:
+        add_files(tree.repo, REPO_FILES)
     tree.cli("up")
     try:
         tree.cli("repo", "add", str(tree.repo))

@@ -54,7 +54,9 @@ def _read_scrollback(invoke_read, session_id: str, end: int) -> float:  # type: 
     t0 = time.perf_counter()
     offset = end - SPAN
     while offset < end:
-        got = invoke_read(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=offset, limit=CHUNK))
+        got = invoke_read(
+            ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=offset, limit=CHUNK)
+        )
         assert not got.gap and got.offset == offset, "the span must be within the scrollback"
         offset += len(got.data)
     return time.perf_counter() - t0
@@ -85,7 +87,11 @@ def _echo_waiting(link, session_id: str, n: int) -> float:  # type: ignore[no-un
     t0 = time.perf_counter()
     link.invoke(ptyd.WRITE, ptyd.WriteArgs(session_id=session_id, data=key))
     while True:
-        got = link.invoke(gw.TERM_WAIT, gw.TermWaitArgs(session_id=session_id, since=start, wait_s=5.0), timeout=20.0)
+        got = link.invoke(
+            gw.TERM_WAIT,
+            gw.TermWaitArgs(session_id=session_id, since=start, wait_s=5.0),
+            timeout=20.0,
+        )
         if key in got.data:
             return time.perf_counter() - t0
         start = got.end
@@ -101,7 +107,11 @@ def _idle_cpu(link, session_id: str, waiting: bool) -> float:  # type: ignore[no
     while time.monotonic() < t_end:
         if waiting:
             wait = max(0.05, t_end - time.monotonic())
-            got = link.invoke(gw.TERM_WAIT, gw.TermWaitArgs(session_id=session_id, since=offset, wait_s=wait), timeout=20.0)
+            got = link.invoke(
+                gw.TERM_WAIT,
+                gw.TermWaitArgs(session_id=session_id, since=offset, wait_s=wait),
+                timeout=20.0,
+            )
         else:
             got = link.invoke(ptyd.READ, ptyd.ReadArgs(session_id=session_id, since=offset))
             time.sleep(0.02)
@@ -120,6 +130,7 @@ def measure(mode: str, spec: dict[str, str]) -> dict[str, float]:
         link = RemoteLink(load_hosts(resolve_paths())["box1"])
         call = link.invoke
     else:
+
         def call(op, args=None, timeout=10.0):  # type: ignore[no-untyped-def]
             return local_invoke(op, args, timeout=timeout)
 
@@ -168,19 +179,32 @@ def main() -> int:
     with netns_pair() as (a, b):
         trees = []
         try:
-            box = start_tree(tmp / "box", listen=f"tcp://{b.address}:{PORT}", prefix=tuple(b.prefix()), beats=FAST_BEATS)
+            box = start_tree(
+                tmp / "box",
+                listen=f"tcp://{b.address}:{PORT}",
+                prefix=tuple(b.prefix()),
+                beats=FAST_BEATS,
+            )
             trees.append(box)
-            laptop = start_tree(tmp / "laptop", listen=None, prefix=tuple(a.prefix()), beats=FAST_BEATS)
+            laptop = start_tree(
+                tmp / "laptop", listen=None, prefix=tuple(a.prefix()), beats=FAST_BEATS
+            )
             trees.append(laptop)
             repo = make_git_repo(tmp / "repo")
             box.ok("repo", "add", str(repo))
             for wt in range(5):
                 box.ok("term", "new", "repo", "--", "sh", "-c",
                        f"printf '\\033]9999;{{\"state\":\"working\",\"agent\":\"a{wt}\"}}\\007'; exec sleep 600")  # fmt: skip
-            big = box.new_terminal("repo", "sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x; sleep 600")["sessionId"]
+            big = box.new_terminal(
+                "repo", "sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x; sleep 600"
+            )["sessionId"]
             cat = box.new_terminal("repo", "cat")["sessionId"]
             time.sleep(2.0)  # let the 3 MB reach ptyd (it keeps the last 1 MiB)
-            session = next(s for s in invoke(ptyd.LIST, ptyd.ListArgs(), paths=box.paths).sessions if s.session_id == big)
+            session = next(
+                s
+                for s in invoke(ptyd.LIST, ptyd.ListArgs(), paths=box.paths).sessions
+                if s.session_id == big
+            )
             time.sleep(3.0)  # let both trees settle before timing anything
             ps_local = _ps_time(laptop)
             key = laptop.ok("host", "key").strip()
@@ -188,7 +212,9 @@ def main() -> int:
 
             server = box.ok("host", "key", "--server").strip()
             for name in ("box1", "box2", "box3"):
-                laptop.ok("host", "add", name, f"tcp://{b.address}:{PORT}", f"--server-key={server}")
+                laptop.ok(
+                    "host", "add", name, f"tcp://{b.address}:{PORT}", f"--server-key={server}"
+                )
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 rows = laptop.json("worktree", "ps")["worktrees"]
@@ -214,16 +240,22 @@ def main() -> int:
             for tree in reversed(trees):
                 stop_tree(tree)
     loc, rem = figures["local"], figures["remote"]
-    print(f"worktree ps, laptop following 0 hosts : {ps_local * 1000:7.1f} ms (median of {ROUNDS}, best of before/after)")
+    print(
+        f"worktree ps, laptop following 0 hosts : {ps_local * 1000:7.1f} ms (median of {ROUNDS}, best of before/after)"
+    )
     print(f"worktree ps, buildbox (1 local host)  : {ps_box * 1000:7.1f} ms (5 agents)")
     print(
         f"worktree ps, laptop following 3 hosts : {ps_remote * 1000:7.1f} ms (15 agents)"
         f"  ratio {ps_remote / ps_box:.2f}x vs 1 local host, {ps_remote / ps_local:.2f}x vs 0 hosts"
     )
     print(f"attach read, local ipc                : {loc['mbps']:7.1f} MB/s")
-    print(f"attach read, remote via gateway (veth): {rem['mbps']:7.1f} MB/s  ratio {rem['mbps'] / loc['mbps']:.2f}x")
+    print(
+        f"attach read, remote via gateway (veth): {rem['mbps']:7.1f} MB/s  ratio {rem['mbps'] / loc['mbps']:.2f}x"
+    )
     print(f"keystroke echo, local ipc             : {loc['echo_ms']:7.2f} ms (median)")
-    print(f"keystroke echo, remote via gateway    : {rem['echo_ms']:7.2f} ms  ratio {rem['echo_ms'] / loc['echo_ms']:.2f}x")
+    print(
+        f"keystroke echo, remote via gateway    : {rem['echo_ms']:7.2f} ms  ratio {rem['echo_ms'] / loc['echo_ms']:.2f}x"
+    )
     print(
         f"keystroke echo, remote termWait       : {rem['echo_wait_ms']:7.2f} ms"
         f"  ratio {rem['echo_wait_ms'] / loc['echo_ms']:.2f}x vs local read loop"

@@ -69,7 +69,16 @@ from orca.contracts import vault  # noqa: E402
 from orca.paths import resolve_paths  # noqa: E402
 
 RNG = random.Random(25)
-WORDS = [f"w{n:04d}" for n in range(6000)] + ["the", "fix", "test", "build", "parser", "login", "deploy", "error"]
+WORDS = [f"w{n:04d}" for n in range(6000)] + [
+    "the",
+    "fix",
+    "test",
+    "build",
+    "parser",
+    "login",
+    "deploy",
+    "error",
+]
 PATHS = [f"src/mod_{n}/file_{n % 97}.py" for n in range(800)]
 IDS = [f"TOKEN_LIMIT_{n}" for n in range(400)] + [f"fix-login-{n}" for n in range(400)]
 RSS_SAMPLE_S = 0.05
@@ -80,7 +89,9 @@ def prose(n: int) -> str:
     out = []
     for _ in range(n):
         r = RNG.random()
-        out.append(RNG.choice(PATHS) if r < 0.05 else RNG.choice(IDS) if r < 0.08 else RNG.choice(WORDS))
+        out.append(
+            RNG.choice(PATHS) if r < 0.05 else RNG.choice(IDS) if r < 0.08 else RNG.choice(WORDS)
+        )
     return " ".join(out)
 
 
@@ -114,7 +125,14 @@ def codex_session(root: Path, n: int, turns: int) -> int:
     total = [0, 0, 0, 0]
     for t in range(turns):
         lines.append(codex_user(prose(RNG.randint(8, 60)), second=t))
-        lines.extend(codex_call("shell", json.dumps({"command": ["rg", RNG.choice(WORDS)]}), prose(RNG.randint(40, 800)), second=t))
+        lines.extend(
+            codex_call(
+                "shell",
+                json.dumps({"command": ["rg", RNG.choice(WORDS)]}),
+                prose(RNG.randint(40, 800)),
+                second=t,
+            )
+        )
         lines.append(codex_agent(prose(RNG.randint(20, 150)), second=t))
         total = [total[0] + 3000, total[1] + 2500, total[2] + 400, total[3] + 100]
         lines.append(codex_tokens(*total, second=t))
@@ -181,7 +199,9 @@ class Vault:
                    **{f"ORCA_VAULT_{a.upper()}_DIRS": str(p) for a, p in roots.items()})  # fmt: skip
         self.paths = resolve_paths({"ORCA_HOME": str(home)})
         with (home / "vault.log").open("wb") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "actors.vault"], env=env, stderr=log)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "actors.vault"], env=env, stderr=log
+            )
         self.peak_rss = 0
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
@@ -271,14 +291,31 @@ def bench_corpus(tmp: Path, megabytes: int) -> bool:
               f" vault peak RSS {v.peak_rss / 1e6:.0f} MB")  # fmt: skip
         searches: dict[str, list[float]] = {"rare token": [], "common word": [], "path": []}
         for _ in range(QUERIES):
-            for kind, term in (("rare token", RNG.choice(IDS)), ("common word", RNG.choice(["the", "fix", "test", "build"])), ("path", RNG.choice(PATHS))):
+            for kind, term in (
+                ("rare token", RNG.choice(IDS)),
+                ("common word", RNG.choice(["the", "fix", "test", "build"])),
+                ("path", RNG.choice(PATHS)),
+            ):
                 args = vault.SearchArgs(query=term, limit=20)
-                searches[kind].append(timed(lambda a=args: invoke(vault.SEARCH, a, paths=v.paths, timeout=30.0)))
+                searches[kind].append(
+                    timed(lambda a=args: invoke(vault.SEARCH, a, paths=v.paths, timeout=30.0))
+                )
         for kind, samples in searches.items():
-            print(f"search ({kind}, first page of 20): p50 {pct(samples, 0.5):.1f} ms, p95 {pct(samples, 0.95):.1f} ms, max {max(samples):.1f} ms")
+            print(
+                f"search ({kind}, first page of 20): p50 {pct(samples, 0.5):.1f} ms, p95 {pct(samples, 0.95):.1f} ms, max {max(samples):.1f} ms"
+            )
         for by in ("agent", "worktree", "day"):
-            samples = [timed(lambda b=by: invoke(vault.USAGE, vault.UsageArgs(by=b), paths=v.paths, timeout=30.0)) for _ in range(20)]
-            print(f"usage --by {by}: p50 {pct(samples, 0.5):.1f} ms, p95 {pct(samples, 0.95):.1f} ms")
+            samples = [
+                timed(
+                    lambda b=by: invoke(
+                        vault.USAGE, vault.UsageArgs(by=b), paths=v.paths, timeout=30.0
+                    )
+                )
+                for _ in range(20)
+            ]
+            print(
+                f"usage --by {by}: p50 {pct(samples, 0.5):.1f} ms, p95 {pct(samples, 0.95):.1f} ms"
+            )
         everything = searches["rare token"] + searches["common word"] + searches["path"]
         print(f"search p95 over all {len(everything)} queries: {pct(everything, 0.95):.1f} ms")
     finally:
@@ -297,7 +334,9 @@ def ccusage_script() -> Path | None:
     npm), as the real-CLI tests install theirs."""
     package, version = CCUSAGE
     folder = CACHE / package
-    return npm_install(folder, package, package, version, folder / "node_modules" / package / "dist" / "index.js")
+    return npm_install(
+        folder, package, package, version, folder / "node_modules" / package / "dist" / "index.js"
+    )
 
 
 def ccusage_cold(script: Path, config_dir: Path, home: Path) -> tuple[float, int]:

@@ -65,3 +65,22 @@ async def run_git(
     if check and result.returncode != 0:
         raise GitFailure(f"git {' '.join(args[:2])} failed: {result.stderr.strip()}")
     return result
+
+
+_version: tuple[int, ...] | None = None
+
+
+async def git_version() -> tuple[int, ...]:
+    """The git on PATH's version, ``(2, 39, 5)``; ``()`` when it cannot be told. Read once."""
+    global _version
+    if _version is None:
+        result = await run_git(os.getcwd(), "version", check=False)
+        words = result.stdout.split()
+        numbers = words[2].split(".") if len(words) > 2 and words[:2] == ["git", "version"] else []
+        parsed: list[int] = []
+        for number in numbers:
+            if not number.isdigit():
+                break
+            parsed.append(int(number))
+        _version = tuple(parsed)
+    return _version

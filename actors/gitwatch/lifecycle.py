@@ -35,7 +35,7 @@ import trio
 
 from actors.gitwatch import errors, lifecycleplan
 from actors.gitwatch.factstate import RepoFacts, apply_move
-from actors.gitwatch.gitcli import run_git
+from actors.gitwatch.gitcli import git_version, run_git
 from actors.gitwatch.gitfacts import read_dirty_counts
 from actors.gitwatch.lifecycleplan import BranchNameTaken, RenamePlan
 from actors.gitwatch.pathplan import compute_unique_worktree_path
@@ -52,6 +52,8 @@ from orca.wire.errors import OrcaError
 log = logging.getLogger(__name__)
 Progress = Callable[[contract.Stage, str], None]  # (stage, text)
 _HEADS = "refs/heads/"
+# ``git hook run`` (2.36): the post-checkout hook run the way ``git worktree add`` runs it.
+HOOK_RUN_GIT = (2, 36)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,11 +158,18 @@ async def _make_worktree(
             raise errors.CallerError(f"base {base!r} is not a branch, tag or commit of {repo.path}")
     progress("git", f"creating {path} on branch {branch}")
     await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
-    args = lifecycleplan.add_args(path, branch, base, branch_exists=exists.returncode == 0)
+    # The worktree is registered under the repo's admin lock, and its files checked out
+    # after it, outside: checkouts of a big repo (0.4 s for 3000 files) run side by side.
+    apart = await git_version() >= HOOK_RUN_GIT
+    args = lifecycleplan.add_args(
+        path, branch, base, branch_exists=exists.returncode == 0, checkout=not apart
+    )
     async with tracker.admin_lock(repo.id):
         result = await run_git(repo.path, *args, check=False)
     if result.returncode != 0:
         raise lifecycleplan.add_failure(result.stderr, branch)
+    if apart:
+        await _check_out(tracker, repo, path)
     if carried is not None:
         progress("git", f"carrying the uncommitted work of {request.carry_from}")
         # The work's tree checked out over the base, then unstaged: uncommitted, as it was.
@@ -180,6 +189,27 @@ async def _make_worktree(
     await store.replace_meta(worktree_id, evidence)
     await tracker.rescan_worktree(repo.id, path)
     return worktree_id
+
+
+async def _check_out(tracker: RepoTracker, repo: Repo, path: str) -> None:
+    """What ``git worktree add`` does once the worktree is registered, when asked not
+    to: fill the index and the files (``git reset --hard``), then run the repo's
+    post-checkout hook with the arguments git gives it (a null previous HEAD, the new
+    one, 1). A checkout that fails takes the worktree away again, as git's own does; a
+    hook that fails fails the create, as it fails ``git worktree add``, the worktree
+    kept."""
+    done = await run_git(path, "reset", "--hard", "--no-recurse-submodules", "-q", check=False)
+    if done.returncode != 0:
+        async with tracker.admin_lock(repo.id):
+            await run_git(repo.path, "worktree", "remove", "--force", path, check=False)
+        raise errors.GitFailure(f"git worktree add: checking out files: {done.stderr.strip()}")
+    head = (await run_git(path, "rev-parse", "--verify", "HEAD")).stdout.strip()
+    hook = await run_git(
+        path, "hook", "run", "--ignore-missing", "post-checkout", "--", "0" * len(head), head, "1",
+        check=False,
+    )  # fmt: skip
+    if hook.returncode != 0:
+        raise errors.GitFailure(f"git worktree add: post-checkout hook: {hook.stderr.strip()}")
 
 
 async def _refuse_checked_out(tracker: RepoTracker, repo: Repo, branch: str) -> None:

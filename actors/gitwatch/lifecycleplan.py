@@ -40,12 +40,15 @@ def refuse_checked_out(rows: Iterable[WorktreeFacts], branch: str) -> None:
             raise errors.BranchCheckedOutElsewhere(branch, row.path)
 
 
-def add_args(path: str, branch: str, base: str, *, branch_exists: bool) -> list[str]:
+def add_args(
+    path: str, branch: str, base: str, *, branch_exists: bool, checkout: bool = True
+) -> list[str]:
     """``git worktree add``'s arguments: an existing branch checked out, else a new one
-    made at ``base``."""
+    made at ``base``; with ``checkout=False`` the files are left to the caller."""
+    head = ["worktree", "add"] + ([] if checkout else ["--no-checkout"])
     if branch_exists:
-        return ["worktree", "add", path, branch]
-    return ["worktree", "add", "-b", branch, path, base]
+        return [*head, path, branch]
+    return [*head, "-b", branch, path, base]
 
 
 def add_failure(stderr: str, branch: str) -> errors.GitwatchError:

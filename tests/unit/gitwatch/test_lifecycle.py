@@ -302,6 +302,36 @@ async def test_rename_refuses_an_existing_destination(world: World) -> None:
             )
 
 
+async def test_the_post_checkout_hook_runs_as_git_worktree_add_runs_it(world: World) -> None:
+    """The files are checked out apart from registering the worktree (so checkouts of a
+    big repo run side by side), and the repo's post-checkout hook still runs once, in
+    the new worktree with its files there, given what git gives it: a null previous
+    HEAD, the new HEAD, 1 (a branch checkout)."""
+    record = world.root.parent / "hook-calls"
+    hook = world.repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f'#!/bin/sh\necho "$1 $2 $3 $(pwd) $(cat README)" >> "{record}"\n')
+    hook.chmod(0o700)
+    with trio.fail_after(20):
+        result = await _create(world, "hooked")
+    head = _git_out(Path(result.path), "rev-parse", "HEAD").strip()
+    readme = (world.repo / "README").read_text().strip()
+    assert record.read_text().splitlines() == [f"{'0' * 40} {head} 1 {result.path} {readme}"]
+    assert _git_out(Path(result.path), "status", "--porcelain") == ""
+
+
+async def test_a_failing_post_checkout_hook_fails_the_create_and_keeps_the_worktree(
+    world: World,
+) -> None:
+    """As with ``git worktree add`` itself: the hook's failure is the create's, named,
+    and the worktree it ran in stays."""
+    hook = world.repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\necho 'lfs: no such object' >&2\nexit 2\n")
+    hook.chmod(0o700)
+    with trio.fail_after(20), pytest.raises(errors.GitFailure, match="no such object"):
+        await _create(world, "unlucky")
+    assert (world.root / "repo" / "unlucky" / "README").exists()
+
+
 async def test_two_creates_of_one_name_at_once_come_in_turn(world: World) -> None:
     """Creates run side by side, but two of one name are served one after the other: one
     worktree, and the second a clear DestinationExists, as if they had come in turn (not
