@@ -459,7 +459,8 @@ WORKTREE_LIST = CONTRACT.op(
 )  # fmt: skip
 WORKTREE_CREATE = CONTRACT.op(
     "worktree.create", CreateArgs, Created, *_MUTATION_ERRORS,
-    doc="git worktree add under the workspace root, creation evidence as meta, setup.",
+    doc="git worktree add under the workspace root, creation evidence as meta, setup. "
+    "Creates run side by side (two of one name in turn); a setup holds no other op.",
 )  # fmt: skip
 WORKTREE_REMOVE = CONTRACT.op(
     "worktree.remove", RemoveArgs, Removed, *_MUTATION_ERRORS,
