@@ -36,6 +36,7 @@ from actors.orch.follow import (
     PtySession,
     Sessions,
     apply_session_event,
+    changed_keys,
     load_sessions,
     sessions_by_pane,
 )
@@ -114,7 +115,7 @@ class Orch:
             yield
         finally:
             self.prompts_typing -= 1
-            self.beacon.bump()
+            self.beacon.bump(())  # no pane changed: the waiters without one check again
 
     async def stop(self) -> None:
         """Let the prompts being typed end (the actor's stop deadline bounds the wait),
@@ -185,9 +186,10 @@ class Orch:
         )
 
         async def take(state: dict[str, AgentStatusRow]) -> None:
+            changed = changed_keys(self.rows, state)
             self.rows = state
             self.hooks_loaded = True
-            self.beacon.bump()
+            self.beacon.bump(changed)
 
         await mirror.follow(take)
 
@@ -205,9 +207,11 @@ class Orch:
         self.ptyd_mirror = mirror
 
         async def take(state: Sessions) -> None:
-            self.sessions = sessions_by_pane(state)
+            by_pane = sessions_by_pane(state)
+            changed = changed_keys(self.sessions, by_pane)
+            self.sessions = by_pane
             self.ptyd_loaded = True
-            self.beacon.bump()
+            self.beacon.bump(changed)
 
         await mirror.follow(take)
 
@@ -269,7 +273,7 @@ class Orch:
 
         while True:
             await self.beacon.wait_until(
-                lambda: self.terminal_running(pane) is False or idle_again()
+                lambda: self.terminal_running(pane) is False or idle_again(), key=pane
             )
             row = self.rows.get(pane)
             if not (core.is_idle(row) and row is not None):

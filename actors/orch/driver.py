@@ -133,7 +133,8 @@ class Driver:
         orch = self.orch
         with trio.move_on_after(PROMPT_EVIDENCE_S):
             await orch.beacon.wait_until(
-                lambda: core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms)
+                lambda: core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms),
+                key=task.pane_key,
             )
         if not core.prompt_taken(orch.status_row(task.pane_key), d.intent_ms):
             return False
@@ -279,7 +280,8 @@ class Driver:
             lambda: (
                 core.is_ready(orch.status_row(task.pane_key))
                 or orch.terminal_running(task.pane_key) is False
-            )
+            ),
+            key=task.pane_key,
         )
         if orch.terminal_running(task.pane_key) is False:
             raise StepFailed("the agent's terminal ended before it was ready")

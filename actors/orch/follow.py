@@ -7,7 +7,7 @@ drivers wait on with a predicate, so no driver ever polls.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 import trio
 
@@ -16,20 +16,48 @@ from orca.wire.envelope import Event
 
 
 class Beacon:
-    """A version number and a way to wait until a predicate over the world holds."""
+    """A version number and a way to wait until a predicate over the world holds.
+
+    A waiter that names a pane key is woken only by a change of that pane (its status
+    row or its session): with 100 variants waiting, an event wakes one driver, not 100
+    (each a task switch and a predicate). A waiter without a key wakes at every change.
+    """
 
     def __init__(self) -> None:
         self.version = 0
         self._changed = trio.Event()
+        self._by_key: dict[str, trio.Event] = {}
 
-    def bump(self) -> None:
+    def bump(self, keys: Iterable[str] | None = None) -> None:
+        """Something changed: of the panes ``keys`` only, or (None) of any pane."""
         self.version += 1
         self._changed.set()
         self._changed = trio.Event()
+        if keys is None:
+            woken, self._by_key = self._by_key, {}
+            for event in woken.values():
+                event.set()
+            return
+        for key in keys:
+            if key in self._by_key:
+                self._by_key.pop(key).set()
 
-    async def wait_until(self, predicate: Callable[[], bool]) -> None:
+    async def wait_until(self, predicate: Callable[[], bool], key: str | None = None) -> None:
+        """Until ``predicate()`` holds; with ``key``, it must read nothing but that pane's
+        status row and session (and the waiter's own locals)."""
         while not predicate():
-            await self._changed.wait()
+            if key is None:
+                await self._changed.wait()
+            else:
+                await self._by_key.setdefault(key, trio.Event()).wait()
+
+
+def changed_keys(old: Mapping[str, object], new: Mapping[str, object]) -> set[str]:
+    """The keys whose value is another object (or gone, or new): mirrors apply events
+    copy-on-write, so an unchanged row is the same object."""
+    changed = {key for key, value in new.items() if old.get(key) is not value}
+    changed.update(key for key in old if key not in new)
+    return changed
 
 
 class PtySession:

@@ -42,7 +42,9 @@ class ReloadingMirror:
 
 
 def _orch(tmp_path: Path, mirror: Any) -> orch_actor.Orch:
-    ctx: Any = SimpleNamespace(paths=SimpleNamespace(data_dir=tmp_path), connect=lambda *a, **k: None)
+    ctx: Any = SimpleNamespace(
+        paths=SimpleNamespace(data_dir=tmp_path), connect=lambda *a, **k: None
+    )
     orch = orch_actor.Orch(ctx, ledger=None)
     orch.ptyd_mirror = mirror
     return orch
