@@ -31,12 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pygit2
 import trio
 
 from actors.gitwatch import errors, lifecycleplan
 from actors.gitwatch.factstate import RepoFacts, apply_move
 from actors.gitwatch.gitcli import git_version, run_git
-from actors.gitwatch.gitfacts import read_dirty_counts
+from actors.gitwatch.gitfacts import open_repository, read_dirty_counts
 from actors.gitwatch.lifecycleplan import BranchNameTaken, RenamePlan
 from actors.gitwatch.pathplan import compute_unique_worktree_path
 from actors.gitwatch.records import WorktreeFacts
@@ -141,28 +142,22 @@ async def _make_worktree(
     if await trio.to_thread.run_sync(os.path.lexists, path):
         raise errors.DestinationExists(f"{path} already exists")
     await _refuse_checked_out(tracker, repo, branch)
-    exists = await run_git(
-        repo.path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
-    )
+    branch_exists = await _branch_exists(repo.path, branch)
     base = request.base or repo.worktree_base_ref or "HEAD"
     carried = None
     if request.carry_from is not None:
-        if exists.returncode == 0:
+        if branch_exists:
             raise errors.CallerError(f"branch {branch!r} exists: a fork needs a new one")
         base, carried = await _work_of(repo, request.carry_from, tracker)
-    if exists.returncode != 0:
-        commit = await run_git(
-            repo.path, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False
-        )
-        if commit.returncode != 0:
-            raise errors.CallerError(f"base {base!r} is not a branch, tag or commit of {repo.path}")
+    if not branch_exists and not await _is_commit(repo.path, base):
+        raise errors.CallerError(f"base {base!r} is not a branch, tag or commit of {repo.path}")
     progress("git", f"creating {path} on branch {branch}")
     await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
     # The worktree is registered under the repo's admin lock, and its files checked out
     # after it, outside: checkouts of a big repo (0.4 s for 3000 files) run side by side.
     apart = await git_version() >= HOOK_RUN_GIT
     args = lifecycleplan.add_args(
-        path, branch, base, branch_exists=exists.returncode == 0, checkout=not apart
+        path, branch, base, branch_exists=branch_exists, checkout=not apart
     )
     async with tracker.admin_lock(repo.id):
         result = await run_git(repo.path, *args, check=False)
@@ -182,7 +177,7 @@ async def _make_worktree(
         source=request.source,
         layout=layout,
         base=base,
-        branch_made=exists.returncode != 0,
+        branch_made=not branch_exists,
         pending_first_agent_message_rename=request.pending_first_agent_message_rename,
     )
     # Replace, not patch: notes left at this path by an earlier worktree are not ours.
@@ -203,13 +198,66 @@ async def _check_out(tracker: RepoTracker, repo: Repo, path: str) -> None:
         async with tracker.admin_lock(repo.id):
             await run_git(repo.path, "worktree", "remove", "--force", path, check=False)
         raise errors.GitFailure(f"git worktree add: checking out files: {done.stderr.strip()}")
-    head = (await run_git(path, "rev-parse", "--verify", "HEAD")).stdout.strip()
+    head = await trio.to_thread.run_sync(_head_of, path)
+    if head is None:
+        head = (await run_git(path, "rev-parse", "--verify", "HEAD")).stdout.strip()
     hook = await run_git(
         path, "hook", "run", "--ignore-missing", "post-checkout", "--", "0" * len(head), head, "1",
         check=False,
     )  # fmt: skip
     if hook.returncode != 0:
         raise errors.GitFailure(f"git worktree add: post-checkout hook: {hook.stderr.strip()}")
+
+
+# Asked of libgit2 in a worker thread first (a git process each is most of a create's
+# cost in a burst of them); git is asked when libgit2 cannot open the repo (SHA-256) or
+# would refuse: what git accepts is the rule (``rev-parse`` takes syntax libgit2 lacks).
+
+
+def _reference_exists(repo_path: str, ref: str) -> bool | None:
+    try:
+        repo = open_repository(repo_path)
+        return None if repo is None else repo.references.get(ref) is not None
+    except (errors.RepoUnavailable, pygit2.GitError, ValueError):
+        return None
+
+
+async def _branch_exists(repo_path: str, branch: str) -> bool:
+    known = await trio.to_thread.run_sync(_reference_exists, repo_path, _HEADS + branch)
+    if known is not None:
+        return known
+    shown = await run_git(
+        repo_path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
+    )
+    return shown.returncode == 0
+
+
+def _names_a_commit(repo_path: str, rev: str) -> bool:
+    try:
+        repo = open_repository(repo_path)
+        if repo is None:
+            return False
+        repo.revparse_single(rev).peel(pygit2.Commit)
+        return True
+    except (errors.RepoUnavailable, pygit2.GitError, KeyError, ValueError, TypeError):
+        return False
+
+
+async def _is_commit(repo_path: str, rev: str) -> bool:
+    if await trio.to_thread.run_sync(_names_a_commit, repo_path, rev):
+        return True
+    found = await run_git(
+        repo_path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False
+    )
+    return found.returncode == 0
+
+
+def _head_of(worktree_path: str) -> str | None:
+    """The worktree's HEAD commit, None when libgit2 cannot tell."""
+    try:
+        return str(pygit2.Repository(worktree_path).head.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
 
 
 async def _refuse_checked_out(tracker: RepoTracker, repo: Repo, branch: str) -> None:

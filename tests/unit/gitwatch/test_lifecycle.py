@@ -450,6 +450,24 @@ async def test_unknown_base_is_the_callers_error(world: World) -> None:
     assert world.store.calls == []
 
 
+async def test_a_base_is_anything_git_reads_as_a_commit(world: World) -> None:
+    """A tag, a relative revision or a short id is a base; a tree is not (refused before
+    anything is made, as with an unknown name)."""
+    (world.repo / "second").write_text("2\n")
+    _git_out(world.repo, "add", "second")
+    _git_out(world.repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "two")
+    first = _git_out(world.repo, "rev-parse", "HEAD~1").strip()
+    _git_out(world.repo, "tag", "-a", "-m", "v1", "v1", first)
+    with trio.fail_after(30):
+        for name, base in (("by-tag", "v1"), ("by-rel", "HEAD~1"), ("by-id", first[:10])):
+            created = await _create(world, name, base=base)
+            assert _git_out(Path(created.path), "rev-parse", "HEAD").strip() == first
+        tree = _git_out(world.repo, "rev-parse", "HEAD^{tree}").strip()
+        with pytest.raises(errors.CallerError, match="is not a branch, tag or commit"):
+            await _create(world, "by-tree", base=tree)
+    assert not _exists(world.root / "repo" / "by-tree")
+
+
 async def test_unsupported_setup_is_reported_and_worktree_kept(world: World) -> None:
     """A setup key this parser refuses does not fail the create; the result says why."""
     _commit_setup(world.repo, "setup:\n  - npm ci\n")
