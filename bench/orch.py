@@ -13,15 +13,22 @@ Also printed: the CPU seconds orcad and each actor used meanwhile (with the git
 processes they ran). The bench reads ``orca run show`` every 2 s only: each one
 previews every variant's merge in gitwatch.
 
-Measured (``python bench/orch.py``, 2 cores shared with other builds and test runs,
-2026-12-02):
+Measured (``python bench/orch.py``, 2 cores shared with other builds and test runs;
+"before" is the tree at 9631df2 run beside it in the same session, 2026-12-07):
 
-    100 variants: p50 4.67 s  p99 12.64 s  max 12.71 s  (all 100 in 14.7 s; 101 prompts
-    logged: each of the 100 and the baseline's one, none twice)
-    1 variant:    p50 0.16 s
-    p50 ratio 29.4x for 100x the variants: the worktree creates (8 at a time) and 100
-    agent processes starting on 2 cores are the queue; orch's own steps are a few
-    SQLite commits per variant.
+    before: 100 variants p50 3.39 / 2.98 s, p99 6.77 / 7.04 s, all 100 in 12.1 / 12.4 s;
+            gitwatch 7.0 / 7.5 CPU s (2.8 / 3.0 of it git); `run show` of the 100:
+            1.38 / 1.81 s (1 variant: 0.09 s)
+    after:  100 variants p50 2.6-3.2 s, p99 5.2-6.4 s, all 100 in 6.4-8.0 s; gitwatch
+            3.9-4.9 CPU s (2.2-2.8 git); `run show` of the 100: 0.38-0.59 s
+    1 variant: p50 0.07-0.12 s
+    20 variants of a repository of 3000 files (ORCA_BENCH_REPO_FILES=3000): p99 6.63 s
+    before, 3.38 s after (each checkout 0.26 s, now side by side).
+
+What is left is git's own: ``git worktree add`` reads every worktree of the repo (15 ms
+a worktree at 10 of them, 27 ms at 130, unloaded) and two at once in one repo are not
+safe, so 100 of them follow each other (their sum was 5.8 s in a loaded run); the fake
+agents' own processes (bash, curl per hook, a commit each) share the 2 cores.
 
 Set ORCA_BENCH_VARIANTS to change the count, ORCA_BENCH_REPO_FILES to give the repository
 that many more files (100 to a directory) so that each worktree's checkout weighs.
