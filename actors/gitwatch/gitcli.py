@@ -74,7 +74,10 @@ async def git_version() -> tuple[int, ...]:
     """The git on PATH's version, ``(2, 39, 5)``; ``()`` when it cannot be told. Read once."""
     global _version
     if _version is None:
-        result = await run_git(os.getcwd(), "version", check=False)
+        try:  # from "/": the actor's own working directory may be gone
+            result = await run_git("/", "version", check=False)
+        except GitFailure:
+            return ()  # git cannot run at all: every git op says so itself
         words = result.stdout.split()
         numbers = words[2].split(".") if len(words) > 2 and words[:2] == ["git", "version"] else []
         parsed: list[int] = []
