@@ -7,7 +7,9 @@ Side by side in one run, ROUNDS times each (min / median / max):
   keeper) and of the tmux server, right after start and with TERMINALS idle shells;
   the shells themselves are the same in both and not counted;
 * **idle CPU**: the CPU time those processes use over SECONDS of nothing happening
-  (after SETTLE seconds for start-up work), as a percentage of one core;
+  (after SETTLE seconds for start-up work), as a percentage of one core; with the
+  terminals, again once ptyd's COLD_AFTER_S (30 s) after their last output has passed
+  (ptyd then writes each idle terminal's screen out once, to give its memory back);
 * **the keeper** alone: its RSS and PSS.
 
 Each tree runs in a fresh ``ORCA_HOME`` (a temporary folder, with one git repository
@@ -38,6 +40,8 @@ from pathlib import Path
 
 import psutil
 from orca_tree import OrcaTree  # bench/orca_tree.py
+
+from actors.ptyd.session import COLD_AFTER_S
 
 ROUNDS = int(os.environ.get("ORCA_BENCH_ROUNDS", "3"))
 TERMINALS = int(os.environ.get("ORCA_BENCH_TERMINALS", "20"))
@@ -153,6 +157,11 @@ def measure(tree: Orca | Tmux) -> dict[str, float]:
     time.sleep(SETTLE)
     figures["pss_terms_mib"] = sum(pss_kib(p) for p in tree.service_pids()) / 1024
     figures["cpu_terms_pct"] = idle_cpu_percent(tree.service_pids)
+    # ptyd gives an idle terminal's screen model back COLD_AFTER_S after its last output
+    # (one file written per terminal, once): the window above may hold that; this one
+    # starts after it, and is what a tree that has been quiet a while costs.
+    time.sleep(max(0.0, COLD_AFTER_S + 2 - SETTLE - SECONDS))
+    figures["cpu_quiet_pct"] = idle_cpu_percent(tree.service_pids)
     if isinstance(tree, Orca):
         keeper = tree.keeper_pid()
         if keeper is not None:
@@ -188,6 +197,7 @@ def main() -> None:
         "cpu_up_pct": "idle CPU right after start, % of a core",
         "pss_terms_mib": f"PSS with {TERMINALS} terminals, MiB",
         "cpu_terms_pct": f"idle CPU with {TERMINALS} terminals, % of a core",
+        "cpu_quiet_pct": f"... {COLD_AFTER_S:g} s after their last output, %",
         "keeper_rss_mib": "the keeper's RSS, MiB",
         "keeper_pss_mib": "the keeper's PSS, MiB",
     }
