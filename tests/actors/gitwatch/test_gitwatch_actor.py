@@ -254,7 +254,8 @@ async def test_a_create_whose_setup_still_runs_holds_no_other_op(
             )
             assert preview.branch == "quick" and preview.ahead == 0
             assert not outcome  # the slow one's setup is still reading
-            await trio.to_thread.run_sync(lambda: go.write_text("go\n"))
+            # (abandoned on a timeout: a setup that never opened the FIFO would hold it)
+            await trio.to_thread.run_sync(lambda: go.write_text("go\n"), abandon_on_cancel=True)
     [created] = outcome
     assert created.path == str(slow_path)
     assert created.setup.ran and created.setup.exit_code == 0
