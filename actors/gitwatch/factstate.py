@@ -115,21 +115,31 @@ def apply_listing(repo: RepoFacts, listing: list[WorktreeFacts]) -> ListingUpdat
 
 def apply_row(repo: RepoFacts, row: WorktreeFacts) -> ListingUpdate:
     """One worktree re-read on its own (a create knows which one it made): its row is
-    added or updated as :func:`apply_listing` would, and every other row stands."""
+    added or updated as :func:`apply_listing` would, and every other row stands but one
+    read of the same admin dir under another path. (A scan that ran while git was still
+    filling the admin dir in lists it at the admin dir's own path, with no gitdir yet:
+    that is this worktree, half made, and goes.)"""
+    stale = [p for p, r in repo.rows.items() if r.admin_dir == row.admin_dir and p != row.path]
+    events: list[FactEvent] = []
+    for path in stale:
+        del repo.rows[path]
+        repo.dirty.pop(path, None)
+        events.append(WorktreeRemoved(repo.repo_id, path))
     reason = unrepresentable_reason(row.path)
     if reason is not None:
         newly = [] if row.path in repo.unrepresentable else [row.path]
         repo.unrepresentable[row.path] = reason
-        return ListingUpdate([], [], [], [], newly)
+        return ListingUpdate(events, [], stale, [], newly)
     old = repo.rows.get(row.path)
     repo.rows[row.path] = row
     if old is None:
-        return ListingUpdate([WorktreeAdded(repo.repo_id, row)], [row], [], [row.path])
+        events.append(WorktreeAdded(repo.repo_id, row))
+        return ListingUpdate(events, [row], stale, [row.path])
     if old == row:
-        return ListingUpdate([], [], [], [])
+        return ListingUpdate(events, [], stale, [])
     moved = old.head != row.head or old.branch != row.branch
-    changed = WorktreeChanged(repo.repo_id, row, repo.dirty.get(row.path))
-    return ListingUpdate([changed], [], [], [row.path] if moved else [])
+    events.append(WorktreeChanged(repo.repo_id, row, repo.dirty.get(row.path)))
+    return ListingUpdate(events, [], stale, [row.path] if moved else [])
 
 
 def apply_dirty(repo: RepoFacts, path: str, counts: DirtyCounts) -> list[FactEvent]:

@@ -116,12 +116,11 @@ def test_move_rekeys_so_next_rescan_is_silent() -> None:
 
 
 _rows = st.builds(
-    WorktreeFacts,
+    lambda path, **kw: WorktreeFacts(path=path, admin_dir=f"/r/.git/worktrees{path}", **kw),
     path=st.sampled_from(["/w1", "/w2", "/w3", "/w\udcff"]),  # the last not UTF-8
     head=st.sampled_from(["a" * 40, "b" * 40, None]),
     branch=st.sampled_from(["refs/heads/x", "refs/heads/y", None]),
     is_main=st.just(False),
-    admin_dir=st.just("/r/.git/worktrees/w"),
     is_locked=st.booleans(),
 )
 
@@ -149,3 +148,19 @@ def test_one_row_read_on_its_own_is_what_a_whole_listing_would_make(
     assert got.events == want.events and got.status_needed == want.status_needed
     assert got.added == want.added and got.removed == want.removed == []
     assert got.newly_unrepresentable == want.newly_unrepresentable
+
+
+def test_a_half_made_reading_of_the_same_admin_dir_goes() -> None:
+    """A watcher scan that ran while git was still filling a new worktree's admin dir in
+    listed it at the admin dir's own path (no gitdir yet: prunable); the create's own
+    reading of that worktree replaces it, and the stray row is published as removed."""
+    repo = _repo()
+    half = WorktreeFacts(
+        path=LINKED.admin_dir, head=None, branch=None, is_main=False,
+        admin_dir=LINKED.admin_dir, is_prunable=True, prune_reason="gitdir file missing",
+    )  # fmt: skip
+    apply_listing(repo, [MAIN, half])
+    update = apply_row(repo, LINKED)
+    assert update.events == [WorktreeRemoved("r", half.path), WorktreeAdded("r", LINKED)]
+    assert update.removed == [half.path] and update.added == [LINKED]
+    assert sorted(repo.rows) == sorted([MAIN.path, LINKED.path])

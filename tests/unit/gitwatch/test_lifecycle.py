@@ -21,6 +21,7 @@ import trio
 import trio.testing
 
 from actors.gitwatch import errors
+from actors.gitwatch import lifecycle as lifecycle_module
 from actors.gitwatch import tracker as tracker_module
 from actors.gitwatch.aheadbehind import AheadBehindCache, Bases
 from actors.gitwatch.firstmessage import name_from_message, rename_from_first_message
@@ -354,20 +355,26 @@ async def test_two_creates_of_one_name_at_once_come_in_turn(world: World) -> Non
     assert [c[0] for c in world.store.calls] == ["replace_meta"]
 
 
-async def test_creates_at_once_share_their_scans(
+async def test_creates_at_once_each_read_only_their_own_worktree(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Eight creates at once each get their worktree listed when they return, and the
-    repo is not listed once per create and again per check (2 x 8 scans): asks made
-    while a scan runs share the next one."""
-    scans: list[str] = []
-    real = tracker_module.scan_with_ahead_behind
+    """Eight creates at once each get their worktree listed when they return, having read
+    that one worktree only: none listed the whole repo (the watcher's own rescans, as
+    the admin dirs and refs change, are not the creates' and are not counted)."""
+    listings: list[str] = []  # whole-repo listings a create asked for
+    own: list[str] = []  # single worktrees a create read
+    fresh, read_one = lifecycle_module.fresh_facts, tracker_module.read_one_with_ahead_behind
 
-    def counted(*args: Any) -> Any:
-        scans.append(args[0])
-        return real(*args)
+    async def counted_fresh(tracker: RepoTracker, repo: Repo) -> Any:
+        listings.append(repo.path)
+        return await fresh(tracker, repo)
 
-    monkeypatch.setattr(tracker_module, "scan_with_ahead_behind", counted)
+    def counted_one(repo_path: str, path: str, *rest: Any) -> Any:
+        own.append(path)
+        return read_one(repo_path, path, *rest)
+
+    monkeypatch.setattr(lifecycle_module, "fresh_facts", counted_fresh)
+    monkeypatch.setattr(tracker_module, "read_one_with_ahead_behind", counted_one)
     names = [f"side-{i}" for i in range(8)]
     results: dict[str, gw.Created] = {}
 
@@ -381,9 +388,9 @@ async def test_creates_at_once_share_their_scans(
                 nursery.start_soon(one, name)
     assert sorted(results) == names
     assert all(_exists(r.path) for r in results.values())
-    assert len(scans) < len(names), len(scans)
+    assert listings == [] and sorted(own) == sorted(r.path for r in results.values())
     # What each create read of its own worktree is what a whole scan reads now.
-    scanned = real(str(world.repo), Bases(), AheadBehindCache())
+    scanned = tracker_module.scan_with_ahead_behind(str(world.repo), Bases(), AheadBehindCache())
     assert {r.path: r for r in scanned} == world.tracker.repos["r1"].rows
 
 
