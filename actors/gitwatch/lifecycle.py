@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pygit2
 import trio
@@ -53,6 +53,7 @@ from orca.wire.errors import OrcaError
 log = logging.getLogger(__name__)
 Progress = Callable[[contract.Stage, str], None]  # (stage, text)
 _HEADS = "refs/heads/"
+T = TypeVar("T")
 # ``git hook run`` (2.36): the post-checkout hook run the way ``git worktree add`` runs it.
 HOOK_RUN_GIT = (2, 36)
 
@@ -261,18 +262,12 @@ def _head_of(worktree_path: str) -> str | None:
 
 
 async def _refuse_checked_out(tracker: RepoTracker, repo: Repo, branch: str) -> None:
-    """A branch checked out in another worktree is refused before git runs. Asked of the
-    facts the watcher keeps, and of a fresh scan only before refusing: a repo of N
-    worktrees is not scanned again for every create. (One checked out a moment ago that
-    the watcher has not seen yet is refused by git itself: ``add_failure``.)"""
-    known = tracker.repos.get(repo.id)
-    if known is not None and known.unavailable is None:
-        try:
-            lifecycleplan.refuse_checked_out(known.rows.values(), branch)
-            return
-        except errors.BranchCheckedOutElsewhere:
-            pass  # confirmed below on what is on disk now
-    lifecycleplan.refuse_checked_out((await fresh_facts(tracker, repo)).rows.values(), branch)
+    """A branch checked out in another worktree is refused before git runs. (One checked
+    out a moment ago that the watcher has not seen yet is refused by git itself:
+    ``add_failure``.)"""
+    await kept_facts_then_fresh(
+        tracker, repo, lambda facts: lifecycleplan.refuse_checked_out(facts.rows.values(), branch)
+    )
 
 
 async def _work_of(repo: Repo, source: str, tracker: RepoTracker) -> tuple[str, str]:
@@ -301,6 +296,21 @@ async def fresh_facts(tracker: RepoTracker, repo: Repo) -> RepoFacts:
     if facts.unavailable:
         raise errors.RepoUnavailable(f"repo {repo.path} is unavailable: {facts.unavailable}")
     return facts
+
+
+async def kept_facts_then_fresh(
+    tracker: RepoTracker, repo: Repo, check: Callable[[RepoFacts], T]
+) -> T:
+    """``check`` asked of the facts the watcher keeps, and of a fresh scan only when it
+    refuses there (or the repo is not tracked, or unavailable): a repo of N worktrees is
+    not scanned again for every create or preview, and nothing is refused on old news."""
+    known = tracker.repos.get(repo.id)
+    if known is not None and known.unavailable is None:
+        try:
+            return check(known)
+        except errors.GitwatchError:
+            pass  # confirmed below, on what is on disk now
+    return check(await fresh_facts(tracker, repo))
 
 
 async def _linked_row(

@@ -30,8 +30,9 @@ import trio
 
 from actors.gitwatch import errors
 from actors.gitwatch.aheadbehind import Bases
+from actors.gitwatch.factstate import RepoFacts
 from actors.gitwatch.gitcli import run_git
-from actors.gitwatch.lifecycle import fresh_facts
+from actors.gitwatch.lifecycle import fresh_facts, kept_facts_then_fresh
 from actors.gitwatch.mergecalc import (
     MergeComputation,
     compute_merge,
@@ -65,26 +66,24 @@ async def _find_worktree(
     tracker: RepoTracker, store: StorePort, worktree: str, *, rescan: bool = True
 ) -> tuple[Repo, WorktreeFacts]:
     """The repo and facts of the worktree named by id (or by its path): read again now,
-    or (``rescan=False``, a preview) as the watcher keeps them, when they name a
-    worktree that can be merged; anything else is confirmed on a fresh read first."""
+    or (``rescan=False``, a preview) as the watcher keeps them if they name a worktree
+    that can be merged (``kept_facts_then_fresh``)."""
     repo_id, path = _split_worktree(tracker, store, worktree)
     repo = await store.lookup_repo(repo_id)
     if repo is None:
         raise errors.RepoNotFound(f"no repo with id {repo_id!r}")
     if repo.kind == "folder":
         raise errors.CallerError(f"{repo.display_name!r} is a folder, not a git repository")
-    known = tracker.repos.get(repo_id)
-    if not rescan and known is not None and known.unavailable is None:
-        row = known.rows.get(path)
-        if row is not None:
-            try:
-                return repo, _mergeable(row, path)
-            except errors.GitwatchError:
-                pass  # refused on what may be old news: confirmed below
-    row = (await fresh_facts(tracker, repo)).rows.get(path)
-    if row is None:
-        raise errors.WorktreeNotFound(f"no worktree {worktree!r}")
-    return repo, _mergeable(row, path)
+
+    def mergeable(facts: RepoFacts) -> WorktreeFacts:
+        row = facts.rows.get(path)
+        if row is None:
+            raise errors.WorktreeNotFound(f"no worktree {worktree!r}")
+        return _mergeable(row, path)
+
+    if rescan:
+        return repo, mergeable(await fresh_facts(tracker, repo))
+    return repo, await kept_facts_then_fresh(tracker, repo, mergeable)
 
 
 def _mergeable(row: WorktreeFacts, path: str) -> WorktreeFacts:

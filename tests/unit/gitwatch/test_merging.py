@@ -17,7 +17,7 @@ import pytest
 import trio
 
 from actors.gitwatch import errors
-from actors.gitwatch import merging as merging_module
+from actors.gitwatch import lifecycle as lifecycle_module
 from actors.gitwatch.mergecalc import compute_merge, open_for_merge
 from actors.gitwatch.merging import merge_worktree, preview_merge
 from actors.gitwatch.storeview import StoreView
@@ -154,13 +154,13 @@ async def test_previews_read_no_listing_yet_count_what_is_on_disk_now(
     commits and changes made a moment ago; a worktree the watcher has not seen yet is
     found by a scan."""
     scans: list[str] = []  # the listings a preview asked for (the watcher's are its own)
-    real = merging_module.fresh_facts
+    real = lifecycle_module.fresh_facts  # where a preview's fallback scan is asked
 
     async def counted(tracker: RepoTracker, repo: Repo) -> Any:
         scans.append(repo.path)
         return await real(tracker, repo)
 
-    monkeypatch.setattr(merging_module, "fresh_facts", counted)
+    monkeypatch.setattr(lifecycle_module, "fresh_facts", counted)
     world.commit(world.wt, "more.txt", "x\n", "a second commit, just now")
     (world.wt / "loose.txt").write_text("y\n")
     with trio.fail_after(TIMEOUT_S):
