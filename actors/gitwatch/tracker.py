@@ -89,8 +89,8 @@ class RepoTracker:
         # Rescans asked for and rescans done, counted per repo (see rescan_repo).
         self._asked: dict[str, int] = {}
         self._covered: dict[str, int] = {}
-        # Branch names being made into worktrees: (repo, branch) -> (lock, holders).
-        self._names: dict[tuple[str, str], tuple[trio.Lock, int]] = {}
+        # Branch names being made into worktrees (an entry only while one is).
+        self._names: dict[tuple[str, str], trio.Lock] = {}
 
     def repo_lock(self, repo_id: str) -> trio.Lock:
         return self._locks.setdefault(repo_id, trio.Lock())
@@ -110,17 +110,14 @@ class RepoTracker:
         names run side by side, two of one name one after the other (the second then
         finds the first's worktree, as if they had come in turn)."""
         key = (repo_id, branch)
-        lock, holders = self._names.get(key, (trio.Lock(), 0))
-        self._names[key] = (lock, holders + 1)
+        lock = self._names.setdefault(key, trio.Lock())
         try:
             async with lock:
                 yield
         finally:
-            lock, holders = self._names[key]
-            if holders == 1:
+            # trio hands a released lock straight to its next waiter: unheld, none waits.
+            if not lock.locked():
                 del self._names[key]
-            else:
-                self._names[key] = (lock, holders - 1)
 
     async def track_repo(self, repo_id: str, path: str, kind: RepoKind = "git") -> None:
         """Start tracking a repo: read it, watch it, publish its rows as added.
