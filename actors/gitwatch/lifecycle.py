@@ -143,14 +143,14 @@ async def _make_worktree(
     if await trio.to_thread.run_sync(os.path.lexists, path):
         raise errors.DestinationExists(f"{path} already exists")
     await _refuse_checked_out(tracker, repo, branch)
-    branch_exists = await _branch_exists(repo.path, branch)
     base = request.base or repo.worktree_base_ref or "HEAD"
+    branch_exists, base_is_commit = await _branch_and_base(repo.path, branch, base)
     carried = None
     if request.carry_from is not None:
         if branch_exists:
             raise errors.CallerError(f"branch {branch!r} exists: a fork needs a new one")
-        base, carried = await _work_of(repo, request.carry_from, tracker)
-    if not branch_exists and not await _is_commit(repo.path, base):
+        base, carried = await _work_of(repo, request.carry_from, tracker)  # a commit id
+    elif not branch_exists and not base_is_commit:
         raise errors.CallerError(f"base {base!r} is not a branch, tag or commit of {repo.path}")
     progress("git", f"creating {path} on branch {branch}")
     await trio.to_thread.run_sync(lambda: os.makedirs(os.path.dirname(path), exist_ok=True))
@@ -210,47 +210,41 @@ async def _check_out(tracker: RepoTracker, repo: Repo, path: str) -> None:
         raise errors.GitFailure(f"git worktree add: post-checkout hook: {hook.stderr.strip()}")
 
 
-# Asked of libgit2 in a worker thread first (a git process each is most of a create's
-# cost in a burst of them); git is asked when libgit2 cannot open the repo (SHA-256) or
-# would refuse: what git accepts is the rule (``rev-parse`` takes syntax libgit2 lacks).
-
-
-def _reference_exists(repo_path: str, ref: str) -> bool | None:
-    try:
-        repo = open_repository(repo_path)
-        return None if repo is None else repo.references.get(ref) is not None
-    except (errors.RepoUnavailable, pygit2.GitError, ValueError):
-        return None
-
-
-async def _branch_exists(repo_path: str, branch: str) -> bool:
-    known = await trio.to_thread.run_sync(_reference_exists, repo_path, _HEADS + branch)
-    if known is not None:
-        return known
-    shown = await run_git(
-        repo_path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
-    )
-    return shown.returncode == 0
-
-
-def _names_a_commit(repo_path: str, rev: str) -> bool:
+def _libgit2_refs(repo_path: str, branch_ref: str, rev: str) -> tuple[bool, bool] | None:
+    """(``branch_ref`` exists, ``rev`` names a commit), one repo open in a worker thread;
+    None when libgit2 cannot open the repo (SHA-256) or read its refs."""
     try:
         repo = open_repository(repo_path)
         if repo is None:
-            return False
+            return None
+        exists = repo.references.get(branch_ref) is not None
+    except (errors.RepoUnavailable, pygit2.GitError, ValueError):
+        return None
+    try:
         repo.revparse_single(rev).peel(pygit2.Commit)
-        return True
-    except (errors.RepoUnavailable, pygit2.GitError, KeyError, ValueError, TypeError):
-        return False
+    except (pygit2.GitError, KeyError, ValueError, TypeError):
+        return exists, False
+    return exists, True
 
 
-async def _is_commit(repo_path: str, rev: str) -> bool:
-    if await trio.to_thread.run_sync(_names_a_commit, repo_path, rev):
-        return True
-    found = await run_git(
-        repo_path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False
-    )
-    return found.returncode == 0
+async def _branch_and_base(repo_path: str, branch: str, base: str) -> tuple[bool, bool]:
+    """(the branch exists, the base names a commit). libgit2 first (a git process each
+    is most of a create's cost in a burst of them); git where libgit2 cannot tell, or
+    would refuse a base: what git accepts is the rule (``rev-parse`` takes syntax
+    libgit2 lacks)."""
+    known = await trio.to_thread.run_sync(_libgit2_refs, repo_path, _HEADS + branch, base)
+    if known is None:
+        shown = await run_git(
+            repo_path, "show-ref", "--verify", "--quiet", _HEADS + branch, check=False
+        )
+        known = (shown.returncode == 0, False)
+    exists, is_commit = known
+    if not exists and not is_commit:
+        found = await run_git(
+            repo_path, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False
+        )
+        is_commit = found.returncode == 0
+    return exists, is_commit
 
 
 def _head_of(worktree_path: str) -> str | None:
