@@ -124,16 +124,17 @@ def scan_worktrees(repo_path: str) -> list[WorktreeFacts]:
     return facts
 
 
-def linked_worktree_at(repo_path: str, worktree_path: str) -> WorktreeFacts | None:
+def linked_worktree_at(repo_path: str, common: str, worktree_path: str) -> WorktreeFacts | None:
     """One linked worktree's facts, read from the admin dir its ``.git`` file names (a
-    create knows which worktree it made: reading the other N costs N times as much).
-    None when it cannot be read so (libgit2 cannot open the repo, the ``.git`` file
-    names no admin dir of this repo, a read fails): the caller scans the whole repo."""
+    create knows which worktree it made: reading the other N costs N times as much);
+    ``common`` is the repo's :func:`common_dir`. None when it cannot be read so (libgit2
+    cannot open the repo, the ``.git`` file names no admin dir of this repo, a read
+    fails): the caller scans the whole repo."""
     try:
         repo = open_repository(repo_path)
         if repo is None:
             return None
-        admins = os.path.join(common_dir(repo_path), "worktrees")
+        admins = os.path.join(common, "worktrees")
         text = _read_text(os.path.join(worktree_path, ".git"))
         if text is None or not text.startswith("gitdir: "):
             return None

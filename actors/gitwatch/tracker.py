@@ -67,10 +67,10 @@ def scan_with_ahead_behind(
 
 
 def read_one_with_ahead_behind(
-    repo_path: str, worktree_path: str, bases: Bases, cache: AheadBehindCache
+    repo_path: str, worktree_path: str, common: str, bases: Bases, cache: AheadBehindCache
 ) -> WorktreeFacts | None:
     """One worker-thread job: one linked worktree's facts and its ahead/behind counts."""
-    row = linked_worktree_at(repo_path, worktree_path)
+    row = linked_worktree_at(repo_path, common, worktree_path)
     return None if row is None else with_ahead_behind(repo_path, [row], bases, cache)[0]
 
 
@@ -194,17 +194,19 @@ class RepoTracker:
             repo = self.repos.get(repo_id)
             if repo is None:
                 return
+            row = None
             if repo.kind == "git" and repo.unavailable is None:
-                cache = self.ahead_behind.setdefault(repo_id, AheadBehindCache())
-                row = await trio.to_thread.run_sync(
-                    read_one_with_ahead_behind, repo.path, path, self.bases(repo_id), cache
-                )
-                if row is not None:
-                    with contextlib.suppress(RepoUnavailable):  # the rescan reports it
-                        await self._watch_repo_dirs(repo_id, repo.path)
-                        await self._apply(repo, apply_row(repo, row))
-                        return
-            await self._counted_rescan(repo_id)
+                with contextlib.suppress(RepoUnavailable):  # the rescan below reports it
+                    common = await self._watch_repo_dirs(repo_id, repo.path)
+                    cache = self.ahead_behind.setdefault(repo_id, AheadBehindCache())
+                    row = await trio.to_thread.run_sync(
+                        read_one_with_ahead_behind,
+                        repo.path, path, common, self.bases(repo_id), cache,
+                    )  # fmt: skip
+            if row is None:
+                await self._counted_rescan(repo_id)
+            else:
+                await self._apply(repo, apply_row(repo, row))
 
     async def _apply(self, repo: RepoFacts, update: ListingUpdate) -> None:
         """Publish what a listing changed; watch, unwatch and count what it calls for."""
@@ -228,7 +230,9 @@ class RepoTracker:
         for path in update.status_needed:
             await self._refresh_status_locked(repo, path)
 
-    async def _watch_repo_dirs(self, repo_id: str, repo_path: str) -> None:
+    async def _watch_repo_dirs(self, repo_id: str, repo_path: str) -> str:
+        """Watch the repo's shared dirs (once; the worktrees dir once it exists); its
+        common dir, read once."""
         common = self._common_dirs.get(repo_id)
         if common is None:
             common = await trio.to_thread.run_sync(common_dir, repo_path)
@@ -236,6 +240,7 @@ class RepoTracker:
             self.watcher.watch_repo(repo_id, common, repo_path)
         else:
             self.watcher.ensure_worktrees_dir_watched(repo_id, common)
+        return common
 
     async def refresh_status(self, repo_id: str, path: str) -> None:
         async with self.repo_lock(repo_id):
