@@ -9,6 +9,7 @@ asks for the result to judge the exit code itself (``check=False``).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 
@@ -71,19 +72,14 @@ _version: tuple[int, ...] | None = None
 
 
 async def git_version() -> tuple[int, ...]:
-    """The git on PATH's version, ``(2, 39, 5)``; ``()`` when it cannot be told. Read once."""
+    """The git on PATH's (major, minor), ``(2, 39)``; ``()`` when it cannot be told. Read
+    once, from "/": the actor's own working directory may be gone."""
     global _version
     if _version is None:
-        try:  # from "/": the actor's own working directory may be gone
+        try:
             result = await run_git("/", "version", check=False)
         except GitFailure:
             return ()  # git cannot run at all: every git op says so itself
-        words = result.stdout.split()
-        numbers = words[2].split(".") if len(words) > 2 and words[:2] == ["git", "version"] else []
-        parsed: list[int] = []
-        for number in numbers:
-            if not number.isdigit():
-                break
-            parsed.append(int(number))
-        _version = tuple(parsed)
+        found = re.match(r"git version (\d+)\.(\d+)", result.stdout)
+        _version = (int(found[1]), int(found[2])) if found else ()
     return _version
