@@ -16,7 +16,7 @@ from orca.wire.envelope import Event
 
 
 class Beacon:
-    """A version number and a way to wait until a predicate over the world holds.
+    """A way to wait until a predicate over the world holds.
 
     A waiter that names a pane key is woken only by a change of that pane (its status
     row or its session): with 100 variants waiting, an event wakes one driver, not 100
@@ -24,13 +24,11 @@ class Beacon:
     """
 
     def __init__(self) -> None:
-        self.version = 0
         self._changed = trio.Event()
         self._by_key: dict[str, trio.Event] = {}
 
     def bump(self, keys: Iterable[str] | None = None) -> None:
         """Something changed: of the panes ``keys`` only, or (None) of any pane."""
-        self.version += 1
         self._changed.set()
         self._changed = trio.Event()
         if keys is None:
