@@ -8,9 +8,12 @@ the peer is down a send waits (and times out as ``unavailable``) instead of queu
 into a pipe that will be discarded.
 
 Deadlines are kept by one watchdog task per client rather than a cancel scope per call
-(a scope costs as much as the rest of a call's client-side work): each attempt pushes
-its deadline, rounded up to ``DEADLINE_GRANULARITY_S`` so the watchdog wakes a bounded
-number of times per second, and the watchdog wakes the attempts whose time is up.
+(a scope costs as much as the rest of a call's client-side work): each attempt's
+deadline is rounded up to ``DEADLINE_GRANULARITY_S`` and the attempt joins that slot's
+set, so the watchdog wakes a bounded number of times per second and wakes a slot's
+attempts whose time is up. An attempt leaves its slot when it ends: what the client
+holds is what is in flight, not every call of the last ``timeout`` seconds (at 25,000
+calls a second that was 125,000 entries, and the garbage collector walked them all).
 """
 
 from __future__ import annotations
@@ -97,7 +100,10 @@ class RpcClient:
         self._pending: dict[str, _Call] = {}
         self._prefix = secrets.token_hex(4) + "-"
         self._counter = itertools.count(1)
-        self._deadlines: list[tuple[float, int, trio.Event]] = []
+        # Deadline slots (a deadline / DEADLINE_GRANULARITY_S, rounded up): the heap has
+        # each slot once, the dict the attempts in it.
+        self._slots: list[int] = []
+        self._waiting: dict[int, set[trio.Event]] = {}
         self._watch_scope: trio.CancelScope | None = None
         # An actor's rpc socket orcad may hold dormant (woken on a call): (its path, the
         # actor's name, orcad's socket beside it).
@@ -135,25 +141,40 @@ class RpcClient:
                     call.sending.cancel()
 
     async def _watchdog(self) -> None:
-        heap = self._deadlines
+        slots, waiting = self._slots, self._waiting
         while True:
             now = trio.current_time()
-            while heap and heap[0][0] <= now:
-                heapq.heappop(heap)[2].set()  # no-op if a reply got there first
-            with trio.CancelScope(deadline=heap[0][0] if heap else math.inf) as scope:
+            while slots and slots[0] * DEADLINE_GRANULARITY_S <= now:
+                for event in waiting.pop(heapq.heappop(slots), ()):
+                    event.set()  # no-op if a reply got there first
+            deadline = slots[0] * DEADLINE_GRANULARITY_S if slots else math.inf
+            with trio.CancelScope(deadline=deadline) as scope:
                 self._watch_scope = scope
                 await trio.sleep_forever()
             self._watch_scope = None
 
-    def _arm(self, timeout: float) -> tuple[float, trio.Event]:
-        deadline = trio.current_time() + timeout
-        deadline = math.ceil(deadline / DEADLINE_GRANULARITY_S) * DEADLINE_GRANULARITY_S
+    def _arm(self, timeout: float) -> tuple[int, trio.Event]:
+        """An attempt's (deadline slot, event): the event is set by its reply or, once
+        the slot's time has come, by the watchdog. ``_disarm`` when the attempt ends."""
+        slot = math.ceil((trio.current_time() + timeout) / DEADLINE_GRANULARITY_S)
         event = trio.Event()
-        heapq.heappush(self._deadlines, (deadline, next(self._counter), event))
-        scope = self._watch_scope
-        if scope is not None and deadline < scope.deadline:
-            scope.deadline = deadline
-        return deadline, event
+        members = self._waiting.get(slot)
+        if members is None:
+            members = self._waiting[slot] = set()
+            heapq.heappush(self._slots, slot)
+            scope = self._watch_scope
+            deadline = slot * DEADLINE_GRANULARITY_S
+            if scope is not None and deadline < scope.deadline:
+                scope.deadline = deadline
+        members.add(event)
+        return slot, event
+
+    def _disarm(self, slot: int, event: trio.Event) -> None:
+        """The attempt is over: its slot no longer holds it (an emptied slot stays in the
+        heap until its time; the watchdog then finds nothing to wake)."""
+        members = self._waiting.get(slot)
+        if members is not None:
+            members.discard(event)
 
     def _on_message(self, frames: list[bytes]) -> None:
         if len(frames) != 1:
@@ -220,16 +241,20 @@ class RpcClient:
                 rid = f"{self._prefix}{next(self._counter)}"
                 ids.append(rid)
                 self._pending[rid] = call
-                deadline, call.done = self._arm(per_attempt)
-                frame = (encode_request(rid, op, args, idem),)
-                if not self._zs.send_nowait(frame):  # the peer is not connected (yet)
-                    if self.refused is not None:
-                        raise Unavailable(self.refused)
-                    await self._wake_peer(deadline)
-                    with trio.move_on_at(deadline) as call.sending:
-                        await self._zs.send(frame)
-                    call.sending = None
-                await call.done.wait()
+                slot, call.done = self._arm(per_attempt)
+                try:
+                    frame = (encode_request(rid, op, args, idem),)
+                    if not self._zs.send_nowait(frame):  # the peer is not connected (yet)
+                        if self.refused is not None:
+                            raise Unavailable(self.refused)
+                        deadline = slot * DEADLINE_GRANULARITY_S
+                        await self._wake_peer(deadline)
+                        with trio.move_on_at(deadline) as call.sending:
+                            await self._zs.send(frame)
+                        call.sending = None
+                    await call.done.wait()
+                finally:
+                    self._disarm(slot, call.done)
                 if call.answered:
                     break
             else:

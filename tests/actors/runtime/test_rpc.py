@@ -19,7 +19,7 @@ from fixture_actors.contracts import (
     Sum,
 )
 
-from orca.actor import RpcServer, open_rpc_client
+from orca.actor import RpcClient, RpcServer, open_rpc_client
 from orca.contracts import sys as sys_contract
 from orca.contracts.base import NoArgs
 from orca.wire.errors import BadFrame, BadRequest, Internal, NotFound, Timeout, UnknownOp
@@ -209,6 +209,38 @@ async def test_many_concurrent_calls_are_matched_to_their_replies(endpoint: str)
                 for i in range(300):
                     nursery.start_soon(one, i)
         assert results == {i: {"sum": 2 * i} for i in range(300)}
+
+
+async def test_a_client_holds_only_the_calls_in_flight(endpoint: str, tmp_path: Path) -> None:
+    """Answered, timed-out and cancelled calls leave nothing behind in the client's
+    deadline keeping (it once held every call of the last timeout seconds, which the
+    garbage collector then walked); a short deadline still fires beside a long one."""
+
+    def held(client: RpcClient) -> int:
+        return sum(len(members) for members in client._waiting.values())
+
+    with trio.fail_after(20):
+        server, _ = make_server()
+        async with serving(endpoint, server), open_rpc_client(endpoint, timeout=30) as client:
+            async with trio.open_nursery() as nursery:
+                for i in range(300):
+                    nursery.start_soon(client.call, "calc.add", {"a": i})
+            assert held(client) == 0
+            timed_out = []
+
+            async def short() -> None:  # calc.slow's first run sleeps 0.5 s
+                with pytest.raises(Timeout):
+                    await client.call("calc.slow", {"a": 1}, timeout=0.1)
+                timed_out.append(trio.current_time())
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(short)
+                assert await client.call("calc.add", {"a": 2}) == {"sum": 2}
+            assert timed_out and held(client) == 0
+        async with open_rpc_client(f"ipc://{tmp_path}/nobody.rpc") as nobody:
+            with trio.move_on_after(0.05):  # the caller gives up: its attempt goes too
+                await nobody.call("sys.ping", timeout=30)
+            assert held(nobody) == 0
 
 
 async def test_oversized_request_gets_too_large_and_the_server_keeps_serving(endpoint: str) -> None:
