@@ -10,7 +10,7 @@ that is easy to get wrong:
     queued. Waiting on the fd after such a call, without first asking ``ZMQ_EVENTS``,
     can sleep forever next to a full queue.
 
-So the rule, applied here and nowhere else (``ZSocket._service``): never wait on the fd
+So the rule, applied here and nowhere else (``ZSocket._service``, ``ZSocket.wait``): never wait on the fd
 until ``ZMQ_EVENTS`` says the wanted condition is false, re-check ``ZMQ_EVENTS`` after
 every operation, and whoever reads it acts on everything it reports.
 
@@ -20,8 +20,11 @@ happens in the owner, which hands each message to a synchronous callback that mu
 block. Sending is done directly by the calling task with ``NOBLOCK``: every trio task
 runs on the one trio thread, so libzmq never sees concurrent calls, and a direct send
 saves two task switches per message. Because that send may swallow the edge that
-announced incoming data, the sender then services the socket itself (reads what is
-pending into the callback), waking the owner only if a flood exceeds one batch. A send
+announced incoming data, someone must then service the socket (read what is pending
+into the callback) before the owner next sleeps: the sender itself while the owner
+sleeps on the fd; while the owner is awake in its loop (a server's owner sending the
+replies of the requests it runs), the owner, which reads ``ZMQ_EVENTS`` before it
+sleeps again (``wait``): a batch of replies costs one read, not one each. A send
 that would block (a DEALER with no connected peer, or a full pipe) parks the caller
 until someone reading ``ZMQ_EVENTS`` sees ``POLLOUT``. The owner sleeps on the bare fd
 (no cancel scope per sleep) unless the socket is ``pokeable``.
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import trio
 import zmq
@@ -106,7 +109,14 @@ class ZSocket:
         self._fd = int(sock.getsockopt(zmq.FD))
         self._wait_scope: trio.CancelScope | None = None
         self._send_lot = trio.lowlevel.ParkingLot()
+        self._parked = 0  # senders in _send_lot (a ParkingLot's truth is a Python call)
+        # Bound once (the hot path reads ZMQ_EVENTS per message); int options only here.
+        self._get = cast(Callable[[int], int], sock.get)
         self._servicing = False
+        # The owner is in its loop, not asleep on the fd: it services before it sleeps,
+        # so a send meanwhile leaves that to it (``_owed``) instead of reading ZMQ_EVENTS.
+        self._owner_awake = False
+        self._owed = False
         self.closed = False
 
     # -- the one place that reads ZMQ_EVENTS ------------------------------------------
@@ -131,18 +141,19 @@ class ZSocket:
             self._servicing = False
 
     def _service_loop(self, limit: int) -> bool:
-        sock, handler = self.sock, self._on_message
+        sock, handler, get = self.sock, self._on_message, self._get
         reads = 0
         while True:
-            events = _events(sock)
-            if events & _POLLOUT and self._send_lot:
+            self._owed = False  # this read of ZMQ_EVENTS, acted on in full, pays any debt
+            events = get(_EVENTS)
+            if events & _POLLOUT and self._parked:
                 self._send_lot.unpark_all()
             if not events & _POLLIN:
                 return False
             if reads == limit:
                 return True
             frames = [sock.recv(_NOBLOCK)]
-            while sock.getsockopt(_RCVMORE):  # the rest of a multipart message is already here
+            while get(_RCVMORE):  # the rest of a multipart message is already here
                 frames.append(sock.recv(_NOBLOCK))
             reads += 1
             if handler is not None:
@@ -163,8 +174,12 @@ class ZSocket:
         for i in range(1, last + 1):
             sock.send(frames[i], _NOBLOCK_MORE if i < last else _NOBLOCK)
         # The send may have consumed the fd's edge: service what it announced ourselves
-        # (the callback is synchronous and cheap), all of it, so the owner may sleep on.
-        self._service(UNLIMITED)
+        # (the callback is synchronous and cheap), all of it, so the owner may sleep on;
+        # or, the owner awake, leave it to the owner's next service.
+        if self._owner_awake:
+            self._owed = True
+        else:
+            self._service(UNLIMITED)
         return True
 
     async def send(self, frames: Sequence[bytes | memoryview]) -> None:
@@ -175,7 +190,11 @@ class ZSocket:
         while not self.send_nowait(frames):
             if _events(self.sock) & _POLLOUT:
                 continue
-            await self._send_lot.park()
+            self._parked += 1
+            try:
+                await self._send_lot.park()
+            finally:
+                self._parked -= 1
 
     # -- the owner ----------------------------------------------------------------
     def wake_owner(self) -> None:
@@ -191,36 +210,53 @@ class ZSocket:
 
     def service(self) -> bool:
         """Owner only: handle what is pending; True if a flood left input unread."""
+        self._owner_awake = True
         return self._service(RECV_BATCH)
 
     async def wait(self) -> None:
         """Owner only: sleep until the fd signals or a sender pokes us.
 
-        Call only right after ``service()`` returned False, or after a send (which
-        services the socket itself), with no other libzmq call in between: that is what
-        makes sleeping on the edge-triggered fd safe.
+        Call only right after ``service()`` returned False, or after a send, with no
+        other libzmq call in between: that is what makes sleeping on the edge-triggered
+        fd safe. A send the owner made (or saw made) since its last service is owed a
+        read of ZMQ_EVENTS: with input pending this only lets the other tasks run (as a
+        sleep would: a stream of requests must not starve them) and returns, for the
+        caller to service; else it sleeps as usual.
         """
+        if self._owed and not self.closed:
+            self._owed = False
+            events = self._get(_EVENTS)
+            if events & _POLLOUT and self._parked:
+                self._send_lot.unpark_all()
+            if events & _POLLIN:
+                await trio.lowlevel.checkpoint()
+                return
+        self._owner_awake = False  # from here on, a send services the socket itself
         try:
             if not self._pokeable:
                 await trio.lowlevel.wait_readable(self._fd)
-                return
-            with trio.CancelScope() as scope:
-                self._wait_scope = scope
-                try:
-                    await trio.lowlevel.wait_readable(self._fd)
-                finally:
-                    self._wait_scope = None
+            else:
+                with trio.CancelScope() as scope:
+                    self._wait_scope = scope
+                    try:
+                        await trio.lowlevel.wait_readable(self._fd)
+                    finally:
+                        self._wait_scope = None
         except trio.ClosedResourceError:
-            pass  # close() woke us; the caller sees self.closed
+            return  # close() woke us; the caller sees self.closed
+        self._owner_awake = True  # not on cancellation: an owner that left is not awake
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The plain owner loop: service, sleep on the fd, repeat, until cancelled or closed."""
         task_status.started()
-        while not self.closed:
-            if self.service():
-                await trio.lowlevel.checkpoint()  # a flood: let the others run
-            else:
-                await self.wait()
+        try:
+            while not self.closed:
+                if self.service():
+                    await trio.lowlevel.checkpoint()  # a flood: let the others run
+                else:
+                    await self.wait()
+        finally:
+            self._owner_awake = False
 
     def close(self) -> None:
         """Close the socket; a task waiting on its fd is woken with ClosedResourceError."""

@@ -211,6 +211,30 @@ async def test_many_concurrent_calls_are_matched_to_their_replies(endpoint: str)
         assert results == {i: {"sum": 2 * i} for i in range(300)}
 
 
+async def test_a_stream_of_pipelined_calls_never_stalls(endpoint: str) -> None:
+    """10,000 calls from 50 tasks, ops run by the server's owner (whose reply sends leave
+    the socket's servicing to its loop) and by tasks of their own (whose sends service
+    it themselves) interleaved: a lost ZMQ_FD edge would leave a call unanswered."""
+    with trio.fail_after(120):
+        server, calls = make_server()
+        calls["slow"] = 1  # calc.slow sleeps on its first run only
+        answered = 0
+        async with serving(endpoint, server), open_rpc_client(endpoint) as client:
+
+            async def stream(task: int) -> None:
+                nonlocal answered
+                for i in range(200):
+                    op = "calc.slow" if (task + i) % 3 == 0 else "calc.add"
+                    reply = await client.call(op, {"a": i, "b": 0})
+                    assert reply == (i if op == "calc.slow" else {"sum": i})
+                    answered += 1
+
+            async with trio.open_nursery() as nursery:
+                for task in range(50):
+                    nursery.start_soon(stream, task)
+        assert answered == 10_000
+
+
 async def test_a_client_holds_only_the_calls_in_flight(endpoint: str, tmp_path: Path) -> None:
     """Answered, timed-out and cancelled calls leave nothing behind in the client's
     deadline keeping (it once held every call of the last timeout seconds, which the
