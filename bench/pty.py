@@ -730,11 +730,17 @@ class Tmux:
         return done.stdout.strip()
 
     def close(self) -> None:
+        """Kill the server, wait until it is gone and remove its socket: the next phase's
+        server starts on the same path (started while the last one was still exiting,
+        ``tmux new-session`` failed)."""
         subprocess.run(self.argv("kill-server"), env=self.env, capture_output=True, check=False)
         try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            server = psutil.Process(self.pid)
+            server.kill()
+            server.wait(timeout=10)
+        except psutil.NoSuchProcess:
             pass
+        Path(self.socket).unlink(missing_ok=True)
 
 
 def tmux_throughput(tmp: Path, mib: int) -> float:
