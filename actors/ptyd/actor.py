@@ -374,8 +374,12 @@ class Ptyd:
             await session.run()
         except OSError:
             log.exception("session %s reader failed", session.session_id)
+            return
+        with session.rest_scope:  # ended, kept for its pane until closed
+            await session.rest_cold()
 
     def close_session(self, session: Session) -> None:
+        session.rest_scope.cancel()
         self.table.forget(session.session_id)
         self.session_changed(
             session, "closed", contract.SessionClosed(session_id=session.session_id)
@@ -475,6 +479,8 @@ class Ptyd:
         return {
             "ptyd": {
                 "sessions": len(self.table),
+                # Terminal models freed to their checkpoints (idle or ended sessions).
+                "coldSessions": sum(1 for s in self.table.sessions() if s.cold),
                 "hooksDropped": self.hooks.dropped,
                 "hooksFailed": self.hooks.failed,
                 "gcSuspects": len(self.gc.suspects),

@@ -140,6 +140,10 @@ class Session:
         self._model: TerminalModel | None = model or TerminalModel(info.cols, info.rows)
         self._cold_model: bytes | None = None
         self._idle_checkpoint: bytes | None = None  # the model's, as of the last compaction
+        self._warmed = trio.Event()  # set when a read restores a cold model
+        # An ended session rests cold until it is closed (``rest_cold``); closing cancels
+        # this scope (before or after the rest began).
+        self.rest_scope = trio.CancelScope()
         self.replies_failed = 0
         self._listener = listener
         self._subscriptions: set[Subscription] = set()
@@ -179,9 +183,19 @@ class Session:
         """The terminal model (restored first if the session is cold)."""
         if self._model is None:
             assert self._cold_model is not None
-            self._model = TerminalModel.restore(zlib.decompress(self._cold_model))
+            data = zlib.decompress(self._cold_model)
+            self._model = TerminalModel.restore(data)
             self._cold_model = None
+            # Still what the model holds until output or a resize moves it on (they
+            # clear it), so the session can go cold again without a new checkpoint.
+            self._idle_checkpoint = data
+            self._warmed.set()
         return self._model
+
+    @property
+    def cold(self) -> bool:
+        """Whether the terminal model is freed (only its compressed checkpoint kept)."""
+        return self._model is None
 
     @property
     def watched(self) -> bool:
@@ -341,6 +355,19 @@ class Session:
                 self._go_cold()
                 await self._activity.wait()  # nothing to do until output resumes
         self._compact()
+
+    async def rest_cold(self) -> None:
+        """The output has ended: nothing feeds the model again, only reads (the final
+        screen, the scrollback) touch it. ``cold_after_s`` after the end, and again after
+        each read that restored it, the session goes cold, so an ended terminal kept for
+        its pane costs its compressed checkpoint, not its model and scrollback (100
+        ended agents' terminals held ~0.7 MiB each, for as long as ptyd ran). Runs until
+        cancelled (``rest_scope``: the session closed, or ptyd stopping)."""
+        while True:
+            await trio.sleep(self.cold_after_s)
+            self._go_cold()
+            self._warmed = trio.Event()
+            await self._warmed.wait()
 
     def _compact(self) -> None:
         if not self.scrollback.compacted:
@@ -523,12 +550,13 @@ class Session:
     def _publish(self, output: bytes) -> None:
         self._last_output = time.monotonic()
         self._activity.set()  # a no-op unless the compactor is parked
+        model = self.model  # restored first if cold (which sets the checkpoint cleared next)
         self._idle_checkpoint = None  # the model moves on (and the next idle period saves it)
         streams = self.streams
         flat = any(p.flat for p in streams)  # flat clients are repainted on a screen switch
-        was_alt = flat and self.model.alt_screen
-        self.model.feed(output)
-        replies = self.model.take_replies()
+        was_alt = flat and model.alt_screen
+        model.feed(output)
+        replies = model.take_replies()
         chunk = self.scrollback.append(output)
         answered = False
         if streams:  # first: an attached terminal's echo waits for nothing else

@@ -93,3 +93,55 @@ async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
     state = shown.screen_state()
     assert state.title == "cold-title" and state.modes.alt_screen
     assert "DRAWN" in "".join(text for text, _style in state.cells[2])
+
+
+async def _cold_sessions(pt: RunningActor) -> int:
+    return int((await pt.call("sys.stats"))["ptyd"]["coldSessions"])
+
+
+async def _until_cold_sessions(pt: RunningActor, count: int) -> None:
+    """Until ptyd counts ``count`` cold sessions. Nothing announces a model going cold
+    (no event, no file: the scrollback was spilled the first time), so its stats are
+    asked every 0.1 s, under the caller's deadline."""
+    while await _cold_sessions(pt) != count:  # noqa: ASYNC110 - no event to await
+        await trio.sleep(0.1)
+
+
+async def test_an_ended_session_kept_for_its_pane_rests_cold(tmp_path: Path) -> None:
+    """An agent's terminal that ended stays in ptyd for its pane (its final screen, its
+    scrollback) until closed: ``cold_after_s`` after the end its model is freed and its
+    scrollback spilled, as an idle session's; a read of the final screen restores the
+    model and the session goes cold again; closing it ends its rest."""
+    home = tmp_path / "home"
+    history = resolve_paths({"ORCA_HOME": str(home)}).terminal_history_dir
+    env = {"ORCA_PTYD_COLD_AFTER_S": str(COLD_AFTER_S)}
+    ended = DRAW.split("for line in sys.stdin")[0]  # draws, then exits
+    with trio.fail_after(60):
+        async with running_actor("ptyd", home, env) as pt, trio.open_nursery() as nursery:
+            tap = actor_tap(home, ptyd.CONTRACT, topics=[ptyd.EXIT.type])
+            await tap.start(nursery)
+            spawned = await pt.call(
+                "term.spawn",
+                {"argv": [sys.executable, "-c", ended], "cwd": "/", "worktreeId": "r::/w"},
+            )
+            sid = spawned["sessionId"]
+            await tap.next_of(ptyd.EXIT, lambda e: e.session_id == sid)
+            warm_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
+            before = (await pt.call("term.read", {"sessionId": sid, "since": 0}))["data"]
+            assert await _cold_sessions(pt) == 0
+
+            await _until_spill_file(history, present=True)
+            assert await _cold_sessions(pt) == 1
+            cold_read = await pt.call("term.read", {"sessionId": sid, "since": 0})
+            assert (cold_read["offset"], cold_read["data"]) == (0, before)
+            assert await _cold_sessions(pt) == 1  # the scrollback is read packed
+            cold_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
+            assert cold_screen == warm_screen  # the model restored from its checkpoint
+            assert await _cold_sessions(pt) == 0
+            await _until_cold_sessions(pt, 1)  # and freed again, unread for cold_after_s
+            assert (await pt.call("term.attach", {"sessionId": sid}))["data"] == warm_screen
+
+            await pt.call("term.close", {"sessionId": sid})
+            assert (await pt.call("sys.stats"))["ptyd"]["sessions"] == 0
+            tap.close()
+            nursery.cancel_scope.cancel()
