@@ -166,7 +166,7 @@ class Session:
         self._master_closed = False
         self.exited = trio.Event()
         self.output_done = trio.Event()
-        self._activity = trio.Event()  # set by new output; re-armed by the compactor
+        self._activity = trio.Event()  # set by new output or a restore; re-armed by the compactor
         self._last_output = time.monotonic()
         # For an adopted child: asks whoever reaped it (the fd keeper) for its exit code.
         self.foreign_exit: Callable[[], Awaitable[int | None]] | None = None
@@ -189,7 +189,8 @@ class Session:
             # Still what the model holds until output or a resize moves it on (they
             # clear it), so the session can go cold again without a new checkpoint.
             self._idle_checkpoint = data
-            self._warmed.set()
+            self._warmed.set()  # an ended session's rest (rest_cold)
+            self._activity.set()  # a live one's compactor: cold again if no output comes
         return self._model
 
     @property
@@ -353,7 +354,7 @@ class Session:
                 await self._activity.wait()
             if not self._activity.is_set():
                 self._go_cold()
-                await self._activity.wait()  # nothing to do until output resumes
+                await self._activity.wait()  # until output resumes or a read restores it
         self._compact()
 
     async def rest_cold(self) -> None:

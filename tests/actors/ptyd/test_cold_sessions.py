@@ -55,6 +55,18 @@ async def _read_all(pt: RunningActor, tap: EventTap, sid: str, until: bytes) -> 
     return data
 
 
+async def _cold_sessions(pt: RunningActor) -> int:
+    return int((await pt.call("sys.stats"))["ptyd"]["coldSessions"])
+
+
+async def _until_cold_sessions(pt: RunningActor, count: int) -> None:
+    """Until ptyd counts ``count`` cold sessions. Nothing announces a model going cold
+    (no event, no file: the scrollback was spilled the first time), so its stats are
+    asked every 0.1 s, under the caller's deadline."""
+    while await _cold_sessions(pt) != count:  # noqa: ASYNC110 - no event to await
+        await trio.sleep(0.1)
+
+
 async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
     tmp_path: Path,
 ) -> None:
@@ -80,6 +92,8 @@ async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
             assert (cold_read["offset"], cold_read["data"]) == (0, before)
             cold_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
             assert cold_screen == warm_screen  # the model restored from its checkpoint
+            assert await _cold_sessions(pt) == 0
+            await _until_cold_sessions(pt, 1)  # no output came: freed again
 
             await pt.call("term.write", {"sessionId": sid, "text": "again\n"})
             after = await _read_all(pt, tap, sid, b"GOT again")
@@ -93,18 +107,6 @@ async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
     state = shown.screen_state()
     assert state.title == "cold-title" and state.modes.alt_screen
     assert "DRAWN" in "".join(text for text, _style in state.cells[2])
-
-
-async def _cold_sessions(pt: RunningActor) -> int:
-    return int((await pt.call("sys.stats"))["ptyd"]["coldSessions"])
-
-
-async def _until_cold_sessions(pt: RunningActor, count: int) -> None:
-    """Until ptyd counts ``count`` cold sessions. Nothing announces a model going cold
-    (no event, no file: the scrollback was spilled the first time), so its stats are
-    asked every 0.1 s, under the caller's deadline."""
-    while await _cold_sessions(pt) != count:  # noqa: ASYNC110 - no event to await
-        await trio.sleep(0.1)
 
 
 async def test_an_ended_session_kept_for_its_pane_rests_cold(tmp_path: Path) -> None:
