@@ -361,9 +361,9 @@ class Session:
         """The output has ended: nothing feeds the model again, only reads (the final
         screen, the scrollback) touch it. ``cold_after_s`` after the end, and again after
         each read that restored it, the session goes cold, so an ended terminal kept for
-        its pane costs its compressed checkpoint, not its model and scrollback (100
-        ended agents' terminals held ~0.7 MiB each, for as long as ptyd ran). Runs until
-        cancelled (``rest_scope``: the session closed, or ptyd stopping)."""
+        its pane costs its compressed checkpoint, not its model and scrollback (60
+        ended sessions of a printer held ~0.7 MiB each, for as long as ptyd ran). Runs
+        until cancelled (``rest_scope``: the session closed, or ptyd stopping)."""
         while True:
             await trio.sleep(self.cold_after_s)
             self._go_cold()
