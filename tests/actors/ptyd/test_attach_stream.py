@@ -21,8 +21,9 @@ import stat
 import struct
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -47,9 +48,15 @@ PUMP_DEADLINE_S = 20.0
 # Raw mode; for every line typed (up to CR) prints what it got; "ask" asks DSR and
 # prints the answer it read; "quit" ends. A second answer to one query would show up
 # at the start of the next CMD line.
+# Keys typed before ``tty.setraw`` would be echoed, taken as a cooked line ("\r" made
+# "\n") and then flushed by setraw's TCSAFLUSH: the program says when it reads raw, and
+# the tests type only after that (``spawn``, ``until_ready``). On a loaded CI worker the
+# interpreter's start took long enough for a test's first keys to be lost.
+ASKER_READY = b"ASKER-RAW\r\n"
 ASKER = r"""
 import os, tty
 tty.setraw(0)
+os.write(1, b"ASKER-RAW\r\n")
 def read_until(end):
     got = b""
     while not got.endswith(end):
@@ -159,11 +166,22 @@ class Client:
 
 
 async def spawn(ptyd: Ptyd, tmp_path: Path, program: str) -> str:
+    """Spawn ``program``; ASKER's session is returned once it reads raw (ASKER_READY)."""
     spawned = await ptyd.call(
         "term.spawn",
         {"argv": [sys.executable, "-c", program], "cwd": str(tmp_path), "worktreeId": WT},
     )
-    return str(spawned["sessionId"])
+    sid = str(spawned["sessionId"])
+    if program == ASKER:
+        await until_ready(ptyd.call, sid)
+    return sid
+
+
+async def until_ready(call: Callable[..., Awaitable[Any]], sid: str) -> None:
+    """Until ASKER's session shows ASKER_READY (its output read from 0 every 50 ms:
+    a term.read answers at once, and the program takes a fraction of a second)."""
+    while ASKER_READY not in (await call("term.read", {"sessionId": sid, "since": 0}))["data"]:  # noqa: ASYNC110 - polled under the test's deadline
+        await trio.sleep(0.05)
 
 
 async def read_all(ptyd: Ptyd, tap: EventTap, sid: str, until: bytes) -> bytes:
@@ -496,6 +514,7 @@ async def test_an_attached_client_resumes_after_kill_9_of_ptyd(
                 args = {"argv": [sys.executable, "-c", ASKER], "cwd": "/", "worktreeId": WT}
                 spawned = await call_retrying(rpc, "term.spawn", args)
                 sid, child = spawned["sessionId"], spawned["pid"]
+                await until_ready(rpc.call, sid)
                 stream, _screen = await trio.to_thread.run_sync(lambda: kind.open(sid, paths))
                 shown = bytearray()
 
