@@ -608,7 +608,16 @@ def terminal_echoes(
             close(paths, printer)
 
 
-def ptyd_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[int, int]:
+def rss_and_pss(pid: int) -> tuple[int, int]:
+    """A process's RSS and PSS: a ptyd forked from the fork server (``--tree``) maps the
+    fork server's image, which RSS counts whole and PSS shares out."""
+    info = psutil.Process(pid).memory_full_info()
+    return int(info.rss), int(info.pss)
+
+
+def ptyd_sessions_rss(
+    paths: OrcaPaths, ptyd_pid: int, sessions: int
+) -> tuple[tuple[int, int], int]:
     script = f"{PRINT_2MB}; exec sleep 3600"
     sids = [spawn(paths, ["/bin/sh", "-c", script]) for _ in range(sessions)]
     while True:
@@ -617,10 +626,10 @@ def ptyd_sessions_rss(paths: OrcaPaths, ptyd_pid: int, sessions: int) -> tuple[i
             break
         time.sleep(0.2)
     time.sleep(COLD_AFTER_S + 1.0)  # "idle": past the point where sessions go cold
-    rss = psutil.Process(ptyd_pid).memory_info().rss
+    memory = rss_and_pss(ptyd_pid)
     for sid in sids:
         invoke(ptyd.SIGNAL, ptyd.SignalArgs(session_id=sid, signal="KILL"), paths=paths)
-    return rss, sum(r.end_offset for r in rows if r.session_id in sids)
+    return memory, sum(r.end_offset for r in rows if r.session_id in sids)
 
 
 def ptyd_flood_rss(
@@ -771,7 +780,7 @@ def tmux_throughput(tmp: Path, mib: int) -> float:
         tmux.close()
 
 
-def tmux_windows_rss(tmp: Path, windows: int) -> int:
+def tmux_windows_rss(tmp: Path, windows: int) -> tuple[int, int]:
     tmux = Tmux(tmp, "sleep 3600")
     try:
         for i in range(windows):
@@ -780,7 +789,7 @@ def tmux_windows_rss(tmp: Path, windows: int) -> int:
         for i in range(windows):  # a channel signalled before we wait is remembered
             tmux.run("wait-for", f"printed-{i}", timeout=300)
         time.sleep(IDLE_COMPACT_S + 1.0)
-        return int(psutil.Process(tmux.pid).memory_info().rss)
+        return rss_and_pss(tmux.pid)
     finally:
         tmux.close()
 
@@ -917,10 +926,11 @@ def main() -> int:
                     )
 
             if "rss" in phases:
-                rss, printed = ptyd_sessions_rss(paths, ptyd_pid, opts.sessions)
+                (rss, pss), printed = ptyd_sessions_rss(paths, ptyd_pid, opts.sessions)
                 print(
-                    f"rss  ptyd  {rss / 2**20:8.1f} MiB with {opts.sessions} idle sessions"
-                    f" ({printed / 1e6:.0f} MB printed; idle ptyd {base_rss / 2**20:.1f} MiB)"
+                    f"rss  ptyd  {rss / 2**20:8.1f} MiB (PSS {pss / 2**20:.1f}) with"
+                    f" {opts.sessions} idle sessions ({printed / 1e6:.0f} MB printed;"
+                    f" idle ptyd {base_rss / 2**20:.1f} MiB)"
                 )
             if "flood" in phases:
                 flood = ptyd_flood_rss(paths, ptyd_pid, opts.sessions, opts.flood_mib)
@@ -936,9 +946,15 @@ def main() -> int:
         if not has_tmux:
             print("tmux not installed: no tmux figures (apt-get install tmux)")
         elif "rss" in phases:
-            t_rss = tmux_windows_rss(Path(tmp), opts.sessions)
-            print(f"rss  tmux  {t_rss / 2**20:8.1f} MiB with {opts.sessions} idle windows")
-            print(f"rss  ratio ptyd/tmux {rss / t_rss:6.2f}   (goal <= 2)")
+            t_rss, t_pss = tmux_windows_rss(Path(tmp), opts.sessions)
+            print(
+                f"rss  tmux  {t_rss / 2**20:8.1f} MiB (PSS {t_pss / 2**20:.1f}) with"
+                f" {opts.sessions} idle windows"
+            )
+            print(
+                f"rss  ratio ptyd/tmux {rss / t_rss:6.2f}   (goal <= 2); PSS {pss / t_pss:.2f}"
+                " (with --tree, RSS counts the fork server's image ptyd maps)"
+            )
         if "flood" in phases:
             before, soon, after, printed = flood
             print(
