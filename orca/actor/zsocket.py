@@ -10,9 +10,10 @@ that is easy to get wrong:
     queued. Waiting on the fd after such a call, without first asking ``ZMQ_EVENTS``,
     can sleep forever next to a full queue.
 
-So the rule, applied here and nowhere else (``ZSocket._service``, ``ZSocket.wait``): never wait on the fd
-until ``ZMQ_EVENTS`` says the wanted condition is false, re-check ``ZMQ_EVENTS`` after
-every operation, and whoever reads it acts on everything it reports.
+So the rule, applied here and nowhere else (``ZSocket._read_events``, read by ``_service``
+and ``wait``): never wait on the fd until ``ZMQ_EVENTS`` says the wanted condition is
+false, re-check ``ZMQ_EVENTS`` after every operation, and whoever reads it acts on
+everything it reports.
 
 Ownership. One *owner task* per socket (``ZSocket.run``) is the only task that waits on
 the fd: trio allows one reader per fd, and the rule above needs one place. Receiving
@@ -83,10 +84,6 @@ def new_socket(kind: int) -> zmq.Socket[bytes]:
     return sock
 
 
-def _events(sock: zmq.Socket[bytes]) -> int:
-    return int(sock.getsockopt(_EVENTS))
-
-
 MessageHandler = Callable[[list[bytes]], None]
 
 
@@ -140,15 +137,20 @@ class ZSocket:
         finally:
             self._servicing = False
 
+    def _read_events(self) -> int:
+        """ZMQ_EVENTS, its room to send acted on (parked senders woken); the caller acts
+        on its POLLIN. A read acted on in full pays any debt a send left (``_owed``)."""
+        self._owed = False
+        events = self._get(_EVENTS)
+        if events & _POLLOUT and self._parked:
+            self._send_lot.unpark_all()
+        return events
+
     def _service_loop(self, limit: int) -> bool:
         sock, handler, get = self.sock, self._on_message, self._get
         reads = 0
         while True:
-            self._owed = False  # this read of ZMQ_EVENTS, acted on in full, pays any debt
-            events = get(_EVENTS)
-            if events & _POLLOUT and self._parked:
-                self._send_lot.unpark_all()
-            if not events & _POLLIN:
+            if not self._read_events() & _POLLIN:
                 return False
             if reads == limit:
                 return True
@@ -188,7 +190,7 @@ class ZSocket:
         # _service) and seen no room; when room appears the fd signals anew and whoever
         # services the socket next unparks us.
         while not self.send_nowait(frames):
-            if _events(self.sock) & _POLLOUT:
+            if self._get(_EVENTS) & _POLLOUT:
                 continue
             self._parked += 1
             try:
@@ -223,14 +225,9 @@ class ZSocket:
         sleep would: a stream of requests must not starve them) and returns, for the
         caller to service; else it sleeps as usual.
         """
-        if self._owed and not self.closed:
-            self._owed = False
-            events = self._get(_EVENTS)
-            if events & _POLLOUT and self._parked:
-                self._send_lot.unpark_all()
-            if events & _POLLIN:
-                await trio.lowlevel.checkpoint()
-                return
+        if self._owed and not self.closed and self._read_events() & _POLLIN:
+            await trio.lowlevel.checkpoint()
+            return
         self._owner_awake = False  # from here on, a send services the socket itself
         try:
             if not self._pokeable:
