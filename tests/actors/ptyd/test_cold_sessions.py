@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import stat
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
@@ -67,40 +69,61 @@ async def _until_cold_sessions(pt: RunningActor, count: int) -> None:
         await trio.sleep(0.1)
 
 
-async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
-    tmp_path: Path,
-) -> None:
+@asynccontextmanager
+async def _one_session(
+    tmp_path: Path, program: str, topic: str
+) -> AsyncIterator[tuple[RunningActor, EventTap, str, Path]]:
+    """A ptyd whose sessions go cold after ``COLD_AFTER_S``, a tap of ``topic``, and
+    ``program`` spawned in it: (ptyd, tap, session id, the history dir)."""
     home = tmp_path / "home"
     history = resolve_paths({"ORCA_HOME": str(home)}).terminal_history_dir
     env = {"ORCA_PTYD_COLD_AFTER_S": str(COLD_AFTER_S)}
+    async with running_actor("ptyd", home, env) as pt, trio.open_nursery() as nursery:
+        tap = actor_tap(home, ptyd.CONTRACT, topics=[topic])
+        await tap.start(nursery)
+        spawned = await pt.call(
+            "term.spawn",
+            {"argv": [sys.executable, "-c", program], "cwd": "/", "worktreeId": "r::/w"},
+        )
+        yield pt, tap, spawned["sessionId"], history
+        tap.close()
+        nursery.cancel_scope.cancel()
+
+
+async def _reads_as_before_when_cold(
+    pt: RunningActor, sid: str, before: bytes, warm_screen: bytes
+) -> bytes:
+    """The session is cold: ``term.read`` gives ``before`` (the scrollback read packed:
+    still cold), ``term.attach`` the warm screen (the model restored from its
+    checkpoint), and with no output the model is freed again. The cold screen."""
+    assert await _cold_sessions(pt) == 1
+    cold_read = await pt.call("term.read", {"sessionId": sid, "since": 0})
+    assert (cold_read["offset"], cold_read["data"]) == (0, before)
+    assert await _cold_sessions(pt) == 1  # the scrollback is read packed
+    cold_screen = bytes((await pt.call("term.attach", {"sessionId": sid}))["data"])
+    assert cold_screen == warm_screen  # the model restored from its checkpoint
+    assert await _cold_sessions(pt) == 0
+    await _until_cold_sessions(pt, 1)  # no output came: freed again
+    return cold_screen
+
+
+async def test_a_cold_session_reads_and_attaches_as_before_and_warms_on_output(
+    tmp_path: Path,
+) -> None:
     with trio.fail_after(60):
-        async with running_actor("ptyd", home, env) as pt, trio.open_nursery() as nursery:
-            tap = actor_tap(home, ptyd.CONTRACT, topics=[ptyd.OUTPUT.type])
-            await tap.start(nursery)
-            spawned = await pt.call(
-                "term.spawn",
-                {"argv": [sys.executable, "-c", DRAW], "cwd": "/", "worktreeId": "r::/w"},
-            )
-            sid = spawned["sessionId"]
+        async with _one_session(tmp_path, DRAW, ptyd.OUTPUT.type) as (pt, tap, sid, history):
             before = await _read_all(pt, tap, sid, b"DRAWN")
             warm_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
 
             await _until_spill_file(history, present=True)
             [spilled] = history.glob("*" + SPILL_SUFFIX)
             assert stat.S_IMODE(spilled.stat().st_mode) == 0o600
-            cold_read = await pt.call("term.read", {"sessionId": sid, "since": 0})
-            assert (cold_read["offset"], cold_read["data"]) == (0, before)
-            cold_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
-            assert cold_screen == warm_screen  # the model restored from its checkpoint
-            assert await _cold_sessions(pt) == 0
-            await _until_cold_sessions(pt, 1)  # no output came: freed again
+            cold_screen = await _reads_as_before_when_cold(pt, sid, before, warm_screen)
 
             await pt.call("term.write", {"sessionId": sid, "text": "again\n"})
             after = await _read_all(pt, tap, sid, b"GOT again")
             assert after.startswith(before)  # the offsets went on
             await _until_spill_file(history, present=False)  # warm: the file is gone
-            tap.close()
-            nursery.cancel_scope.cancel()
 
     shown = TerminalModel(80, 24)
     shown.feed(cold_screen)
@@ -114,36 +137,17 @@ async def test_an_ended_session_kept_for_its_pane_rests_cold(tmp_path: Path) -> 
     scrollback) until closed: ``cold_after_s`` after the end its model is freed and its
     scrollback spilled, as an idle session's; a read of the final screen restores the
     model and the session goes cold again; closing it ends its rest."""
-    home = tmp_path / "home"
-    history = resolve_paths({"ORCA_HOME": str(home)}).terminal_history_dir
-    env = {"ORCA_PTYD_COLD_AFTER_S": str(COLD_AFTER_S)}
     ended = DRAW.split("for line in sys.stdin")[0]  # draws, then exits
     with trio.fail_after(60):
-        async with running_actor("ptyd", home, env) as pt, trio.open_nursery() as nursery:
-            tap = actor_tap(home, ptyd.CONTRACT, topics=[ptyd.EXIT.type])
-            await tap.start(nursery)
-            spawned = await pt.call(
-                "term.spawn",
-                {"argv": [sys.executable, "-c", ended], "cwd": "/", "worktreeId": "r::/w"},
-            )
-            sid = spawned["sessionId"]
+        async with _one_session(tmp_path, ended, ptyd.EXIT.type) as (pt, tap, sid, history):
             await tap.next_of(ptyd.EXIT, lambda e: e.session_id == sid)
             warm_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
             before = (await pt.call("term.read", {"sessionId": sid, "since": 0}))["data"]
             assert await _cold_sessions(pt) == 0
 
             await _until_spill_file(history, present=True)
-            assert await _cold_sessions(pt) == 1
-            cold_read = await pt.call("term.read", {"sessionId": sid, "since": 0})
-            assert (cold_read["offset"], cold_read["data"]) == (0, before)
-            assert await _cold_sessions(pt) == 1  # the scrollback is read packed
-            cold_screen = (await pt.call("term.attach", {"sessionId": sid}))["data"]
-            assert cold_screen == warm_screen  # the model restored from its checkpoint
-            assert await _cold_sessions(pt) == 0
-            await _until_cold_sessions(pt, 1)  # and freed again, unread for cold_after_s
+            await _reads_as_before_when_cold(pt, sid, before, warm_screen)
             assert (await pt.call("term.attach", {"sessionId": sid}))["data"] == warm_screen
 
             await pt.call("term.close", {"sessionId": sid})
             assert (await pt.call("sys.stats"))["ptyd"]["sessions"] == 0
-            tap.close()
-            nursery.cancel_scope.cancel()
