@@ -140,7 +140,6 @@ class Session:
         self._model: TerminalModel | None = model or TerminalModel(info.cols, info.rows)
         self._cold_model: bytes | None = None
         self._idle_checkpoint: bytes | None = None  # the model's, as of the last compaction
-        self._warmed = trio.Event()  # set when a read restores a cold model
         # An ended session rests cold until it is closed (``rest_cold``); closing cancels
         # this scope (before or after the rest began).
         self.rest_scope = trio.CancelScope()
@@ -166,7 +165,8 @@ class Session:
         self._master_closed = False
         self.exited = trio.Event()
         self.output_done = trio.Event()
-        self._activity = trio.Event()  # set by new output or a restore; re-armed by the compactor
+        # Set by new output or a restore; re-armed by the compactor, then by rest_cold.
+        self._activity = trio.Event()
         self._last_output = time.monotonic()
         # For an adopted child: asks whoever reaped it (the fd keeper) for its exit code.
         self.foreign_exit: Callable[[], Awaitable[int | None]] | None = None
@@ -189,8 +189,7 @@ class Session:
             # Still what the model holds until output or a resize moves it on (they
             # clear it), so the session can go cold again without a new checkpoint.
             self._idle_checkpoint = data
-            self._warmed.set()  # an ended session's rest (rest_cold)
-            self._activity.set()  # a live one's compactor: cold again if no output comes
+            self._activity.set()  # the compactor, or an ended session's rest: cold again
         return self._model
 
     @property
@@ -367,8 +366,9 @@ class Session:
         while True:
             await trio.sleep(self.cold_after_s)
             self._go_cold()
-            self._warmed = trio.Event()
-            await self._warmed.wait()
+            # The compactor has finished: from the end on, only a restore sets this.
+            self._activity = trio.Event()
+            await self._activity.wait()
 
     def _compact(self) -> None:
         if not self.scrollback.compacted:
