@@ -22,14 +22,20 @@ class OrcaTree:
         self.env = dict(os.environ, ORCA_HOME=str(self.home), HOME=str(self.user_home))
         self.env.pop("PYTHONPATH", None)
         self.env.pop("ORCA_SUPERVISOR", None)
-        repo = base / "repo"  # `orca repo add` names it "repo"
-        repo.mkdir()
-        git = ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b"]
-        subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-        (repo / "README").write_text("bench\n")
-        subprocess.run([*git, "add", "."], check=True)
-        subprocess.run([*git, "commit", "-qm", "init"], check=True)
-        self.repo = repo
+        self.repo = base / "repo"  # `orca repo add` names it "repo"
+        self.repo.mkdir()
+        self.git("init", "-q", "-b", "main")
+        (self.repo / "README").write_text("bench\n")
+        self.commit_all("init")
+
+    def git(self, *args: str) -> None:
+        """git in the bench's repository, as its author."""
+        git = ["git", "-C", str(self.repo), "-c", "user.name=b", "-c", "user.email=b@b"]
+        subprocess.run([*git, *args], check=True)
+
+    def commit_all(self, message: str) -> None:
+        self.git("add", ".")
+        self.git("commit", "-qm", message)
 
     def cli(self, *args: str) -> str:
         done = subprocess.run(

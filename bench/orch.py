@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -76,15 +75,13 @@ def latencies(tree: OrcaTree, agents: str) -> tuple[str, list[float]]:
     raise SystemExit("timed out waiting for the prompts")
 
 
-def add_files(repo: Path, count: int) -> None:
-    """``count`` small files committed to ``repo``, 100 to a directory."""
+def add_files(tree: OrcaTree, count: int) -> None:
+    """``count`` small files committed to the tree's repository, 100 to a directory."""
     for i in range(count):
-        folder = repo / f"d{i // 100}"
+        folder = tree.repo / f"d{i // 100}"
         folder.mkdir(exist_ok=True)
         (folder / f"f{i}.txt").write_text(f"file {i}\n")
-    git = ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b"]
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", f"{count} files"], check=True)
+    tree.commit_all(f"{count} files")
 
 
 def show_seconds(tree: OrcaTree, run: str) -> float:
@@ -127,7 +124,7 @@ def main() -> None:
     tree.env["FAKE_AGENT_LOG"] = str(root / "prompts.log")
     tree.env["FAKE_ORCA"] = "true"  # no report CLI per agent: the bench measures the dispatch
     if REPO_FILES:
-        add_files(tree.repo, REPO_FILES)
+        add_files(tree, REPO_FILES)
     tree.cli("up")
     try:
         tree.cli("repo", "add", str(tree.repo))
