@@ -10,7 +10,8 @@ Side by side in one run, ROUNDS times each (min / median / max):
   (after SETTLE seconds for start-up work), as a percentage of one core; with the
   terminals, again once ptyd's COLD_AFTER_S (30 s) after their last output has passed
   (ptyd then writes each idle terminal's screen out once, to give its memory back);
-* **the keeper** alone: its RSS and PSS.
+* **the keeper** alone: its RSS and PSS, and beside it those of a bare CPython
+  (``python -I -S`` with nothing imported), the floor of any Python process.
 
 Each tree runs in a fresh ``ORCA_HOME`` (a temporary folder, with one git repository
 and WORKTREES worktrees of it, the terminals spread over them in turn), tmux on a
@@ -114,7 +115,7 @@ class Orca(OrcaTree):
         for child in orcad.children():
             pids.append(child.pid)  # the actors (ptyd's shells are its children)
         keeper = self.keeper_pid()
-        if keeper is not None:
+        if keeper is not None and keeper not in pids:  # an orcad child when it started it
             pids.append(keeper)
         return pids
 
@@ -167,7 +168,25 @@ def measure(tree: Orca | Tmux) -> dict[str, float]:
         if keeper is not None:
             figures["keeper_rss_mib"] = psutil.Process(keeper).memory_info().rss / 2**20
             figures["keeper_pss_mib"] = pss_kib(keeper) / 1024
+        figures["bare_rss_mib"], figures["bare_pss_mib"] = bare_python_mib()
     return figures
+
+
+def bare_python_mib() -> tuple[float, float]:
+    """RSS and PSS of this machine's CPython with nothing imported (``-I -S``), measured
+    beside the tree: the floor of any Python process, the keeper's included."""
+    bare = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", "import sys; print(flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert bare.stdout is not None
+        bare.stdout.readline()  # started: its start-up is done
+        return psutil.Process(bare.pid).memory_info().rss / 2**20, pss_kib(bare.pid) / 1024
+    finally:
+        bare.kill()
+        bare.wait()
 
 
 def spread(values: list[float]) -> str:
@@ -200,11 +219,14 @@ def main() -> None:
         "cpu_quiet_pct": f"... {COLD_AFTER_S:g} s after their last output, %",
         "keeper_rss_mib": "the keeper's RSS, MiB",
         "keeper_pss_mib": "the keeper's PSS, MiB",
+        "bare_rss_mib": "python -I -S, nothing imported: RSS, MiB",
+        "bare_pss_mib": "python -I -S, nothing imported: PSS, MiB",
     }
     for key, label in labels.items():
         orca = rows["orca"].get(key)
         tmux = rows["tmux"].get(key)
-        line = f"{label:48} orca {spread(orca) if orca else '-':>24}"
+        who = "python" if key.startswith("bare_") else "orca"
+        line = f"{label:48} {who:>6} {spread(orca) if orca else '-':>24}"
         if tmux:
             line += f"   tmux {spread(tmux):>24}"
             if statistics.median(tmux) > 0 and orca:
