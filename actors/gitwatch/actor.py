@@ -35,6 +35,7 @@ from actors.gitwatch.merging import merge_worktree, preview_merge
 from actors.gitwatch.storeview import RpcStorePort, StoreView, bases_of, store_mirror
 from actors.gitwatch.tracker import RepoTracker
 from actors.gitwatch.watcher import GitWatcher
+from actors.gitwatch.watchplan import Invalidation
 from actors.gitwatch.wirerows import (
     build_rows,
     folder_workspace_rows,
@@ -43,7 +44,7 @@ from actors.gitwatch.wirerows import (
     workspace_roots,
 )
 from actors.gitwatch.wiretext import display_text
-from orca.actor import ActorContext, Mirror
+from orca.actor import ActorContext, Mirror, memory
 from orca.actor.inotify import Inotify
 from orca.contracts import NoArgs, Op
 from orca.contracts import gitwatch as contract
@@ -85,19 +86,32 @@ def to_wire_error(exc: errors.GitwatchError) -> wire.OrcaError:
     return wire.mapped_error(exc, _WIRE_ERROR, wire.Internal)
 
 
-def _mapped(handler: Callable[[A], Awaitable[Any]]) -> Callable[[A], Awaitable[Any]]:
+def _mapped(
+    handler: Callable[[A], Awaitable[Any]], done: Callable[[], None]
+) -> Callable[[A], Awaitable[Any]]:
     async def run(args: A) -> Any:
         try:
             return await handler(args)
         except errors.GitwatchError as exc:
             raise to_wire_error(exc) from exc
+        finally:
+            done()
 
     return run
 
 
 class GitwatchActor:
-    def __init__(self, ctx: ActorContext, tracker: RepoTracker, mirror: Mirror[StoreView]):
+    def __init__(
+        self,
+        ctx: ActorContext,
+        tracker: RepoTracker,
+        mirror: Mirror[StoreView],
+        trim: memory.QuietTrim,
+    ):
         self.ctx = ctx
+        # libgit2's work (statuses, scans, merges) leaves freed memory with the process:
+        # given back once it pauses (every op and watcher batch counts as work).
+        self.trim = trim
         self.tracker = tracker
         self.mirror = mirror
         self.store = RpcStorePort(ctx.connect("store"), mirror)
@@ -125,13 +139,15 @@ class GitwatchActor:
 
     def register(self) -> None:
         for op, handler in self.handlers():
-            self.ctx.rpc.register(op, _mapped(handler), concurrent=op.name in CONCURRENT_OPS)
+            concurrent = op.name in CONCURRENT_OPS
+            self.ctx.rpc.register(op, _mapped(handler, self.trim.worked), concurrent=concurrent)
         self.ctx.rpc.extra_stats = lambda: {
             "gitwatch": {
                 "repos": len(self.tracker.repos),
                 "watches": self.tracker.watcher.watch_count,
                 "degraded": len(self.tracker.watcher.degraded),
                 "unrepresentable": sum(len(r.unrepresentable) for r in self.tracker.repos.values()),
+                "memoryTrims": self.trim.trims,  # freed memory given back (QuietTrim)
             }
         }
 
@@ -307,6 +323,7 @@ class GitwatchActor:
                     tracked[repo_id] = (path, kind)
                     await self.tracker.track_repo(repo_id, path, _kind_of(kind))
             self.tracked_once.set()  # every repo of a whole view is tracked
+            self.trim.worked()
             await self.mirror.wait_until(changed)
 
 
@@ -329,12 +346,19 @@ async def setup(ctx: ActorContext) -> None:
     tracker = RepoTracker(
         watcher, ctx.events.emit, bases=lambda repo_id: bases_of(mirror.state, repo_id)
     )
-    actor = GitwatchActor(ctx, tracker, mirror)
+    trim = memory.QuietTrim()
+    actor = GitwatchActor(ctx, tracker, mirror, trim)
     actor.register()
+
+    async def apply_batch(batch: set[Invalidation]) -> None:
+        try:
+            await tracker.apply_batch(batch)
+        finally:
+            trim.worked()
 
     async def watch() -> None:
         try:
-            await watcher.run(tracker.apply_batch)
+            await watcher.run(apply_batch)
         finally:
             inotify.close()
 
@@ -348,3 +372,4 @@ async def setup(ctx: ActorContext) -> None:
 
     ctx.nursery.start_soon(watch)
     ctx.nursery.start_soon(follow)
+    ctx.nursery.start_soon(trim.run)
