@@ -12,10 +12,12 @@ reads ``orca worktree ps --json`` every 5 s and ``orca watch --json`` stays subs
 
 After WARMUP seconds, the unique memory (USS: pages only that process holds) of orcad,
 every actor and the keeper is read every INTERVAL seconds for MINUTES minutes. Printed:
-each process's USS at the first and last sample, the growth in between, as MiB per
-hour, and per 10,000 turns of the agents (each turn is four hook events, a screen of
-output and a file write). The peer is the same figure for the tmux server holding as
-many windows running the same agent (its history fills to its limit, then stays).
+each process's USS at the first, middle and last sample, and its growth per 10,000
+turns of the agents (a turn is four or five hook events, a screen of output and a file
+write) in the first and in the second half: what fills up (a scrollback, a bounded
+table, pages of the fork server's image touched for the first time) grows in the first
+half and stops, a leak grows in both alike. The peer is the tmux server holding as many
+windows running the same agent (its history fills to its limit, then stays).
 
 Run: ``.venv/bin/python bench/longrun.py`` (MINUTES + WARMUP, about 12 minutes).
 Environment: ORCA_BENCH_MINUTES (10), ORCA_BENCH_WARMUP (60), ORCA_BENCH_INTERVAL (60),
@@ -69,6 +71,9 @@ while :; do
   sleep 1
 done
 """
+
+
+Sample = tuple[float, int, int, dict[str, float]]  # time, turns (orca, tmux), USS by name
 
 
 def uss_mib(pid: int) -> float:
@@ -178,7 +183,7 @@ def main() -> None:
             orca.start(agent)
             tmux.start(agent)
             time.sleep(WARMUP)
-            samples: list[tuple[float, int, int, dict[str, float]]] = []
+            samples: list[Sample] = []
             end = time.monotonic() + MINUTES * 60
             while True:
                 pids = {**orca.processes(), **tmux.processes()}
@@ -193,19 +198,33 @@ def main() -> None:
         finally:
             tmux.stop()
             orca.stop()
-    (t0, turns0, tturns0, first), (t1, turns1, tturns1, last) = samples[0], samples[-1]
-    hours = (t1 - t0) / 3600
+    report(samples)
+
+
+def report(samples: list[Sample]) -> None:
+    """Each process's growth in the first and in the second half of the samples, per
+    10,000 turns: a table that fills up (a scrollback, a bounded cache, pages of the
+    shared image touched for the first time) grows in the first half and stops; a leak
+    grows in both alike."""
+    first, middle, last = samples[0], samples[len(samples) // 2], samples[-1]
+    minutes = (last[0] - first[0]) / 60
     print(
-        f"\nUSS over {(t1 - t0) / 60:.1f} min after {WARMUP:g} s of warm-up; "
-        f"{TERMINALS} agents, {turns1 - turns0} turns in Orca, {tturns1 - tturns0} in tmux"
+        f"\nUSS over {minutes:.1f} min after {WARMUP:g} s of warm-up; {TERMINALS} agents, "
+        f"{last[1] - first[1]} turns in Orca, {last[2] - first[2]} in tmux"
     )
-    for name in last:
-        grown = last[name] - first.get(name, 0.0)
-        turns = (tturns1 - tturns0) if name == "tmux server" else (turns1 - turns0)
-        per_turns = grown / turns * 10_000 if turns else 0.0
+    print(
+        f"  {'':12} {'first':>7} {'middle':>7} {'last':>7} MiB   growth per 10k turns: 1st half, 2nd half"
+    )
+    for name in last[3]:
+        column = 2 if name == "tmux server" else 1
+
+        def per_10k(a: Sample, b: Sample, name: str = name, column: int = column) -> float:
+            turns = b[column] - a[column]
+            return (b[3][name] - a[3].get(name, 0.0)) / turns * 10_000 if turns else 0.0
+
         print(
-            f"  {name:12} {first.get(name, 0.0):7.1f} -> {last[name]:7.1f} MiB  "
-            f"{grown / hours if hours else 0.0:+7.2f} MiB/h  {per_turns:+7.2f} MiB per 10k turns"
+            f"  {name:12} {first[3].get(name, 0.0):7.1f} {middle[3][name]:7.1f} "
+            f"{last[3][name]:7.1f}       {per_10k(first, middle):+7.2f}  {per_10k(middle, last):+7.2f}"
         )
 
 
