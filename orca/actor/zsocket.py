@@ -55,7 +55,6 @@ _POLLOUT = int(zmq.POLLOUT)
 _NOBLOCK = int(zmq.NOBLOCK)
 _NOBLOCK_MORE = int(zmq.NOBLOCK) | int(zmq.SNDMORE)
 _EVENTS = int(zmq.EVENTS)
-_RCVMORE = int(zmq.RCVMORE)
 # ipc:// socket files: owner only (a peer that can connect can call every op).
 SOCKET_FILE_MODE = 0o600
 # Reconnect quickly after a peer restarts (ipc reconnects are cheap), but back off to at
@@ -147,16 +146,20 @@ class ZSocket:
         return events
 
     def _service_loop(self, limit: int) -> bool:
-        sock, handler, get = self.sock, self._on_message, self._get
+        sock, handler = self.sock, self._on_message
         reads = 0
         while True:
             if not self._read_events() & _POLLIN:
                 return False
             if reads == limit:
                 return True
-            frames = [sock.recv(_NOBLOCK)]
-            while get(_RCVMORE):  # the rest of a multipart message is already here
-                frames.append(sock.recv(_NOBLOCK))
+            # A Frame says whether more of the message follows (``more``, read in C);
+            # ``get(RCVMORE)`` costs a getsockopt and an enum lookup per frame.
+            frame = sock.recv(_NOBLOCK, copy=False)
+            frames = [frame.bytes]
+            while frame.more:  # the rest of a multipart message is already here
+                frame = sock.recv(_NOBLOCK, copy=False)
+                frames.append(frame.bytes)
             reads += 1
             if handler is not None:
                 handler(frames)
