@@ -20,7 +20,7 @@ half and stops, a leak grows in both alike. The peer is the tmux server holding 
 windows running the same agent (its history fills to its limit, then stays).
 
 Measured (2 shared cores, 2026-12-07, ``ORCA_BENCH_MINUTES=20``; 10 agents, ~11,000
-turns in each half-hour run: far more than agents at work make, whose turns take
+turns in each 20-minute run: far more than agents at work make, whose turns take
 seconds to minutes), growth per 10,000 turns, first half / second half:
 
     with the fork server (as shipped): orcad +4.2 / +0.0, store +0.1 / +0.0, hooks
