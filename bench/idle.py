@@ -4,8 +4,10 @@ Side by side in one run, ROUNDS times each (min / median / max):
 
 * **memory**: the proportional set size (PSS, ``/proc/PID/smaps_rollup``: shared pages
   divided among their sharers) of Orca's service processes (orcad, every actor, the
-  keeper) and of the tmux server, right after start and with TERMINALS idle shells;
-  the shells themselves are the same in both and not counted;
+  keeper) and of the tmux server, right after start, with TERMINALS idle shells, and
+  once the tree has rested (the last CPU window below: ptyd's idle terminals cold,
+  gitwatch's heap trimmed after its start-up work); the shells themselves are the same
+  in both and not counted;
 * **idle CPU**: the CPU time those processes use over SECONDS of nothing happening
   (after SETTLE seconds for start-up work), as a percentage of one core; with the
   terminals, again once ptyd's COLD_AFTER_S (30 s) after their last output has passed
@@ -163,6 +165,7 @@ def measure(tree: Orca | Tmux) -> dict[str, float]:
     # starts after it, and is what a tree that has been quiet a while costs.
     time.sleep(max(0.0, COLD_AFTER_S + 2 - SETTLE - SECONDS))
     figures["cpu_quiet_pct"] = idle_cpu_percent(tree.service_pids)
+    figures["pss_quiet_mib"] = sum(pss_kib(p) for p in tree.service_pids()) / 1024
     if isinstance(tree, Orca):
         keeper = tree.keeper_pid()
         if keeper is not None:
@@ -217,6 +220,7 @@ def main() -> None:
         "pss_terms_mib": f"PSS with {TERMINALS} terminals, MiB",
         "cpu_terms_pct": f"idle CPU with {TERMINALS} terminals, % of a core",
         "cpu_quiet_pct": f"... {COLD_AFTER_S:g} s after their last output, %",
+        "pss_quiet_mib": "PSS then (the tree at rest), MiB",
         "keeper_rss_mib": "the keeper's RSS, MiB",
         "keeper_pss_mib": "the keeper's PSS, MiB",
         "bare_rss_mib": "python -I -S, nothing imported: RSS, MiB",
