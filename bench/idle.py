@@ -151,28 +151,36 @@ class Tmux:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, check=False)
 
 
+def service_pss_mib(tree: Orca | Tmux) -> float:
+    return sum(pss_kib(p) for p in tree.service_pids()) / 1024
+
+
 def measure(tree: Orca | Tmux) -> dict[str, float]:
     tree.up()
     time.sleep(SETTLE)
-    figures = {"pss_up_mib": sum(pss_kib(p) for p in tree.service_pids()) / 1024}
+    figures = {"pss_up_mib": service_pss_mib(tree)}
     figures["cpu_up_pct"] = idle_cpu_percent(tree.service_pids)
     tree.terminals(TERMINALS)
     time.sleep(SETTLE)
-    figures["pss_terms_mib"] = sum(pss_kib(p) for p in tree.service_pids()) / 1024
+    figures["pss_terms_mib"] = service_pss_mib(tree)
     figures["cpu_terms_pct"] = idle_cpu_percent(tree.service_pids)
     # ptyd gives an idle terminal's screen model back COLD_AFTER_S after its last output
     # (one file written per terminal, once): the window above may hold that; this one
     # starts after it, and is what a tree that has been quiet a while costs.
     time.sleep(max(0.0, COLD_AFTER_S + 2 - SETTLE - SECONDS))
     figures["cpu_quiet_pct"] = idle_cpu_percent(tree.service_pids)
-    figures["pss_quiet_mib"] = sum(pss_kib(p) for p in tree.service_pids()) / 1024
+    figures["pss_quiet_mib"] = service_pss_mib(tree)
     if isinstance(tree, Orca):
         keeper = tree.keeper_pid()
         if keeper is not None:
-            figures["keeper_rss_mib"] = psutil.Process(keeper).memory_info().rss / 2**20
-            figures["keeper_pss_mib"] = pss_kib(keeper) / 1024
+            figures["keeper_rss_mib"], figures["keeper_pss_mib"] = rss_pss_mib(keeper)
         figures["bare_rss_mib"], figures["bare_pss_mib"] = bare_python_mib()
     return figures
+
+
+def rss_pss_mib(pid: int) -> tuple[float, float]:
+    info = psutil.Process(pid).memory_full_info()
+    return info.rss / 2**20, info.pss / 2**20
 
 
 def bare_python_mib() -> tuple[float, float]:
@@ -186,7 +194,7 @@ def bare_python_mib() -> tuple[float, float]:
     try:
         assert bare.stdout is not None
         bare.stdout.readline()  # started: its start-up is done
-        return psutil.Process(bare.pid).memory_info().rss / 2**20, pss_kib(bare.pid) / 1024
+        return rss_pss_mib(bare.pid)
     finally:
         bare.kill()
         bare.wait()

@@ -54,6 +54,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 from orca_tree import OrcaTree  # bench/orca_tree.py
 
 MINUTES = float(os.environ.get("ORCA_BENCH_MINUTES", "10"))
@@ -97,15 +98,11 @@ Sample = tuple[float, int, int, dict[str, float]]  # time, turns (orca, tmux), U
 
 
 def uss_mib(pid: int) -> float:
+    """The process's USS (psutil reads ``/proc/PID/smaps_rollup``); 0 once it is gone."""
     try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-    except OSError:
+        return psutil.Process(pid).memory_full_info().uss / 2**20
+    except psutil.Error:
         return 0.0
-    kib = 0
-    for line in rollup:
-        if line.startswith(("Private_Clean:", "Private_Dirty:")):
-            kib += int(line.split()[1])
-    return kib / 1024
 
 
 class Orca(OrcaTree):
