@@ -101,17 +101,11 @@ def _mapped(
 
 
 class GitwatchActor:
-    def __init__(
-        self,
-        ctx: ActorContext,
-        tracker: RepoTracker,
-        mirror: Mirror[StoreView],
-        trim: memory.QuietTrim,
-    ):
+    def __init__(self, ctx: ActorContext, tracker: RepoTracker, mirror: Mirror[StoreView]):
         self.ctx = ctx
         # libgit2's work (statuses, scans, merges) leaves freed memory with the process:
         # given back once it pauses (every op and watcher batch counts as work).
-        self.trim = trim
+        self.trim = memory.QuietTrim()
         self.tracker = tracker
         self.mirror = mirror
         self.store = RpcStorePort(ctx.connect("store"), mirror)
@@ -346,15 +340,14 @@ async def setup(ctx: ActorContext) -> None:
     tracker = RepoTracker(
         watcher, ctx.events.emit, bases=lambda repo_id: bases_of(mirror.state, repo_id)
     )
-    trim = memory.QuietTrim()
-    actor = GitwatchActor(ctx, tracker, mirror, trim)
+    actor = GitwatchActor(ctx, tracker, mirror)
     actor.register()
 
     async def apply_batch(batch: set[Invalidation]) -> None:
         try:
             await tracker.apply_batch(batch)
         finally:
-            trim.worked()
+            actor.trim.worked()
 
     async def watch() -> None:
         try:
@@ -372,4 +365,4 @@ async def setup(ctx: ActorContext) -> None:
 
     ctx.nursery.start_soon(watch)
     ctx.nursery.start_soon(follow)
-    ctx.nursery.start_soon(trim.run)
+    ctx.nursery.start_soon(actor.trim.run)
