@@ -153,7 +153,6 @@ class Orca(OrcaTree):
 
 class Tmux:
     def __init__(self, base: Path) -> None:
-        self.base = base
         self.socket = str(base / "tmux.sock")
         self.turns = base / "tmux-turns"
         self.turns.mkdir()
