@@ -35,6 +35,7 @@ import time
 from actors.keeper.orcad_watch import OrcadWatch
 from actors.keeper.service import FdKeeper
 from actors.keeper.table import KeeperState
+from orca.build import BUILD_ENV, adopt_build
 from orca.client.keeper import TakeOverFailed, deposit_into, take_over
 from orca.contracts.fd_keeper import (
     KEEPER_LOCK_NAME,
@@ -44,7 +45,6 @@ from orca.contracts.fd_keeper import (
     encode_keeper_lock,
     read_keeper_lock,
 )
-from orca.contracts.sys import BUILD_ENV, adopt_build
 from orca.fsio import FileLock, LockHeld, read_lock_holder
 from orca.logs import configure_logging
 from orca.paths import resolve_paths

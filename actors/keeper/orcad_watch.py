@@ -40,7 +40,7 @@ from collections.abc import Mapping
 
 from actors.keeper.revival import GiveUp, RevivalPolicy
 from orca.contracts.fd_keeper import KEEPER_ENV
-from orca.contracts.supervisor import (
+from orca.contracts.orcad_lock import (
     EXIT_ALREADY_RUNNING,
     HEARTBEAT_ENV,
     SUPERVISOR_ENV,

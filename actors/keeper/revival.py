@@ -20,7 +20,7 @@ its start; nothing but a long run or ``reset`` lowers it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple  # not dataclasses: the keeper stays off inspect and ast
 
 # A run this long was a working service, not a start that keeps failing.
 STABLE_RUN_S = 30.0
@@ -30,16 +30,14 @@ REVIVE_DELAYS_S = (0.0, 1.0, 2.0, 4.0, 8.0)
 MAX_FAST_FAILURES = 5
 
 
-@dataclass(frozen=True)
-class Revive:
+class Revive(NamedTuple):
     """Start orcad after ``after_s`` seconds; ``fast_failures`` in a row so far."""
 
     after_s: float
     fast_failures: int
 
 
-@dataclass(frozen=True)
-class GiveUp:
+class GiveUp(NamedTuple):
     """Start no orcad until one is started some other way (``RevivalPolicy.reset``)."""
 
     fast_failures: int

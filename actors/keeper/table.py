@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from orca import PROTOCOL_VERSION, __version__
+from orca.build import build_id
 from orca.contracts.fd_keeper import (
     CAPABILITIES,
     FDS_PER_PACKET,
@@ -40,27 +38,39 @@ from orca.contracts.fd_keeper import (
     check_record,
     close_fds,
 )
-from orca.contracts.sys import build_id
+from orca.wire.records import encode
 
-_ENCODER = msgspec.json.Encoder()  # a row's size as the reclaim packet encodes it
+# No dataclasses here: the keeper stays off their imports (``inspect``, ``ast``: 1 MiB).
 
 
-@dataclass
 class _Kept:
-    info: dict[str, Any]
-    fds: list[int]  # the PTY master, then the output pipe's read and write ends
-    exit_status: int | None = None
+    __slots__ = ("exit_status", "fds", "info")
+
+    def __init__(self, info: dict[str, Any], fds: list[int], exit_status: int | None = None):
+        self.info = info
+        self.fds = fds  # the PTY master, then the output pipe's read and write ends
+        self.exit_status = exit_status
 
     def close(self) -> None:
         close_fds(self.fds)
 
 
-@dataclass(frozen=True)
 class Packet:
     """One packet to send: a message and the fds that travel with it."""
 
-    message: Message
-    fds: list[int]
+    __slots__ = ("fds", "message")
+
+    def __init__(self, message: Message, fds: list[int]) -> None:
+        self.message = message
+        self.fds = fds
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Packet):
+            return NotImplemented
+        return (self.message, self.fds) == (other.message, other.fds)
+
+    def __repr__(self) -> str:
+        return f"Packet({self.message!r}, {self.fds!r})"
 
 
 class KeeperState:
@@ -179,7 +189,7 @@ class KeeperState:
             row = KeptSession(
                 key=key, info=kept.info, exit_status=kept.exit_status, fds=len(kept.fds)
             )
-            row_size = len(_ENCODER.encode(row)) + 1  # and its comma
+            row_size = len(encode(row)) + 1  # and its comma
             if rows and (
                 len(fds) + len(kept.fds) > FDS_PER_PACKET or size + row_size > RECLAIM_BYTES
             ):

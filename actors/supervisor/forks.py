@@ -25,7 +25,7 @@ import trio
 import trio.lowlevel
 
 from actors.supervisor.forkserver import PRELOAD_ENV, fits_cmdline, preforked, set_cmdline
-from orca.contracts.sys import package_roots, source_stamp
+from orca.build import package_roots, source_stamp
 from orca.wire.codec import decode_map, encode
 from orca.wire.errors import BadRequest
 

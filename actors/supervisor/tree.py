@@ -34,12 +34,12 @@ from orca import __version__
 from orca.actor.endpoints import TCP_HOST_ENV, bind_endpoints
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
+from orca.build import build_id, build_stamp, package_roots, source_stamp
 from orca.client.keeper import keeper_answers, keeper_hello
 from orca.contracts import supervisor as sup
 from orca.contracts.base import NoArgs, Op, spec_of
 from orca.contracts.fd_keeper import KEEPER_ENV, KeeperHello
 from orca.contracts.supervisor import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
-from orca.contracts.sys import build_id, build_stamp, package_roots, source_stamp
 from orca.paths import OrcaPaths
 from orca.user_env import UNBUFFERED_SET_ENV
 from orca.wire.errors import NotFound, Timeout, Unavailable

@@ -36,9 +36,9 @@ from orca.actor.context import ActorContext, Dormant
 from orca.actor.endpoints import BadTcpHost, bind_endpoints, tcp_host_from_env
 from orca.actor.publisher import EventPublisher
 from orca.actor.rpc_server import RpcServer
+from orca.build import build_id
 from orca.contracts import supervisor as sup
 from orca.contracts.supervisor import HEARTBEAT_ENV, SUPERVISOR_ENV, SUPERVISOR_PID_ENV
-from orca.contracts.sys import build_id
 from orca.logs import configure_logging
 from orca.paths import OrcaPaths, resolve_paths
 from orca.wire.errors import OrcaError

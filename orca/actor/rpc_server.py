@@ -36,6 +36,7 @@ import zmq
 
 from orca import PROTOCOL_VERSION, __version__
 from orca.actor.zsocket import ZSocket, bind_endpoint, new_socket, unlink_ipc
+from orca.build import build_id
 from orca.contracts import sys as sys_contract
 from orca.contracts.base import NoArgs, Op
 from orca.model.codec import for_wire
@@ -304,7 +305,7 @@ class RpcServer:
             epoch=self.epoch,
             pid=os.getpid(),
             endpoints=list(self.endpoints),
-            build=sys_contract.build_id(),
+            build=build_id(),
         )
 
     async def _ping(self, _: NoArgs) -> sys_contract.Pong:

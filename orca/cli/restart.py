@@ -15,7 +15,7 @@ capabilities first) stops the old tree but the keeper; (2) a new keeper started 
 + ``stop`` for a keeper that predates it) and the old one exits; (3) a new orcad starts,
 whose ``ptyd`` reclaims every session from the new keeper. Output written meanwhile
 waits in each PTY (the agent blocks when it is full): nothing is lost, it arrives late.
-``orca status`` shows each process's version and build (``orca.contracts.sys.build_id``).
+``orca status`` shows each process's version and build (``orca.build.build_id``).
 """
 
 from __future__ import annotations

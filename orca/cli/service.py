@@ -394,7 +394,7 @@ def _version(version: str | None, build: str | None) -> str:
 
 def _version_warnings(status: sup.Status) -> list[str]:
     """Processes that run another build than the code installed now."""
-    from orca.contracts.sys import build_id, build_stamp
+    from orca.build import build_id, build_stamp
 
     orcad = status.supervisor
     # The same files as when orcad hashed them: its build is the installed one.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import select
 import socket
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from orca.contracts.fd_keeper import (
     BASE_CAPABILITIES,
@@ -89,8 +89,7 @@ class TakeOverFailed(RuntimeError):
     """The old keeper did not hand its sessions over; it still holds them."""
 
 
-@dataclass
-class TakenOver:
+class TakenOver(NamedTuple):
     """What a take-over got from the keeper before it: its sessions, and who it was."""
 
     sessions: list[tuple[KeptSession, list[int]]]
@@ -185,7 +184,7 @@ def launch_keeper(
     (``orca.daemon.spawn_detached``: a session of its own, so no signal for the starter's
     group or terminal reaches it), output appended to ``log_path`` (0600). Returns its
     pid and the read end of its ready pipe (``wait_keeper_ready``); the caller closes it."""
-    from orca.contracts.sys import BUILD_ENV, starter_build
+    from orca.build import BUILD_ENV, starter_build
 
     env = {**env, BUILD_ENV: starter_build()}  # the keeper need not hash the same files
     pid, read_fd, _ = spawn_detached(python, ("-P", "-m", KEEPER_MODULE), env, log_path, extra_args)

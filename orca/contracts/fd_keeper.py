@@ -51,7 +51,7 @@ Messages, ``ptyd`` → keeper (``Request``):
 
 ``orcad``, the CLI, a new keeper → keeper:
 - ``hello {}`` → ``hello {pid, version, build, protocol, capabilities, sessions}``: who
-  the keeper is (``build`` as ``sys.hello``'s, ``orca.contracts.sys.build_id``) and
+  the keeper is (``build`` as ``sys.hello``'s, ``orca.build.build_id``) and
   which messages it understands (``CAPABILITIES``). A keeper that does not answer
   within ``HELLO_TIMEOUT_S`` predates ``hello`` and understands ``BASE_CAPABILITIES``;
 - ``hand_over {keys}`` → ``handed_over {ok, missing}``: the upgrade's hand-over
@@ -114,11 +114,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import msgspec
-
 from orca.fsio import read_lock_holder
-from orca.wire.codec import FrameDecoder
 from orca.wire.errors import BadFrame, BadRequest
+from orca.wire.records import Record, RecordDecoder, encode
 
 KEEPER_ENV = "ORCA_PTYD_FD_KEEPER"
 # Where the supervisor listens unless KEEPER_ENV says otherwise (in the runtime dir).
@@ -155,20 +153,20 @@ class KeeperProtocolError(ValueError):
     """A packet that is not a keeper message (the sender is at fault)."""
 
 
-class KeeperLockInfo(msgspec.Struct, frozen=True, kw_only=True):
+class KeeperLockInfo(Record):
     """What the keeper's lock file says: who holds it and where it listens."""
 
     pid: int | None = None
     socket: str | None = None
 
 
-_LOCK_DECODER: FrameDecoder[KeeperLockInfo] = FrameDecoder(
-    KeeperLockInfo, what="keeper lock file", max_bytes=None, fmt="json"
+_LOCK_DECODER: RecordDecoder[KeeperLockInfo] = RecordDecoder(
+    [KeeperLockInfo], what="keeper lock file", max_bytes=None
 )
 
 
 def encode_keeper_lock(info: KeeperLockInfo) -> bytes:
-    return msgspec.json.encode(info)
+    return encode(info)
 
 
 def read_keeper_lock(path: Path) -> KeeperLockInfo | None:
@@ -182,52 +180,52 @@ def read_keeper_lock(path: Path) -> KeeperLockInfo | None:
         return KeeperLockInfo()  # held, being written: a keeper with no name yet
 
 
-class Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="op", rename="camel"):
+class Message(Record, camel=True):
     """Base of every packet's JSON: an object tagged by ``op``."""
 
 
 # -- ptyd → keeper ------------------------------------------------------------------
-class Deposit(Message, frozen=True, kw_only=True, tag="deposit"):
+class Deposit(Message, tag="deposit"):
     key: str
     info: dict[str, Any]
 
 
-class Update(Message, frozen=True, kw_only=True, tag="update"):
+class Update(Message, tag="update"):
     key: str
     info: dict[str, Any]
 
 
-class Withdraw(Message, frozen=True, kw_only=True, tag="withdraw"):
+class Withdraw(Message, tag="withdraw"):
     key: str
 
 
-class Reclaim(Message, frozen=True, kw_only=True, tag="reclaim"):
+class Reclaim(Message, tag="reclaim"):
     pass
 
 
-class AskExitStatus(Message, frozen=True, kw_only=True, tag="exit_status"):
+class AskExitStatus(Message, tag="exit_status"):
     key: str
 
 
 # -- orcad → keeper -----------------------------------------------------------------
-class Exited(Message, frozen=True, kw_only=True, tag="exited"):
+class Exited(Message, tag="exited"):
     pid: int
     status: int
 
 
-class Stop(Message, frozen=True, kw_only=True, tag="stop"):
+class Stop(Message, tag="stop"):
     pass
 
 
-class Hello(Message, frozen=True, kw_only=True, tag="hello"):
+class Hello(Message, tag="hello"):
     pass
 
 
-class HandOver(Message, frozen=True, kw_only=True, tag="hand_over"):
+class HandOver(Message, tag="hand_over"):
     keys: list[str]
 
 
-class WatchOrcad(Message, frozen=True, kw_only=True, tag=WATCH_ORCAD):
+class WatchOrcad(Message, tag=WATCH_ORCAD):
     pass
 
 
@@ -246,7 +244,7 @@ Request = (
 
 
 # -- keeper → ptyd ------------------------------------------------------------------
-class KeptSession(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+class KeptSession(Record, camel=True):
     """One reclaimed session: its record, the status of its reaped child, its fd count."""
 
     key: str
@@ -255,20 +253,20 @@ class KeptSession(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     fds: int
 
 
-class Sessions(Message, frozen=True, kw_only=True, tag="sessions"):
+class Sessions(Message, tag="sessions"):
     sessions: list[KeptSession]
 
 
-class End(Message, frozen=True, kw_only=True, tag="end"):
+class End(Message, tag="end"):
     pass
 
 
-class ExitStatus(Message, frozen=True, kw_only=True, tag="exit_status"):
+class ExitStatus(Message, tag="exit_status"):
     key: str
     status: int | None = None
 
 
-class KeeperHello(Message, frozen=True, kw_only=True, tag="hello"):
+class KeeperHello(Message, tag="hello"):
     pid: int
     version: str
     build: str
@@ -277,24 +275,25 @@ class KeeperHello(Message, frozen=True, kw_only=True, tag="hello"):
     sessions: int
 
 
-class HandedOver(Message, frozen=True, kw_only=True, tag="handed_over"):
+class HandedOver(Message, tag="handed_over"):
     ok: bool
-    missing: list[str] = msgspec.field(default_factory=list)
+    missing: list[str] = []  # noqa: RUF012 (a Record copies a list default per instance)
 
 
 Reply = Sessions | End | ExitStatus | KeeperHello | HandedOver
 
 M = TypeVar("M", bound=Message)
 
-# The codec's bounded decoder (orca/wire/codec.py), as every socket's: a packet nested
-# past the recursion limit (an ``info`` map, a skipped field) is refused, not raised.
-REQUESTS: FrameDecoder[Request] = FrameDecoder(
-    Request, what="keeper request", max_bytes=MAX_PACKET, fmt="json"
+# Bounded decoders (orca/wire/records.py, the standard library's json: the keeper
+# imports no msgspec): a packet nested past the recursion limit is refused, not raised.
+REQUESTS: RecordDecoder[Request] = RecordDecoder(
+    [Deposit, Update, Withdraw, Reclaim, AskExitStatus, Exited, Stop, Hello, HandOver, WatchOrcad],
+    what="keeper request",
+    max_bytes=MAX_PACKET,
 )
-REPLIES: FrameDecoder[Reply] = FrameDecoder(
-    Reply, what="keeper reply", max_bytes=MAX_PACKET, fmt="json"
+REPLIES: RecordDecoder[Reply] = RecordDecoder(
+    [Sessions, End, ExitStatus, KeeperHello, HandedOver], what="keeper reply", max_bytes=MAX_PACKET
 )
-_ENCODER = msgspec.json.Encoder()
 
 
 # -- packets ------------------------------------------------------------------------
@@ -320,7 +319,7 @@ def encode_packet(message: Message, fds: Sequence[int] = ()) -> tuple[list[bytes
     """The ``sendmsg`` buffers and ancillary data of one message and its fds."""
     if len(fds) > FDS_PER_PACKET:
         raise ValueError(f"a packet carries at most {FDS_PER_PACKET} fds, not {len(fds)}")
-    data = _ENCODER.encode(message)
+    data = encode(message)
     if len(data) > MAX_PACKET:
         raise ValueError(f"a {len(data)}-byte packet exceeds MAX_PACKET ({MAX_PACKET})")
     if not fds:
@@ -329,7 +328,7 @@ def encode_packet(message: Message, fds: Sequence[int] = ()) -> tuple[list[bytes
 
 
 def decode_packet(
-    data: bytes, ancdata: Ancillary, decoder: FrameDecoder[M]
+    data: bytes, ancdata: Ancillary, decoder: RecordDecoder[M]
 ) -> tuple[M | None, list[int]]:
     """What ``recvmsg(MAX_PACKET, ANCILLARY_SPACE)`` returned, as a message and its fds.
 
@@ -354,7 +353,7 @@ def send_packet(sock: socket.socket, message: Message, fds: Sequence[int] = ()) 
     sock.sendmsg(buffers, ancdata)
 
 
-def recv_packet(sock: socket.socket, decoder: FrameDecoder[M]) -> tuple[M | None, list[int]]:
+def recv_packet(sock: socket.socket, decoder: RecordDecoder[M]) -> tuple[M | None, list[int]]:
     """Blocking receive of one message and its fds; ``(None, [])`` when the peer closed."""
     data, ancdata, _flags, _addr = sock.recvmsg(MAX_PACKET, ANCILLARY_SPACE)
     return decode_packet(data, ancdata, decoder)
@@ -373,7 +372,7 @@ RECLAIM_BYTES = 128 * 1024
 def check_record(key: str, info: dict[str, Any]) -> None:
     """Raise KeeperProtocolError if ``key``'s record could not come back in a reclaim."""
     worst = KeptSession(key=key, info=info, exit_status=-(2**31), fds=FDS_PER_SESSION)
-    size = len(_ENCODER.encode(worst))
+    size = len(encode(worst))
     if size > MAX_RECORD_BYTES:
         raise KeeperProtocolError(
             f"a session record of {size} bytes is over MAX_RECORD_BYTES ({MAX_RECORD_BYTES})"

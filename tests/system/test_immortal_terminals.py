@@ -26,9 +26,9 @@ from support.lifecycle import lifecycle
 from support.procs import FIXTURES, REPO, child_env, descendants, kill_all, run_cli, write_config
 
 from orca.actor import open_rpc_client
+from orca.build import source_build_id
 from orca.contracts import ptyd as contract
 from orca.contracts import supervisor as sup_contract
-from orca.contracts.sys import source_build_id
 from orca.paths import OrcaPaths, resolve_paths
 
 TREE = """

@@ -1,4 +1,4 @@
-"""``orca.contracts.sys.source_build_id``: the build shown by ``sys.hello``/``orca status``."""
+"""``orca.build.source_build_id``: the build shown by ``sys.hello``/``orca status``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orca.contracts import sys as sys_contract
-from orca.contracts.sys import (
+from orca import build as sys_contract
+from orca.build import (
     BUILD_ID_CHARS,
     adopt_build,
     build_id,
