@@ -13,7 +13,9 @@ Side by side in one run, ROUNDS times each (min / median / max):
   terminals, again once ptyd's COLD_AFTER_S (30 s) after their last output has passed
   (ptyd then writes each idle terminal's screen out once, to give its memory back);
 * **the keeper** alone: its RSS and PSS, and beside it those of a bare CPython
-  (``python -I -S`` with nothing imported), the floor of any Python process.
+  (``python -I -S`` with nothing imported), the floor of any Python process, and of a
+  Python importing the standard-library modules the keeper imports and nothing of
+  Orca's, the floor of a keeper written in Python with them.
 
 Each tree runs in a fresh ``ORCA_HOME`` (a temporary folder, with one git repository
 and WORKTREES worktrees of it, the terminals spread over them in turn), tmux on a
@@ -175,6 +177,7 @@ def measure(tree: Orca | Tmux) -> dict[str, float]:
         if keeper is not None:
             figures["keeper_rss_mib"], figures["keeper_pss_mib"] = rss_pss_mib(keeper)
         figures["bare_rss_mib"], figures["bare_pss_mib"] = bare_python_mib()
+        figures["stdlib_rss_mib"], figures["stdlib_pss_mib"] = keeper_stdlib_mib()
     return figures
 
 
@@ -186,18 +189,45 @@ def rss_pss_mib(pid: int) -> tuple[float, float]:
 def bare_python_mib() -> tuple[float, float]:
     """RSS and PSS of this machine's CPython with nothing imported (``-I -S``), measured
     beside the tree: the floor of any Python process, the keeper's included."""
-    bare = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", "import sys; print(flush=True); sys.stdin.read()"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+    return _hold(
+        [sys.executable, "-I", "-S", "-c", "import sys; print(flush=True); sys.stdin.read()"]
     )
+
+
+def _hold(argv: list[str]) -> tuple[float, float]:
+    """RSS and PSS of a Python started with ``argv`` once it printed a line."""
+    held = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        assert bare.stdout is not None
-        bare.stdout.readline()  # started: its start-up is done
-        return rss_pss_mib(bare.pid)
+        assert held.stdout is not None
+        held.stdout.readline()  # started: its start-up is done
+        return rss_pss_mib(held.pid)
     finally:
-        bare.kill()
-        bare.wait()
+        held.kill()
+        held.wait()
+
+
+# The standard-library modules the keeper imports, without Orca's own: printed by a
+# Python that imports the keeper as it is started (``-P``, site included).
+_KEEPER_STDLIB = (
+    "import sys, actors.keeper.__main__\n"
+    "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] not in ('orca', 'actors'))))"
+)
+
+
+def keeper_stdlib_mib() -> tuple[float, float]:
+    """RSS and PSS of a Python that imports every standard-library module the keeper
+    imports (``json``, ``socket``, ``logging``, ``pathlib``...) and none of Orca's: the
+    floor of a keeper written with this standard library, measured beside it."""
+    modules = subprocess.run(
+        [sys.executable, "-P", "-c", _KEEPER_STDLIB],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    imports = "".join(f"import {m}\n" for m in modules if not m.startswith("_") and m != "__main__")
+    return _hold(
+        [sys.executable, "-P", "-c", f"{imports}import sys\nprint(flush=True)\nsys.stdin.read()"]
+    )
 
 
 def spread(values: list[float]) -> str:
@@ -233,11 +263,13 @@ def main() -> None:
         "keeper_pss_mib": "the keeper's PSS, MiB",
         "bare_rss_mib": "python -I -S, nothing imported: RSS, MiB",
         "bare_pss_mib": "python -I -S, nothing imported: PSS, MiB",
+        "stdlib_rss_mib": "python, the keeper's stdlib imports: RSS, MiB",
+        "stdlib_pss_mib": "python, the keeper's stdlib imports: PSS, MiB",
     }
     for key, label in labels.items():
         orca = rows["orca"].get(key)
         tmux = rows["tmux"].get(key)
-        who = "python" if key.startswith("bare_") else "orca"
+        who = "python" if key.startswith(("bare_", "stdlib_")) else "orca"
         line = f"{label:48} {who:>6} {spread(orca) if orca else '-':>24}"
         if tmux:
             line += f"   tmux {spread(tmux):>24}"
