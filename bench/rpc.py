@@ -4,9 +4,12 @@ Measures, over ipc:// on this machine:
 - round trips/s at window 1 (one call in flight) and p50/p99 latency,
 - round trips/s at window 100 (100 calls in flight),
 for (a) plain blocking pyzmq DEALER → ROUTER doing the same msgpack envelope work and
-(b) Orca's trio RpcClient → an actor process (run_actor, validated op), and
+(b) Orca's trio RpcClient → an actor process (run_actor, validated op), and at window 1
+(c) the floor of any trio actor: (a)'s sockets each driven by a trio loop and nothing
+else (wait on the fd, ZMQ_EVENTS, recv, send: no validation, no queue, no deadlines), and
 - event fan-out: events/s delivered to each of 10 subscribers.
-Prints figures and the ratios (b)/(a). Goals (issue 36): ≥ 0.8× at window 1, ≥ 0.5× pipelined.
+Prints figures and the ratios (b)/(a) and (c)/(a). Goals (issue 36): ≥ 0.8× at window 1, ≥ 0.5×
+pipelined; (c) says how much of window 1 any trio loop costs on the machine at hand.
 """
 
 from __future__ import annotations
@@ -82,6 +85,33 @@ def baseline_bench(endpoint: str) -> dict[str, float]:
     pipe_rate = N_PIPE / (time.perf_counter() - t0)
     sock.close()
     return {"seq": seq_rate, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "pipe": pipe_rate}
+
+
+async def floor_bench(endpoint: str) -> dict[str, float]:
+    """Window 1 from a trio DEALER to the trio-floor server: the least trio costs."""
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.connect(endpoint)
+    fd = sock.getsockopt(zmq.FD)
+    events, pollin, noblock = int(zmq.EVENTS), int(zmq.POLLIN), int(zmq.NOBLOCK)
+
+    async def call(i: int) -> None:
+        sock.send(msgpack.packb({"v": 1, "id": str(i), "op": ECHO.name, "args": {"n": i}}), noblock)
+        while not sock.get(events) & pollin:
+            await trio.lowlevel.wait_readable(fd)
+        msgpack.unpackb(sock.recv(noblock))
+
+    for i in range(200):
+        await call(i)
+    lat: list[float] = []
+    t0 = time.perf_counter()
+    for i in range(N_SEQ):
+        t = time.perf_counter()
+        await call(i)
+        lat.append(time.perf_counter() - t)
+    seq_rate = N_SEQ / (time.perf_counter() - t0)
+    sock.close()
+    return {"seq": seq_rate, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99)}
 
 
 async def actor_bench(endpoint: str) -> dict[str, float]:
@@ -167,10 +197,13 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="orca-bench-"))
     env = dict(os.environ, ORCA_HOME=str(home), PYTHONPATH=str(HERE.parent))
     base_ep = f"ipc://{home}/baseline.rpc"
+    floor_ep = f"ipc://{home}/floor.rpc"
     base = start(["baseline", base_ep], env)
+    floor = start(["trio-floor", floor_ep], env)
     act = start(["actor"], env)
     try:
         assert base.stdout is not None and base.stdout.readline().strip() == b"ready"
+        assert floor.stdout is not None and floor.stdout.readline().strip() == b"ready"
         from orca.paths import resolve_paths
 
         actor_ep = resolve_paths({"ORCA_HOME": str(home)}).ipc_endpoint(ECHO.actor, "rpc")
@@ -180,15 +213,26 @@ def main() -> None:
         # Interleaved rounds spread machine noise over both; the figures are the medians
         # of the rounds, the ratios the medians of each round's ratio (a spike on this
         # shared VM moved the baseline alone from ~70k to ~95k round trips/s in a round).
-        rounds = [(baseline_bench(base_ep), trio.run(actor_bench, actor_ep)) for _ in range(ROUNDS)]
+        rounds = [
+            (
+                baseline_bench(base_ep),
+                trio.run(actor_bench, actor_ep),
+                trio.run(floor_bench, floor_ep),
+            )
+            for _ in range(ROUNDS)
+        ]
     finally:
         base.kill()
+        floor.kill()
         act.terminate()
         base.wait()
+        floor.wait()
         act.wait()
     b = {k: statistics.median(r[0][k] for r in rounds) for k in rounds[0][0]}
     a = {k: statistics.median(r[1][k] for r in rounds) for k in rounds[0][1]}
+    f = {k: statistics.median(r[2][k] for r in rounds) for k in rounds[0][2]}
     seq_ratios = sorted(r[1]["seq"] / r[0]["seq"] for r in rounds)
+    floor_ratios = sorted(r[2]["seq"] / r[0]["seq"] for r in rounds)
     pipe_ratios = sorted(r[1]["pipe"] / r[0]["pipe"] for r in rounds)
     rate, delivered = trio.run(fanout_bench, f"ipc://{home}/fanout.pub", env)
     print(f"{'':28}{'blocking pyzmq':>16}{'orca actor RPC':>16}{'ratio':>8}")
@@ -197,6 +241,10 @@ def main() -> None:
     )
     print(f"{'window 1, p50 latency (us)':28}{b['p50'] * 1e6:16.1f}{a['p50'] * 1e6:16.1f}")
     print(f"{'window 1, p99 latency (us)':28}{b['p99'] * 1e6:16.1f}{a['p99'] * 1e6:16.1f}")
+    print(
+        f"{'  trio floor, round trips/s':28}{b['seq']:16.0f}{f['seq']:16.0f}{statistics.median(floor_ratios):8.2f}"
+        f"  (trio loops, nothing but the socket; p50 {f['p50'] * 1e6:.1f} us; rounds {' '.join(f'{r:.2f}' for r in floor_ratios)})"
+    )
     print(
         f"{f'window {WINDOW}, round trips/s':28}{b['pipe']:16.0f}{a['pipe']:16.0f}{statistics.median(pipe_ratios):8.2f}  (goal >= 0.50, issue 36; rounds {' '.join(f'{r:.2f}' for r in pipe_ratios)})"
     )

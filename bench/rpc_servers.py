@@ -48,6 +48,30 @@ def baseline(endpoint: str) -> None:
         sock.send_multipart((ident, msgpack.packb(reply, use_bin_type=True)))
 
 
+def trio_floor(endpoint: str) -> None:
+    """The baseline's ROUTER driven by a trio loop and nothing else: no envelope
+    validation, no queue, no deadlines; the least any trio actor pays per message."""
+    import trio
+    import trio.lowlevel
+
+    async def serve() -> None:
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+        sock = ctx.socket(zmq.ROUTER)
+        sock.bind(endpoint)
+        fd = sock.getsockopt(zmq.FD)
+        events, pollin, noblock = int(zmq.EVENTS), int(zmq.POLLIN), int(zmq.NOBLOCK)
+        print("ready", flush=True)
+        while True:
+            while sock.get(events) & pollin:
+                ident, frame = sock.recv_multipart(noblock)
+                req = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+                reply = {"v": 1, "id": req["id"], "ok": True, "result": req["args"]}
+                sock.send_multipart((ident, msgpack.packb(reply, use_bin_type=True)), noblock)
+            await trio.lowlevel.wait_readable(fd)
+
+    trio.run(serve)
+
+
 def actor() -> None:
     from orca.actor import ActorContext, run_actor
 
@@ -63,5 +87,7 @@ def actor() -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "baseline":
         baseline(sys.argv[2])
+    elif sys.argv[1] == "trio-floor":
+        trio_floor(sys.argv[2])
     else:
         actor()
