@@ -12,6 +12,12 @@ Side by side in one run, ROUNDS times each (min / median / max):
   (after SETTLE seconds for start-up work), as a percentage of one core; with the
   terminals, again once ptyd's COLD_AFTER_S (30 s) after their last output has passed
   (ptyd then writes each idle terminal's screen out once, to give its memory back);
+* **the floor of the tree's shape**: once the tree is down, the same processes with
+  nothing in them, all alive at once: a fork server importing what every actor imports
+  (trio, pyzmq, msgspec) that freezes it and forks as many children as actors ran, each a
+  trio loop holding one ZeroMQ socket; an orcad-like one of its own; a Python with the
+  keeper's standard-library imports. What CPython costs for this many processes of
+  this kind before any of Orca's work;
 * **the keeper** alone: its RSS and PSS, and beside it those of a bare CPython
   (``python -I -S`` with nothing imported), the floor of any Python process, and of a
   Python importing the standard-library modules the keeper imports and nothing of
@@ -112,6 +118,19 @@ class Orca(OrcaTree):
         for i in range(count):
             self.cli("term", "new", self.names[i % len(self.names)], "--", "/bin/sh")
 
+    def actor_pids(self) -> list[int]:
+        """The actors running now (forked by orcad's fork server): not orcad, not the
+        fork server, not the keeper."""
+        actors = []
+        for pid in self.service_pids():
+            argv = psutil.Process(pid).cmdline()
+            module = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
+            if module.startswith("actors.") and not module.startswith(
+                ("actors.supervisor", "actors.keeper")
+            ):
+                actors.append(pid)
+        return actors
+
     def service_pids(self) -> list[int]:
         """orcad, its actors and the keeper: not the terminals' programs."""
         orcad = psutil.Process(self.orcad_pid())
@@ -173,6 +192,7 @@ def measure(tree: Orca | Tmux) -> dict[str, float]:
     figures["cpu_quiet_pct"] = idle_cpu_percent(tree.service_pids)
     figures["pss_quiet_mib"] = service_pss_mib(tree)
     if isinstance(tree, Orca):
+        figures["actors_running"] = float(len(tree.actor_pids()))
         keeper = tree.keeper_pid()
         if keeper is not None:
             figures["keeper_rss_mib"], figures["keeper_pss_mib"] = rss_pss_mib(keeper)
@@ -214,20 +234,103 @@ _KEEPER_STDLIB = (
 )
 
 
-def keeper_stdlib_mib() -> tuple[float, float]:
-    """RSS and PSS of a Python that imports every standard-library module the keeper
-    imports (``json``, ``socket``, ``logging``, ``pathlib``...) and none of Orca's: the
-    floor of a keeper written with this standard library, measured beside it."""
+def _keeper_stdlib_imports() -> str:
+    """``import`` lines of every standard-library module the keeper imports."""
     modules = subprocess.run(
         [sys.executable, "-P", "-c", _KEEPER_STDLIB],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    imports = "".join(f"import {m}\n" for m in modules if not m.startswith("_") and m != "__main__")
+    return "".join(f"import {m}\n" for m in modules if not m.startswith("_") and m != "__main__")
+
+
+def keeper_stdlib_mib() -> tuple[float, float]:
+    """RSS and PSS of a Python that imports every standard-library module the keeper
+    imports (``json``, ``socket``, ``logging``, ``pathlib``...) and none of Orca's: the
+    floor of a keeper written with this standard library, measured beside it."""
+    imports = _keeper_stdlib_imports()
     return _hold(
         [sys.executable, "-P", "-c", f"{imports}import sys\nprint(flush=True)\nsys.stdin.read()"]
     )
+
+
+# The tree's shape with nothing in it: a fork server that imports what every actor imports
+# (trio, pyzmq, msgspec), freezes it and forks FORKED children, each a trio loop holding
+# one bound ZeroMQ socket; an orcad-like process of its own doing the same; and a Python
+# with the keeper's standard-library imports.
+_SHAPE_FORK_SERVER = r"""
+import gc, os, signal, sys
+import msgspec, trio, zmq
+gc.collect()
+gc.freeze()
+where = sys.argv[2]
+kids = []
+for n in range(int(sys.argv[1])):
+    pid = os.fork()
+    if pid == 0:
+        async def serve() -> None:
+            sock = zmq.Context.instance().socket(zmq.ROUTER)
+            sock.bind(f"ipc://{where}/{n}")
+            await trio.sleep_forever()
+        trio.run(serve)
+    kids.append(pid)
+print(" ".join(map(str, kids)), flush=True)
+sys.stdin.read()
+for pid in kids:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+"""
+_SHAPE_ORCAD = r"""
+import sys
+import msgspec, trio, zmq
+async def serve() -> None:
+    sock = zmq.Context.instance().socket(zmq.ROUTER)
+    sock.bind(f"ipc://{sys.argv[1]}/orcad")
+    print(flush=True)
+    await trio.sleep_forever()
+trio.run(serve)
+"""
+
+
+def shape_floor_pss_mib(forked: int) -> float:
+    """PSS, MiB, of the tree's processes with nothing in them (the comment above): the
+    floor of this shape in CPython, measured with every one of them alive at once."""
+    stdlib = _keeper_stdlib_imports()
+    with tempfile.TemporaryDirectory(prefix="orca-bench-shape-") as where:
+        return _shape_floor_in(forked, stdlib, where)
+
+
+def _shape_floor_in(forked: int, stdlib: str, where: str) -> float:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-P", "-c", code, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for code, args in (
+            (_SHAPE_FORK_SERVER, [str(forked), where]),
+            (_SHAPE_ORCAD, [where]),
+            (f"{stdlib}import sys\nprint(flush=True)\nsys.stdin.read()", []),
+        )
+    ]
+    try:
+        pids = [p.pid for p in procs]
+        for p in procs:
+            assert p.stdout is not None
+            pids.extend(int(pid) for pid in p.stdout.readline().split())
+        time.sleep(SETTLE)
+        return sum(pss_kib(pid) for pid in pids) / 1024
+    finally:
+        for p in procs:
+            if p.stdin is not None:
+                p.stdin.close()  # the fork server ends its children, by pid
+        for p in procs[:1]:
+            p.wait(timeout=30)
+        for p in procs[1:]:
+            p.kill()
+            p.wait()
 
 
 def spread(values: list[float]) -> str:
@@ -245,10 +348,13 @@ def main() -> None:
                 (base / "user").mkdir(exist_ok=True)
                 tree = make(base)
                 try:
-                    for key, value in measure(tree).items():
-                        rows[name].setdefault(key, []).append(value)
+                    figures = measure(tree)
                 finally:
                     tree.down()
+                if "actors_running" in figures:  # once the tree is down: no page shared
+                    figures["floor_pss_mib"] = shape_floor_pss_mib(int(figures["actors_running"]))
+                for key, value in figures.items():
+                    rows[name].setdefault(key, []).append(value)
     where = f"{WORKTREES} worktree{'s' if WORKTREES != 1 else ''} of {REPO or 'a one-file repo'}"
     print(f"idle cost, {ROUNDS} rounds (min / median / max), {TERMINALS} idle shells in {where},")
     print(f"CPU over {SECONDS:g} s after {SETTLE:g} s of settling; the shells not counted")
@@ -259,6 +365,8 @@ def main() -> None:
         "cpu_terms_pct": f"idle CPU with {TERMINALS} terminals, % of a core",
         "cpu_quiet_pct": f"... {COLD_AFTER_S:g} s after their last output, %",
         "pss_quiet_mib": "PSS then (the tree at rest), MiB",
+        "actors_running": "... of it actors running (forked), count",
+        "floor_pss_mib": "the same processes with nothing in them, PSS",
         "keeper_rss_mib": "the keeper's RSS, MiB",
         "keeper_pss_mib": "the keeper's PSS, MiB",
         "bare_rss_mib": "python -I -S, nothing imported: RSS, MiB",
@@ -269,7 +377,7 @@ def main() -> None:
     for key, label in labels.items():
         orca = rows["orca"].get(key)
         tmux = rows["tmux"].get(key)
-        who = "python" if key.startswith(("bare_", "stdlib_")) else "orca"
+        who = "python" if key.startswith(("bare_", "stdlib_", "floor_")) else "orca"
         line = f"{label:48} {who:>6} {spread(orca) if orca else '-':>24}"
         if tmux:
             line += f"   tmux {spread(tmux):>24}"
