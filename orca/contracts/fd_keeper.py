@@ -372,7 +372,10 @@ RECLAIM_BYTES = 128 * 1024
 def check_record(key: str, info: dict[str, Any]) -> None:
     """Raise KeeperProtocolError if ``key``'s record could not come back in a reclaim."""
     worst = KeptSession(key=key, info=info, exit_status=-(2**31), fds=FDS_PER_SESSION)
-    size = len(encode(worst))
+    try:
+        size = len(encode(worst))
+    except (ValueError, TypeError) as exc:  # not JSON: no reclaim could carry it back
+        raise KeeperProtocolError(f"a session record that is not JSON: {exc}") from None
     if size > MAX_RECORD_BYTES:
         raise KeeperProtocolError(
             f"a session record of {size} bytes is over MAX_RECORD_BYTES ({MAX_RECORD_BYTES})"

@@ -17,7 +17,9 @@ rules on the wire, so a packet reads the same whichever side wrote it:
 - a field's type is one of ``FIELD_TYPES`` (checked when the class is defined, so an
   unsupported one fails at import, not on the first packet) or ``list[R]`` of a record
   ``R`` of the same module;
-- ``encode`` writes compact ASCII JSON (a lone surrogate in a string survives it).
+- ``encode`` writes compact ASCII JSON (a lone surrogate in a string survives it); what
+  it cannot write is refused when read: ``NaN``, ``Infinity`` (``BadFrame``) and a
+  number out of a double's range (``WrongShape``), as msgspec refuses them.
 
 ``RecordDecoder`` is the bounded decoder of one record or a tagged union of them,
 as ``orca.wire.codec.FrameDecoder`` is for Structs: too many bytes raise ``TooLarge``,
@@ -27,6 +29,7 @@ bytes that are not JSON or nest past the recursion limit ``BadFrame``.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Generic, TypeVar, cast, dataclass_transform
@@ -237,6 +240,23 @@ def _hashable(value: object) -> object:
     return value
 
 
+class _OutOfRange(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> object:
+    """``NaN``, ``Infinity``, ``-Infinity``: Python's json reads them, JSON (and msgspec)
+    does not, and ``encode`` could not write them back (a kept record must be)."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise _OutOfRange(f"number out of range: {text[:32]}")
+    return value
+
+
 def encode(record: Record) -> bytes:
     """Compact ASCII JSON of ``record`` (NaN and infinities are refused: not JSON)."""
     return json.dumps(
@@ -267,10 +287,12 @@ class RecordDecoder(Generic[T]):
         if self.max_bytes is not None and len(data) > self.max_bytes:
             raise TooLarge(f"{self.what} of {len(data)} bytes exceeds {self.max_bytes}")
         try:
-            obj = json.loads(bytes(data))
+            obj = json.loads(bytes(data), parse_constant=_no_constant, parse_float=_finite)
         except RecursionError:
             raise BadFrame(f"{self.what} nested too deep") from None
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        except _OutOfRange as exc:
+            raise WrongShape(f"invalid {self.what}: {exc}") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN
             raise BadFrame(f"undecodable {self.what}: {exc}") from None
         return self.from_json(obj)
 

@@ -32,8 +32,10 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A garbage packet, a deposit nested 10,000 deep (issue 23: RecursionError ended
-    the keeper) and a deposit without fds are refused (one warning each, fds closed);
-    the same connection then deposits and reclaims normally."""
+    the keeper), deposits whose record holds ``NaN`` or a number out of range (Python's
+    json reads them; no reclaim could write them back) and a deposit without fds are
+    refused (one warning each, fds closed); the same connection then deposits and
+    reclaims normally."""
     path = str(tmp_path / "k.sock")
     keeper = FdKeeper(path)
     caplog.set_level(logging.WARNING, logger="actors.keeper.service")
@@ -47,6 +49,9 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
                 await conn.sendmsg([b'{"op": "format_disk"}'], anc)
                 deep = b'{"op":"deposit","key":"deep","info":{"a":' + b"[" * 10_000
                 await conn.sendmsg([deep + b"]" * 10_000 + b"}}"], anc)
+                for number in (b"NaN", b"-Infinity", b"1e999"):
+                    nan = b'{"op":"deposit","key":"nan","info":{"pid":9,"t":' + number + b"}}"
+                    await conn.sendmsg([nan], anc)
                 await conn.sendmsg(*encode_packet(Deposit(key="none", info={})))
                 await conn.sendmsg(*encode_packet(Deposit(key="k", info={"pid": 9}), [os.dup(w)]))
                 await conn.sendmsg(*encode_packet(Reclaim()))
@@ -57,12 +62,17 @@ async def test_malformed_packets_are_logged_once_each_and_the_keeper_keeps_servi
                 assert os.read(r, 1) == b"x"
                 data, ancdata, _, _ = await conn.recvmsg(MAX_PACKET, ANCILLARY_SPACE)
                 assert decode_packet(data, ancdata, REPLIES) == (End(), [])
+                # (the keeper runs in this process) every refused packet's copy was
+                # closed: ours and the one we sent with each are left
+                assert _open_copies(r) == 2
                 for fd in (r, w, *fds):
                     os.close(fd)
             assert len(keeper.state) == 1
     refusals = [r.getMessage() for r in caplog.records if "refused a packet" in r.getMessage()]
-    assert len(refusals) == 3, refusals
-    assert "format_disk" in refusals[0] and "too deep" in refusals[1] and "fds" in refusals[2]
+    assert len(refusals) == 6, refusals
+    assert "format_disk" in refusals[0] and "too deep" in refusals[1]
+    assert "NaN is not JSON" in refusals[2] and "-Infinity is not JSON" in refusals[3]
+    assert "out of range" in refusals[4] and "fds" in refusals[5]
 
 
 async def test_a_reclaim_of_large_records_fits_its_packets_and_an_unreclaimable_one_is_refused(
