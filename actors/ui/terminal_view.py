@@ -239,12 +239,16 @@ class TerminalView(Widget, can_focus=True):
             drawn = self._snap_size
             if drawn is None and row is not None:
                 drawn = (row.cols, row.rows)
-            self._snap_size = None
+            snapped, self._snap_size = self._snap_size is not None, None
             if drawn is not None:
                 self.model.resize(*drawn)
             self.model.repaint(data)
             if self._laid_out() and self._grid_size() != self.model.size:
                 self._schedule_pty_resize(resnap=True)
+            elif snapped:
+                # ptyd's word of a size that came while the snap was on its way was set
+                # aside (``follow_pty_size``): another client may have resized after us
+                self.follow_pty_size()
         else:
             bells = self.model.bells
             self.model.feed(data)
@@ -298,7 +302,7 @@ class TerminalView(Widget, can_focus=True):
         its size and say so; once the PTY has this pane's size again, say nothing."""
         row = (self.orca.backend.sessions or {}).get(self.session_id or "")
         if row is None or not row.running or self._snap_size is not None:
-            return
+            return  # (a snap on its way: looked at again once its repaint is drawn)
         size = (row.cols, row.rows)
         if self._own_size is not None:
             left = self._own_size_until - time.monotonic()

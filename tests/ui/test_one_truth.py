@@ -170,7 +170,16 @@ def test_a_pty_resized_by_another_client_is_drawn_at_its_size_and_said(
         # another client (a phone's Fit: term.resize) takes the size
         resize = ptyd.ResizeArgs(session_id=row.session_id, cols=41, rows=20)
         await asyncio.to_thread(invoke, ptyd.RESIZE, resize)
-        await app.wait_for(lambda: view.model.size == (41, 20))
+        try:
+            await app.wait_for(lambda: view.model.size == (41, 20))
+        except TimeoutError:  # what the pane was doing instead (a CI run timed out here)
+            r = (app.backend.sessions or {}).get(row.session_id)
+            raise AssertionError(
+                f"pane drawn at {view.model.size}, grid {tuple(view.content_size)},"
+                f" ptyd's row {(r.cols, r.rows) if r else None}, own size"
+                f" {view._own_size}, resize pending {view._resize_timer is not None},"
+                f" snap {view._snap_size}"
+            ) from None
         assert view.border_subtitle == "41×20: sized by another client; resize this pane to take it"
         # the pane's own resize (the window changed) takes it back
         await pilot.resize_terminal(120, 36)
