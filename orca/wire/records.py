@@ -120,23 +120,30 @@ class Record:
     _fields: ClassVar[tuple[tuple[str, str, str, Any], ...]] = ()
     _tag: ClassVar[str | None] = None
     _tag_field: ClassVar[str] = "op"
+    _camel: ClassVar[bool] = False
     # Resolved on first decode: each field's check (a ``list[R]`` needs R defined).
     _checks: ClassVar[tuple[Callable[[object], object], ...] | None] = None
 
     def __init_subclass__(
-        cls, *, tag: str | None = None, camel: bool = False, tag_field: str | None = None
+        cls, *, tag: str | None = None, camel: bool | None = None, tag_field: str | None = None
     ) -> None:
         super().__init_subclass__()
+        if camel is not None:  # else as its parent's (msgspec's ``rename`` is inherited too)
+            cls._camel = camel
         fields = {name: (name, wire, ann, default) for name, wire, ann, default in cls._fields}
         # The class's own annotations, as written (``from __future__ import annotations``);
         # not inspect.get_annotations: the keeper does not import inspect.
         for name, ann in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063
+            if not isinstance(ann, str):
+                raise TypeError(
+                    f"{cls.__name__}: declare records under `from __future__ import annotations`"
+                )
             if ann.startswith("ClassVar"):
                 continue
             if ann not in FIELD_TYPES and not (ann.startswith("list[") and ann.endswith("]")):
                 raise TypeError(f"{cls.__name__}.{name}: a record field cannot be {ann}")
             default = cls.__dict__.get(name, _MISSING)
-            fields[name] = (name, _camel(name) if camel else name, ann, default)
+            fields[name] = (name, _camel(name) if cls._camel else name, ann, default)
         cls._fields = tuple(fields.values())
         cls._checks = None
         if tag is not None:
@@ -197,8 +204,7 @@ class Record:
                     values[name] = check(obj[wire])
                 except _Mismatch as exc:
                     raise WrongShape(
-                        f"expected {exc.expected} for {cls.__name__}.{wire},"
-                        f" not {_kind(obj[wire])}"
+                        f"expected {exc.expected} for {cls.__name__}.{wire}, not {_kind(obj[wire])}"
                     ) from None
             elif default is _MISSING:
                 raise WrongShape(f"{cls.__name__} is missing required field {wire!r}")

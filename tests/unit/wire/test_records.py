@@ -240,3 +240,19 @@ def test_a_field_type_it_cannot_check_fails_when_the_class_is_defined() -> None:
 
         class _Bad(Record):
             names: set[str]
+
+
+class _Base(Record, camel=True):
+    pass
+
+
+class _Child(_Base, tag="child"):
+    exit_code: int | None = None
+
+
+def test_camel_names_are_inherited_as_msgspec_inherits_rename() -> None:
+    """A Message subclass's ``exit_code`` is ``exitCode`` on the wire, as it was."""
+    assert encode(_Child(exit_code=3)) == b'{"op":"child","exitCode":3}'
+    assert RecordDecoder([_Child], what="c", max_bytes=None).decode(
+        b'{"op":"child","exitCode":3}'
+    ) == _Child(exit_code=3)
