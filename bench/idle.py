@@ -118,19 +118,6 @@ class Orca(OrcaTree):
         for i in range(count):
             self.cli("term", "new", self.names[i % len(self.names)], "--", "/bin/sh")
 
-    def actor_pids(self) -> list[int]:
-        """The actors running now (forked by orcad's fork server): not orcad, not the
-        fork server, not the keeper."""
-        actors = []
-        for pid in self.service_pids():
-            argv = psutil.Process(pid).cmdline()
-            module = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
-            if module.startswith("actors.") and not module.startswith(
-                ("actors.supervisor", "actors.keeper")
-            ):
-                actors.append(pid)
-        return actors
-
     def service_pids(self) -> list[int]:
         """orcad, its actors and the keeper: not the terminals' programs."""
         orcad = psutil.Process(self.orcad_pid())
@@ -192,7 +179,7 @@ def measure(tree: Orca | Tmux) -> dict[str, float]:
     figures["cpu_quiet_pct"] = idle_cpu_percent(tree.service_pids)
     figures["pss_quiet_mib"] = service_pss_mib(tree)
     if isinstance(tree, Orca):
-        figures["actors_running"] = float(len(tree.actor_pids()))
+        figures["actors_running"] = float(len(tree.actor_pids()) - 1)  # all but orcad
         keeper = tree.keeper_pid()
         if keeper is not None:
             figures["keeper_rss_mib"], figures["keeper_pss_mib"] = rss_pss_mib(keeper)
