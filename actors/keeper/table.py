@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from orca import PROTOCOL_VERSION, __version__
 from orca.build import build_id
@@ -55,22 +55,11 @@ class _Kept:
         close_fds(self.fds)
 
 
-class Packet:
+class Packet(NamedTuple):
     """One packet to send: a message and the fds that travel with it."""
 
-    __slots__ = ("fds", "message")
-
-    def __init__(self, message: Message, fds: list[int]) -> None:
-        self.message = message
-        self.fds = fds
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Packet):
-            return NotImplemented
-        return (self.message, self.fds) == (other.message, other.fds)
-
-    def __repr__(self) -> str:
-        return f"Packet({self.message!r}, {self.fds!r})"
+    message: Message
+    fds: list[int]
 
 
 class KeeperState:
