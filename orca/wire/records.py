@@ -39,16 +39,15 @@ from orca.wire.errors import BadFrame, TooLarge, WrongShape
 _MISSING: Any = object()
 
 
-def _check_str(value: object) -> object:
-    if type(value) is not str:
-        raise _Mismatch("str")
-    return value
+def _exactly(kind: type, name: str) -> Callable[[object], object]:
+    """A value of exactly ``kind``: a bool is not an int, as msgspec has it."""
 
+    def check(value: object) -> object:
+        if type(value) is not kind:
+            raise _Mismatch(name)
+        return value
 
-def _check_int(value: object) -> object:
-    if type(value) is not int:
-        raise _Mismatch("int")
-    return value
+    return check
 
 
 def _check_float(value: object) -> object:
@@ -57,18 +56,6 @@ def _check_float(value: object) -> object:
     if type(value) is int:
         return float(value)
     raise _Mismatch("float")
-
-
-def _check_bool(value: object) -> object:
-    if type(value) is not bool:
-        raise _Mismatch("bool")
-    return value
-
-
-def _check_map(value: object) -> object:
-    if type(value) is not dict:
-        raise _Mismatch("object")
-    return value
 
 
 def _check_str_list(value: object) -> object:
@@ -92,14 +79,14 @@ class _Mismatch(Exception):
 
 # Every field type a record may declare, as written in its annotation.
 FIELD_TYPES: dict[str, Callable[[object], object]] = {
-    "str": _check_str,
-    "int": _check_int,
+    "str": _exactly(str, "str"),
+    "int": _exactly(int, "int"),
     "float": _check_float,
-    "bool": _check_bool,
-    "dict[str, Any]": _check_map,
+    "bool": _exactly(bool, "bool"),
+    "dict[str, Any]": _exactly(dict, "object"),
     "list[str]": _check_str_list,
-    "str | None": _optional(_check_str),
-    "int | None": _optional(_check_int),
+    "str | None": _optional(_exactly(str, "str")),
+    "int | None": _optional(_exactly(int, "int")),
     "float | None": _optional(_check_float),
 }
 
@@ -108,6 +95,9 @@ def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
 
+
+# The field a tagged record's tag is written in (every record of ours: the keeper's ``op``).
+TAG_FIELD = "op"
 
 R = TypeVar("R", bound="Record")
 
@@ -119,14 +109,11 @@ class Record:
     # (attribute, wire name, annotation, default or _MISSING), every field, inherited first.
     _fields: ClassVar[tuple[tuple[str, str, str, Any], ...]] = ()
     _tag: ClassVar[str | None] = None
-    _tag_field: ClassVar[str] = "op"
     _camel: ClassVar[bool] = False
     # Resolved on first decode: each field's check (a ``list[R]`` needs R defined).
     _checks: ClassVar[tuple[Callable[[object], object], ...] | None] = None
 
-    def __init_subclass__(
-        cls, *, tag: str | None = None, camel: bool | None = None, tag_field: str | None = None
-    ) -> None:
+    def __init_subclass__(cls, *, tag: str | None = None, camel: bool | None = None) -> None:
         super().__init_subclass__()
         if camel is not None:  # else as its parent's (msgspec's ``rename`` is inherited too)
             cls._camel = camel
@@ -148,8 +135,6 @@ class Record:
         cls._checks = None
         if tag is not None:
             cls._tag = tag
-        if tag_field is not None:
-            cls._tag_field = tag_field
 
     def __init__(self, **values: Any) -> None:
         for name, _wire, _ann, default in self._fields:
@@ -175,7 +160,8 @@ class Record:
         return all(getattr(self, f[0]) == getattr(other, f[0]) for f in self._fields)
 
     def __hash__(self) -> int:
-        return hash((type(self), *(_hashable(getattr(self, f[0])) for f in self._fields)))
+        # as a frozen Struct's: a record holding a list or a map is not hashable
+        return hash((type(self), *(getattr(self, f[0]) for f in self._fields)))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f[0]}={getattr(self, f[0])!r}" for f in self._fields)
@@ -183,7 +169,7 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object this record is on the wire (nested records included)."""
-        out: dict[str, Any] = {} if self._tag is None else {self._tag_field: self._tag}
+        out: dict[str, Any] = {} if self._tag is None else {TAG_FIELD: self._tag}
         for name, wire, _ann, _default in self._fields:
             value = getattr(self, name)
             if type(value) is list and value and isinstance(value[0], Record):
@@ -236,14 +222,6 @@ def _check_for(cls: type[Record], ann: str) -> Callable[[object], object]:
 
 def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
-
-
-def _hashable(value: object) -> object:
-    if isinstance(value, list):
-        return tuple(_hashable(item) for item in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
-    return value
 
 
 class _OutOfRange(ValueError):
@@ -307,11 +285,10 @@ class RecordDecoder(Generic[T]):
             return cast(T, self._kinds[0].from_json(obj))
         if type(obj) is not dict:
             raise WrongShape(f"invalid {self.what}: expected an object, not {_kind(obj)}")
-        tag_field = self._kinds[0]._tag_field
-        tag = obj.get(tag_field)
+        tag = obj.get(TAG_FIELD)
         kind = self._by_tag.get(tag) if type(tag) is str else None
         if kind is None:
-            raise WrongShape(f"invalid {self.what}: unknown {tag_field} {tag!r}")
+            raise WrongShape(f"invalid {self.what}: unknown {TAG_FIELD} {tag!r}")
         try:
             return cast(T, kind.from_json(obj))
         except WrongShape as exc:
