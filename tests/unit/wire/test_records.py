@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from orca.contracts import fd_keeper, orcad_lock
@@ -168,6 +168,13 @@ def _records_json(data: bytes, decoder: RecordDecoder[Any]) -> object:
 
 @settings(max_examples=400)
 @given(_objects())
+# The edges every run must cross, whatever the draw: a bool for an int, an int for a
+# float, a missing required field, a list of not only strings, a nested wrong row.
+@example({"op": "exited", "pid": True, "status": 1})
+@example({"pid": 7, "startedAt": 3})
+@example({"op": "exited", "pid": 7})
+@example({"op": "hand_over", "keys": ["a", 1]})
+@example({"op": "sessions", "sessions": [{"key": "k", "info": {}, "fds": 1, "exitStatus": False}]})
 def test_records_decode_what_msgspec_decoded_and_refuse_what_it_refused(obj: object) -> None:
     """The same JSON, the same verdict and the same message, for every declaration."""
     data = json.dumps(obj).encode()
