@@ -116,7 +116,7 @@ from typing import Any, TypeVar
 
 from orca.fsio import read_lock_holder
 from orca.wire.errors import BadFrame, BadRequest
-from orca.wire.records import Record, RecordDecoder, encode
+from orca.wire.records import JsonRecord, RecordDecoder, encode
 
 KEEPER_ENV = "ORCA_PTYD_FD_KEEPER"
 # Where the supervisor listens unless KEEPER_ENV says otherwise (in the runtime dir).
@@ -153,7 +153,7 @@ class KeeperProtocolError(ValueError):
     """A packet that is not a keeper message (the sender is at fault)."""
 
 
-class KeeperLockInfo(Record):
+class KeeperLockInfo(JsonRecord):
     """What the keeper's lock file says: who holds it and where it listens."""
 
     pid: int | None = None
@@ -180,7 +180,7 @@ def read_keeper_lock(path: Path) -> KeeperLockInfo | None:
         return KeeperLockInfo()  # held, being written: a keeper with no name yet
 
 
-class Message(Record, camel=True):
+class Message(JsonRecord, camel=True):
     """Base of every packet's JSON: an object tagged by ``op``."""
 
 
@@ -244,7 +244,7 @@ Request = (
 
 
 # -- keeper → ptyd ------------------------------------------------------------------
-class KeptSession(Record, camel=True):
+class KeptSession(JsonRecord, camel=True):
     """One reclaimed session: its record, the status of its reaped child, its fd count."""
 
     key: str
@@ -277,7 +277,7 @@ class KeeperHello(Message, tag="hello"):
 
 class HandedOver(Message, tag="handed_over"):
     ok: bool
-    missing: list[str] = []  # noqa: RUF012 (a Record copies a list default per instance)
+    missing: list[str] = []  # noqa: RUF012 (a JsonRecord copies a list default per instance)
 
 
 Reply = Sessions | End | ExitStatus | KeeperHello | HandedOver

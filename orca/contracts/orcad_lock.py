@@ -36,7 +36,7 @@ from pathlib import Path
 from orca.daemon import spawn_detached
 from orca.fsio import read_lock_holder
 from orca.wire.errors import BadRequest
-from orca.wire.records import Record, RecordDecoder, encode
+from orca.wire.records import JsonRecord, RecordDecoder, encode
 
 SUPERVISOR_ENV = "ORCA_SUPERVISOR"
 SUPERVISOR_PID_ENV = "ORCA_SUPERVISOR_PID"
@@ -44,7 +44,7 @@ HEARTBEAT_ENV = "ORCA_HEARTBEAT_S"
 
 
 # -- the instance lock file ---------------------------------------------------------
-class LockInfo(Record, camel=True):
+class LockInfo(JsonRecord, camel=True):
     """Who holds the instance lock; every field null when the file is unreadable."""
 
     pid: int | None = None
@@ -59,7 +59,9 @@ class LockInfo(Record, camel=True):
 # Far above any LockInfo; a bigger file is not ours.
 _LOCK_FILE_MAX = 65536
 _LOCK_DECODER: RecordDecoder[LockInfo] = RecordDecoder(
-    [LockInfo], what="lock file", max_bytes=None  # read at most _LOCK_FILE_MAX
+    [LockInfo],
+    what="lock file",
+    max_bytes=None,  # read at most _LOCK_FILE_MAX
 )
 
 

@@ -93,7 +93,6 @@ DORMANT_EXIT = 75
 SLEEP_ENV = "ORCA_MAY_SLEEP"
 
 
-
 # -- args ---------------------------------------------------------------------------
 class ReadyArgs(Args, frozen=True, kw_only=True):
     name: str

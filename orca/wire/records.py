@@ -2,13 +2,14 @@
 process that must stay small reads and writes: the fd keeper's protocol
 (``orca.contracts.fd_keeper``) and the instance lock files (``orca.contracts.orcad_lock``).
 
-Every other wire format is a ``msgspec`` Struct (``orca.contracts.base``), but importing
+Every other wire format is a ``msgspec`` Struct (``orca.contracts.base``; the model's
+records in files are ``orca.model.codec.Record``, a Struct too), but importing
 msgspec costs a process 3 MiB (it brings ``typing_extensions``, ``datetime``, ``uuid``,
 ``decimal``), and the keeper, which only holds descriptors, would pay it for a dozen
-small messages (issue 36). A ``Record`` is declared as a Struct is, with the same
+small messages (issue 36). A ``JsonRecord`` is declared as a Struct is, with the same
 rules on the wire, so a packet reads the same whichever side wrote it:
 
-- ``class Exited(Record, tag="exited"): pid: int`` - keyword-only, frozen, compared by
+- ``class Exited(JsonRecord, tag="exited"): pid: int`` - keyword-only, frozen, compared by
   type and fields (a ``[]`` or ``{}`` default is copied for each); ``camel=True`` names ``exit_status`` ``exitStatus`` on the wire;
 - decoding is strict like msgspec's: an ``int`` field takes an int (not a bool, not a
   float), a ``float`` field an int or a float, ``str | None`` a string or null; a missing
@@ -99,11 +100,11 @@ def _camel(name: str) -> str:
 # The field a tagged record's tag is written in (every record of ours: the keeper's ``op``).
 TAG_FIELD = "op"
 
-R = TypeVar("R", bound="Record")
+R = TypeVar("R", bound="JsonRecord")
 
 
 @dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True)
-class Record:
+class JsonRecord:
     """A typed JSON object (module docstring); subclass it with field annotations."""
 
     # (attribute, wire name, annotation, default or _MISSING), every field, inherited first.
@@ -172,7 +173,7 @@ class Record:
         out: dict[str, Any] = {} if self._tag is None else {TAG_FIELD: self._tag}
         for name, wire, _ann, _default in self._fields:
             value = getattr(self, name)
-            if type(value) is list and value and isinstance(value[0], Record):
+            if type(value) is list and value and isinstance(value[0], JsonRecord):
                 value = [item.to_json() for item in value]
             out[wire] = value
         return out
@@ -205,11 +206,11 @@ class Record:
         return checks
 
 
-def _check_for(cls: type[Record], ann: str) -> Callable[[object], object]:
+def _check_for(cls: type[JsonRecord], ann: str) -> Callable[[object], object]:
     if ann in FIELD_TYPES:
         return FIELD_TYPES[ann]
     item = getattr(sys.modules[cls.__module__], ann[len("list[") : -1], None)
-    if not (isinstance(item, type) and issubclass(item, Record)):
+    if not (isinstance(item, type) and issubclass(item, JsonRecord)):
         raise TypeError(f"{cls.__name__}: {ann} is not a list of records")
 
     def check_records(value: object) -> object:
@@ -241,7 +242,7 @@ def _finite(text: str) -> float:
     return value
 
 
-def encode(record: Record) -> bytes:
+def encode(record: JsonRecord) -> bytes:
     """Compact ASCII JSON of ``record`` (NaN and infinities are refused: not JSON)."""
     return json.dumps(
         record.to_json(), separators=(",", ":"), ensure_ascii=True, allow_nan=False
@@ -254,11 +255,13 @@ T = TypeVar("T")
 class RecordDecoder(Generic[T]):
     """The bounded decoder of one record class or of a union tagged by ``op``."""
 
-    def __init__(self, kinds: Iterable[type[Record]], *, what: str, max_bytes: int | None) -> None:
+    def __init__(
+        self, kinds: Iterable[type[JsonRecord]], *, what: str, max_bytes: int | None
+    ) -> None:
         self.what = what
         self.max_bytes = max_bytes
         self._kinds = tuple(kinds)
-        self._by_tag: dict[str, type[Record]] = {}
+        self._by_tag: dict[str, type[JsonRecord]] = {}
         for kind in self._kinds:
             if kind._tag is not None:
                 if kind._tag in self._by_tag:

@@ -1,6 +1,6 @@
 """``orca.wire.records``: the keeper's packets and the lock files without msgspec.
 
-The promise is that a ``Record`` reads and writes exactly what the msgspec Struct it
+The promise is that a ``JsonRecord`` reads and writes exactly what the msgspec Struct it
 replaced did, so a keeper of one build and a ptyd of another still understand each
 other. Checked against msgspec itself: the same declarations as Structs decode the same
 random JSON to the same values, or both refuse it.
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from orca.contracts import fd_keeper, orcad_lock
 from orca.wire.errors import BadFrame, TooLarge, WrongShape
-from orca.wire.records import Record, RecordDecoder, encode
+from orca.wire.records import JsonRecord, RecordDecoder, encode
 
 
 # -- the msgspec Structs these records were, as they were declared ---------------------
@@ -245,11 +245,11 @@ def test_a_record_is_frozen_keyword_only_and_compared_by_type() -> None:
 def test_a_field_type_it_cannot_check_fails_when_the_class_is_defined() -> None:
     with pytest.raises(TypeError, match="cannot be set"):
 
-        class _Bad(Record):
+        class _Bad(JsonRecord):
             names: set[str]
 
 
-class _Base(Record, camel=True):
+class _Base(JsonRecord, camel=True):
     pass
 
 
